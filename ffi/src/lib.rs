@@ -1,0 +1,13 @@
+//! The rocprofiler-sdk C ABI subset krphase needs, and safe wrappers over it.
+//!
+//! Nothing here links against ROCm: the SDK's functions are resolved at run time from the
+//! running process ([`sdk::Sdk`]). Types are declared once, in [`types`]; the kernel-replay
+//! payload, whose field order differs between SDK builds, is reached through [`ReplayPayload`].
+
+pub mod payload;
+pub mod status;
+pub mod types;
+
+pub use payload::{FieldOffsets, PayloadLayout, ReplayPayload};
+pub use status::Status;
+pub use types::*;

@@ -1,0 +1,1 @@
+//! Emulated rocprofiler-sdk (filled by the emulator issue).

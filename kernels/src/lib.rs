@@ -1,0 +1,1 @@
+//! Workloads (filled by the emulator issue).

@@ -1,0 +1,1 @@
+//! Conformance probe tool (filled by the emulator issue).

@@ -1,0 +1,80 @@
+//! Helpers shared by the end-to-end tests: build the artifacts the tests run (the tool cdylib,
+//! the emulator, the probe tool, the analyzer) once per test process and locate them.
+//!
+//! `cargo test --workspace` does not build cdylibs or other packages' binaries for a test, so the
+//! first test that needs them runs `cargo build` for exactly those packages in the same profile
+//! and target directory. Cargo has released its build lock by the time tests run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Paths of the built artifacts.
+#[derive(Debug, Clone)]
+pub struct Artifacts {
+    /// `target/<profile>`.
+    pub profile_dir: PathBuf,
+    /// `krphase-emu`.
+    pub emu: PathBuf,
+    /// `libkrphase.so`.
+    pub tool_lib: PathBuf,
+    /// `libkrphase_probe.so`, the conformance probe tool.
+    pub probe_lib: PathBuf,
+    /// `krphase`, the analyzer.
+    pub krphase: PathBuf,
+}
+
+/// The profile directory the running test binary was built into (`target/debug` for
+/// `target/debug/deps/<test>`).
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let deps = exe.parent().expect("test binary has a parent directory");
+    if deps.file_name().is_some_and(|n| n == "deps") {
+        deps.parent().expect("deps has a parent").to_path_buf()
+    } else {
+        deps.to_path_buf()
+    }
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
+}
+
+/// Builds (once per process) and returns the artifacts.
+pub fn artifacts() -> &'static Artifacts {
+    static ONCE: OnceLock<Artifacts> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let profile_dir = profile_dir();
+        let release = profile_dir.file_name().is_some_and(|n| n == "release");
+        let target_dir = profile_dir.parent().expect("profile dir has a parent");
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+        let mut cmd = Command::new(cargo());
+        cmd.current_dir(workspace)
+            .arg("build")
+            .args(["-p", "krphase-tool", "-p", "krphase-emu", "-p", "krphase-probe"])
+            .args(["-p", "krphase-analyzer"])
+            .env("CARGO_TARGET_DIR", target_dir);
+        if release {
+            cmd.arg("--release");
+        }
+        let status = cmd.status().expect("run cargo build for the test artifacts");
+        assert!(status.success(), "cargo build of the test artifacts failed");
+        Artifacts {
+            emu: profile_dir.join("krphase-emu"),
+            tool_lib: profile_dir.join("libkrphase.so"),
+            probe_lib: profile_dir.join("libkrphase_probe.so"),
+            krphase: profile_dir.join("krphase"),
+            profile_dir,
+        }
+    })
+}
+
+/// A fresh scratch directory under the target directory (kept for inspection after a failure).
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = profile_dir()
+        .join("test-scratch")
+        .join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}

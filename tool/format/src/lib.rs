@@ -1,0 +1,1 @@
+//! The .krp phase-file format (filled by the tool issue).

@@ -1,0 +1,1 @@
+//! libkrphase.so (filled by the tool issue).
