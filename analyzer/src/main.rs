@@ -1,6 +1,55 @@
-//! `krphase`: the analyzer command line.
+//! `krphase`: the analyzer command line. Each subcommand is one enum variant plus one match arm
+//! calling into the library.
 
-fn main() {
-    eprintln!("krphase: the analyzer is not built yet; `krphase demo` will run the emulator with libkrphase.so, import the phase files and print a report");
-    std::process::exit(2);
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use krphase_analyzer::{db, import};
+
+#[derive(Parser)]
+#[command(name = "krphase", version, about = "Kernel-replay phase analyzer")]
+struct Cli {
+    /// SQLite database to read and write.
+    #[arg(long, global = true, default_value = "krphase.db")]
+    db: PathBuf,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Import phase files (.krp) written by libkrphase.so.
+    Import {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Label the imported runs (e.g. `stream-2p`).
+        #[arg(long)]
+        label: Option<String>,
+    },
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Import { files, label } => {
+            let mut conn = db::open(&cli.db)?;
+            for f in &files {
+                let id = import::import_phase_file(&mut conn, f, label.as_deref())?;
+                println!("{}: run {id}", f.display());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("krphase: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,0 +1,390 @@
+//! The analyzer database: rocpd-style `krphase_*` tables (BIGINT nanosecond `start`/`end`,
+//! CLOCK_BOOTTIME), a schema version table, idempotent migrations, and the views that derive
+//! per-window phases, per-run summaries and the run ↔ whole-run measurement join.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, OptionalExtension};
+
+/// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
+/// Every statement is `IF NOT EXISTS`, so re-running one is harmless.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE IF NOT EXISTS krphase_run (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    file_hash TEXT NOT NULL UNIQUE,     -- sha256 of the phase file: import is idempotent by content
+    label TEXT,
+    pid INTEGER, ppid INTEGER, host TEXT, command TEXT,
+    sdk_version TEXT, format_version INTEGER,
+    mode TEXT, passes INTEGER, layout TEXT, kernel_filter TEXT,
+    clock_boottime_ns BIGINT, clock_realtime_ns BIGINT, -- the clock pair taken at tool start
+    "start" BIGINT, "end" BIGINT,       -- first and last event timestamp in the file
+    truncated INTEGER NOT NULL DEFAULT 0,
+    events INTEGER,
+    trailer_windows INTEGER, trailer_declines INTEGER, trailer_dispatches INTEGER,
+    trailer_dropped INTEGER,
+    imported_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS krphase_window (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES krphase_run(id) ON DELETE CASCADE,
+    dispatch_id BIGINT NOT NULL, correlation_id BIGINT, kernel_id BIGINT, kernel TEXT,
+    agent BIGINT, queue BIGINT, thread BIGINT,
+    outcome TEXT NOT NULL,              -- replayed | declined (SDK) | opt_out (tool) | ...
+    reason TEXT NOT NULL DEFAULT 'none',
+    requested_passes INTEGER, executed_passes INTEGER,
+    "start" BIGINT, "end" BIGINT,       -- CONFIG ENTER .. CONFIG EXIT
+    pass_count_return BIGINT,           -- replay_pass_count returned
+    first_pass_enter BIGINT, last_pass_exit BIGINT,
+    bytes_estimate BIGINT, bytes_tracked BIGINT, bytes_module BIGINT, bytes_upper BIGINT,
+    regions INTEGER
+);
+CREATE INDEX IF NOT EXISTS krphase_window_run ON krphase_window(run_id, dispatch_id);
+CREATE TABLE IF NOT EXISTS krphase_pass (
+    window_id INTEGER NOT NULL REFERENCES krphase_window(id) ON DELETE CASCADE,
+    pass_index INTEGER NOT NULL,
+    "start" BIGINT, "end" BIGINT,       -- PASS ENTER .. PASS EXIT (host)
+    gpu_start BIGINT, gpu_end BIGINT,   -- the pass's kernel on the GPU
+    restore_start BIGINT, restore_end BIGINT, -- the restore that follows this pass (PASS EXIT .. next ENTER)
+    PRIMARY KEY (window_id, pass_index)
+);
+CREATE TABLE IF NOT EXISTS krphase_dispatch (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES krphase_run(id) ON DELETE CASCADE,
+    dispatch_id BIGINT, correlation_id BIGINT, kernel TEXT,
+    agent BIGINT, queue BIGINT, thread BIGINT,
+    "start" BIGINT, "end" BIGINT,       -- enqueue callbacks: the non-replayed dispatch tax
+    gpu_start BIGINT, gpu_end BIGINT
+);
+CREATE INDEX IF NOT EXISTS krphase_dispatch_run ON krphase_dispatch(run_id);
+CREATE TABLE IF NOT EXISTS krphase_log_file (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL, file_hash TEXT NOT NULL,
+    run_id INTEGER REFERENCES krphase_run(id) ON DELETE SET NULL,
+    lines INTEGER, outcome_lines INTEGER, phase_lines INTEGER, skipped_lines INTEGER,
+    joined INTEGER, imported_at TEXT NOT NULL,
+    UNIQUE (file_hash, run_id)
+);
+CREATE TABLE IF NOT EXISTS krphase_sdk_log (
+    id INTEGER PRIMARY KEY,
+    log_file_id INTEGER NOT NULL REFERENCES krphase_log_file(id) ON DELETE CASCADE,
+    run_id INTEGER, window_id INTEGER,  -- joined by pid + dispatch id
+    pid INTEGER, dispatch_id BIGINT NOT NULL,
+    outcome TEXT, reason TEXT, requested_passes INTEGER, executed_passes INTEGER,
+    footprint_bytes BIGINT, footprint_regions INTEGER,
+    untracked_vmem_bytes BIGINT, untracked_vmem_regions INTEGER,
+    untracked_pool_bytes BIGINT, untracked_pool_regions INTEGER,
+    snap_ns BIGINT, restore_ns BIGINT, reentrancy INTEGER,        -- outcome line
+    lock_drain_ns BIGINT, snapshot_ns BIGINT, snapshot_bytes BIGINT, snapshot_regions INTEGER,
+    passes INTEGER, passes_ns BIGINT, restores INTEGER, restores_ns BIGINT, window_ns BIGINT, -- phase line
+    UNIQUE (log_file_id, pid, dispatch_id)
+);
+CREATE INDEX IF NOT EXISTS krphase_sdk_log_window ON krphase_sdk_log(window_id);
+CREATE TABLE IF NOT EXISTS krphase_measurement (
+    id INTEGER PRIMARY KEY, source TEXT, experiment TEXT, variant TEXT, mode TEXT,
+    detail TEXT, median_s REAL, min_s REAL, max_s REAL, peak_child_rss_kib INTEGER, samples INTEGER,
+    failures TEXT, command TEXT, outdir TEXT, label TEXT, imported_at TEXT
+);
+CREATE TABLE IF NOT EXISTS krphase_measurement_run (
+    measurement_id INTEGER, run_id INTEGER, PRIMARY KEY (measurement_id, run_id)
+);
+"#];
+
+/// Views are dropped and re-created on every open, so a newer build's definitions always win
+/// (an old `CREATE VIEW IF NOT EXISTS` would keep stale ones).
+const VIEWS: &str = r#"
+DROP VIEW IF EXISTS krphase_window_phase;
+CREATE VIEW krphase_window_phase AS
+SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w.thread,
+       w.outcome, w.reason, w.requested_passes, w.executed_passes,
+       w."start", w."end", w."end" - w."start" AS window_ns,
+       w.pass_count_return - w."start" AS config_ns,
+       w.first_pass_enter - w.pass_count_return AS prepass_ns,
+       COALESCE(l.snapshot_ns, l.snap_ns) AS snapshot_ns,
+       CASE WHEN COALESCE(l.snapshot_ns, l.snap_ns) IS NOT NULL AND w.first_pass_enter IS NOT NULL
+            THEN (w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns)
+       END AS drain_ns,
+       (SELECT SUM(p."end" - p."start") FROM krphase_pass p WHERE p.window_id = w.id) AS pass_ns,
+       (SELECT SUM(p.gpu_end - p.gpu_start) FROM krphase_pass p WHERE p.window_id = w.id) AS gpu_ns,
+       (SELECT SUM(p.restore_end - p.restore_start) FROM krphase_pass p
+         WHERE p.window_id = w.id AND p.restore_start IS NOT NULL) AS restore_ns,
+       (SELECT COUNT(*) FROM krphase_pass p
+         WHERE p.window_id = w.id AND p.restore_start IS NOT NULL) AS restores,
+       w."end" - w.last_pass_exit AS tail_ns,
+       COALESCE(l.snapshot_bytes, w.bytes_estimate) AS snapshot_bytes,
+       l.id AS sdk_log_id
+FROM krphase_window w
+LEFT JOIN krphase_sdk_log l ON l.id = (SELECT MAX(id) FROM krphase_sdk_log x WHERE x.window_id = w.id);
+
+DROP VIEW IF EXISTS krphase_run_summary;
+CREATE VIEW krphase_run_summary AS
+SELECT r.id AS run_id, r.label, r.pid, r.host, r.mode, r.passes, r.truncated,
+       r."end" - r."start" AS wall_ns,
+       (SELECT COUNT(*) FROM krphase_window w WHERE w.run_id = r.id AND w.outcome = 'replayed') AS replayed,
+       (SELECT COUNT(*) FROM krphase_window w WHERE w.run_id = r.id AND w.outcome <> 'replayed') AS declined,
+       (SELECT COUNT(*) FROM krphase_dispatch d WHERE d.run_id = r.id) AS plain_dispatches,
+       (SELECT SUM(window_ns) FROM krphase_window_phase v WHERE v.run_id = r.id AND v.outcome = 'replayed') AS replay_window_ns,
+       (SELECT SUM(prepass_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS prepass_ns,
+       (SELECT SUM(pass_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS pass_ns,
+       (SELECT SUM(restore_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS restore_ns,
+       (SELECT SUM(tail_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS tail_ns,
+       (SELECT SUM(snapshot_bytes) FROM krphase_window_phase v WHERE v.run_id = r.id AND v.outcome = 'replayed') AS snapshot_bytes
+FROM krphase_run r;
+
+DROP VIEW IF EXISTS krphase_run_measurement;
+CREATE VIEW krphase_run_measurement AS
+SELECT mr.run_id, m.id AS measurement_id, m.source, m.experiment, m.variant, m.mode, m.detail,
+       m.median_s, m.min_s, m.max_s, m.samples, m.failures, m.label AS measurement_label
+FROM krphase_measurement_run mr JOIN krphase_measurement m ON m.id = mr.measurement_id;
+"#;
+
+/// Opens (creating if needed) and migrates the database at `path`.
+///
+/// A file that is not SQLite, or a SQLite database that already holds other tables but no
+/// krphase schema, is refused with one line and left untouched.
+pub fn open(path: impl AsRef<Path>) -> Result<Connection> {
+    let path = path.as_ref();
+    let conn = Connection::open(path)
+        .with_context(|| format!("cannot open database {}", path.display()))?;
+    prepare(&conn, path)?;
+    Ok(conn)
+}
+
+/// Opens a database that must already exist and hold the krphase tables (read-only commands).
+pub fn open_existing(path: impl AsRef<Path>) -> Result<Connection> {
+    let path = path.as_ref();
+    if !path.is_file() {
+        bail!(
+            "database {} does not exist (run `krphase import` first)",
+            path.display()
+        );
+    }
+    let conn = Connection::open(path)
+        .with_context(|| format!("cannot open database {}", path.display()))?;
+    if current_version(&conn, path)?.is_none() {
+        bail!("database {} has no krphase tables", path.display());
+    }
+    prepare(&conn, path)?;
+    Ok(conn)
+}
+
+/// The schema version recorded in the database, `None` when it has no krphase schema.
+/// Errors when the file is not a SQLite database.
+fn current_version(conn: &Connection, path: &Path) -> Result<Option<i64>> {
+    let has_table: bool = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'krphase_schema_version'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .map_err(|e| not_a_db(e, path))?
+        > 0;
+    if !has_table {
+        return Ok(None);
+    }
+    let v = conn
+        .query_row("SELECT MAX(version) FROM krphase_schema_version", [], |r| {
+            r.get::<_, Option<i64>>(0)
+        })
+        .optional()
+        .with_context(|| format!("database {}: cannot read schema version", path.display()))?
+        .flatten();
+    Ok(Some(v.unwrap_or(0)))
+}
+
+fn not_a_db(e: rusqlite::Error, path: &Path) -> anyhow::Error {
+    anyhow::anyhow!("{} is not a usable SQLite database ({e})", path.display())
+}
+
+fn prepare(conn: &Connection, path: &Path) -> Result<()> {
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    let version = match current_version(conn, path)? {
+        Some(v) => v,
+        None => {
+            let foreign: i64 = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'krphase_%' AND name NOT LIKE 'sqlite_%'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| not_a_db(e, path))?;
+            let ours: i64 = conn.query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name LIKE 'krphase_%'",
+                [],
+                |r| r.get(0),
+            )?;
+            if foreign > 0 && ours == 0 {
+                bail!(
+                    "database {} lacks the krphase tables (it holds other tables; refusing to add ours)",
+                    path.display()
+                );
+            }
+            0
+        }
+    };
+    if version > SCHEMA_VERSION {
+        bail!(
+            "database {} has schema version {version}, newer than this krphase ({SCHEMA_VERSION})",
+            path.display()
+        );
+    }
+    conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch("CREATE TABLE IF NOT EXISTS krphase_schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL);")?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(sql)
+            .with_context(|| format!("database {}: migration {} failed", path.display(), i + 1))?;
+        tx.execute(
+            "INSERT INTO krphase_schema_version (version, applied_at) VALUES (?1, ?2)",
+            rusqlite::params![i as i64 + 1, now_utc()],
+        )?;
+    }
+    tx.execute_batch(VIEWS)?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// Current UTC time as ISO-8601 text (`YYYY-MM-DDTHH:MM:SSZ`), computed without a date crate.
+pub fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Resolves a run selector: a numeric id or a label (the newest run with that label).
+pub fn resolve_run(conn: &Connection, sel: &str) -> Result<i64> {
+    if let Ok(id) = sel.parse::<i64>() {
+        let found: Option<i64> = conn
+            .query_row("SELECT id FROM krphase_run WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        return found.with_context(|| format!("unknown run id {id}"));
+    }
+    let found: Option<i64> = conn
+        .query_row(
+            "SELECT id FROM krphase_run WHERE label = ?1 ORDER BY id DESC LIMIT 1",
+            [sel],
+            |r| r.get(0),
+        )
+        .optional()?;
+    found.with_context(|| format!("no run labelled {sel:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table_count(c: &Connection) -> i64 {
+        c.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'krphase_%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn open_creates_and_is_idempotent() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.db");
+        let n1 = table_count(&open(&p).unwrap());
+        let c = open(&p).unwrap();
+        assert_eq!(table_count(&c), n1);
+        let versions: i64 = c
+            .query_row("SELECT COUNT(*) FROM krphase_schema_version", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(versions, SCHEMA_VERSION);
+        for t in [
+            "krphase_measurement",
+            "krphase_measurement_run",
+            "krphase_window_phase",
+        ] {
+            let n: i64 = c
+                .query_row(
+                    "SELECT COUNT(*) FROM sqlite_master WHERE name = ?1",
+                    [t],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(n, 1, "{t}");
+        }
+    }
+
+    #[test]
+    fn not_sqlite_is_refused_and_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.db");
+        let text = b"this is not a database at all, just some text that is long enough".repeat(20);
+        std::fs::write(&p, &text).unwrap();
+        let err = open(&p).unwrap_err().to_string();
+        assert!(err.contains("not a usable SQLite database"), "{err}");
+        assert_eq!(std::fs::read(&p).unwrap(), text);
+    }
+
+    #[test]
+    fn foreign_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.db");
+        Connection::open(&p)
+            .unwrap()
+            .execute_batch("CREATE TABLE other (x INTEGER);")
+            .unwrap();
+        let before = std::fs::read(&p).unwrap();
+        let err = open(&p).unwrap_err().to_string();
+        assert!(err.contains("lacks the krphase tables"), "{err}");
+        assert_eq!(std::fs::read(&p).unwrap(), before);
+        assert!(open_existing(dir.path().join("missing.db")).is_err());
+    }
+
+    #[test]
+    fn resolve_run_by_id_and_label() {
+        let c = Connection::open_in_memory().unwrap();
+        prepare(&c, Path::new(":memory:")).unwrap();
+        c.execute(
+            "INSERT INTO krphase_run (id, path, file_hash, label, imported_at) VALUES (7, 'p', 'h', 'stream-2p', 'now')",
+            [],
+        )
+        .unwrap();
+        assert_eq!(resolve_run(&c, "7").unwrap(), 7);
+        assert_eq!(resolve_run(&c, "stream-2p").unwrap(), 7);
+        assert!(
+            resolve_run(&c, "8")
+                .unwrap_err()
+                .to_string()
+                .contains("unknown run id 8")
+        );
+        assert!(resolve_run(&c, "nope").is_err());
+    }
+
+    #[test]
+    fn now_utc_is_iso() {
+        let s = now_utc();
+        assert_eq!(s.len(), 20);
+        assert!(s.ends_with('Z') && s.as_bytes()[10] == b'T');
+    }
+}

@@ -1,0 +1,6 @@
+//! krphase-analyzer: imports krphase phase files, SDK log lines and whole-run measurements into
+//! SQLite, and reports, compares, exports and plots them.
+
+pub mod benchdb;
+pub mod db;
+pub mod import;
