@@ -3,4 +3,6 @@
 
 pub mod benchdb;
 pub mod db;
+pub mod harness;
 pub mod import;
+pub mod logparse;

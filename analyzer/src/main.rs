@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use krphase_analyzer::{db, import};
+use krphase_analyzer::{db, import, logparse};
 
 #[derive(Parser)]
 #[command(name = "krphase", version, about = "Kernel-replay phase analyzer")]
@@ -28,6 +28,13 @@ enum Cmd {
         #[arg(long)]
         label: Option<String>,
     },
+    /// Import SDK log lines (stderr at ROCPROFILER_LOG_LEVEL=info) and join them to a run.
+    ImportLog {
+        file: PathBuf,
+        /// Run to join to (default: the run whose dispatch ids match best).
+        #[arg(long)]
+        run: Option<String>,
+    },
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -38,6 +45,21 @@ fn run(cli: Cli) -> Result<()> {
                 let id = import::import_phase_file(&mut conn, f, label.as_deref())?;
                 println!("{}: run {id}", f.display());
             }
+            Ok(())
+        }
+        Cmd::ImportLog { file, run } => {
+            let mut conn = db::open_existing(&cli.db)?;
+            let run = run.map(|r| db::resolve_run(&conn, &r)).transpose()?;
+            let r = logparse::import_log(&mut conn, &file, run)?;
+            println!(
+                "{}: {} lines, {} dispatch records, {} joined to windows, {} lines skipped; {}",
+                file.display(),
+                r.lines,
+                r.records,
+                r.joined,
+                r.skipped,
+                r.run_note
+            );
             Ok(())
         }
     }
