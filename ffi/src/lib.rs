@@ -5,9 +5,11 @@
 //! payload, whose field order differs between SDK builds, is reached through [`ReplayPayload`].
 
 pub mod payload;
+pub mod sdk;
 pub mod status;
 pub mod types;
 
 pub use payload::{FieldOffsets, PayloadLayout, ReplayPayload};
+pub use sdk::{InitState, LoadError, Need, Sdk, SdkSource};
 pub use status::Status;
 pub use types::*;

@@ -126,7 +126,9 @@ impl ReplayPayload {
     pub fn dispatch_info(&self) -> KernelDispatchInfo {
         // SAFETY: from_raw checked that size covers dispatch_info; read_unaligned tolerates any
         // alignment.
-        unsafe { (self.base.add(DISPATCH_INFO_OFFSET) as *const KernelDispatchInfo).read_unaligned() }
+        unsafe {
+            (self.base.add(DISPATCH_INFO_OFFSET) as *const KernelDispatchInfo).read_unaligned()
+        }
     }
 
     fn read_u64(&self, off: usize) -> Option<u64> {
@@ -197,6 +199,10 @@ impl ReplayPayload {
         }
         // SAFETY: a non-zero value in a toggle slot of a payload with toggles is the SDK's
         // function pointer of this signature (the caller chose the layout).
-        Some(unsafe { std::mem::transmute::<usize, unsafe extern "C" fn(crate::ContextId) -> u32>(raw as usize) })
+        Some(unsafe {
+            std::mem::transmute::<usize, unsafe extern "C" fn(crate::ContextId) -> u32>(
+                raw as usize,
+            )
+        })
     }
 }

@@ -111,7 +111,10 @@ mod tests {
             Status(15).to_string(),
             "ROCPROFILER_STATUS_ERROR_SERVICE_ALREADY_CONFIGURED (15)"
         );
-        assert_eq!(Status(9).to_string(), "ROCPROFILER_STATUS_ERROR_CONTEXT_ERROR (9)");
+        assert_eq!(
+            Status(9).to_string(),
+            "ROCPROFILER_STATUS_ERROR_CONTEXT_ERROR (9)"
+        );
         assert_eq!(Status(99).to_string(), "unknown status 99");
         assert_eq!(Status(42).to_string(), "unknown status 42");
     }
