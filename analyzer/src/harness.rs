@@ -1,0 +1,433 @@
+//! The whole-run CSV of the seed's `replay_perf.py` (exactly its 11 columns, in order): reader,
+//! writer, and `krphase import-harness`, which stores each row as a whole-run measurement linked
+//! to the phase files found in the measurement's output directory.
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use rusqlite::{Connection, params};
+
+use crate::benchdb::CollectionMode;
+
+/// The CSV header, in order.
+pub const COLUMNS: [&str; 11] = [
+    "experiment",
+    "variant",
+    "mode",
+    "detail",
+    "median_s",
+    "min_s",
+    "max_s",
+    "peak_child_rss_kib",
+    "samples",
+    "failures",
+    "command",
+];
+
+/// Failed timed runs of a measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failures {
+    Count(u32),
+    /// No timed run succeeded.
+    All,
+}
+
+impl fmt::Display for Failures {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failures::Count(n) => write!(f, "{n}"),
+            Failures::All => f.write_str("all"),
+        }
+    }
+}
+
+/// Statistics of the successful timed runs (absent when every run failed).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    pub median_s: f64,
+    pub min_s: f64,
+    pub max_s: f64,
+    pub peak_child_rss_kib: u64,
+}
+
+/// One measurement: one CSV row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub experiment: String,
+    pub variant: String,
+    pub mode: CollectionMode,
+    pub detail: String,
+    pub timing: Option<Timing>,
+    pub samples: u32,
+    pub failures: Failures,
+    /// The full rocprofv3 command, arguments joined with single spaces.
+    pub command: String,
+}
+
+/// Python's `repr(float)` for the values we write: shortest round-trip digits, and a `.0` on
+/// integral values so scripts see the same text the seed wrote.
+pub fn py_float(v: f64) -> String {
+    let s = format!("{v}");
+    if s.contains(['.', 'e', 'E', 'n', 'i']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+impl Row {
+    fn fields(&self) -> [String; 11] {
+        let (median, min, max, rss) = match &self.timing {
+            Some(t) => (
+                py_float(t.median_s),
+                py_float(t.min_s),
+                py_float(t.max_s),
+                t.peak_child_rss_kib.to_string(),
+            ),
+            None => Default::default(),
+        };
+        [
+            self.experiment.clone(),
+            self.variant.clone(),
+            self.mode.as_str().to_string(),
+            self.detail.clone(),
+            median,
+            min,
+            max,
+            rss,
+            self.samples.to_string(),
+            self.failures.to_string(),
+            self.command.clone(),
+        ]
+    }
+
+    /// The `-d` (or `--output-directory`) argument of the command, if any.
+    pub fn output_dir(&self) -> Option<&str> {
+        let mut tokens = self.command.split(' ');
+        while let Some(t) = tokens.next() {
+            if t == "--" {
+                break;
+            }
+            if t == "-d" || t == "--output-directory" {
+                return tokens.next();
+            }
+            if let Some(v) = t.strip_prefix("--output-directory=") {
+                return Some(v);
+            }
+        }
+        None
+    }
+}
+
+/// Writes the CSV. Writes nothing (and returns false) when there are no rows.
+pub fn write_csv(path: &Path, rows: &[Row]) -> Result<bool> {
+    if rows.is_empty() {
+        return Ok(false);
+    }
+    let mut buf = Vec::new();
+    {
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::CRLF)
+            .from_writer(&mut buf);
+        w.write_record(COLUMNS)?;
+        for r in rows {
+            w.write_record(r.fields())?;
+        }
+        w.flush()?;
+    }
+    let mut f =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    f.write_all(&buf)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(true)
+}
+
+/// Reads a CSV written by `replay_perf.py` or `krphase bench`. Any malformed row is an error
+/// naming its line; nothing is returned then.
+pub fn read_csv(path: &Path) -> Result<Vec<Row>> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(file);
+    let mut rows = Vec::new();
+    let mut header_seen = false;
+    for rec in rdr.records() {
+        let rec = rec.map_err(|e| {
+            let line = e.position().map(|p| p.line()).unwrap_or(0);
+            anyhow::anyhow!("{}: line {line}: unreadable CSV: {e}", path.display())
+        })?;
+        let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        if !header_seen {
+            let got: Vec<&str> = rec.iter().collect();
+            if got != COLUMNS {
+                bail!(
+                    "{}: line {line}: header is not replay_perf.py's ({}), got ({})",
+                    path.display(),
+                    COLUMNS.join(","),
+                    got.join(",")
+                );
+            }
+            header_seen = true;
+            continue;
+        }
+        rows.push(
+            parse_row(&rec).map_err(|e| anyhow::anyhow!("{}: line {line}: {e}", path.display()))?,
+        );
+    }
+    if !header_seen {
+        bail!("{}: empty file, no CSV header", path.display());
+    }
+    Ok(rows)
+}
+
+fn parse_row(rec: &csv::StringRecord) -> Result<Row> {
+    if rec.len() != COLUMNS.len() {
+        bail!("expected {} fields, found {}", COLUMNS.len(), rec.len());
+    }
+    let f = |i: usize| rec.get(i).unwrap_or("");
+    let mode = CollectionMode::parse(f(2)).with_context(|| format!("unknown mode {:?}", f(2)))?;
+    let samples: u32 = f(8)
+        .parse()
+        .with_context(|| format!("samples {:?} is not a count", f(8)))?;
+    let failures = match f(9) {
+        "all" => Failures::All,
+        s => Failures::Count(
+            s.parse()
+                .with_context(|| format!("failures {s:?} is neither a count nor `all`"))?,
+        ),
+    };
+    let num = |i: usize| -> Result<Option<f64>> {
+        let s = f(i);
+        if s.is_empty() {
+            return Ok(None);
+        }
+        let v: f64 = s
+            .parse()
+            .with_context(|| format!("{} {s:?} is not a number", COLUMNS[i]))?;
+        if !v.is_finite() || v < 0.0 {
+            bail!("{} {s:?} is not a non-negative number", COLUMNS[i]);
+        }
+        Ok(Some(v))
+    };
+    let (median, min, max) = (num(4)?, num(5)?, num(6)?);
+    let rss = if f(7).is_empty() {
+        None
+    } else {
+        Some(
+            f(7).parse::<u64>()
+                .with_context(|| format!("peak_child_rss_kib {:?} is not a count", f(7)))?,
+        )
+    };
+    let timing = match (failures, median, min, max, rss) {
+        (Failures::All, None, None, None, None) => {
+            if samples != 0 {
+                bail!("failures is `all` but samples is {samples}");
+            }
+            None
+        }
+        (Failures::All, ..) => bail!("failures is `all` but timings are present"),
+        (Failures::Count(_), Some(median_s), Some(min_s), Some(max_s), Some(kib)) => {
+            if samples == 0 {
+                bail!("timings are present but samples is 0");
+            }
+            if !(min_s <= median_s && median_s <= max_s) {
+                bail!("min_s <= median_s <= max_s does not hold");
+            }
+            Some(Timing {
+                median_s,
+                min_s,
+                max_s,
+                peak_child_rss_kib: kib,
+            })
+        }
+        (Failures::Count(_), ..) => {
+            bail!("median_s, min_s, max_s and peak_child_rss_kib must all be present")
+        }
+    };
+    if f(10).is_empty() {
+        bail!("command is empty");
+    }
+    Ok(Row {
+        experiment: f(0).to_string(),
+        variant: f(1).to_string(),
+        mode,
+        detail: f(3).to_string(),
+        timing,
+        samples,
+        failures,
+        command: f(10).to_string(),
+    })
+}
+
+/// Where a measurement's rows come from (`krphase_measurement.source`).
+pub const SOURCE_HARNESS: &str = "replay_perf";
+
+/// Inserts one measurement row (replacing an earlier import of the same measurement) and returns
+/// its id.
+pub fn insert_measurement(
+    conn: &Connection,
+    source: &str,
+    row: &Row,
+    outdir: Option<&Path>,
+    label: Option<&str>,
+) -> Result<i64> {
+    let outdir = outdir.map(|p| p.display().to_string());
+    conn.execute(
+        "DELETE FROM krphase_measurement_run WHERE measurement_id IN (SELECT id FROM \
+         krphase_measurement WHERE source = ?1 AND experiment = ?2 AND variant = ?3 AND command \
+         = ?4 AND outdir IS ?5)",
+        params![source, row.experiment, row.variant, row.command, outdir],
+    )?;
+    conn.execute(
+        "DELETE FROM krphase_measurement WHERE source = ?1 AND experiment = ?2 AND variant = ?3 \
+         AND command = ?4 AND outdir IS ?5",
+        params![source, row.experiment, row.variant, row.command, outdir],
+    )?;
+    let t = row.timing;
+    conn.execute(
+        "INSERT INTO krphase_measurement (source, experiment, variant, mode, detail, median_s, \
+         min_s, max_s, peak_child_rss_kib, samples, failures, command, outdir, label, \
+         imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        params![
+            source,
+            row.experiment,
+            row.variant,
+            row.mode.as_str(),
+            row.detail,
+            t.map(|t| t.median_s),
+            t.map(|t| t.min_s),
+            t.map(|t| t.max_s),
+            t.map(|t| t.peak_child_rss_kib as i64),
+            row.samples,
+            row.failures.to_string(),
+            row.command,
+            outdir,
+            label,
+            crate::db::now_utc(),
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Phase files (`*.krp`) under `dir`, recursively (application replay writes `pass_<n>/`),
+/// sorted by path.
+pub fn phase_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "krp") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Imports the phase files of `dir` and links them to a measurement. Returns the run ids; a file
+/// that cannot be imported is reported on stderr (one line) and counted in the error.
+pub fn link_phase_files(
+    conn: &mut Connection,
+    measurement_id: i64,
+    dir: &Path,
+    label: Option<&str>,
+) -> Result<Vec<i64>> {
+    let mut runs = Vec::new();
+    let mut failed = Vec::new();
+    for file in phase_files(dir) {
+        match crate::import::import_phase_file(conn, &file, label) {
+            Ok(run) => {
+                conn.execute(
+                    "INSERT OR IGNORE INTO krphase_measurement_run (measurement_id, run_id) \
+                     VALUES (?1, ?2)",
+                    params![measurement_id, run],
+                )?;
+                runs.push(run);
+            }
+            Err(e) => {
+                eprintln!("krphase: warning: {e:#}");
+                failed.push(file.display().to_string());
+            }
+        }
+    }
+    if !failed.is_empty() {
+        bail!(
+            "{} phase file(s) could not be imported: {}",
+            failed.len(),
+            failed.join(", ")
+        );
+    }
+    Ok(runs)
+}
+
+/// Summary of one `import-harness`.
+#[derive(Debug, Default)]
+pub struct HarnessImport {
+    pub measurements: usize,
+    pub runs: usize,
+    /// Rows whose output directory was missing.
+    pub missing_dirs: Vec<String>,
+}
+
+/// `krphase import-harness CSV [--workdir DIR]`: the whole CSV is validated before anything is
+/// stored; measurement rows go in one transaction, then each row's phase files are imported and
+/// linked. `workdir` is what relative `-d` paths are resolved against (default: cwd).
+pub fn import_harness(
+    conn: &mut Connection,
+    csv_path: &Path,
+    workdir: Option<&Path>,
+    label: Option<&str>,
+) -> Result<HarnessImport> {
+    let rows = read_csv(csv_path)?;
+    let base = match workdir {
+        Some(w) => w.to_path_buf(),
+        None => std::env::current_dir().context("current directory")?,
+    };
+    let tx = conn.transaction()?;
+    let mut pending = Vec::new();
+    for row in &rows {
+        let dir = row.output_dir().map(|d| base.join(d));
+        let id = insert_measurement(&tx, SOURCE_HARNESS, row, dir.as_deref(), label)?;
+        pending.push((id, dir));
+    }
+    tx.commit()?;
+    let mut summary = HarnessImport {
+        measurements: rows.len(),
+        ..Default::default()
+    };
+    let mut errors = Vec::new();
+    for (id, dir) in pending {
+        let Some(dir) = dir else { continue };
+        if !dir.is_dir() {
+            summary.missing_dirs.push(dir.display().to_string());
+            continue;
+        }
+        match link_phase_files(conn, id, &dir, label) {
+            Ok(runs) => summary.runs += runs.len(),
+            Err(e) => errors.push(format!("{e:#}")),
+        }
+    }
+    if !errors.is_empty() {
+        bail!(
+            "{}: measurements stored, but {}",
+            csv_path.display(),
+            errors.join("; ")
+        );
+    }
+    Ok(summary)
+}
+
+#[cfg(test)]
+#[path = "harness_tests.rs"]
+mod tests;
