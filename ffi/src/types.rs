@@ -293,6 +293,100 @@ pub struct KernelSymbolData {
     pub kernel_address: u64,
 }
 
+/// `storage_type` values of [`CodeObjectLoadData`].
+pub mod code_object_storage {
+    pub const NONE: u32 = 0;
+    pub const FILE: u32 = 1;
+    pub const MEMORY: u32 = 2;
+}
+
+/// In-memory code-object storage: base and size of the image.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CodeObjectMemory {
+    pub memory_base: u64,
+    pub memory_size: u64,
+}
+
+/// Where a code object came from: a file descriptor (`storage_type` FILE) or memory (MEMORY).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union CodeObjectStorage {
+    pub storage_file: c_int,
+    pub memory: CodeObjectMemory,
+}
+
+impl std::fmt::Debug for CodeObjectStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // SAFETY: both members are plain data and the union is 16 bytes; reading the wider one
+        // is defined for any bit pattern.
+        let m = unsafe { self.memory };
+        write!(
+            f,
+            "CodeObjectStorage({:#x}, {:#x})",
+            m.memory_base, m.memory_size
+        )
+    }
+}
+
+/// `rocprofiler_callback_tracing_code_object_load_data_t` (88 B), the CODE_OBJECT LOAD payload.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CodeObjectLoadData {
+    pub size: u64,
+    pub code_object_id: u64,
+    /// Shares its slot with the deprecated `rocp_agent`.
+    pub agent_id: AgentId,
+    pub hsa_agent: HsaAgent,
+    pub uri: *const c_char,
+    pub load_base: u64,
+    pub load_size: u64,
+    pub load_delta: i64,
+    pub storage_type: u32,
+    pub storage: CodeObjectStorage,
+}
+
+/// `rocprofiler_record_header_t` (16 B): `category` and `kind` overlay the SDK's 64-bit `hash`
+/// (`category | kind << 32` on little-endian x86-64).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct RecordHeader {
+    pub category: u32,
+    pub kind: u32,
+    pub payload: *mut c_void,
+}
+
+impl RecordHeader {
+    /// The SDK's `hash` view of the first 8 bytes.
+    pub fn hash(&self) -> u64 {
+        u64::from(self.category) | (u64::from(self.kind) << 32)
+    }
+}
+
+/// Buffer record category for tracing records.
+pub const BUFFER_CATEGORY_TRACING: u32 = 1;
+
+/// `rocprofiler_buffer_tracing_kind_t` numbers krphase may use (stable).
+pub mod buffer_tracing_kind {
+    pub const KERNEL_DISPATCH: u32 = 11;
+    pub const MEMORY_ALLOCATION: u32 = 16;
+}
+
+/// `rocprofiler_buffer_tracing_kernel_dispatch_record_t` (184 B).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct BufferKernelDispatchRecord {
+    pub size: u64,
+    pub kind: u32,
+    /// Always COMPLETE.
+    pub operation: u32,
+    pub correlation_id: AsyncCorrelationId,
+    pub thread_id: u64,
+    pub start_timestamp: u64,
+    pub end_timestamp: u64,
+    pub dispatch_info: KernelDispatchInfo,
+}
+
 /// Replay callback: how many passes to run. NULL means "do not replay this dispatch".
 pub type ReplayPassCountFn = Option<unsafe extern "C" fn(KernelDispatchInfo, UserData) -> u64>;
 /// Replay callback: non-zero continues the loop after `current_pass`.
