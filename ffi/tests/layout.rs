@@ -276,7 +276,6 @@ fn too_short_or_null_payload_is_refused() {
         assert_eq!(p.total_passes(layout), None);
         assert!(!p.set_pass_count(layout, Some(pass_count_fn)));
     }
-    drop(p);
     assert!(b[17..].iter().all(|&w| w == 0), "nothing written past size");
 }
 
@@ -292,7 +291,6 @@ fn payload_of_168_bytes_has_no_toggles() {
     assert!(p.stop_context(PayloadLayout::B).is_none());
     assert!(p.set_pass_count(PayloadLayout::B, Some(pass_count_fn)));
     assert!(p.set_continue(PayloadLayout::B, Some(continue_fn)));
-    drop(p);
     assert_eq!(slot(&b, 152), pass_count_fn as *const () as usize as u64);
     assert_eq!(slot(&b, 160), continue_fn as *const () as usize as u64);
 }
@@ -308,7 +306,6 @@ fn writes_land_at_layout_offsets() {
         assert!(p.set_continue(layout, Some(continue_fn)));
         assert_eq!(p.pass_count_raw(layout), Some(pc));
         assert_eq!(p.continue_raw(layout), Some(cont));
-        drop(p);
         for off in (8..248).step_by(8) {
             let want = if off == pc_off {
                 pc
@@ -322,7 +319,6 @@ fn writes_land_at_layout_offsets() {
         // Clearing writes NULL.
         let mut p = payload(&mut b).unwrap();
         assert!(p.set_pass_count(layout, None));
-        drop(p);
         assert_eq!(slot(&b, pc_off), 0);
     }
 }
