@@ -6,3 +6,4 @@ pub mod db;
 pub mod harness;
 pub mod import;
 pub mod logparse;
+pub mod bench;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use krphase_analyzer::{db, import, logparse};
+use krphase_analyzer::{bench, db, harness, import, logparse};
 
 #[derive(Parser)]
 #[command(name = "krphase", version, about = "Kernel-replay phase analyzer")]
@@ -35,6 +35,22 @@ enum Cmd {
         #[arg(long)]
         run: Option<String>,
     },
+    /// Import replay_perf.py's CSV (or `krphase bench`'s), linking each row to the phase files in
+    /// its output directory (the `-d` of its command).
+    ImportHarness {
+        csv: PathBuf,
+        /// Directory the CSV's relative `-d` paths are relative to (default: cwd).
+        #[arg(long)]
+        workdir: Option<PathBuf>,
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// Import a rocprofv3-benchmark SQLite database (never modified) as whole-run measurements.
+    ImportBenchmark {
+        file: PathBuf,
+        #[arg(long)]
+        label: Option<String>,
+    },
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -59,6 +75,36 @@ fn run(cli: Cli) -> Result<()> {
                 r.joined,
                 r.skipped,
                 r.run_note
+            );
+            Ok(())
+        }
+        Cmd::ImportHarness {
+            csv,
+            workdir,
+            label,
+        } => {
+            let mut conn = db::open(&cli.db)?;
+            let r = harness::import_harness(&mut conn, &csv, workdir.as_deref(), label.as_deref())?;
+            println!(
+                "{}: {} measurements, {} phase-file runs linked",
+                csv.display(),
+                r.measurements,
+                r.runs
+            );
+            for d in &r.missing_dirs {
+                eprintln!("krphase: note: output directory {d} not found; its row has no phase files");
+            }
+            Ok(())
+        }
+        Cmd::ImportBenchmark { file, label } => {
+            let mut conn = db::open(&cli.db)?;
+            let r = bench::import_benchmark::import_benchmark(&mut conn, &file, label.as_deref())?;
+            println!(
+                "{}: {} configs, {} measurements ({} configs predate the replay columns)",
+                file.display(),
+                r.configs,
+                r.measurements,
+                r.configs_without_replay_columns
             );
             Ok(())
         }
