@@ -4,6 +4,8 @@
 //! running process ([`sdk::Sdk`]). Types are declared once, in [`types`]; the kernel-replay
 //! payload, whose field order differs between SDK builds, is reached through [`ReplayPayload`].
 
+#[cfg(feature = "bindgen")]
+pub mod header_check;
 pub mod payload;
 pub mod sdk;
 pub mod status;
