@@ -1,1 +1,31 @@
-//! The .krp phase-file format (filled by the tool issue).
+//! The `.krp` phase-file format written by `libkrphase.so` and read by the analyzer.
+//!
+//! One definition for both sides (measureme/puffin style): [`record`] holds the 32-byte record
+//! layout, [`event`] the meaning of every record kind, [`block`] the self-framed block container,
+//! [`header`] and [`trailer`] the two metadata blocks. [`write::FileWriter`] produces a file,
+//! [`read::FileReader`] streams it back in bounded memory, and [`windows::Reconstructor`] turns the
+//! event stream into replay windows, declines and plain dispatches. `docs/file-format.md`
+//! specifies every byte.
+
+pub mod block;
+pub mod event;
+pub mod header;
+pub mod read;
+pub mod record;
+pub mod trailer;
+pub mod windows;
+pub mod write;
+
+pub use event::{Event, NameSpace};
+pub use header::{Header, Mode};
+pub use read::{FileReader, ReadError};
+pub use record::{RECORD_SIZE, Record};
+pub use trailer::Trailer;
+pub use write::FileWriter;
+
+/// The four bytes every `.krp` file starts with.
+pub const MAGIC: [u8; 4] = *b"KRPH";
+/// The format version this crate writes (little-endian `u32` after the magic).
+pub const FORMAT_VERSION: u32 = 1;
+/// The oldest format version this crate reads.
+pub const MIN_READ_VERSION: u32 = 1;

@@ -1,0 +1,133 @@
+//! The header block: who wrote the file, how the tool was configured, and the clock anchor.
+//!
+//! Payload, in order (strings are u32 length + UTF-8 bytes, integers little-endian):
+//! `tool_version str, pid u32, ppid u32, hostname str, command_line str, sdk_major u32,
+//! sdk_minor u32, sdk_patch u32, requested_mode u8, mode u8, payload_layout u8, on_full u8,
+//! passes u32, filter str, boottime_ns u64, realtime_ns u64, record_size u32, replay_kind u32,
+//! config_op u32, pass_op u32, output_path str`. Readers ignore bytes after the known fields.
+
+use crate::block::{Cursor, put_str};
+use serde::{Deserialize, Serialize};
+
+/// Tool mode (`KRPHASE_MODE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    #[default]
+    Auto,
+    Drive,
+    Observe,
+}
+
+impl Mode {
+    pub fn to_u8(self) -> u8 {
+        match self {
+            Mode::Auto => 0,
+            Mode::Drive => 1,
+            Mode::Observe => 2,
+        }
+    }
+    pub fn from_u8(v: u8) -> Option<Mode> {
+        Some(match v {
+            0 => Mode::Auto,
+            1 => Mode::Drive,
+            2 => Mode::Observe,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Drive => "drive",
+            Mode::Observe => "observe",
+        }
+    }
+}
+
+/// Value of `replay_kind`/`config_op`/`pass_op` when not found.
+pub const NOT_FOUND: u32 = u32::MAX;
+
+/// The decoded header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Header {
+    pub tool_version: String,
+    pub pid: u32,
+    pub ppid: u32,
+    pub hostname: String,
+    pub command_line: String,
+    /// SDK version (major, minor, patch) as reported at configure time.
+    pub sdk_version: (u32, u32, u32),
+    pub requested_mode: Mode,
+    /// Mode in effect when the header was written (a later NOTICE may change it).
+    pub mode: Mode,
+    /// 0 = decided at run time, 1 = Layout A, 2 = Layout B (forced by `KRPHASE_PAYLOAD_LAYOUT`).
+    pub payload_layout: u8,
+    /// 0 = drop, 1 = block (`KRPHASE_ON_FULL`).
+    pub on_full: u8,
+    pub passes: u32,
+    /// Kernel filter regex; empty when none.
+    pub filter: String,
+    /// CLOCK_BOOTTIME and CLOCK_REALTIME read back to back, ns.
+    pub boottime_ns: u64,
+    pub realtime_ns: u64,
+    pub record_size: u32,
+    /// KERNEL_REPLAY kind and CONFIG/PASS operations as found by name ([`NOT_FOUND`] if not).
+    pub replay_kind: u32,
+    pub config_op: u32,
+    pub pass_op: u32,
+    pub output_path: String,
+}
+
+impl Header {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut o = Vec::with_capacity(256);
+        put_str(&mut o, &self.tool_version);
+        o.extend_from_slice(&self.pid.to_le_bytes());
+        o.extend_from_slice(&self.ppid.to_le_bytes());
+        put_str(&mut o, &self.hostname);
+        put_str(&mut o, &self.command_line);
+        for v in [self.sdk_version.0, self.sdk_version.1, self.sdk_version.2] {
+            o.extend_from_slice(&v.to_le_bytes());
+        }
+        o.push(self.requested_mode.to_u8());
+        o.push(self.mode.to_u8());
+        o.push(self.payload_layout);
+        o.push(self.on_full);
+        o.extend_from_slice(&self.passes.to_le_bytes());
+        put_str(&mut o, &self.filter);
+        o.extend_from_slice(&self.boottime_ns.to_le_bytes());
+        o.extend_from_slice(&self.realtime_ns.to_le_bytes());
+        o.extend_from_slice(&self.record_size.to_le_bytes());
+        for v in [self.replay_kind, self.config_op, self.pass_op] {
+            o.extend_from_slice(&v.to_le_bytes());
+        }
+        put_str(&mut o, &self.output_path);
+        o
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<Header, String> {
+        let mut c = Cursor::new(payload);
+        let mode = |v: u8| Mode::from_u8(v).ok_or_else(|| format!("unknown mode {v}"));
+        Ok(Header {
+            tool_version: c.str()?,
+            pid: c.u32()?,
+            ppid: c.u32()?,
+            hostname: c.str()?,
+            command_line: c.str()?,
+            sdk_version: (c.u32()?, c.u32()?, c.u32()?),
+            requested_mode: mode(c.u8()?)?,
+            mode: mode(c.u8()?)?,
+            payload_layout: c.u8()?,
+            on_full: c.u8()?,
+            passes: c.u32()?,
+            filter: c.str()?,
+            boottime_ns: c.u64()?,
+            realtime_ns: c.u64()?,
+            record_size: c.u32()?,
+            replay_kind: c.u32()?,
+            config_op: c.u32()?,
+            pass_op: c.u32()?,
+            output_path: c.str()?,
+        })
+    }
+}

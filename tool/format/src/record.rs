@@ -1,0 +1,78 @@
+//! The fixed 32-byte record: the only place its byte layout is defined.
+//!
+//! ```text
+//! offset 0  u8   kind     (see event::kind)
+//! offset 1  u8   aux      (per-kind small value)
+//! offset 2  u16  x        (per-kind small value)
+//! offset 4  u32  thread   (OS thread id of the recording thread)
+//! offset 8  u64  w0
+//! offset 16 u64  w1
+//! offset 24 u64  w2
+//! ```
+//! All little-endian. What `aux`, `x` and `w0..w2` mean per kind is in [`crate::event`].
+
+/// Size in bytes of one encoded record.
+pub const RECORD_SIZE: usize = 32;
+
+/// One raw record, as the hot path builds it and the file stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Record {
+    pub kind: u8,
+    pub aux: u8,
+    pub x: u16,
+    pub thread: u32,
+    pub w: [u64; 3],
+}
+
+impl Record {
+    /// Encodes into the on-disk bytes.
+    #[inline]
+    pub fn encode(&self) -> [u8; RECORD_SIZE] {
+        let mut b = [0u8; RECORD_SIZE];
+        b[0] = self.kind;
+        b[1] = self.aux;
+        b[2..4].copy_from_slice(&self.x.to_le_bytes());
+        b[4..8].copy_from_slice(&self.thread.to_le_bytes());
+        b[8..16].copy_from_slice(&self.w[0].to_le_bytes());
+        b[16..24].copy_from_slice(&self.w[1].to_le_bytes());
+        b[24..32].copy_from_slice(&self.w[2].to_le_bytes());
+        b
+    }
+
+    /// Decodes the on-disk bytes.
+    #[inline]
+    pub fn decode(b: &[u8; RECORD_SIZE]) -> Record {
+        let u64_at = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().expect("8 bytes"));
+        Record {
+            kind: b[0],
+            aux: b[1],
+            x: u16::from_le_bytes([b[2], b[3]]),
+            thread: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+            w: [u64_at(8), u64_at(16), u64_at(24)],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_decode_round_trip_and_layout() {
+        let r = Record {
+            kind: 7,
+            aux: 2,
+            x: 0x1234,
+            thread: 0xdead_beef,
+            w: [1, u64::MAX, 0x0102_0304_0506_0708],
+        };
+        let b = r.encode();
+        assert_eq!(b.len(), 32);
+        assert_eq!(b[0], 7);
+        assert_eq!(b[1], 2);
+        assert_eq!(&b[2..4], &[0x34, 0x12]);
+        assert_eq!(&b[4..8], &[0xef, 0xbe, 0xad, 0xde]);
+        assert_eq!(&b[24..32], &[8, 7, 6, 5, 4, 3, 2, 1]);
+        assert_eq!(Record::decode(&b), r);
+    }
+}

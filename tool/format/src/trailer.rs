@@ -1,0 +1,90 @@
+//! The trailer block, written once at finalize.
+//!
+//! Payload: `count u32` then `count` little-endian u64 counters in the order of the fields below.
+//! A reader takes the counters it knows and ignores extra ones; missing ones read as 0.
+
+use crate::block::Cursor;
+use serde::{Deserialize, Serialize};
+
+/// Trailer flag bits.
+pub mod flags {
+    /// Written by the SDK's finalize call.
+    pub const FINALIZE: u64 = 1;
+    /// Written by the atexit safety net (finalize never ran).
+    pub const ATEXIT: u64 = 2;
+    /// A panic was caught during the run; recording stopped early.
+    pub const PANIC: u64 = 4;
+    /// The writer thread could not be joined within the bounded wait; records may be missing.
+    pub const WRITER_TIMEOUT: u64 = 8;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Trailer {
+    /// Records written to the file (all kinds).
+    pub events_written: u64,
+    /// Dispatch records (ENQUEUE/COMPLETE) dropped under `KRPHASE_ON_FULL=drop`.
+    pub dropped_dispatch: u64,
+    /// Allocation records dropped under `KRPHASE_ON_FULL=drop`.
+    pub dropped_allocation: u64,
+    /// Window records lost (only if a send timed out; should be 0).
+    pub dropped_window: u64,
+    /// Replay windows (CONFIG with at least one PASS) seen by the tool.
+    pub windows: u64,
+    /// CONFIG pairs without a PASS (tool opt-outs and SDK declines).
+    pub declines: u64,
+    /// Blocks written before the trailer.
+    pub blocks: u64,
+    /// CLOCK_BOOTTIME ns when the trailer was written.
+    pub finalize_ns: u64,
+    /// [`flags`] bits.
+    pub flags: u64,
+}
+
+impl Trailer {
+    fn fields(&self) -> [u64; 9] {
+        [
+            self.events_written,
+            self.dropped_dispatch,
+            self.dropped_allocation,
+            self.dropped_window,
+            self.windows,
+            self.declines,
+            self.blocks,
+            self.finalize_ns,
+            self.flags,
+        ]
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let f = self.fields();
+        let mut o = Vec::with_capacity(4 + 8 * f.len());
+        o.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        for v in f {
+            o.extend_from_slice(&v.to_le_bytes());
+        }
+        o
+    }
+
+    pub fn decode(payload: &[u8]) -> Result<Trailer, String> {
+        let mut c = Cursor::new(payload);
+        let n = c.u32()? as usize;
+        let mut v = [0u64; 9];
+        for i in 0..n {
+            let x = c.u64()?;
+            if i < v.len() {
+                v[i] = x;
+            }
+        }
+        Ok(Trailer {
+            events_written: v[0],
+            dropped_dispatch: v[1],
+            dropped_allocation: v[2],
+            dropped_window: v[3],
+            windows: v[4],
+            declines: v[5],
+            blocks: v[6],
+            finalize_ns: v[7],
+            flags: v[8],
+        })
+    }
+}

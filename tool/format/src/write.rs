@@ -1,0 +1,115 @@
+//! The writer: magic, version, header block, then EVENTS / NAMES blocks, then the trailer.
+//!
+//! Each block goes out in one `write_all` of frame + payload, so a killed process leaves at most
+//! one partial block at the end of the file.
+
+use crate::block::{self, MAX_RECORDS_PER_BLOCK, tag};
+use crate::event::NameSpace;
+use crate::header::Header;
+use crate::record::{RECORD_SIZE, Record};
+use crate::trailer::Trailer;
+use crate::{FORMAT_VERSION, MAGIC};
+use std::io::{self, Write};
+
+pub struct FileWriter<W: Write> {
+    out: W,
+    scratch: Vec<u8>,
+    blocks: u64,
+    records: u64,
+}
+
+impl<W: Write> FileWriter<W> {
+    /// Writes the magic, the version and the header block.
+    pub fn new(mut out: W, header: &Header) -> io::Result<Self> {
+        let mut start = Vec::with_capacity(8);
+        start.extend_from_slice(&MAGIC);
+        start.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.write_all(&start)?;
+        let mut w = FileWriter {
+            out,
+            scratch: Vec::with_capacity(block::FRAME_SIZE + MAX_RECORDS_PER_BLOCK * RECORD_SIZE),
+            blocks: 0,
+            records: 0,
+        };
+        w.write_block(tag::HEADER, &header.encode())?;
+        Ok(w)
+    }
+
+    fn write_block(&mut self, tag: u8, payload: &[u8]) -> io::Result<()> {
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&block::frame(tag, payload));
+        self.scratch.extend_from_slice(payload);
+        self.out.write_all(&self.scratch)?;
+        self.blocks += 1;
+        Ok(())
+    }
+
+    /// Writes records as one or more EVENTS blocks.
+    pub fn write_records(&mut self, records: &[Record]) -> io::Result<()> {
+        for chunk in records.chunks(MAX_RECORDS_PER_BLOCK) {
+            let len = chunk.len() * RECORD_SIZE;
+            self.scratch.clear();
+            self.scratch.resize(block::FRAME_SIZE, 0);
+            for r in chunk {
+                self.scratch.extend_from_slice(&r.encode());
+            }
+            let f = block::frame(tag::EVENTS, &self.scratch[block::FRAME_SIZE..]);
+            self.scratch[..block::FRAME_SIZE].copy_from_slice(&f);
+            debug_assert_eq!(self.scratch.len(), block::FRAME_SIZE + len);
+            self.out.write_all(&self.scratch)?;
+            self.blocks += 1;
+            self.records += chunk.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Writes string-table entries as one NAMES block.
+    /// Entry: `space u8, key u64, len u32, UTF-8 bytes`.
+    pub fn write_names(&mut self, names: &[(NameSpace, u64, &str)]) -> io::Result<()> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        let mut p = Vec::new();
+        for (space, key, name) in names {
+            p.push(space.to_u8());
+            p.extend_from_slice(&key.to_le_bytes());
+            p.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            p.extend_from_slice(name.as_bytes());
+        }
+        self.write_block(tag::NAMES, &p)
+    }
+
+    /// Writes the trailer block (`blocks` and `events_written` are filled in when zero).
+    pub fn write_trailer(&mut self, trailer: &Trailer) -> io::Result<()> {
+        let mut t = *trailer;
+        if t.blocks == 0 {
+            t.blocks = self.blocks;
+        }
+        if t.events_written == 0 {
+            t.events_written = self.records;
+        }
+        self.write_block(tag::TRAILER, &t.encode())
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    /// Blocks written so far (header included).
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    /// Records written so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    pub fn get_ref(&self) -> &W {
+        &self.out
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}

@@ -1,0 +1,242 @@
+//! Writer → reader round trips, truncation, corruption and version errors.
+
+mod common;
+
+use krphase_format::read::ReadErrorKind;
+use krphase_format::windows::{DeclineReason, Outcome, Output, Reconstructor, Source};
+use krphase_format::{Event, FileReader};
+
+fn read_all(bytes: &[u8]) -> (Vec<Event>, FileReader<&[u8]>) {
+    let mut r = FileReader::new(bytes).expect("open");
+    let mut evs = Vec::new();
+    for e in r.by_ref() {
+        evs.push(e.expect("event"));
+    }
+    (evs, r)
+}
+
+#[test]
+fn round_trip_preserves_header_events_names_trailer() {
+    let bytes = common::write_file();
+    let (evs, r) = read_all(&bytes);
+    assert_eq!(r.header(), &common::header());
+    assert!(!r.truncated());
+    assert_eq!(r.trailer().map(|t| t.windows), Some(1));
+    assert_eq!(
+        r.trailer().map(|t| t.events_written),
+        Some(common::events().len() as u64)
+    );
+    let names: Vec<_> = evs
+        .iter()
+        .filter(|e| matches!(e, Event::Name { .. }))
+        .collect();
+    assert_eq!(names.len(), 2);
+    let others: Vec<_> = evs
+        .into_iter()
+        .filter(|e| !matches!(e, Event::Name { .. }))
+        .collect();
+    assert_eq!(others, common::events());
+}
+
+#[test]
+fn truncated_file_yields_every_complete_block() {
+    let full = common::write_file();
+    // Find the end of each block by reading the file back block by block.
+    let (all, _) = read_all(&full);
+    let n_all = all.len();
+    let mut saw_partial = false;
+    for cut in (20..full.len()).step_by(7) {
+        let (evs, r) = match FileReader::new(&full[..cut]) {
+            Ok(mut r) => {
+                let mut v = Vec::new();
+                for e in r.by_ref() {
+                    v.push(e.expect("a truncated file never errors"));
+                }
+                (v, r)
+            }
+            Err(e) => {
+                assert!(matches!(e.kind, ReadErrorKind::NoHeader), "cut {cut}: {e}");
+                continue;
+            }
+        };
+        // Events are a prefix of the full stream.
+        assert_eq!(&all[..evs.len()], &evs[..], "cut {cut}");
+        assert!(evs.len() <= n_all);
+        if r.truncated() {
+            saw_partial = true;
+            assert!(r.trailer().is_none());
+        }
+    }
+    assert!(saw_partial);
+}
+
+#[test]
+fn flipped_byte_is_a_checksum_error_naming_the_offset() {
+    let mut bytes = common::write_file();
+    let n = bytes.len();
+    bytes[n - 20] ^= 0x40; // inside the trailer block
+    let mut r = FileReader::new(&bytes[..]).expect("header intact");
+    let err = r.find_map(|e| e.err()).expect("an error");
+    assert!(matches!(err.kind, ReadErrorKind::Corrupt(_)));
+    let msg = err.to_string();
+    assert!(msg.starts_with("offset "), "{msg}");
+    assert!(msg.contains("checksum"), "{msg}");
+}
+
+#[test]
+fn bad_magic_and_newer_version_are_errors() {
+    let mut bytes = common::write_file();
+    bytes[0] = b'X';
+    let e = FileReader::new(&bytes[..]).err().expect("bad magic");
+    assert!(matches!(e.kind, ReadErrorKind::BadMagic));
+    let mut bytes = common::write_file();
+    bytes[4] = 99;
+    let e = FileReader::new(&bytes[..]).err().expect("too new");
+    assert!(matches!(e.kind, ReadErrorKind::TooNew(99)));
+    assert!(e.to_string().contains("upgrade"));
+    let e = FileReader::new(&b""[..]).err().expect("empty");
+    assert!(matches!(e.kind, ReadErrorKind::BadMagic));
+}
+
+#[test]
+fn reconstructor_builds_window_decline_and_plain() {
+    let bytes = common::write_file();
+    let (evs, _) = read_all(&bytes);
+    let mut rc = Reconstructor::new();
+    let mut out = Vec::new();
+    for e in &evs {
+        rc.push(e);
+        while let Some(o) = rc.pop() {
+            out.push(o);
+        }
+    }
+    rc.finish();
+    while let Some(o) = rc.pop() {
+        out.push(o);
+    }
+    assert_eq!(out.len(), 3, "{out:#?}");
+    // The opt-out is complete at its CONFIG EXIT; the window waits for its late completions.
+    let Output::Decline(d) = &out[0] else {
+        panic!("decline first: {out:#?}")
+    };
+    assert_eq!(d.reason, DeclineReason::OptOut);
+    assert_eq!(d.kernel_name.as_deref(), Some("saxpy"));
+    let Output::Window(w) = &out[1] else {
+        panic!("window second: {out:#?}")
+    };
+    assert_eq!(w.dispatch_id, 1);
+    assert_eq!(w.source, Source::Drive);
+    assert_eq!(w.outcome, Outcome::Replayed);
+    assert_eq!(w.kernel_name.as_deref(), Some("stream_copy"));
+    assert_eq!(w.executed_passes, 2);
+    assert_eq!(w.pre_pass.map(|i| (i.start, i.end)), Some((1020, 2000)));
+    assert_eq!(w.restores.len(), 1);
+    assert_eq!((w.restores[0].start, w.restores[0].end), (3000, 3500));
+    assert_eq!(w.tail.map(|i| i.duration()), Some(100));
+    assert_eq!(w.passes[1].gpu_start, Some(3600));
+    assert_eq!(w.bytes.map(|b| b.classified), Some(4096));
+    let Output::Plain(p) = &out[2] else {
+        panic!("plain third")
+    };
+    assert_eq!(p.dispatch_id, 2);
+    assert!(p.had_config);
+    assert_eq!(p.enqueue_cost(), Some(10));
+    assert_eq!(p.gpu_end, Some(5200));
+}
+
+#[test]
+fn observe_mode_passes_share_a_dispatch_id() {
+    let t = 5;
+    let mut rc = Reconstructor::new();
+    let mut evs = Vec::new();
+    // Dispatch 10 replayed 3 times (3 enqueues), then dispatch 11 runs once.
+    for (i, base) in [1000u64, 2000, 3000].into_iter().enumerate() {
+        let _ = i;
+        evs.push(Event::EnqueueEnter {
+            thread: t,
+            ts: base,
+            dispatch_id: 10,
+            kernel_id: 1,
+        });
+        evs.push(Event::DispatchInfo {
+            thread: t,
+            dispatch_id: 10,
+            agent: 1,
+            queue: 9,
+        });
+        evs.push(Event::EnqueueExit {
+            thread: t,
+            ts: base + 5,
+            dispatch_id: 10,
+            correlation: 1,
+        });
+    }
+    evs.push(Event::EnqueueEnter {
+        thread: t,
+        ts: 4000,
+        dispatch_id: 11,
+        kernel_id: 1,
+    });
+    evs.push(Event::DispatchInfo {
+        thread: t,
+        dispatch_id: 11,
+        agent: 1,
+        queue: 9,
+    });
+    evs.push(Event::EnqueueExit {
+        thread: t,
+        ts: 4005,
+        dispatch_id: 11,
+        correlation: 2,
+    });
+    for (s, e) in [(1100u64, 1800u64), (2100, 2800), (3100, 3800)] {
+        evs.push(Event::Complete {
+            thread: 6,
+            dispatch_id: 10,
+            gpu_start: s,
+            gpu_end: e,
+        });
+    }
+    evs.push(Event::Complete {
+        thread: 6,
+        dispatch_id: 11,
+        gpu_start: 4100,
+        gpu_end: 4200,
+    });
+    let mut out = Vec::new();
+    for e in &evs {
+        rc.push(e);
+        while let Some(o) = rc.pop() {
+            out.push(o);
+        }
+    }
+    assert_eq!(out.len(), 1, "window closes before the stream ends");
+    rc.finish();
+    while let Some(o) = rc.pop() {
+        out.push(o);
+    }
+    let Output::Window(w) = &out[0] else {
+        panic!("{out:#?}")
+    };
+    assert_eq!(w.source, Source::Observe);
+    assert_eq!(w.executed_passes, 3);
+    let r: Vec<_> = w.restores.iter().map(|r| (r.start, r.end)).collect();
+    assert_eq!(r, vec![(1800, 2000), (2800, 3000)]);
+    assert!(matches!(&out[1], Output::Plain(p) if p.dispatch_id == 11));
+}
+
+#[test]
+fn pending_limit_bounds_memory() {
+    let mut rc = Reconstructor::with_max_pending(100);
+    for d in 0..10_000u64 {
+        rc.push(&Event::EnqueueEnter {
+            thread: d as u32,
+            ts: d,
+            dispatch_id: d,
+            kernel_id: 1,
+        });
+        assert!(rc.pending() <= 100);
+        while rc.pop().is_some() {}
+    }
+    assert_eq!(rc.evicted(), 9_900);
+}
