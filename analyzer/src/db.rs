@@ -40,18 +40,22 @@ CREATE TABLE IF NOT EXISTS krphase_window (
     "start" BIGINT, "end" BIGINT,       -- CONFIG ENTER .. CONFIG EXIT
     pass_count_return BIGINT,           -- replay_pass_count returned
     first_pass_enter BIGINT, last_pass_exit BIGINT,
+    -- Aggregates over the window's passes, computed once at import (see import.rs):
+    pass_ns BIGINT, gpu_ns BIGINT, restore_ns BIGINT, restores INTEGER,
     bytes_estimate BIGINT, bytes_tracked BIGINT, bytes_module BIGINT, bytes_upper BIGINT,
     regions INTEGER
 );
 CREATE INDEX IF NOT EXISTS krphase_window_run ON krphase_window(run_id, dispatch_id);
 CREATE TABLE IF NOT EXISTS krphase_pass (
     window_id INTEGER NOT NULL REFERENCES krphase_window(id) ON DELETE CASCADE,
+    run_id INTEGER NOT NULL,
     pass_index INTEGER NOT NULL,
     "start" BIGINT, "end" BIGINT,       -- PASS ENTER .. PASS EXIT (host)
     gpu_start BIGINT, gpu_end BIGINT,   -- the pass's kernel on the GPU
     restore_start BIGINT, restore_end BIGINT, -- the restore that follows this pass (PASS EXIT .. next ENTER)
     PRIMARY KEY (window_id, pass_index)
 );
+CREATE INDEX IF NOT EXISTS krphase_pass_run ON krphase_pass(run_id, pass_index);
 CREATE TABLE IF NOT EXISTS krphase_dispatch (
     id INTEGER PRIMARY KEY,
     run_id INTEGER NOT NULL REFERENCES krphase_run(id) ON DELETE CASCADE,
@@ -105,20 +109,13 @@ SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w
        w.pass_count_return - w."start" AS config_ns,
        w.first_pass_enter - w.pass_count_return AS prepass_ns,
        COALESCE(l.snapshot_ns, l.snap_ns) AS snapshot_ns,
-       CASE WHEN COALESCE(l.snapshot_ns, l.snap_ns) IS NOT NULL AND w.first_pass_enter IS NOT NULL
-            THEN (w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns)
-       END AS drain_ns,
-       (SELECT SUM(p."end" - p."start") FROM krphase_pass p WHERE p.window_id = w.id) AS pass_ns,
-       (SELECT SUM(p.gpu_end - p.gpu_start) FROM krphase_pass p WHERE p.window_id = w.id) AS gpu_ns,
-       (SELECT SUM(p.restore_end - p.restore_start) FROM krphase_pass p
-         WHERE p.window_id = w.id AND p.restore_start IS NOT NULL) AS restore_ns,
-       (SELECT COUNT(*) FROM krphase_pass p
-         WHERE p.window_id = w.id AND p.restore_start IS NOT NULL) AS restores,
+       (w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns) AS drain_ns,
+       w.pass_ns, w.gpu_ns, w.restore_ns, w.restores,
        w."end" - w.last_pass_exit AS tail_ns,
        COALESCE(l.snapshot_bytes, w.bytes_estimate) AS snapshot_bytes,
        l.id AS sdk_log_id
 FROM krphase_window w
-LEFT JOIN krphase_sdk_log l ON l.id = (SELECT MAX(id) FROM krphase_sdk_log x WHERE x.window_id = w.id);
+LEFT JOIN krphase_sdk_log l ON l.window_id = w.id;
 
 DROP VIEW IF EXISTS krphase_run_summary;
 CREATE VIEW krphase_run_summary AS
@@ -151,6 +148,13 @@ pub fn open(path: impl AsRef<Path>) -> Result<Connection> {
     let conn = Connection::open(path)
         .with_context(|| format!("cannot open database {}", path.display()))?;
     prepare(&conn, path)?;
+    Ok(conn)
+}
+
+/// A fresh in-memory database with the schema (tests, synthetic benchmarks).
+pub fn open_in_memory() -> Result<Connection> {
+    let conn = Connection::open_in_memory()?;
+    prepare(&conn, Path::new(":memory:"))?;
     Ok(conn)
 }
 

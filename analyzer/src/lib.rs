@@ -1,9 +1,11 @@
 //! krphase-analyzer: imports krphase phase files, SDK log lines and whole-run measurements into
 //! SQLite, and reports, compares, exports and plots them.
 
+pub mod bench;
 pub mod benchdb;
 pub mod db;
 pub mod harness;
 pub mod import;
 pub mod logparse;
-pub mod bench;
+pub mod phases;
+pub mod report;

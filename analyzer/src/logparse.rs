@@ -422,6 +422,8 @@ pub fn import_log(conn: &mut Connection, path: &Path, run: Option<i64>) -> Resul
         let mut find = tx.prepare_cached(
             "SELECT id FROM krphase_window WHERE run_id = ?1 AND dispatch_id = ?2 ORDER BY id LIMIT 1",
         )?;
+        let mut unjoin =
+            tx.prepare_cached("UPDATE krphase_sdk_log SET window_id = NULL WHERE window_id = ?1")?;
         let mut ins = tx.prepare_cached(
             "INSERT INTO krphase_sdk_log (log_file_id, run_id, window_id, pid, dispatch_id, outcome, reason,
                requested_passes, executed_passes, footprint_bytes, footprint_regions,
@@ -438,6 +440,10 @@ pub fn import_log(conn: &mut Connection, path: &Path, run: Option<i64>) -> Resul
                 None => None,
             };
             joined += usize::from(window_id.is_some());
+            if let Some(wid) = window_id {
+                // The newest log wins: one joined log record per window keeps the views 1:1.
+                unjoin.execute([wid])?;
+            }
             ins.execute(params![
                 log_id,
                 run_id,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use krphase_analyzer::{bench, db, harness, import, logparse};
+use krphase_analyzer::{bench, db, harness, import, logparse, report};
 
 #[derive(Parser)]
 #[command(name = "krphase", version, about = "Kernel-replay phase analyzer")]
@@ -51,10 +51,31 @@ enum Cmd {
         #[arg(long)]
         label: Option<String>,
     },
+    /// Per-run report: replayed/declined windows, phases, bytes, GPU vs wall, dispatch tax.
+    Report {
+        /// Run id or label (default: every run).
+        #[arg(long)]
+        run: Option<String>,
+        /// Every run with this label.
+        #[arg(long, conflicts_with = "run")]
+        label: Option<String>,
+        #[arg(long, value_enum, default_value = "table")]
+        format: report::Format,
+    },
 }
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
+        Cmd::Report { run, label, format } => {
+            let conn = db::open_existing(&cli.db)?;
+            let ids = report::select_runs(&conn, run.as_deref(), label.as_deref())?;
+            let reports = ids
+                .iter()
+                .map(|&id| report::run_report(&conn, id))
+                .collect::<Result<Vec<_>>>()?;
+            print!("{}", report::render(&reports, format)?);
+            Ok(())
+        }
         Cmd::Import { files, label } => {
             let mut conn = db::open(&cli.db)?;
             for f in &files {
@@ -92,7 +113,9 @@ fn run(cli: Cli) -> Result<()> {
                 r.runs
             );
             for d in &r.missing_dirs {
-                eprintln!("krphase: note: output directory {d} not found; its row has no phase files");
+                eprintln!(
+                    "krphase: note: output directory {d} not found; its row has no phase files"
+                );
             }
             Ok(())
         }

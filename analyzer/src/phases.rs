@@ -1,0 +1,131 @@
+//! The per-window phases, read from the `krphase_window_phase` view (the one place their
+//! arithmetic is defined), streamed so memory does not grow with the run.
+
+use anyhow::Result;
+use rusqlite::Connection;
+
+/// A phase: display name, view column, what it holds.
+pub struct Phase {
+    pub name: &'static str,
+    pub column: &'static str,
+    pub what: &'static str,
+}
+
+/// Every phase, in timeline order. `window` is last; shares are relative to it.
+pub const PHASES: &[Phase] = &[
+    Phase {
+        name: "config",
+        column: "config_ns",
+        what: "CONFIG ENTER to replay_pass_count return",
+    },
+    Phase {
+        name: "pre-pass",
+        column: "prepass_ns",
+        what: "lock + admission + drain + snapshot (pass-count return to PASS 0 ENTER)",
+    },
+    Phase {
+        name: "drain",
+        column: "drain_ns",
+        what: "pre-pass minus the SDK's snapshot time (needs a joined log)",
+    },
+    Phase {
+        name: "snapshot",
+        column: "snapshot_ns",
+        what: "the SDK's snapshot time (needs a joined log)",
+    },
+    Phase {
+        name: "pass exec",
+        column: "pass_ns",
+        what: "sum of PASS ENTER to PASS EXIT",
+    },
+    Phase {
+        name: "gpu",
+        column: "gpu_ns",
+        what: "sum of the passes' GPU execution",
+    },
+    Phase {
+        name: "restore",
+        column: "restore_ns",
+        what: "sum of PASS EXIT to next PASS ENTER (one restore each)",
+    },
+    Phase {
+        name: "tail",
+        column: "tail_ns",
+        what: "last PASS EXIT to CONFIG EXIT",
+    },
+    Phase {
+        name: "window",
+        column: "window_ns",
+        what: "CONFIG ENTER to CONFIG EXIT",
+    },
+];
+
+/// Index of the `window` phase in [`PHASES`].
+pub const WINDOW: usize = PHASES.len() - 1;
+
+/// Index of a phase by name.
+pub fn index(name: &str) -> Option<usize> {
+    PHASES.iter().position(|p| p.name == name)
+}
+
+/// One window (replayed, or an SDK/tool decline) with its phases.
+#[derive(Debug, Clone, Default)]
+pub struct WindowRow {
+    pub window_id: i64,
+    pub dispatch_id: i64,
+    pub kernel: String,
+    pub queue: Option<i64>,
+    pub thread: Option<i64>,
+    pub outcome: String,
+    pub reason: String,
+    pub executed_passes: Option<i64>,
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+    pub restores: Option<i64>,
+    pub snapshot_bytes: Option<i64>,
+    /// Values in the order of [`PHASES`], ns; `None` when not measured.
+    pub phase_ns: [Option<i64>; 9],
+}
+
+impl WindowRow {
+    pub fn replayed(&self) -> bool {
+        self.outcome == "replayed"
+    }
+}
+
+/// Streams the windows of `run_id` in id order.
+pub fn for_each_window(
+    conn: &Connection,
+    run_id: i64,
+    mut f: impl FnMut(&WindowRow) -> Result<()>,
+) -> Result<()> {
+    let cols: Vec<&str> = PHASES.iter().map(|p| p.column).collect();
+    let sql = format!(
+        "SELECT window_id, dispatch_id, COALESCE(kernel, ''), queue, thread, outcome, reason,
+                executed_passes, \"start\", \"end\", restores, snapshot_bytes, {}
+         FROM krphase_window_phase WHERE run_id = ?1 ORDER BY window_id",
+        cols.join(", ")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query([run_id])?;
+    let mut w = WindowRow::default();
+    while let Some(r) = rows.next()? {
+        w.window_id = r.get(0)?;
+        w.dispatch_id = r.get(1)?;
+        w.kernel = r.get(2)?;
+        w.queue = r.get(3)?;
+        w.thread = r.get(4)?;
+        w.outcome = r.get(5)?;
+        w.reason = r.get(6)?;
+        w.executed_passes = r.get(7)?;
+        w.start = r.get(8)?;
+        w.end = r.get(9)?;
+        w.restores = r.get(10)?;
+        w.snapshot_bytes = r.get(11)?;
+        for i in 0..PHASES.len() {
+            w.phase_ns[i] = r.get(12 + i)?;
+        }
+        f(&w)?;
+    }
+    Ok(())
+}
