@@ -601,6 +601,13 @@ mod tests {
     }
 
     #[test]
+    fn sdk_can_live_in_a_static() {
+        fn shareable<T: Send + Sync + 'static>() {}
+        shareable::<Sdk>();
+        shareable::<LoadError>();
+    }
+
+    #[test]
     fn sdk_string_drops_counted_nul() {
         let s = c"KERNEL_REPLAY";
         // SAFETY: a static C string, 14 bytes with its NUL.
