@@ -1,1 +1,54 @@
-//! Workloads (filled by the emulator issue).
+//! The device code of the krphase workloads, as CPU implementations over emulated device memory.
+//!
+//! Device memory is a slice of `AtomicU64` words (see `krphase-emu`), so a kernel body needs no
+//! `unsafe` and may run on a queue worker thread while the host holds other references. Floating
+//! point values are stored as their bit patterns. Each module mirrors one HIP source in `hip/`.
+//! The host programs that launch these kernels live in the emulator (`krphase-emu`), which plays
+//! the HIP runtime.
+
+pub mod checksum;
+pub mod saxpy;
+pub mod steps;
+pub mod stream;
+pub mod words;
+
+/// Every kernel name, as registered through code-object kernel-symbol tracing. The kernel id of
+/// a name is its index here plus one.
+pub const KERNEL_NAMES: [&str; 11] = [
+    "stream_copy",
+    "stream_mul",
+    "stream_add",
+    "stream_triad",
+    "stream_dot",
+    "saxpy",
+    "queue_depth_step",
+    "multi_queue_step",
+    "graph_node",
+    "multi_packet_node",
+    "vmem_touch",
+];
+
+/// The kernel id of a kernel name (1-based), or `None` for an unknown name.
+pub fn kernel_id(name: &str) -> Option<u64> {
+    KERNEL_NAMES.iter().position(|n| *n == name).map(|i| i as u64 + 1)
+}
+
+/// The kernel name of a kernel id.
+pub fn kernel_name(id: u64) -> Option<&'static str> {
+    KERNEL_NAMES.get((id as usize).checked_sub(1)?).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip() {
+        for (i, n) in KERNEL_NAMES.iter().enumerate() {
+            assert_eq!(kernel_id(n), Some(i as u64 + 1));
+            assert_eq!(kernel_name(i as u64 + 1), Some(*n));
+        }
+        assert_eq!(kernel_id("nope"), None);
+        assert_eq!(kernel_name(0), None);
+    }
+}

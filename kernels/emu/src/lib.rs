@@ -1,1 +1,19 @@
-//! Emulated rocprofiler-sdk (filled by the emulator issue).
+//! An emulated rocprofiler-sdk and GPU that run the krphase workloads with the kernel replay
+//! protocol, rule for rule (see `docs/emulator.md`). The binary `krphase-emu` exports the SDK's
+//! C functions (`src/exports.rs`) over the safe state kept here.
+
+pub mod clock;
+pub mod device;
+pub mod driver;
+pub mod ids;
+pub mod kinds;
+pub mod log;
+pub mod memory;
+pub mod opts;
+pub mod program;
+pub mod registration;
+pub mod replay;
+pub mod run;
+pub mod sdk;
+pub mod truth;
+pub mod workloads;

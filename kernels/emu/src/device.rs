@@ -1,0 +1,253 @@
+//! The emulated GPU: agents, queues with worker threads that execute packets in order,
+//! completion signals, and the async completion-handler thread that delivers KERNEL_DISPATCH
+//! COMPLETE records (with GPU start/end) before it releases a dispatch's signal.
+
+use crate::clock::now_ns;
+use crate::memory::{self, MemKind, Region};
+use crate::sdk::sdk;
+use crossbeam_channel::{Receiver, Sender, unbounded};
+use krphase_ffi::{
+    CallbackPhase, CallbackTracingKind, CorrelationId, KernelDispatchData, KernelDispatchInfo,
+    UserData, kernel_dispatch_op,
+};
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+/// The CPU agent (owner of fine-grained host memory) and the GPU agent.
+pub const CPU_AGENT: u64 = 1;
+pub const GPU_AGENT: u64 = 2;
+
+/// An HSA-style signal: a counter the waiter blocks on until it reaches 0.
+#[derive(Debug)]
+pub struct Signal {
+    value: Mutex<i64>,
+    cv: Condvar,
+}
+
+impl Signal {
+    pub fn new(v: i64) -> Arc<Signal> {
+        Arc::new(Signal { value: Mutex::new(v), cv: Condvar::new() })
+    }
+
+    pub fn add(&self, d: i64) {
+        let mut v = self.value.lock();
+        *v += d;
+        if *v <= 0 {
+            self.cv.notify_all();
+        }
+    }
+
+    pub fn value(&self) -> i64 {
+        *self.value.lock()
+    }
+
+    /// Waits until the value is <= 0; false on timeout.
+    pub fn wait_zero(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut v = self.value.lock();
+        while *v > 0 {
+            if self.cv.wait_until(&mut v, deadline).timed_out() {
+                return *v <= 0;
+            }
+        }
+        true
+    }
+}
+
+/// The application's view of one logical dispatch's completion: counted, so the conformance
+/// suite can check it fires exactly once, and it releases the queue's outstanding count.
+#[derive(Debug)]
+pub struct AppCompletion {
+    pub dispatch_id: std::sync::atomic::AtomicU64,
+    pub fired: AtomicU32,
+    queue_outstanding: Arc<Signal>,
+}
+
+impl AppCompletion {
+    pub fn fire(&self) {
+        self.fired.fetch_add(1, Ordering::SeqCst);
+        self.queue_outstanding.add(-1);
+    }
+}
+
+pub type KernelBody = Arc<dyn Fn() + Send + Sync>;
+
+/// What a completed kernel releases.
+pub enum Completion {
+    /// The application's signal (ordinary path).
+    App(Arc<AppCompletion>),
+    /// A pooled per-pass signal; the pass reads the GPU times from `times`.
+    Pass { signal: Arc<Signal>, times: Arc<Mutex<(u64, u64)>> },
+}
+
+pub struct KernelPacket {
+    pub body: KernelBody,
+    pub info: KernelDispatchInfo,
+    /// Internal correlation id (the external one is always 0 in the emulator).
+    pub corr: u64,
+    pub thread_id: u64,
+    /// Contexts locally stopped for this pass (kernel-dispatch tracing honours a local stop).
+    pub suppressed: Vec<u64>,
+    pub completion: Completion,
+}
+
+pub enum Packet {
+    Kernel(KernelPacket),
+    /// Barrier-AND: retires once every earlier packet on the queue has.
+    Barrier { signal: Option<Arc<Signal>>, app: Option<Arc<AppCompletion>> },
+}
+
+pub struct Queue {
+    pub id: u64,
+    pub agent: u64,
+    tx: Sender<Packet>,
+    /// Intercepted dispatches whose async handler has not yet run (`active_async_packets`).
+    pub async_active: Arc<AtomicUsize>,
+    /// Application dispatches not yet completed (what a stream synchronize waits for).
+    pub outstanding: Arc<Signal>,
+    pub kernarg: Arc<Region>,
+}
+
+struct Done {
+    packet: KernelPacket,
+    start: u64,
+    end: u64,
+    async_active: Arc<AtomicUsize>,
+}
+
+static COMPLETIONS: LazyLock<Sender<Done>> = LazyLock::new(|| {
+    let (tx, rx) = unbounded::<Done>();
+    std::thread::Builder::new()
+        .name("emu-async-handler".into())
+        .spawn(move || completion_thread(rx))
+        .expect("spawn completion thread");
+    tx
+});
+
+static QUEUES: LazyLock<RwLock<Vec<Arc<Queue>>>> = LazyLock::new(|| RwLock::new(Vec::new()));
+
+/// The per-agent writer/reader lock of the replay window (index = agent handle).
+static AGENT_LOCKS: LazyLock<Vec<RwLock<()>>> =
+    LazyLock::new(|| (0..=GPU_AGENT).map(|_| RwLock::new(())).collect());
+
+pub fn agent_lock(agent: u64) -> &'static RwLock<()> {
+    &AGENT_LOCKS[agent as usize]
+}
+
+fn completion_thread(rx: Receiver<Done>) {
+    let kind = CallbackTracingKind::KERNEL_DISPATCH.0;
+    for done in rx {
+        let p = &done.packet;
+        let subs = sdk().subscribers(kind, kernel_dispatch_op::COMPLETE);
+        for s in subs.iter().filter(|s| !p.suppressed.contains(&s.context)) {
+            let mut data = KernelDispatchData {
+                size: std::mem::size_of::<KernelDispatchData>() as u64,
+                start_timestamp: done.start,
+                end_timestamp: done.end,
+                dispatch_info: p.info,
+            };
+            let mut ud = UserData::default();
+            s.invoke(
+                p.thread_id,
+                CorrelationId { internal: p.corr, ..Default::default() },
+                kind,
+                kernel_dispatch_op::COMPLETE,
+                CallbackPhase::NONE,
+                (&mut data as *mut KernelDispatchData).cast(),
+                &mut ud,
+            );
+        }
+        done.async_active.fetch_sub(1, Ordering::SeqCst);
+        match &p.completion {
+            Completion::App(app) => app.fire(),
+            Completion::Pass { signal, times } => {
+                *times.lock() = (done.start, done.end);
+                signal.add(-1);
+            }
+        }
+    }
+}
+
+fn worker(rx: Receiver<Packet>, async_active: Arc<AtomicUsize>) {
+    let completions = COMPLETIONS.clone();
+    for packet in rx {
+        match packet {
+            Packet::Kernel(k) => {
+                let start = now_ns();
+                (k.body)();
+                let end = now_ns().max(start + 1);
+                let _ = completions.send(Done { packet: k, start, end, async_active: async_active.clone() });
+            }
+            Packet::Barrier { signal, app } => {
+                if let Some(s) = signal {
+                    s.add(-1);
+                }
+                if let Some(a) = app {
+                    a.fire();
+                }
+            }
+        }
+    }
+}
+
+/// Creates a queue on `agent` with its worker thread and its kernarg pool allocation.
+pub fn create_queue(agent: u64) -> Arc<Queue> {
+    let (tx, rx) = unbounded();
+    let async_active = Arc::new(AtomicUsize::new(0));
+    let id = {
+        let q = QUEUES.read();
+        0x1000 + q.len() as u64
+    };
+    let aa = async_active.clone();
+    std::thread::Builder::new()
+        .name(format!("emu-queue-{id:x}"))
+        .spawn(move || worker(rx, aa))
+        .expect("spawn queue worker");
+    let queue = Arc::new(Queue {
+        id,
+        agent,
+        tx,
+        async_active,
+        outstanding: Signal::new(0),
+        kernarg: memory::allocate(64 * 1024, MemKind::Kernarg, CPU_AGENT),
+    });
+    QUEUES.write().push(queue.clone());
+    queue
+}
+
+impl Queue {
+    /// Writes a packet to the hardware queue.
+    pub fn push(&self, p: Packet) {
+        if let Packet::Kernel(_) = p {
+            self.async_active.fetch_add(1, Ordering::SeqCst);
+        }
+        let _ = self.tx.send(p);
+    }
+
+    /// A new application completion for one logical dispatch on this queue.
+    pub fn app_completion(&self) -> Arc<AppCompletion> {
+        self.outstanding.add(1);
+        Arc::new(AppCompletion {
+            dispatch_id: std::sync::atomic::AtomicU64::new(0),
+            fired: AtomicU32::new(0),
+            queue_outstanding: self.outstanding.clone(),
+        })
+    }
+
+    /// `hipStreamSynchronize`: waits for every application dispatch on this queue.
+    pub fn synchronize(&self) {
+        while !self.outstanding.wait_zero(Duration::from_secs(5)) {}
+    }
+}
+
+/// Every queue on `agent`.
+pub fn queues_of(agent: u64) -> Vec<Arc<Queue>> {
+    QUEUES.read().iter().filter(|q| q.agent == agent).cloned().collect()
+}
+
+/// Every queue.
+pub fn all_queues() -> Vec<Arc<Queue>> {
+    QUEUES.read().clone()
+}

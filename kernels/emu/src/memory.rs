@@ -1,0 +1,277 @@
+//! Emulated device memory: `hsa_amd_memory_pool_allocate`-style regions (coarse, fine, kernarg,
+//! vmem), module-scope variables, MEMORY_ALLOCATION tracing, `hsa_amd_pointer_info`, and the
+//! replay tracker's inventory (what the snapshot copies).
+//!
+//! Every region is host memory: a boxed slice of `AtomicU64` words, so kernels running on queue
+//! workers need no `unsafe`. The region's device address is the address of that slice.
+
+use crate::clock::{now_ns, thread_id};
+use crate::sdk::sdk;
+use krphase_ffi::{
+    AgentId, CallbackPhase, CallbackTracingKind, CorrelationId, HsaAgent, HsaAmdPointerInfo,
+    MemoryAllocationData, UserData, hsa_global_flag, hsa_pointer_type, memory_allocation_op,
+};
+use krphase_kernels::words::{Words, alloc_words};
+use parking_lot::RwLock;
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, LazyLock};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemKind {
+    /// Coarse-grained device memory owned by an agent (`hipMalloc`).
+    Coarse,
+    /// Fine-grained memory (`hipHostMalloc`), owned by the CPU agent.
+    Fine,
+    /// Kernarg pool memory (fine-grained with the KERNARG flag).
+    Kernarg,
+    /// A virtual-memory mapping (`hipMallocAsync`-style); counted, never snapshotted.
+    Vmem,
+    /// A module-scope `__device__` variable of a loaded code object.
+    ModuleVar,
+}
+
+#[derive(Debug)]
+pub struct Region {
+    pub words: Box<Words>,
+    pub bytes: u64,
+    pub kind: MemKind,
+    pub agent: u64,
+    /// Allocated after KERNEL_REPLAY was configured (the SDK's tracker records only then).
+    pub tracked: bool,
+    /// Module variables: symbol name, and whether the snapshot includes it.
+    pub symbol: Option<&'static str>,
+    pub writable: bool,
+}
+
+impl Region {
+    pub fn base(&self) -> u64 {
+        self.words.as_ptr() as u64
+    }
+
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+}
+
+static REGIONS: LazyLock<RwLock<BTreeMap<u64, Arc<Region>>>> =
+    LazyLock::new(|| RwLock::new(BTreeMap::new()));
+
+fn deliver_alloc(op: i32, agent: u64, address: u64, size: u64, start: u64) {
+    let kind = CallbackTracingKind::MEMORY_ALLOCATION.0;
+    let subs = sdk().subscribers(kind, op);
+    if subs.is_empty() {
+        return;
+    }
+    let tid = thread_id();
+    let corr = CorrelationId { internal: crate::ids::next_correlation(), ..Default::default() };
+    for s in subs {
+        let mut ud = UserData::default();
+        let mut enter = MemoryAllocationData {
+            size: std::mem::size_of::<MemoryAllocationData>() as u64,
+            start_timestamp: start,
+            end_timestamp: 0,
+            agent_id: AgentId { handle: agent },
+            address: if op == memory_allocation_op::FREE || op == memory_allocation_op::VMEM_FREE {
+                address
+            } else {
+                0
+            },
+            allocation_size: size,
+        };
+        s.invoke(tid, corr, kind, op, CallbackPhase::ENTER, (&mut enter as *mut MemoryAllocationData).cast(), &mut ud);
+        let mut exit = MemoryAllocationData { end_timestamp: now_ns(), address, ..enter };
+        s.invoke(tid, corr, kind, op, CallbackPhase::EXIT, (&mut exit as *mut MemoryAllocationData).cast(), &mut ud);
+    }
+}
+
+/// Allocates `bytes` (rounded up to words) of `kind` owned by `agent`, with MEMORY_ALLOCATION
+/// callbacks, as the intercepted `hsa_amd_memory_pool_allocate` / vmem handle create would.
+pub fn allocate(bytes: u64, kind: MemKind, agent: u64) -> Arc<Region> {
+    let start = now_ns();
+    let words = alloc_words(bytes.div_ceil(8) as usize);
+    let region = Arc::new(Region {
+        words,
+        bytes,
+        kind,
+        agent,
+        tracked: sdk().tracking(),
+        symbol: None,
+        writable: true,
+    });
+    REGIONS.write().insert(region.base(), region.clone());
+    let op = if kind == MemKind::Vmem {
+        memory_allocation_op::VMEM_ALLOCATE
+    } else {
+        memory_allocation_op::ALLOCATE
+    };
+    deliver_alloc(op, agent, region.base(), bytes, start);
+    region
+}
+
+/// Frees a region (`hsa_amd_memory_pool_free`): the FREE record carries the address and, as the
+/// free call has no size argument, `allocation_size` 0.
+pub fn free(region: &Arc<Region>) {
+    let start = now_ns();
+    if REGIONS.write().remove(&region.base()).is_none() {
+        return;
+    }
+    let op = if region.kind == MemKind::Vmem {
+        memory_allocation_op::VMEM_FREE
+    } else {
+        memory_allocation_op::FREE
+    };
+    deliver_alloc(op, region.agent, region.base(), 0, start);
+}
+
+/// Registers a module-scope variable of the loaded code object (no allocation callbacks: the
+/// loader places it, as with real code objects).
+pub fn module_variable(symbol: &'static str, bytes: u64, agent: u64, writable: bool) -> Arc<Region> {
+    let region = Arc::new(Region {
+        words: alloc_words(bytes.div_ceil(8) as usize),
+        bytes,
+        kind: MemKind::ModuleVar,
+        agent,
+        tracked: true,
+        symbol: Some(symbol),
+        writable,
+    });
+    REGIONS.write().insert(region.base(), region.clone());
+    region
+}
+
+/// Whether the snapshot includes a module variable: writable, non-empty, at most 1 GiB, and not
+/// a `__hip_cuid_` marker (skipped since #12609).
+fn snapshot_module_var(r: &Region) -> bool {
+    r.writable
+        && r.bytes > 0
+        && r.bytes <= 1 << 30
+        && !r.symbol.is_some_and(|s| s.starts_with("__hip_cuid_"))
+}
+
+/// What `snap(agent)` copies: tracked coarse-grained regions owned by `agent`, then writable
+/// module variables.
+pub fn inventory(agent: u64) -> Vec<Arc<Region>> {
+    REGIONS
+        .read()
+        .values()
+        .filter(|r| match r.kind {
+            MemKind::Coarse => r.tracked && r.agent == agent,
+            MemKind::ModuleVar => r.agent == agent && snapshot_module_var(r),
+            _ => false,
+        })
+        .cloned()
+        .collect()
+}
+
+/// Bytes and count of a region list.
+pub fn total(regions: &[Arc<Region>]) -> (u64, u64) {
+    (regions.iter().map(|r| r.bytes).sum(), regions.len() as u64)
+}
+
+/// Live vmem mappings of `agent` (bytes, regions): the `untracked_memory` trigger.
+pub fn untracked_vmem(agent: u64) -> (u64, u64) {
+    let g = REGIONS.read();
+    let v: Vec<_> = g.values().filter(|r| r.kind == MemKind::Vmem && r.agent == agent).collect();
+    (v.iter().map(|r| r.bytes).sum(), v.len() as u64)
+}
+
+/// Coarse regions of `agent` allocated before the tracker started (bytes, regions).
+pub fn untracked_pool(agent: u64) -> (u64, u64) {
+    let g = REGIONS.read();
+    let v: Vec<_> =
+        g.values().filter(|r| r.kind == MemKind::Coarse && !r.tracked && r.agent == agent).collect();
+    (v.iter().map(|r| r.bytes).sum(), v.len() as u64)
+}
+
+/// A full copy of some regions' words.
+pub struct Snapshot {
+    pub regions: Vec<(Arc<Region>, Vec<u64>)>,
+    pub bytes: u64,
+}
+
+fn pace(bytes: u64, start: std::time::Instant, gbps: f64) {
+    if gbps <= 0.0 {
+        return;
+    }
+    let want = std::time::Duration::from_secs_f64(bytes as f64 / (gbps * 1e9));
+    let spent = start.elapsed();
+    if want > spent {
+        std::thread::sleep(want - spent);
+    }
+}
+
+/// Copies every region device-to-host, paced to `gbps`.
+pub fn snap(regions: Vec<Arc<Region>>, gbps: f64) -> Snapshot {
+    let t = std::time::Instant::now();
+    let mut bytes = 0;
+    let copies = regions
+        .into_iter()
+        .map(|r| {
+            bytes += r.bytes;
+            let data = r.words.iter().map(|w| w.load(Ordering::Relaxed)).collect();
+            (r, data)
+        })
+        .collect();
+    pace(bytes, t, gbps);
+    Snapshot { regions: copies, bytes }
+}
+
+/// Copies the snapshot back (skipping regions freed since), paced to `gbps`; returns the bytes.
+pub fn restore(s: &Snapshot, gbps: f64) -> u64 {
+    let t = std::time::Instant::now();
+    let live = REGIONS.read();
+    let mut bytes = 0;
+    for (r, data) in &s.regions {
+        if !live.contains_key(&r.base()) {
+            continue;
+        }
+        for (w, v) in r.words.iter().zip(data) {
+            w.store(*v, Ordering::Relaxed);
+        }
+        bytes += r.bytes;
+    }
+    drop(live);
+    pace(bytes, t, gbps);
+    bytes
+}
+
+/// `hsa_amd_pointer_info` over the emulated regions. Unknown pointers give type UNKNOWN.
+pub fn pointer_info(ptr: u64, info: &mut HsaAmdPointerInfo) {
+    let cap = info.size as usize;
+    let mut out = HsaAmdPointerInfo::default();
+    let g = REGIONS.read();
+    if let Some((_, r)) = g.range(..=ptr).next_back()
+        && ptr < r.base() + r.bytes.max(1)
+    {
+        out.type_ = if r.kind == MemKind::Vmem { hsa_pointer_type::HSA_VMEM } else { hsa_pointer_type::HSA };
+        out.agent_base_address = r.base() as *mut _;
+        out.host_base_address = r.base() as *mut _;
+        out.size_in_bytes = r.bytes as usize;
+        out.agent_owner = HsaAgent { handle: r.agent };
+        out.global_flags = match r.kind {
+            MemKind::Coarse | MemKind::Vmem | MemKind::ModuleVar => hsa_global_flag::COARSE_GRAINED,
+            MemKind::Fine => hsa_global_flag::FINE_GRAINED,
+            MemKind::Kernarg => hsa_global_flag::KERNARG | hsa_global_flag::FINE_GRAINED,
+        };
+        out.registered = false;
+    }
+    // Honour the caller's struct version: fill only what fits in the size it declared.
+    let full = std::mem::size_of::<HsaAmdPointerInfo>();
+    let n = cap.min(full);
+    out.size = n as u32;
+    let src = &out as *const HsaAmdPointerInfo as *const u8;
+    let dst = info as *mut HsaAmdPointerInfo as *mut u8;
+    // SAFETY: both point to HsaAmdPointerInfo values; n <= size_of::<HsaAmdPointerInfo>().
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
+}
+
+/// Bytes of live regions (for tests and the result line).
+pub fn live_bytes(kind: MemKind) -> u64 {
+    REGIONS.read().values().filter(|r| r.kind == kind).map(|r| r.bytes).sum()
+}
+

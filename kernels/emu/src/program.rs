@@ -1,0 +1,166 @@
+//! The "HIP runtime" the workloads call: device allocations, queues, kernel launches through the
+//! intercepted packet write, synchronization, and the loaded code object (kernel symbols and
+//! module-scope variables).
+
+use crate::device::{self, AppCompletion, CPU_AGENT, GPU_AGENT, Queue};
+use crate::memory::{self, MemKind, Region};
+use crate::replay::{self, Launch};
+use crate::sdk::sdk;
+use crate::clock::thread_id;
+use krphase_ffi::{CallbackPhase, CallbackTracingKind, CorrelationId, KernelSymbolData, UserData, code_object_op};
+use krphase_kernels::KERNEL_NAMES;
+use parking_lot::Mutex;
+use std::ffi::CString;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, LazyLock, OnceLock};
+
+/// Work-group size every launch reports.
+pub const WORKGROUP: u32 = 256;
+
+/// The loaded code object's module variables.
+pub struct CodeObject {
+    /// `__device__ unsigned long long saxpy_calls` (writable, in the snapshot).
+    pub saxpy_calls: Arc<Region>,
+    /// A `__hip_cuid_` marker (1 byte; skipped by the snapshot).
+    pub cuid: Arc<Region>,
+    /// A `__constant__` table (not writable; excluded).
+    pub constants: Arc<Region>,
+}
+
+static CODE_OBJECT: OnceLock<CodeObject> = OnceLock::new();
+static SYMBOL_NAMES: LazyLock<Vec<CString>> =
+    LazyLock::new(|| KERNEL_NAMES.iter().map(|n| CString::new(*n).expect("no NUL")).collect());
+
+const CODE_OBJECT_ID: u64 = 1;
+
+fn deliver_symbols(phase: CallbackPhase) {
+    let kind = CallbackTracingKind::CODE_OBJECT.0;
+    let op = code_object_op::DEVICE_KERNEL_SYMBOL_REGISTER;
+    let subs = sdk().subscribers(kind, op);
+    let tid = thread_id();
+    for (i, name) in SYMBOL_NAMES.iter().enumerate() {
+        let mut data = KernelSymbolData {
+            size: std::mem::size_of::<KernelSymbolData>() as u64,
+            kernel_id: i as u64 + 1,
+            code_object_id: CODE_OBJECT_ID,
+            kernel_name: name.as_ptr(),
+            kernel_object: 0x10_0000 + (i as u64) * 0x100,
+            kernarg_segment_size: 64,
+            kernarg_segment_alignment: 8,
+            group_segment_size: 0,
+            private_segment_size: 0,
+            sgpr_count: 16,
+            arch_vgpr_count: 8,
+            accum_vgpr_count: 0,
+            kernel_code_entry_byte_offset: 256,
+            kernel_address: 0x10_0000 + (i as u64) * 0x100 + 256,
+        };
+        for s in &subs {
+            let mut ud = UserData::default();
+            let corr = CorrelationId::default();
+            s.invoke(tid, corr, kind, op, phase, (&mut data as *mut KernelSymbolData).cast(), &mut ud);
+        }
+    }
+}
+
+/// Loads the code object: places its module variables and registers its kernel symbols.
+pub fn load_code_object() -> &'static CodeObject {
+    CODE_OBJECT.get_or_init(|| {
+        let co = CodeObject {
+            saxpy_calls: memory::module_variable(krphase_kernels::saxpy::COUNTER_SYMBOL, 8, GPU_AGENT, true),
+            cuid: memory::module_variable("__hip_cuid_6b7270686173650a", 1, GPU_AGENT, true),
+            constants: memory::module_variable("stream_constants", 64, GPU_AGENT, false),
+        };
+        deliver_symbols(CallbackPhase::LOAD);
+        co
+    })
+}
+
+/// Unregisters the kernel symbols (at finalization, before the tools' finalize).
+pub fn unload_code_object() {
+    if CODE_OBJECT.get().is_some() {
+        deliver_symbols(CallbackPhase::UNLOAD);
+    }
+}
+
+pub fn code_object() -> &'static CodeObject {
+    load_code_object()
+}
+
+/// Every application completion, to check each fired exactly once.
+static LEDGER: LazyLock<Mutex<Vec<Arc<AppCompletion>>>> = LazyLock::new(|| Mutex::new(Vec::new()));
+
+pub fn malloc(words: usize) -> Arc<Region> {
+    memory::allocate(words as u64 * 8, MemKind::Coarse, GPU_AGENT)
+}
+
+pub fn host_malloc(words: usize) -> Arc<Region> {
+    memory::allocate(words as u64 * 8, MemKind::Fine, CPU_AGENT)
+}
+
+pub fn vmem_malloc(words: usize) -> Arc<Region> {
+    memory::allocate(words as u64 * 8, MemKind::Vmem, GPU_AGENT)
+}
+
+pub fn free(r: &Arc<Region>) {
+    memory::free(r);
+}
+
+pub fn create_stream() -> Arc<Queue> {
+    device::create_queue(GPU_AGENT)
+}
+
+fn launch_of(kernel: &str, grid: usize, body: impl Fn() + Send + Sync + 'static) -> Launch {
+    Launch {
+        kernel_id: krphase_kernels::kernel_id(kernel).expect("known kernel"),
+        grid: grid.min(u32::MAX as usize) as u32,
+        workgroup: WORKGROUP,
+        body: Arc::new(body),
+    }
+}
+
+fn record(apps: Vec<Arc<AppCompletion>>) {
+    LEDGER.lock().extend(apps);
+}
+
+/// `hipLaunchKernel`: one single-packet write.
+pub fn launch(q: &Queue, kernel: &str, grid: usize, body: impl Fn() + Send + Sync + 'static) {
+    record(replay::write_packets(q, vec![launch_of(kernel, grid, body)], false));
+}
+
+/// A multi-packet write: several dispatch packets in one interceptor call.
+pub fn launch_batch(q: &Queue, launches: Vec<(&str, usize, Arc<dyn Fn() + Send + Sync>)>) {
+    let ls = launches
+        .into_iter()
+        .map(|(k, g, b)| launch_of(k, g, move || b()))
+        .collect();
+    record(replay::write_packets(q, ls, false));
+}
+
+/// `hipGraphLaunch`: each node is written while a graph launch is in progress.
+pub fn graph_launch(q: &Queue, nodes: Vec<(&str, usize, Arc<dyn Fn() + Send + Sync>)>) {
+    for (k, g, b) in nodes {
+        record(replay::write_packets(q, vec![launch_of(k, g, move || b())], true));
+    }
+}
+
+/// Checks that every logical dispatch completed exactly once; returns (dispatches, problem).
+pub fn check_completions() -> (u64, Option<String>) {
+    let ledger = LEDGER.lock();
+    let bad = ledger.iter().find(|a| a.fired.load(Ordering::SeqCst) != 1);
+    let problem = bad.map(|a| {
+        format!(
+            "dispatch {} completed {} times",
+            a.dispatch_id.load(Ordering::SeqCst),
+            a.fired.load(Ordering::SeqCst)
+        )
+    });
+    (ledger.len() as u64, problem)
+}
+
+/// Waits for every queue (the device-wide synchronize).
+pub fn device_synchronize() {
+    for q in device::all_queues() {
+        q.synchronize();
+    }
+}

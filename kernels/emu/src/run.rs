@@ -1,0 +1,118 @@
+//! `krphase-emu run WORKLOAD [options]`: start the SDK (tools, driver), load the code object,
+//! run the workload, finalize, print the result line.
+
+use crate::opts::{DriverOrder, LayoutOpt, RunOpts};
+use crate::registration::{self, Source};
+use crate::replay::{self, ReplayConfig};
+use crate::sdk::sdk;
+use crate::{driver, kinds, program, truth, workloads};
+use clap::Parser;
+use serde_json::json;
+use std::ffi::OsString;
+
+/// Default snapshot budget: half of MemAvailable (as `ROCPROFILER_KERNEL_REPLAY_MAX_SNAPSHOT_BYTES`).
+fn default_budget() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(u64::MAX, |kb| kb * 1024 / 2)
+}
+
+fn fail(msg: &str) -> i32 {
+    eprintln!("krphase-emu: {msg}");
+    2
+}
+
+/// Entry point; `args[0]` is the subcommand name.
+pub fn main(args: &[OsString]) -> i32 {
+    let o = match RunOpts::try_parse_from(args) {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    if o.elements == 0 {
+        return fail("--elements must be at least 1");
+    }
+    if o.threads == 0 || o.depth == 0 {
+        return fail("--threads and --depth must be at least 1");
+    }
+    if !(o.link_gbps > 0.0 && o.link_gbps.is_finite()) {
+        return fail("--link-gbps must be a positive number");
+    }
+    let driver = match o.driver() {
+        Ok(d) => d,
+        Err(e) => return fail(&e),
+    };
+    if let Err(e) = truth::init_from_env() {
+        return fail(&e);
+    }
+    kinds::init(o.replay_kind);
+    sdk().set_version(o.sdk_version);
+    replay::configure(ReplayConfig {
+        layout: o.payload_layout,
+        restore_order: o.restore_order,
+        decline: o.decline,
+        budget: o.footprint_budget.unwrap_or_else(default_budget),
+        gbps: o.link_gbps,
+        decline_on_vmem: true,
+    });
+
+    let tool_list = std::env::var("ROCP_TOOL_LIBRARIES").unwrap_or_default();
+    let mut sources: Vec<Source> = registration::parse_tool_list(&tool_list, o.tool_list_quirk)
+        .into_iter()
+        .map(Source::Library)
+        .collect();
+    if let Some(d) = driver {
+        // SAFETY: no other thread exists yet (tools are not loaded, no queue is created).
+        unsafe { std::env::set_var("ROCPROF_KERNEL_REPLAY", "1") };
+        let layout = match o.payload_layout {
+            LayoutOpt::A => krphase_ffi::PayloadLayout::A,
+            _ => krphase_ffi::PayloadLayout::B,
+        };
+        let src = Source::Builtin("rocprofiler-sdk-tool", driver::driver_configure);
+        match d.order {
+            DriverOrder::First => sources.insert(0, src),
+            DriverOrder::Last => sources.push(src),
+        }
+        driver::set(d, layout);
+    }
+    if let Err(e) = registration::initialize(sources, o.sdk_version) {
+        eprintln!("krphase-emu: {e}");
+        std::process::abort(); // ROCP_FATAL, as in the SDK
+    }
+    program::load_code_object();
+
+    let result = workloads::run(&o);
+    program::device_synchronize();
+    let (dispatches, completion_problem) = program::check_completions();
+
+    sdk().set_fini_status(-1);
+    program::unload_code_object();
+    registration::finalize_all();
+    sdk().set_fini_status(1);
+
+    let w = o.workload.name();
+    let result = result.and_then(|r| match completion_problem {
+        Some(p) => Err(p),
+        None => Ok(r),
+    });
+    match result {
+        Ok(r) => {
+            truth::write(&json!({"type": "result", "pid": std::process::id(), "workload": w,
+                "checksum": r.checksum.hex(), "counter": r.counter, "dispatches": dispatches}));
+            println!("result {w} ok checksum={} counter={} dispatches={dispatches}", r.checksum.hex(), r.counter);
+            0
+        }
+        Err(e) => {
+            println!("result {w} FAILED {e}");
+            1
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! Small non-idempotent step kernels for the queue-depth, multi-queue, graph, multi-packet and
+//! vmem workloads: each adds a constant, so the final value counts how many times it really ran.
+
+use crate::words::{Words, get_u64, set_u64};
+
+/// x[i] += inc for i < n.
+pub fn add_step(x: &Words, n: usize, inc: u64) {
+    for i in 0..n {
+        set_u64(x, i, get_u64(x, i).wrapping_add(inc));
+    }
+}
+
+/// Whether every one of the first n words equals `want`.
+pub fn all_equal(x: &Words, n: usize, want: u64) -> bool {
+    (0..n).all(|i| get_u64(x, i) == want)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::words::alloc_words;
+
+    #[test]
+    fn steps_accumulate() {
+        let x = alloc_words(8);
+        add_step(&x, 8, 3);
+        add_step(&x, 8, 3);
+        assert!(all_equal(&x, 8, 6));
+        assert!(!all_equal(&x, 8, 3));
+    }
+}

@@ -1,0 +1,91 @@
+//! BabelStream-style kernels: copy, mul, add, triad, dot (see `hip/stream.hip`).
+
+use crate::words::{Words, get_f64, set_f64};
+
+pub const SCALAR: f64 = 0.4;
+pub const INIT_A: f64 = 0.1;
+pub const INIT_B: f64 = 0.2;
+pub const INIT_C: f64 = 0.0;
+
+/// c = a
+pub fn copy(a: &Words, c: &Words, n: usize) {
+    for i in 0..n {
+        set_f64(c, i, get_f64(a, i));
+    }
+}
+
+/// b = scalar * c
+pub fn mul(b: &Words, c: &Words, n: usize) {
+    for i in 0..n {
+        set_f64(b, i, SCALAR * get_f64(c, i));
+    }
+}
+
+/// c = a + b
+pub fn add(a: &Words, b: &Words, c: &Words, n: usize) {
+    for i in 0..n {
+        set_f64(c, i, get_f64(a, i) + get_f64(b, i));
+    }
+}
+
+/// a = b + scalar * c
+pub fn triad(a: &Words, b: &Words, c: &Words, n: usize) {
+    for i in 0..n {
+        set_f64(a, i, get_f64(b, i) + SCALAR * get_f64(c, i));
+    }
+}
+
+/// sum[0] = sum(a * b)
+pub fn dot(a: &Words, b: &Words, sum: &Words, n: usize) {
+    let mut s = 0.0;
+    for i in 0..n {
+        s += get_f64(a, i) * get_f64(b, i);
+    }
+    set_f64(sum, 0, s);
+}
+
+/// The values every element of a, b, c holds after `iterations` rounds of
+/// copy, mul, add, triad (the host-side reference), and the expected dot.
+pub fn expected(iterations: usize, n: usize) -> (f64, f64, f64, f64) {
+    let (mut a, mut b, mut c) = (INIT_A, INIT_B, INIT_C);
+    for _ in 0..iterations {
+        c = a;
+        b = SCALAR * c;
+        c = a + b;
+        a = b + SCALAR * c;
+    }
+    (a, b, c, a * b * n as f64)
+}
+
+/// Whether `got` is within a relative tolerance of `want` (BabelStream checks 1e-8).
+pub fn close(got: f64, want: f64, tol: f64) -> bool {
+    let denom = want.abs().max(f64::MIN_POSITIVE);
+    ((got - want) / denom).abs() <= tol
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::words::{alloc_words, fill_f64};
+
+    #[test]
+    fn one_round_matches_reference() {
+        let n = 16;
+        let (a, b, c, s) = (alloc_words(n), alloc_words(n), alloc_words(n), alloc_words(1));
+        fill_f64(&a, n, INIT_A);
+        fill_f64(&b, n, INIT_B);
+        fill_f64(&c, n, INIT_C);
+        for _ in 0..3 {
+            copy(&a, &c, n);
+            mul(&b, &c, n);
+            add(&a, &b, &c, n);
+            triad(&a, &b, &c, n);
+            dot(&a, &b, &s, n);
+        }
+        let (ea, eb, ec, es) = expected(3, n);
+        assert_eq!(get_f64(&a, 5), ea);
+        assert_eq!(get_f64(&b, 5), eb);
+        assert_eq!(get_f64(&c, 5), ec);
+        assert!(close(get_f64(&s, 0), es, 1e-12));
+    }
+}
