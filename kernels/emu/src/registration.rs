@@ -99,7 +99,9 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
     s.set_init_status(-1);
     let vstr = CString::new(format!("{}.{}.{}", version.0, version.1, version.2)).expect("no NUL");
     let vnum = version_number(version);
-    for (index, src) in sources.into_iter().enumerate() {
+    let mut seen: Vec<usize> = Vec::new();
+    let mut index = 0u32;
+    for src in sources {
         let (label, configure) = match src {
             Source::Library(path) => match open_library(&path) {
                 Ok(f) => (path, f),
@@ -111,13 +113,19 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
             },
             Source::Builtin(name, f) => (name.to_string(), f),
         };
-        let handle = HANDLE_OFFSET + index as u32;
+        // An entry whose configure function is already listed is skipped.
+        if seen.contains(&(configure as usize)) {
+            continue;
+        }
+        seen.push(configure as usize);
+        let handle = HANDLE_OFFSET + index;
         let mut id = Box::new(ClientId { size: std::mem::size_of::<ClientId>(), name: std::ptr::null(), handle });
         s.set_current_client(handle);
         let idp: *mut ClientId = &mut *id;
         // SAFETY: the tool's rocprofiler_configure with the registration.h signature; the
         // client id lives in a Box for the life of the process.
-        let r = unsafe { configure(vnum, vstr.as_ptr(), index as u32, idp) };
+        let r = unsafe { configure(vnum, vstr.as_ptr(), index, idp) };
+        index += 1;
         let result = if r.is_null() {
             s.remove_client_contexts(handle);
             None
