@@ -39,6 +39,30 @@ impl Record {
         b
     }
 
+    /// The record as four words (kind | aux << 8 | x << 16 | thread << 32, w0, w1, w2), the form
+    /// the tool's lock-free per-thread buffers hold.
+    #[inline]
+    pub fn to_words(&self) -> [u64; 4] {
+        let head = u64::from(self.kind)
+            | (u64::from(self.aux) << 8)
+            | (u64::from(self.x) << 16)
+            | (u64::from(self.thread) << 32);
+        [head, self.w[0], self.w[1], self.w[2]]
+    }
+
+    /// Inverse of [`Record::to_words`].
+    #[inline]
+    pub fn from_words(words: [u64; 4]) -> Record {
+        let h = words[0];
+        Record {
+            kind: h as u8,
+            aux: (h >> 8) as u8,
+            x: (h >> 16) as u16,
+            thread: (h >> 32) as u32,
+            w: [words[1], words[2], words[3]],
+        }
+    }
+
     /// Decodes the on-disk bytes.
     #[inline]
     pub fn decode(b: &[u8; RECORD_SIZE]) -> Record {
@@ -74,5 +98,6 @@ mod tests {
         assert_eq!(&b[4..8], &[0xef, 0xbe, 0xad, 0xde]);
         assert_eq!(&b[24..32], &[8, 7, 6, 5, 4, 3, 2, 1]);
         assert_eq!(Record::decode(&b), r);
+        assert_eq!(Record::from_words(r.to_words()), r);
     }
 }

@@ -1,0 +1,194 @@
+//! The tool's environment (contract C5), parsed once at configure time. Every bad value is one
+//! clear message naming the variable; the tool then declines and the application runs on.
+
+use krphase_ffi::PayloadLayout;
+use krphase_format::Mode;
+use regex::Regex;
+
+/// What to do when the writer falls behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFull {
+    /// Drop (and count) dispatch and allocation events; replay-window events are never dropped.
+    Drop,
+    /// Wait for the writer.
+    Block,
+}
+
+/// The largest `KRPHASE_PASSES` accepted.
+pub const MAX_PASSES: u32 = 4096;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub requested_mode: Mode,
+    pub passes: u32,
+    pub filter: Option<Regex>,
+    pub layout: Option<PayloadLayout>,
+    pub on_full: OnFull,
+    pub output_template: Option<String>,
+    /// `ROCPROF_KERNEL_REPLAY` is set: rocprofv3 owns replay (auto picks observe).
+    pub rocprof_replay: bool,
+    /// `ROCPROF_OUTPUT_PATH`, the default output directory under rocprofv3.
+    pub rocprof_output: Option<String>,
+}
+
+impl Config {
+    /// The mode auto resolves to.
+    pub fn effective_mode(&self) -> Mode {
+        match self.requested_mode {
+            Mode::Auto if self.rocprof_replay => Mode::Observe,
+            Mode::Auto => Mode::Drive,
+            m => m,
+        }
+    }
+
+    pub fn filter_src(&self) -> String {
+        self.filter
+            .as_ref()
+            .map(|r| r.as_str().to_string())
+            .unwrap_or_default()
+    }
+}
+
+/// `Ok(None)` when `KRPHASE_DISABLE` asks the tool to stay out.
+pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, String> {
+    let set = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+    if let Some(v) = set("KRPHASE_DISABLE") {
+        match v.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => return Ok(None),
+            "0" | "false" | "no" | "off" => {}
+            _ => return Err(format!("KRPHASE_DISABLE={v:?} is not 0 or 1")),
+        }
+    }
+    let requested_mode = match set("KRPHASE_MODE") {
+        None => Mode::Auto,
+        Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "auto" => Mode::Auto,
+            "drive" => Mode::Drive,
+            "observe" => Mode::Observe,
+            _ => return Err(format!("KRPHASE_MODE={v:?} is not auto, drive or observe")),
+        },
+    };
+    let passes = match set("KRPHASE_PASSES") {
+        None => 2,
+        Some(v) => match v.trim().parse::<u32>() {
+            Ok(n) if (1..=MAX_PASSES).contains(&n) => n,
+            _ => {
+                return Err(format!(
+                    "KRPHASE_PASSES={v:?} is not a whole number from 1 to {MAX_PASSES}"
+                ));
+            }
+        },
+    };
+    let filter = match set("KRPHASE_KERNEL_FILTER") {
+        None => None,
+        Some(v) => Some(Regex::new(&v).map_err(|e| {
+            format!(
+                "KRPHASE_KERNEL_FILTER={v:?} is not a valid regex: {}",
+                first_line(&e.to_string())
+            )
+        })?),
+    };
+    let layout = match set("KRPHASE_PAYLOAD_LAYOUT") {
+        None => None,
+        Some(v) if v.trim().eq_ignore_ascii_case("auto") => None,
+        Some(v) => Some(
+            PayloadLayout::parse(&v)
+                .ok_or_else(|| format!("KRPHASE_PAYLOAD_LAYOUT={v:?} is not a, b or auto"))?,
+        ),
+    };
+    let on_full = match set("KRPHASE_ON_FULL") {
+        None => OnFull::Drop,
+        Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "drop" => OnFull::Drop,
+            "block" => OnFull::Block,
+            _ => return Err(format!("KRPHASE_ON_FULL={v:?} is not drop or block")),
+        },
+    };
+    Ok(Some(Config {
+        requested_mode,
+        passes,
+        filter,
+        layout,
+        on_full,
+        output_template: set("KRPHASE_OUTPUT"),
+        rocprof_replay: set("ROCPROF_KERNEL_REPLAY").is_some_and(|v| v.trim() != "0"),
+        rocprof_output: set("ROCPROF_OUTPUT_PATH"),
+    }))
+}
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(vars: &[(&str, &str)]) -> Result<Option<Config>, String> {
+        let m: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        from_env(&|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults() {
+        let c = parse(&[]).unwrap().unwrap();
+        assert_eq!(c.passes, 2);
+        assert_eq!(c.effective_mode(), Mode::Drive);
+        assert_eq!(c.on_full, OnFull::Drop);
+        assert!(c.filter.is_none() && c.layout.is_none());
+    }
+
+    #[test]
+    fn auto_observes_under_rocprofv3_replay() {
+        let c = parse(&[("ROCPROF_KERNEL_REPLAY", "1")]).unwrap().unwrap();
+        assert_eq!(c.effective_mode(), Mode::Observe);
+        let c = parse(&[("ROCPROF_KERNEL_REPLAY", "1"), ("KRPHASE_MODE", "drive")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.effective_mode(), Mode::Drive);
+    }
+
+    #[test]
+    fn disable_and_bad_values_name_the_variable() {
+        assert!(parse(&[("KRPHASE_DISABLE", "1")]).unwrap().is_none());
+        for (k, v) in [
+            ("KRPHASE_DISABLE", "maybe"),
+            ("KRPHASE_MODE", "fast"),
+            ("KRPHASE_PASSES", "0"),
+            ("KRPHASE_PASSES", "two"),
+            ("KRPHASE_KERNEL_FILTER", "(unclosed"),
+            ("KRPHASE_PAYLOAD_LAYOUT", "z"),
+            ("KRPHASE_ON_FULL", "explode"),
+        ] {
+            let e = parse(&[(k, v)]).expect_err(k);
+            assert!(e.starts_with(k), "{e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn values_parse() {
+        let c = parse(&[
+            ("KRPHASE_PASSES", "4"),
+            ("KRPHASE_KERNEL_FILTER", "^stream_"),
+            ("KRPHASE_PAYLOAD_LAYOUT", "A"),
+            ("KRPHASE_ON_FULL", "block"),
+            ("KRPHASE_MODE", "observe"),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(c.passes, 4);
+        assert!(c.filter.as_ref().unwrap().is_match("stream_copy"));
+        assert_eq!(c.layout, Some(PayloadLayout::A));
+        assert_eq!(c.on_full, OnFull::Block);
+        assert_eq!(c.effective_mode(), Mode::Observe);
+    }
+}

@@ -1,0 +1,66 @@
+//! Thin wrappers over the libc calls the tool needs (the only `unsafe` outside `abi`).
+
+use std::ffi::CStr;
+
+/// CLOCK_BOOTTIME in ns: the SDK's clock, and the domain of GPU timestamps.
+#[inline]
+pub fn boottime_ns() -> u64 {
+    clock_ns(libc::CLOCK_BOOTTIME)
+}
+
+/// CLOCK_REALTIME in ns (only for the header's clock anchor).
+pub fn realtime_ns() -> u64 {
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+#[inline]
+fn clock_ns(id: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer; clock_gettime is a vDSO call that cannot fail for these ids.
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    (ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64)
+}
+
+/// The OS thread id (`gettid`); callers cache it per thread.
+pub fn gettid() -> u32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() as u32 }
+}
+
+pub fn getpid() -> u32 {
+    std::process::id()
+}
+
+pub fn getppid() -> u32 {
+    // SAFETY: getppid has no preconditions.
+    unsafe { libc::getppid() as u32 }
+}
+
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buf is writable for its length; gethostname NUL-terminates on success.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "unknown".into();
+    }
+    CStr::from_bytes_until_nul(&buf)
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Registers `f` to run at process exit.
+pub fn at_exit(f: extern "C" fn()) {
+    // SAFETY: f is a plain `extern "C" fn()` that lives for the whole process.
+    unsafe { libc::atexit(f) };
+}
+
+/// Registers `f` to run in the child after `fork`.
+pub fn at_fork_child(f: unsafe extern "C" fn()) {
+    // SAFETY: f lives for the whole process; no prepare/parent handlers.
+    unsafe { libc::pthread_atfork(None, None, Some(f)) };
+}

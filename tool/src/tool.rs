@@ -1,0 +1,719 @@
+//! The tool's state and its reactions to SDK callbacks (safe code; `abi` does the raw reads).
+
+use crate::alloc::{AllocTracker, Live, PointerClass, classify};
+use crate::config::{self, Config};
+use crate::output;
+use crate::recorder::{self, Flush, Recorder};
+use crate::{say, say_once, sys};
+use krphase_ffi::{
+    CallbackTracingKind, ContextId, KernelDispatchInfo, PayloadLayout, ReplayPassCountFn,
+    ReplayPayload, Sdk, Status, TracingOperation,
+};
+use krphase_format::event::{Decision, Notice, alloc_class, kind};
+use krphase_format::{Header, Mode, NameSpace, RECORD_SIZE, Record};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
+
+/// Layout state: not yet known, confirmed A or B, or driving stopped.
+const LAYOUT_UNKNOWN: u8 = 0;
+const LAYOUT_A: u8 = 1;
+const LAYOUT_B: u8 = 2;
+const LAYOUT_STOPPED: u8 = 3;
+
+/// Offsets of `total_passes` in Layout B and Layout A (where the first PASS finds N).
+fn total_offset(l: PayloadLayout) -> usize {
+    l.offsets().total_passes
+}
+
+/// Operation numbers found by name.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ops {
+    pub replay_kind: Option<CallbackTracingKind>,
+    pub config: Option<TracingOperation>,
+    pub pass: Option<TracingOperation>,
+    pub dispatch_kind: CallbackTracingKind,
+    pub alloc_kind: CallbackTracingKind,
+    pub code_object_kind: CallbackTracingKind,
+}
+
+pub struct Tool {
+    pub cfg: Config,
+    pub sdk: Sdk,
+    pub ops: Ops,
+    /// The mode in effect (drive falls back to observe on status 15).
+    mode: AtomicU8,
+    layout: AtomicU8,
+    layout_forced: bool,
+    /// kernel id → matches the filter.
+    kernels: RwLock<HashMap<u64, bool>>,
+    allocs: AllocTracker,
+    pub ctx: ContextId,
+    replay_configured: AtomicBool,
+    panicked: AtomicBool,
+    header: Header,
+}
+
+static TOOL: OnceLock<Tool> = OnceLock::new();
+
+/// The tool declined; the reason has been printed.
+#[derive(Debug)]
+pub struct Declined;
+
+fn declined(msg: &str) -> Declined {
+    say(msg);
+    Declined
+}
+
+pub fn get() -> Option<&'static Tool> {
+    TOOL.get()
+}
+
+fn env(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}
+
+/// `rocprofiler_configure`: decide, set up the context and services, open the file.
+/// `Err(Declined)` means decline (the reason has been printed).
+pub fn configure(
+    pass_count: ReplayPassCountFn,
+    cb: krphase_ffi::CallbackTracingFn,
+) -> Result<(), Declined> {
+    if TOOL.get().is_some() {
+        return Err(Declined); // configured already (a second copy in the tool list)
+    }
+    let cfg = match config::from_env(&env) {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            say("KRPHASE_DISABLE is set; not recording");
+            return Err(Declined);
+        }
+        Err(m) => {
+            say(&format!("{m}; not recording"));
+            return Err(Declined);
+        }
+    };
+    let _ = pass_count;
+    let sdk = Sdk::load()
+        .map_err(|e| declined(&format!("rocprofiler-sdk not usable: {e}; not recording")))?;
+    let version = sdk
+        .version()
+        .map(|v| (v.major, v.minor, v.patch))
+        .unwrap_or((0, 0, 0));
+    let find = |name: &str, fallback: CallbackTracingKind| {
+        sdk.find_kind(name).ok().flatten().unwrap_or(fallback)
+    };
+    let mut ops = Ops {
+        dispatch_kind: find("KERNEL_DISPATCH", CallbackTracingKind::KERNEL_DISPATCH),
+        alloc_kind: find("MEMORY_ALLOCATION", CallbackTracingKind::MEMORY_ALLOCATION),
+        code_object_kind: find("CODE_OBJECT", CallbackTracingKind::CODE_OBJECT),
+        ..Ops::default()
+    };
+    ops.replay_kind = sdk.find_kind("KERNEL_REPLAY").ok().flatten();
+    if let Some(k) = ops.replay_kind {
+        ops.config = sdk.find_operation(k, "CONFIG").ok().flatten();
+        ops.pass = sdk.find_operation(k, "PASS").ok().flatten();
+    }
+    let mut mode = cfg.effective_mode();
+    let replay_ok = ops.replay_kind.is_some() && ops.config.is_some() && ops.pass.is_some();
+    if mode == Mode::Drive && !replay_ok {
+        if cfg.requested_mode == Mode::Drive {
+            say(
+                "KRPHASE_MODE=drive needs the SDK's KERNEL_REPLAY service (CONFIG and PASS), which this SDK lacks; not recording",
+            );
+            return Err(Declined);
+        }
+        say("this SDK has no KERNEL_REPLAY service; observing kernel dispatches only");
+        mode = Mode::Observe;
+    }
+
+    let ctx = sdk.create_context().map_err(|s| {
+        declined(&format!(
+            "create_context failed: {}; not recording",
+            status(&sdk, s)
+        ))
+    })?;
+    let mut replay_configured = false;
+    if mode == Mode::Drive {
+        let (k, c, p) = (
+            ops.replay_kind.expect("checked"),
+            ops.config.expect("checked"),
+            ops.pass.expect("checked"),
+        );
+        match sdk.configure_callback_tracing(ctx, k, &[c, p], cb, std::ptr::null_mut()) {
+            Ok(()) => replay_configured = true,
+            Err(s) if s == Status::SERVICE_ALREADY_CONFIGURED => {
+                say("another tool owns KERNEL_REPLAY (status 15); observing instead");
+                mode = Mode::Observe;
+            }
+            Err(s) => {
+                say(&format!(
+                    "configuring KERNEL_REPLAY failed: {}; not recording",
+                    status(&sdk, s)
+                ));
+                return Err(Declined);
+            }
+        }
+    }
+    for (kind, what) in [
+        (ops.dispatch_kind, "KERNEL_DISPATCH"),
+        (ops.alloc_kind, "MEMORY_ALLOCATION"),
+        (ops.code_object_kind, "CODE_OBJECT"),
+    ] {
+        if let Err(s) = sdk.configure_callback_tracing(ctx, kind, &[], cb, std::ptr::null_mut()) {
+            if kind == ops.dispatch_kind && mode == Mode::Observe {
+                say(&format!(
+                    "configuring {what} tracing failed: {}; observe mode needs it; not recording",
+                    status(&sdk, s)
+                ));
+                return Err(Declined);
+            }
+            say(&format!(
+                "configuring {what} tracing failed: {}; continuing without it",
+                status(&sdk, s)
+            ));
+        }
+    }
+
+    let pid = sys::getpid();
+    let hostname = sys::hostname();
+    let path =
+        output_path(&cfg, pid, &hostname).map_err(|m| declined(&format!("{m}; not recording")))?;
+    let header = Header {
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        pid,
+        ppid: sys::getppid(),
+        hostname,
+        command_line: std::env::args().collect::<Vec<_>>().join(" "),
+        sdk_version: version,
+        requested_mode: cfg.requested_mode,
+        mode,
+        payload_layout: match cfg.layout {
+            None => 0,
+            Some(PayloadLayout::A) => 1,
+            Some(PayloadLayout::B) => 2,
+        },
+        on_full: u8::from(cfg.on_full == config::OnFull::Block),
+        passes: cfg.passes,
+        filter: cfg.filter_src(),
+        boottime_ns: sys::boottime_ns(),
+        realtime_ns: sys::realtime_ns(),
+        record_size: RECORD_SIZE as u32,
+        replay_kind: ops
+            .replay_kind
+            .map_or(krphase_format::header::NOT_FOUND, |k| k.0),
+        config_op: ops
+            .config
+            .map_or(krphase_format::header::NOT_FOUND, |o| o as u32),
+        pass_op: ops
+            .pass
+            .map_or(krphase_format::header::NOT_FOUND, |o| o as u32),
+        output_path: path.display().to_string(),
+    };
+    let rec = open_recorder(&path, &header, cfg.on_full)?;
+    recorder::install(rec);
+    let fell_back = cfg.effective_mode() == Mode::Drive && mode == Mode::Observe && replay_ok;
+    let layout_forced = cfg.layout.is_some();
+    let layout = match cfg.layout {
+        Some(PayloadLayout::A) => LAYOUT_A,
+        Some(PayloadLayout::B) => LAYOUT_B,
+        None => LAYOUT_UNKNOWN,
+    };
+    let tool = Tool {
+        cfg,
+        sdk,
+        ops,
+        mode: AtomicU8::new(mode.to_u8()),
+        layout: AtomicU8::new(layout),
+        layout_forced,
+        kernels: RwLock::new(HashMap::new()),
+        allocs: AllocTracker::default(),
+        ctx,
+        replay_configured: AtomicBool::new(replay_configured),
+        panicked: AtomicBool::new(false),
+        header,
+    };
+    if TOOL.set(tool).is_err() {
+        return Err(Declined);
+    }
+    recorder::set_fork_factory(Box::new(fork_child_recorder));
+    if fell_back && let Some(t) = get() {
+        t.note_fallback();
+    }
+    Ok(())
+}
+
+fn status(sdk: &Sdk, s: Status) -> String {
+    match sdk.status_name(s.0) {
+        Some(n) => format!("{n} ({})", s.0),
+        None => format!("status {}", s.0),
+    }
+}
+
+fn output_path(cfg: &Config, pid: u32, hostname: &str) -> Result<PathBuf, String> {
+    let vars = output::Vars {
+        pid,
+        ppid: sys::getppid(),
+        hostname,
+        env: &env,
+    };
+    output::resolve(
+        cfg.output_template.as_deref(),
+        cfg.rocprof_output.as_deref(),
+        &vars,
+    )
+}
+
+fn open_recorder(
+    path: &Path,
+    header: &Header,
+    on_full: config::OnFull,
+) -> Result<Arc<Recorder>, Declined> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        say(&format!(
+            "cannot create output directory {}: {e}; not recording",
+            dir.display()
+        ));
+        return Err(Declined);
+    }
+    Recorder::create(path.to_path_buf(), header, on_full).map_err(|e| {
+        declined(&format!(
+            "cannot write {}: {e}; not recording",
+            path.display()
+        ))
+    })
+}
+
+/// A fork child writes its own file, named from the template with its own pid.
+fn fork_child_recorder() -> Option<Arc<Recorder>> {
+    let t = get()?;
+    let pid = sys::getpid();
+    let mut h = t.header.clone();
+    let parent = h.pid;
+    h.pid = pid;
+    h.ppid = sys::getppid();
+    h.boottime_ns = sys::boottime_ns();
+    h.realtime_ns = sys::realtime_ns();
+    h.mode = t.mode();
+    let path = output_path(&t.cfg, pid, &h.hostname)
+        .map_err(|m| declined(&m))
+        .ok()?;
+    h.output_path = path.display().to_string();
+    // The header's ppid names the parent; the command line and settings are inherited.
+    let _ = parent;
+    open_recorder(&path, &h, t.cfg.on_full).ok()
+}
+
+thread_local! {
+    /// The replay window running on this thread: (dispatch id, passes seen so far).
+    static WINDOW: Cell<(u64, u32)> = const { Cell::new((u64::MAX, 0)) };
+}
+
+#[inline]
+fn rec(kind: u8, aux: u8, x: u16, thread: u32, w0: u64, w1: u64, w2: u64) -> Record {
+    Record {
+        kind,
+        aux,
+        x,
+        thread,
+        w: [w0, w1, w2],
+    }
+}
+
+impl Tool {
+    pub fn mode(&self) -> Mode {
+        Mode::from_u8(self.mode.load(Ordering::Relaxed)).unwrap_or(Mode::Observe)
+    }
+
+    pub fn replay_configured(&self) -> bool {
+        self.replay_configured.load(Ordering::Relaxed)
+    }
+
+    /// A panic was caught at the C boundary: stop recording and driving.
+    pub fn on_panic(&self) {
+        if !self.panicked.swap(true, Ordering::AcqRel) {
+            say("internal error (panic caught); recording stops, the application continues");
+            if let Some(r) = recorder::peek() {
+                r.stop();
+            }
+        }
+    }
+
+    pub fn panicked(&self) -> bool {
+        self.panicked.load(Ordering::Relaxed)
+    }
+
+    fn notice(&self, n: Notice, a: u64, b: u64) {
+        let ts = sys::boottime_ns();
+        recorder::record(rec(kind::NOTICE, n.to_u8(), 0, 0, ts, a, b), ts, Flush::Now);
+    }
+
+    fn kernel_matches(&self, kernel_id: u64) -> bool {
+        if self.cfg.filter.is_none() {
+            return true;
+        }
+        let g = self.kernels.read().unwrap_or_else(|p| p.into_inner());
+        // A kernel whose name was never registered cannot match a name filter.
+        g.get(&kernel_id).copied().unwrap_or(false)
+    }
+
+    /// KERNEL_REPLAY CONFIG ENTER: choose, set the pass-count callback, record.
+    pub fn on_config_enter(
+        &self,
+        p: &mut ReplayPayload,
+        tid: u32,
+        corr: (u64, u64),
+        pass_count: ReplayPassCountFn,
+    ) {
+        let ts = sys::boottime_ns();
+        let info = p.dispatch_info();
+        let d = info.dispatch_id;
+        let layout = self.layout.load(Ordering::Acquire);
+        let mut decision = if self.panicked() || layout == LAYOUT_STOPPED {
+            Decision::Stopped
+        } else if !self.kernel_matches(info.kernel_id) {
+            Decision::FilteredOut
+        } else if self.cfg.passes == 1 {
+            Decision::PassesOne
+        } else {
+            Decision::Replay
+        };
+        if matches!(decision, Decision::Replay | Decision::PassesOne) {
+            if !p.has_pass_fields() {
+                say_once(
+                    &SMALL_PAYLOAD,
+                    &format!(
+                        "replay payload is only {} bytes; not driving replay",
+                        p.size()
+                    ),
+                );
+                decision = Decision::Stopped;
+            } else {
+                match layout {
+                    LAYOUT_A => {
+                        p.set_pass_count(PayloadLayout::A, pass_count);
+                    }
+                    LAYOUT_B => {
+                        p.set_pass_count(PayloadLayout::B, pass_count);
+                    }
+                    _ => {
+                        // Not confirmed yet: both slots (§5.3). The other layout's slot is a pass
+                        // field the SDK rewrites for every PASS.
+                        p.set_pass_count(PayloadLayout::A, pass_count);
+                        p.set_pass_count(PayloadLayout::B, pass_count);
+                    }
+                }
+            }
+        }
+        WINDOW.with(|w| w.set((d, 0)));
+        let th = tid;
+        recorder::record(
+            rec(
+                kind::CONFIG_ENTER,
+                decision.to_u8(),
+                0,
+                th,
+                ts,
+                d,
+                info.kernel_id,
+            ),
+            ts,
+            Flush::Lazy,
+        );
+        recorder::record(
+            rec(
+                kind::DISPATCH_INFO,
+                0,
+                0,
+                th,
+                d,
+                info.agent_id.handle,
+                info.queue_id.handle,
+            ),
+            ts,
+            Flush::Lazy,
+        );
+        recorder::record(
+            rec(kind::CORRELATION, 0, 0, th, d, corr.0, corr.1),
+            ts,
+            Flush::Lazy,
+        );
+        if decision == Decision::Replay {
+            let e = self.allocs.estimate(info.agent_id.handle);
+            let regions = e.classified_regions.min(u64::from(u16::MAX)) as u16;
+            recorder::record(
+                rec(
+                    kind::WINDOW_BYTES,
+                    0,
+                    regions,
+                    th,
+                    d,
+                    e.classified,
+                    e.upper_bound,
+                ),
+                ts,
+                Flush::Lazy,
+            );
+        }
+    }
+
+    /// The pass-count callback the SDK calls after CONFIG ENTER.
+    pub fn on_pass_count(&self, info: &KernelDispatchInfo) -> u64 {
+        let ts = sys::boottime_ns();
+        let d = info.dispatch_id;
+        recorder::record(
+            rec(kind::PASS_COUNT_ENTER, 0, 0, 0, ts, d, 0),
+            ts,
+            Flush::Lazy,
+        );
+        let n = if self.panicked() {
+            1
+        } else {
+            u64::from(self.cfg.passes)
+        };
+        let ts2 = sys::boottime_ns();
+        recorder::record(
+            rec(kind::PASS_COUNT_RETURN, 0, 0, 0, ts2, d, n),
+            ts2,
+            Flush::Lazy,
+        );
+        n
+    }
+
+    /// PASS ENTER/EXIT. At the first PASS the layout is confirmed by where N sits.
+    pub fn on_pass(&self, p: &ReplayPayload, enter: bool, tid: u32) {
+        let ts = sys::boottime_ns();
+        let info = p.dispatch_info();
+        let d = info.dispatch_id;
+        let mut layout = self.layout.load(Ordering::Acquire);
+        if enter
+            && (layout == LAYOUT_UNKNOWN
+                || (self.layout_forced && !LAYOUT_CONFIRMED.load(Ordering::Relaxed)))
+        {
+            layout = self.confirm_layout(p, layout);
+        }
+        let (index, total) = match layout {
+            LAYOUT_A | LAYOUT_B => {
+                let l = if layout == LAYOUT_A {
+                    PayloadLayout::A
+                } else {
+                    PayloadLayout::B
+                };
+                (
+                    p.current_pass(l).unwrap_or(0) as u32,
+                    p.total_passes(l).unwrap_or(0) as u32,
+                )
+            }
+            _ => (u32::MAX, 0),
+        };
+        // Our own count numbers passes when the layout is unusable.
+        let index = WINDOW.with(|w| {
+            let (wd, seen) = w.get();
+            let seen = if wd == d { seen } else { 0 };
+            let idx = if index == u32::MAX {
+                if enter { seen } else { seen.saturating_sub(1) }
+            } else {
+                index
+            };
+            if enter {
+                w.set((d, seen + 1));
+            }
+            idx
+        });
+        let k = if enter {
+            kind::PASS_ENTER
+        } else {
+            kind::PASS_EXIT
+        };
+        let aux = if layout == LAYOUT_A || layout == LAYOUT_B {
+            layout
+        } else {
+            0
+        };
+        let word = u64::from(index) | (u64::from(total) << 32);
+        recorder::record(rec(k, aux, 0, tid, ts, d, word), ts, Flush::Lazy);
+    }
+
+    fn confirm_layout(&self, p: &ReplayPayload, current: u8) -> u8 {
+        let n = u64::from(self.cfg.passes);
+        let at_b = p.slot(total_offset(PayloadLayout::B));
+        let at_a = p.slot(total_offset(PayloadLayout::A));
+        let found = match current {
+            LAYOUT_A if at_a == Some(n) => LAYOUT_A,
+            LAYOUT_B if at_b == Some(n) => LAYOUT_B,
+            LAYOUT_A | LAYOUT_B => LAYOUT_STOPPED,
+            _ if at_b == Some(n) && at_a != Some(n) => LAYOUT_B,
+            _ if at_a == Some(n) && at_b != Some(n) => LAYOUT_A,
+            _ => LAYOUT_STOPPED,
+        };
+        match self
+            .layout
+            .compare_exchange(current, found, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => {
+                LAYOUT_CONFIRMED.store(true, Ordering::Relaxed);
+                if found == LAYOUT_STOPPED {
+                    say(&format!(
+                        "replay payload layout not recognised (total_passes={n} at neither offset {} nor {}); driving stopped, later dispatches run once",
+                        total_offset(PayloadLayout::B),
+                        total_offset(PayloadLayout::A)
+                    ));
+                    self.notice(Notice::LayoutMismatch, at_b.unwrap_or(0), at_a.unwrap_or(0));
+                } else {
+                    self.notice(
+                        Notice::LayoutConfirmed,
+                        u64::from(found),
+                        u64::from(self.layout_forced),
+                    );
+                }
+                found
+            }
+            Err(now) => now,
+        }
+    }
+
+    pub fn on_config_exit(&self, d: u64, tid: u32) {
+        let ts = sys::boottime_ns();
+        let passes = WINDOW.with(|w| {
+            let (wd, seen) = w.get();
+            w.set((u64::MAX, 0));
+            if wd == d { seen } else { 0 }
+        });
+        if let Some(r) = recorder::peek() {
+            let c = if passes > 0 {
+                &r.counters.windows
+            } else {
+                &r.counters.declines
+            };
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+        recorder::record(rec(kind::CONFIG_EXIT, 0, 0, tid, ts, d, 0), ts, Flush::Now);
+    }
+
+    pub fn on_enqueue(&self, enter: bool, info: &KernelDispatchInfo, tid: u32, corr: u64) {
+        let ts = sys::boottime_ns();
+        let d = info.dispatch_id;
+        if enter {
+            recorder::record(
+                rec(kind::ENQUEUE_ENTER, 0, 0, tid, ts, d, info.kernel_id),
+                ts,
+                Flush::Lazy,
+            );
+            if LAST_INFO.with(|c| c.replace(d)) != d {
+                recorder::record(
+                    rec(
+                        kind::DISPATCH_INFO,
+                        1,
+                        0,
+                        tid,
+                        d,
+                        info.agent_id.handle,
+                        info.queue_id.handle,
+                    ),
+                    ts,
+                    Flush::Lazy,
+                );
+            }
+        } else {
+            recorder::record(
+                rec(kind::ENQUEUE_EXIT, 0, 0, tid, ts, d, corr),
+                ts,
+                Flush::Lazy,
+            );
+        }
+    }
+
+    pub fn on_complete(&self, d: u64, start: u64, end: u64, tid: u32) {
+        recorder::record(
+            rec(kind::COMPLETE, 0, 0, tid, d, start, end),
+            end,
+            Flush::Lazy,
+        );
+    }
+
+    pub fn on_alloc(
+        &self,
+        op: i32,
+        agent: u64,
+        address: u64,
+        size: u64,
+        info: Option<PointerClass>,
+        tid: u32,
+    ) {
+        use krphase_ffi::memory_allocation_op as m;
+        let ts = sys::boottime_ns();
+        match op {
+            m::ALLOCATE | m::VMEM_ALLOCATE => {
+                let class = classify(info, self.replay_configured(), op == m::VMEM_ALLOCATE);
+                self.allocs.on_alloc(address, Live { agent, size, class });
+                recorder::record(
+                    rec(kind::ALLOC, class, op as u16, tid, address, size, agent),
+                    ts,
+                    Flush::Lazy,
+                );
+            }
+            m::FREE | m::VMEM_FREE => {
+                let old = self.allocs.on_free(address);
+                let (class, size, agent) =
+                    old.map_or((0, 0, agent), |l| (l.class, l.size, l.agent));
+                let class = if op == m::VMEM_FREE {
+                    class | alloc_class::VMEM
+                } else {
+                    class
+                };
+                recorder::record(
+                    rec(kind::FREE, class, op as u16, tid, address, size, agent),
+                    ts,
+                    Flush::Lazy,
+                );
+            }
+            _ => {}
+        }
+    }
+
+    pub fn on_kernel_symbol(&self, kernel_id: u64, name: &str) {
+        let matches = self.cfg.filter.as_ref().is_none_or(|r| r.is_match(name));
+        self.kernels
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(kernel_id, matches);
+        if let Some(r) = recorder::current() {
+            r.send_names(vec![(NameSpace::Kernel, kernel_id, name.to_string())]);
+        }
+    }
+
+    pub fn note_fallback(&self) {
+        self.notice(
+            Notice::FellBackToObserve,
+            u64::from(Status::SERVICE_ALREADY_CONFIGURED.0),
+            0,
+        );
+    }
+}
+
+static SMALL_PAYLOAD: AtomicBool = AtomicBool::new(false);
+/// A forced layout is checked once, at the first PASS.
+static LAYOUT_CONFIRMED: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Last dispatch id whose placement this thread recorded (passes share one).
+    static LAST_INFO: Cell<u64> = const { Cell::new(u64::MAX) };
+}
+
+/// SDK finalize or the atexit safety net: flush and write the trailer (bounded).
+pub fn finalize(flags: u64) {
+    let Some(r) = recorder::peek() else { return };
+    if r.pid != sys::getpid() {
+        return; // a fork child that never recorded: the parent's file is not ours to close
+    }
+    let mut flags = flags;
+    if get().is_some_and(Tool::panicked) {
+        flags |= krphase_format::trailer::flags::PANIC;
+    }
+    recorder::flush_current_thread();
+    r.finish(flags);
+}
