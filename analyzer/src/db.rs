@@ -61,10 +61,11 @@ CREATE TABLE IF NOT EXISTS krphase_dispatch (
     run_id INTEGER NOT NULL REFERENCES krphase_run(id) ON DELETE CASCADE,
     dispatch_id BIGINT, correlation_id BIGINT, kernel TEXT,
     agent BIGINT, queue BIGINT, thread BIGINT,
+    had_config INTEGER NOT NULL DEFAULT 0, -- a CONFIG pair (opt-out or SDK decline) preceded it
     "start" BIGINT, "end" BIGINT,       -- enqueue callbacks: the non-replayed dispatch tax
     gpu_start BIGINT, gpu_end BIGINT
 );
-CREATE INDEX IF NOT EXISTS krphase_dispatch_run ON krphase_dispatch(run_id);
+CREATE INDEX IF NOT EXISTS krphase_dispatch_run ON krphase_dispatch(run_id, dispatch_id);
 CREATE TABLE IF NOT EXISTS krphase_log_file (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL, file_hash TEXT NOT NULL,
@@ -104,7 +105,9 @@ const VIEWS: &str = r#"
 DROP VIEW IF EXISTS krphase_window_phase;
 CREATE VIEW krphase_window_phase AS
 SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w.thread,
-       w.outcome, w.reason, w.requested_passes, w.executed_passes,
+       w.outcome,
+       CASE WHEN w.outcome = 'declined' AND l.reason IS NOT NULL THEN l.reason ELSE w.reason END AS reason,
+       w.requested_passes, w.executed_passes,
        w."start", w."end", w."end" - w."start" AS window_ns,
        w.pass_count_return - w."start" AS config_ns,
        w.first_pass_enter - w.pass_count_return AS prepass_ns,

@@ -3,9 +3,11 @@
 
 pub mod bench;
 pub mod benchdb;
+pub mod compare;
 pub mod db;
 pub mod harness;
 pub mod import;
 pub mod logparse;
 pub mod phases;
 pub mod report;
+pub mod synth;

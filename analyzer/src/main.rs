@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use krphase_analyzer::{bench, db, harness, import, logparse, report};
+use krphase_analyzer::{bench, compare, db, harness, import, logparse, report, synth};
 
 #[derive(Parser)]
 #[command(name = "krphase", version, about = "Kernel-replay phase analyzer")]
@@ -62,10 +62,62 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "table")]
         format: report::Format,
     },
+    /// Compare two runs (ids or labels) phase by phase, with a noise test.
+    Compare {
+        a: String,
+        b: String,
+        #[arg(long, value_enum, default_value = "table")]
+        format: CompareFormat,
+    },
+    /// Write a synthetic phase file (benchmarks and tests).
+    #[command(hide = true)]
+    GenSynthetic {
+        #[arg(long, default_value_t = 1000)]
+        windows: u64,
+        #[arg(long, default_value_t = 2)]
+        passes: u32,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CompareFormat {
+    Table,
+    Json,
 }
 
 fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
+        Cmd::Compare { a, b, format } => {
+            let conn = db::open_existing(&cli.db)?;
+            let (a, b) = (db::resolve_run(&conn, &a)?, db::resolve_run(&conn, &b)?);
+            let c = compare::compare(&conn, a, b)?;
+            match format {
+                CompareFormat::Table => print!("{}", compare::render_table(&c)),
+                CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
+            }
+            Ok(())
+        }
+        Cmd::GenSynthetic {
+            windows,
+            passes,
+            output,
+        } => {
+            let spec = synth::SynthSpec {
+                windows,
+                passes,
+                ..synth::SynthSpec::default()
+            };
+            let t = synth::write_synthetic_file(&output, &spec)?;
+            println!(
+                "{}: {} events, {} windows",
+                output.display(),
+                t.events,
+                t.windows
+            );
+            Ok(())
+        }
         Cmd::Report { run, label, format } => {
             let conn = db::open_existing(&cli.db)?;
             let ids = report::select_runs(&conn, run.as_deref(), label.as_deref())?;
@@ -79,8 +131,21 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Import { files, label } => {
             let mut conn = db::open(&cli.db)?;
             for f in &files {
-                let id = import::import_phase_file(&mut conn, f, label.as_deref())?;
-                println!("{}: run {id}", f.display());
+                let r = import::import_file(&mut conn, f, label.as_deref())?;
+                if r.already {
+                    println!("{}: already imported as run {}", f.display(), r.run_id);
+                } else {
+                    println!(
+                        "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}",
+                        f.display(),
+                        r.run_id,
+                        r.events,
+                        r.windows,
+                        r.declines,
+                        r.dispatches,
+                        if r.truncated { " (truncated)" } else { "" }
+                    );
+                }
             }
             Ok(())
         }

@@ -245,10 +245,31 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         .collect();
     let total_of = |name: &str| phase_stats[phases::index(name).expect("phase")].total_ns;
 
-    let (plain_n, plain_ns): (i64, Option<i64>) = conn.query_row(
-        "SELECT COUNT(*), SUM(\"end\" - \"start\") FROM krphase_dispatch WHERE run_id = ?1",
+    // Plain dispatches: every dispatch that ran once. Those with a CONFIG pair before them are the
+    // run-once of a decline (already counted as a window); the rest never reached CONFIG.
+    let (plain_all, plain_n, plain_ns, tax_n, tax_ns): (i64, i64, Option<i64>, i64, Option<i64>) =
+        conn.query_row(
+            "SELECT COUNT(*), SUM(had_config = 0),
+                    SUM(CASE WHEN had_config = 0 THEN \"end\" - \"start\" END),
+                    COUNT(\"end\" - \"start\"), SUM(\"end\" - \"start\")
+             FROM krphase_dispatch WHERE run_id = ?1",
+            [run_id],
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get::<_, Option<i64>>(1)?.unwrap_or(0),
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                ))
+            },
+        )?;
+    let declined_without_plain: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM krphase_window w WHERE w.run_id = ?1 AND w.outcome <> 'replayed'
+           AND NOT EXISTS (SELECT 1 FROM krphase_dispatch d
+                           WHERE d.run_id = w.run_id AND d.dispatch_id = w.dispatch_id)",
         [run_id],
-        |r| Ok((r.get(0)?, r.get(1)?)),
+        |r| r.get(0),
     )?;
     let plain_n = plain_n as u64;
     let plain_ns = plain_ns.unwrap_or(0);
@@ -268,7 +289,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
             share_of_wall: ratio(declined_ns as f64, wall),
         },
         Group {
-            group: "not replayed".into(),
+            group: "no CONFIG".into(),
             count: plain_n,
             total_ns: plain_ns,
             share_of_wall: ratio(plain_ns as f64, wall),
@@ -325,8 +346,8 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         gpu_share_of_window: ratio(gpu_total as f64, window_total as f64),
     };
     let dispatch_tax = Tax {
-        plain_dispatches: plain_n,
-        plain_enqueue_mean_ns: (plain_n > 0).then(|| plain_ns as f64 / plain_n as f64),
+        plain_dispatches: plain_all as u64,
+        plain_enqueue_mean_ns: (tax_n > 0).then(|| tax_ns.unwrap_or(0) as f64 / tax_n as f64),
         opt_out_windows: opt_out_n,
         opt_out_config_mean_ns: (opt_out_n > 0).then(|| opt_out_ns as f64 / opt_out_n as f64),
     };
@@ -342,7 +363,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         truncated: truncated != 0,
         log_joined,
         wall_ns,
-        dispatches_seen: replayed + declined + plain_n,
+        dispatches_seen: replayed + plain_all as u64 + declined_without_plain as u64,
         windows: Windows {
             replayed,
             declined,
@@ -532,11 +553,11 @@ fn render_text(r: &RunReport, markdown: bool, out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "dispatches seen {}: {} replayed, {} declined, {} not replayed; wall {}",
+        "dispatches seen {}: {} replayed, {} declined, {} without CONFIG; wall {}",
         r.dispatches_seen,
         r.windows.replayed,
         r.windows.declined,
-        r.dispatch_tax.plain_dispatches,
+        r.groups[2].count,
         r.wall_ns.map_or("?".into(), |w| fmt_ns(w as f64))
     );
     if !r.declines_by_reason.is_empty() {
