@@ -258,10 +258,12 @@ mod header_check {
         ),
     ];
 
-    /// Field names of `pub struct <name> { ... }` in bindgen output, in declaration order.
+    /// Field names of `pub struct|union <name> { ... }` in bindgen output, in declaration order.
     fn struct_fields(bindings: &str, name: &str) -> Option<Vec<String>> {
-        let head = format!("pub struct {name} {{");
-        let start = bindings.find(&head)? + head.len();
+        let start = ["struct", "union"].iter().find_map(|what| {
+            let head = format!("pub {what} {name} {{");
+            bindings.find(&head).map(|i| i + head.len())
+        })?;
         let body = &bindings[start..];
         let end = body.find("\n}")?;
         Some(
@@ -354,7 +356,12 @@ mod header_check {
     }
 
     pub fn run() {
-        for v in [ENV_INCLUDE, ENV_ROCM, "LIBCLANG_PATH"] {
+        for v in [
+            ENV_INCLUDE,
+            ENV_ROCM,
+            "LIBCLANG_PATH",
+            "BINDGEN_EXTRA_CLANG_ARGS",
+        ] {
             println!("cargo::rerun-if-env-changed={v}");
         }
         let include = match find_include_dir() {
