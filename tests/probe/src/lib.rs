@@ -162,7 +162,7 @@ fn setup() {
 
 unsafe extern "C" fn probe_initialize(_fini: ClientFinalizeFn, _data: *mut c_void) -> c_int {
     let _ = std::panic::catch_unwind(|| {
-        if let Some(state) = tool().sdk.is_initialized() {
+        if let Some(Ok(state)) = tool().sdk.is_initialized() {
             obs().set("init_state_in_initialize", json!(format!("{state:?}")));
         }
         if !settings().claim_in_configure {
