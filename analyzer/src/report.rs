@@ -143,6 +143,7 @@ pub struct RunReport {
 struct Acc {
     hist: Histogram<u64>,
     total: i64,
+    max: u64,
 }
 
 fn ratio(a: f64, b: f64) -> Option<f64> {
@@ -187,8 +188,10 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
     let mut accs: Vec<Acc> = PHASES
         .iter()
         .map(|_| Acc {
-            hist: Histogram::new(3).expect("3 significant figures is valid"),
+            // 1 ns .. 1 h at 3 significant figures; longer phases saturate at 1 h.
+            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"),
             total: 0,
+            max: 0,
         })
         .collect();
     let (mut replayed, mut declined) = (0u64, 0u64);
@@ -210,8 +213,10 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         replayed += 1;
         for (acc, v) in accs.iter_mut().zip(w.phase_ns) {
             if let Some(v) = v {
-                acc.total += v;
-                acc.hist.saturating_record(v.max(0) as u64);
+                let v = v.max(0) as u64;
+                acc.total += v as i64;
+                acc.max = acc.max.max(v);
+                acc.hist.saturating_record(v);
             }
         }
         log_joined |= w.phase_ns[phases::index("snapshot").expect("phase")].is_some();
@@ -227,7 +232,9 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         .zip(&accs)
         .map(|(p, a)| {
             let n = a.hist.len();
-            let q = |x: f64| (n > 0).then(|| a.hist.value_at_quantile(x));
+            // hdrhistogram answers with a bucket's highest value; report its lowest (the
+            // recorded value when it is exact at 3 significant figures).
+            let q = |x: f64| (n > 0).then(|| a.hist.lowest_equivalent(a.hist.value_at_quantile(x)));
             PhaseStats {
                 phase: p.name.to_string(),
                 samples: n,
@@ -239,7 +246,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
                 p50_ns: q(0.5),
                 p90_ns: q(0.9),
                 p99_ns: q(0.99),
-                max_ns: (n > 0).then(|| a.hist.max()),
+                max_ns: (n > 0).then_some(a.max),
             }
         })
         .collect();
@@ -883,6 +890,8 @@ mod tests {
         assert_eq!(p("tail").total_ns, 100 + 200);
         assert_eq!(p("drain").samples, 0, "no log joined");
         assert_eq!(p("pre-pass").max_ns, Some(2000));
+        assert_eq!(p("window").p50_ns, Some(3200));
+        assert_eq!(p("window").p99_ns, Some(5300));
         assert_eq!(r.bytes.snapshot_bytes_total, 2_000_000);
         assert_eq!(r.bytes.restore_bytes_total, 2_000_000);
         let gbps = r.bytes.restore_gbps.unwrap();
