@@ -21,6 +21,7 @@ pub enum PayloadLayout {
 }
 
 impl PayloadLayout {
+    /// Byte offsets of the layout-dependent fields in this layout.
     pub const fn offsets(self) -> FieldOffsets {
         match self {
             PayloadLayout::A => FieldOffsets {
@@ -42,6 +43,7 @@ impl PayloadLayout {
         }
     }
 
+    /// The other known layout (for the dual writes of CONFIG ENTER).
     pub const fn other(self) -> PayloadLayout {
         match self {
             PayloadLayout::A => PayloadLayout::B,
@@ -49,6 +51,7 @@ impl PayloadLayout {
         }
     }
 
+    /// `"a"` or `"b"`, as `KRPHASE_PAYLOAD_LAYOUT` and the emulator spell it.
     pub fn name(self) -> &'static str {
         match self {
             PayloadLayout::A => "a",
@@ -56,6 +59,7 @@ impl PayloadLayout {
         }
     }
 
+    /// Parses `a`/`b` (any case, surrounding spaces ignored).
     pub fn parse(s: &str) -> Option<PayloadLayout> {
         match s.trim().to_ascii_lowercase().as_str() {
             "a" => Some(PayloadLayout::A),
@@ -68,11 +72,17 @@ impl PayloadLayout {
 /// Byte offsets of the layout-dependent fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldOffsets {
+    /// `current_pass` (u64, SDK-written at PASS).
     pub current_pass: usize,
+    /// `total_passes` (u64, SDK-written at PASS; 0 for an indefinite loop).
     pub total_passes: usize,
+    /// The tool's pass-count callback.
     pub pass_count: usize,
+    /// The tool's (or, at PASS EXIT, the SDK's) continue callback.
     pub continue_cb: usize,
+    /// The SDK's localized start-context toggle (PASS ENTER only).
     pub start_context: usize,
+    /// The SDK's localized stop-context toggle (PASS ENTER only).
     pub stop_context: usize,
 }
 
@@ -109,6 +119,7 @@ impl ReplayPayload {
         })
     }
 
+    /// The payload's own `size` field (184 for both full layouts, 168 without toggles).
     pub fn size(&self) -> u64 {
         self.size
     }
@@ -123,6 +134,7 @@ impl ReplayPayload {
         self.size >= REPLAY_PAYLOAD_FULL_SIZE
     }
 
+    /// A copy of the dispatch info (same offset in every layout).
     pub fn dispatch_info(&self) -> KernelDispatchInfo {
         // SAFETY: from_raw checked that size covers dispatch_info; read_unaligned tolerates any
         // alignment.
@@ -153,28 +165,36 @@ impl ReplayPayload {
         self.read_u64(off)
     }
 
+    /// `current_pass` read through `layout`; `None` when the payload is too short.
     pub fn current_pass(&self, layout: PayloadLayout) -> Option<u64> {
         self.read_u64(layout.offsets().current_pass)
     }
 
+    /// `total_passes` read through `layout`; `None` when the payload is too short.
     pub fn total_passes(&self, layout: PayloadLayout) -> Option<u64> {
         self.read_u64(layout.offsets().total_passes)
     }
 
+    /// Writes the pass-count callback (NULL for `None`) through `layout`; false when the
+    /// payload is too short and nothing was written.
     pub fn set_pass_count(&mut self, layout: PayloadLayout, f: ReplayPassCountFn) -> bool {
         let v = f.map_or(0, |f| f as usize as u64);
         self.write_u64(layout.offsets().pass_count, v)
     }
 
+    /// Writes the continue callback (NULL for `None`) through `layout`; false when the payload
+    /// is too short and nothing was written.
     pub fn set_continue(&mut self, layout: PayloadLayout, f: ReplayContinueFn) -> bool {
         let v = f.map_or(0, |f| f as usize as u64);
         self.write_u64(layout.offsets().continue_cb, v)
     }
 
+    /// The raw pass-count slot of `layout` (an address, or 0).
     pub fn pass_count_raw(&self, layout: PayloadLayout) -> Option<u64> {
         self.read_u64(layout.offsets().pass_count)
     }
 
+    /// The raw continue slot of `layout` (an address, or 0).
     pub fn continue_raw(&self, layout: PayloadLayout) -> Option<u64> {
         self.read_u64(layout.offsets().continue_cb)
     }

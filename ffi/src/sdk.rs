@@ -193,8 +193,11 @@ pub fn required_symbols() -> Vec<&'static str> {
 /// Initialization state reported by `rocprofiler_is_initialized` / `_is_finalized`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InitState {
+    /// 0: not yet.
     NotYet,
+    /// -1: in progress (the configuration window, or finalization running).
     InProgress,
+    /// 1: done.
     Done,
 }
 
@@ -323,11 +326,13 @@ impl Sdk {
         Ok(id)
     }
 
+    /// `rocprofiler_start_context`: callbacks reach only started contexts.
     pub fn start_context(&self, ctx: ContextId) -> Result<(), Status> {
         // SAFETY: plain value argument.
         Status::check(unsafe { (self.fns.start_context)(ctx) })
     }
 
+    /// `rocprofiler_stop_context` (SUCCESS once the SDK is finalized).
     pub fn stop_context(&self, ctx: ContextId) -> Result<(), Status> {
         // SAFETY: plain value argument.
         Status::check(unsafe { (self.fns.stop_context)(ctx) })

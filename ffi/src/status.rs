@@ -55,7 +55,10 @@ const NAMES: [&str; 43] = [
     "LAST",
 ];
 
+/// The statuses krphase reacts to by number (names and numbers as in the reference).
+#[allow(missing_docs)]
 impl Status {
+    /// The raw success value; never an `Err`.
     pub const SUCCESS: u32 = 0;
     pub const ERROR: Status = Status(1);
     pub const CONTEXT_NOT_FOUND: Status = Status(2);
