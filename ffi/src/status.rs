@@ -123,6 +123,51 @@ mod tests {
     }
 
     #[test]
+    fn every_reference_number_has_its_name() {
+        // The reference's status table, number by number.
+        let table = "SUCCESS ERROR ERROR_CONTEXT_NOT_FOUND ERROR_BUFFER_NOT_FOUND \
+            ERROR_KIND_NOT_FOUND ERROR_OPERATION_NOT_FOUND ERROR_THREAD_NOT_FOUND \
+            ERROR_AGENT_NOT_FOUND ERROR_COUNTER_NOT_FOUND ERROR_CONTEXT_ERROR \
+            ERROR_CONTEXT_INVALID ERROR_CONTEXT_NOT_STARTED ERROR_CONTEXT_CONFLICT \
+            ERROR_CONTEXT_ID_NOT_ZERO ERROR_BUFFER_BUSY ERROR_SERVICE_ALREADY_CONFIGURED \
+            ERROR_CONFIGURATION_LOCKED ERROR_NOT_IMPLEMENTED ERROR_INCOMPATIBLE_ABI \
+            ERROR_INVALID_ARGUMENT ERROR_METRIC_NOT_VALID_FOR_AGENT ERROR_FINALIZED \
+            ERROR_HSA_NOT_LOADED ERROR_DIM_NOT_FOUND ERROR_PROFILE_COUNTER_NOT_FOUND \
+            ERROR_AST_GENERATION_FAILED ERROR_AST_NOT_FOUND ERROR_AQL_NO_EVENT_COORD \
+            ERROR_INCOMPATIBLE_KERNEL ERROR_OUT_OF_RESOURCES ERROR_CONFIG_NOT_FOUND \
+            ERROR_AGENT_DISPATCH_CONFLICT INTERNAL_NO_AGENT_CONTEXT ERROR_SAMPLE_RATE_EXCEEDED \
+            ERROR_NO_PROFILE_QUEUE ERROR_NO_HARDWARE_COUNTERS ERROR_AGENT_MISMATCH \
+            ERROR_NOT_AVAILABLE ERROR_EXCEEDS_HW_LIMIT ERROR_AGENT_ARCH_NOT_SUPPORTED \
+            ERROR_PERMISSION_DENIED ERROR_INCOMPATIBLE_REGISTER_VERSION";
+        let names: Vec<&str> = table.split_whitespace().collect();
+        assert_eq!(names.len(), 42);
+        for (n, name) in names.iter().enumerate() {
+            assert_eq!(Status(n as u32).name(), Some(*name), "status {n}");
+            assert_eq!(
+                Status(n as u32).to_string(),
+                format!("ROCPROFILER_STATUS_{name} ({n})")
+            );
+        }
+        assert_eq!(Status(42).name(), None, "LAST is not a status");
+        let consts = [
+            (Status::ERROR, 1),
+            (Status::CONTEXT_NOT_FOUND, 2),
+            (Status::KIND_NOT_FOUND, 4),
+            (Status::OPERATION_NOT_FOUND, 5),
+            (Status::CONTEXT_ERROR, 9),
+            (Status::CONTEXT_ID_NOT_ZERO, 13),
+            (Status::SERVICE_ALREADY_CONFIGURED, 15),
+            (Status::CONFIGURATION_LOCKED, 16),
+            (Status::NOT_IMPLEMENTED, 17),
+            (Status::INVALID_ARGUMENT, 19),
+            (Status::FINALIZED, 21),
+        ];
+        for (s, n) in consts {
+            assert_eq!(s.0, n);
+        }
+    }
+
+    #[test]
     fn check_maps_zero_to_ok() {
         assert_eq!(Status::check(0), Ok(()));
         assert_eq!(Status::check(16), Err(Status::CONFIGURATION_LOCKED));
