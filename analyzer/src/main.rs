@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use krphase_analyzer::{bench, compare, db, harness, import, logparse, report, synth};
+use krphase_analyzer::{bench, compare, db, export, harness, import, logparse, report, synth};
 
 #[derive(Parser)]
 #[command(name = "krphase", version, about = "Kernel-replay phase analyzer")]
@@ -69,6 +69,11 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "table")]
         format: CompareFormat,
     },
+    /// Export a run as a trace.
+    Export {
+        #[command(subcommand)]
+        what: ExportCmd,
+    },
     /// Write a synthetic phase file (benchmarks and tests).
     #[command(hide = true)]
     GenSynthetic {
@@ -77,6 +82,17 @@ enum Cmd {
         #[arg(long, default_value_t = 2)]
         passes: u32,
         #[arg(short, long)]
+        output: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum ExportCmd {
+    /// Chrome trace-event JSON for the Perfetto UI.
+    Perfetto {
+        /// Run id or label.
+        run: String,
+        #[arg(short, long, default_value = "trace.json")]
         output: PathBuf,
     },
 }
@@ -97,6 +113,15 @@ fn run(cli: Cli) -> Result<()> {
                 CompareFormat::Table => print!("{}", compare::render_table(&c)),
                 CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
             }
+            Ok(())
+        }
+        Cmd::Export {
+            what: ExportCmd::Perfetto { run, output },
+        } => {
+            let conn = db::open_existing(&cli.db)?;
+            let run = db::resolve_run(&conn, &run)?;
+            let n = export::export_perfetto(&conn, run, &output)?;
+            println!("{}: {n} trace events of run {run}", output.display());
             Ok(())
         }
         Cmd::GenSynthetic {
