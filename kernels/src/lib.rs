@@ -30,7 +30,10 @@ pub const KERNEL_NAMES: [&str; 11] = [
 
 /// The kernel id of a kernel name (1-based), or `None` for an unknown name.
 pub fn kernel_id(name: &str) -> Option<u64> {
-    KERNEL_NAMES.iter().position(|n| *n == name).map(|i| i as u64 + 1)
+    KERNEL_NAMES
+        .iter()
+        .position(|n| *n == name)
+        .map(|i| i as u64 + 1)
 }
 
 /// The kernel name of a kernel id.

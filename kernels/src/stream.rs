@@ -71,7 +71,12 @@ mod tests {
     #[test]
     fn one_round_matches_reference() {
         let n = 16;
-        let (a, b, c, s) = (alloc_words(n), alloc_words(n), alloc_words(n), alloc_words(1));
+        let (a, b, c, s) = (
+            alloc_words(n),
+            alloc_words(n),
+            alloc_words(n),
+            alloc_words(1),
+        );
         fill_f64(&a, n, INIT_A);
         fill_f64(&b, n, INIT_B);
         fill_f64(&c, n, INIT_C);

@@ -22,27 +22,50 @@ impl Run {
         String::from_utf8_lossy(&self.out.stderr).into_owned()
     }
     fn ok(&self) -> &Self {
-        assert!(self.out.status.success(), "emulator failed: {:?}\nstdout:\n{}\nstderr:\n{}", self.out.status, self.stdout(), self.stderr());
+        assert!(
+            self.out.status.success(),
+            "emulator failed: {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.out.status,
+            self.stdout(),
+            self.stderr()
+        );
         self
     }
     fn result_line(&self) -> String {
         self.stdout().lines().last().unwrap_or("").to_string()
     }
     fn list(&self, key: &str) -> Vec<Value> {
-        self.probe.get(key).and_then(Value::as_array).cloned().unwrap_or_default()
+        self.probe
+            .get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
     }
     /// Probe replay records for one dispatch.
     fn replay_of(&self, dispatch: u64) -> Vec<Value> {
-        self.list("replay").into_iter().filter(|r| r["dispatch_id"] == dispatch).collect()
+        self.list("replay")
+            .into_iter()
+            .filter(|r| r["dispatch_id"] == dispatch)
+            .collect()
     }
     fn replay(&self, op: &str, phase: &str) -> Vec<Value> {
-        self.list("replay").into_iter().filter(|r| r["op"] == op && r["phase"] == phase).collect()
+        self.list("replay")
+            .into_iter()
+            .filter(|r| r["op"] == op && r["phase"] == phase)
+            .collect()
     }
     fn truth_of(&self, ty: &str) -> Vec<Value> {
-        self.truth.iter().filter(|t| t["type"] == ty).cloned().collect()
+        self.truth
+            .iter()
+            .filter(|t| t["type"] == ty)
+            .cloned()
+            .collect()
     }
     fn completes(&self, dispatch: u64) -> Vec<Value> {
-        self.list("dispatch").into_iter().filter(|d| d["op"] == "complete" && d["dispatch_id"] == dispatch).collect()
+        self.list("dispatch")
+            .into_iter()
+            .filter(|d| d["op"] == "complete" && d["dispatch_id"] == dispatch)
+            .collect()
     }
 }
 
@@ -53,8 +76,15 @@ fn run_emu(name: &str, probe_env: &[(&str, &str)], emu_args: &[&str], with_probe
     let truth: PathBuf = dir.join("truth.jsonl");
     let mut cmd = Command::new(&a.emu);
     cmd.arg("run").args(emu_args);
-    cmd.env("KRPHASE_EMU_TRUTH", &truth).env("PROBE_OUT", &probe_out).env("ROCPROFILER_LOG_LEVEL", "info");
-    for k in ["KRPHASE_EMU_DRIVER_PASSES", "KRPHASE_EMU_DRIVER_ORDER", "KRPHASE_EMU_DRIVER_FILTER", "ROCP_TOOL_LIBRARIES"] {
+    cmd.env("KRPHASE_EMU_TRUTH", &truth)
+        .env("PROBE_OUT", &probe_out)
+        .env("ROCPROFILER_LOG_LEVEL", "info");
+    for k in [
+        "KRPHASE_EMU_DRIVER_PASSES",
+        "KRPHASE_EMU_DRIVER_ORDER",
+        "KRPHASE_EMU_DRIVER_FILTER",
+        "ROCP_TOOL_LIBRARIES",
+    ] {
         cmd.env_remove(k);
     }
     if with_probe {
@@ -64,7 +94,10 @@ fn run_emu(name: &str, probe_env: &[(&str, &str)], emu_args: &[&str], with_probe
         cmd.env(k, v);
     }
     let out = cmd.output().expect("run krphase-emu");
-    let probe = std::fs::read_to_string(&probe_out).ok().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(Value::Null);
+    let probe = std::fs::read_to_string(&probe_out)
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or(Value::Null);
     let truth = std::fs::read_to_string(&truth)
         .unwrap_or_default()
         .lines()
@@ -83,11 +116,17 @@ const SAXPY2: &[&str] = &["saxpy", "--elements", "64", "--iterations", "2"];
 
 /// Dispatch ids that got a CONFIG ENTER.
 fn config_dispatches(r: &Run) -> Vec<u64> {
-    r.replay("config", "enter").iter().map(|c| c["dispatch_id"].as_u64().expect("id")).collect()
+    r.replay("config", "enter")
+        .iter()
+        .map(|c| c["dispatch_id"].as_u64().expect("id"))
+        .collect()
 }
 
 fn passes_of(r: &Run, d: u64, phase: &str) -> Vec<Value> {
-    r.replay_of(d).into_iter().filter(|x| x["op"] == "pass" && x["phase"] == phase).collect()
+    r.replay_of(d)
+        .into_iter()
+        .filter(|x| x["op"] == "pass" && x["phase"] == phase)
+        .collect()
 }
 
 #[test]
@@ -98,7 +137,16 @@ fn fixed_pass_count_runs_n_passes_between_one_config_pair() {
     assert_eq!(ds.len(), 2);
     for d in ds {
         let recs = r.replay_of(d);
-        let seq: Vec<String> = recs.iter().map(|x| format!("{}-{}", x["op"].as_str().unwrap(), x["phase"].as_str().unwrap())).collect();
+        let seq: Vec<String> = recs
+            .iter()
+            .map(|x| {
+                format!(
+                    "{}-{}",
+                    x["op"].as_str().unwrap(),
+                    x["phase"].as_str().unwrap()
+                )
+            })
+            .collect();
         let mut want = vec!["config-enter".to_string()];
         for _ in 0..3 {
             want.push("pass-enter".into());
@@ -107,10 +155,16 @@ fn fixed_pass_count_runs_n_passes_between_one_config_pair() {
         want.push("config-exit".into());
         assert_eq!(seq, want, "callback order of dispatch {d}");
         let enters = passes_of(&r, d, "enter");
-        let current: Vec<u64> = enters.iter().map(|p| p["current_pass"].as_u64().unwrap()).collect();
+        let current: Vec<u64> = enters
+            .iter()
+            .map(|p| p["current_pass"].as_u64().unwrap())
+            .collect();
         assert_eq!(current, vec![0, 1, 2]);
         assert!(enters.iter().all(|p| p["total_passes"] == 3));
-        assert!(enters.iter().all(|p| p["pass_count_slot"] == 0), "replay_pass_count reads NULL during PASS");
+        assert!(
+            enters.iter().all(|p| p["pass_count_slot"] == 0),
+            "replay_pass_count reads NULL during PASS"
+        );
     }
     let windows = r.truth_of("window");
     assert_eq!(windows.len(), 2);
@@ -118,7 +172,11 @@ fn fixed_pass_count_runs_n_passes_between_one_config_pair() {
         assert_eq!(w["outcome"], "replayed");
         assert_eq!(w["requested_passes"], 3);
         assert_eq!(w["executed_passes"], 3);
-        assert_eq!(w["restores"].as_array().unwrap().len(), 2, "no restore after the last pass");
+        assert_eq!(
+            w["restores"].as_array().unwrap().len(),
+            2,
+            "no restore after the last pass"
+        );
     }
     assert_eq!(r.stderr().matches("outcome=replayed").count(), 2);
 }
@@ -129,9 +187,27 @@ fn assert_opt_out(name: &str, scenario: &str, reason: &str, pass_count_calls: us
     let ds = config_dispatches(&r);
     assert_eq!(ds.len(), 2);
     for d in &ds {
-        let seq: Vec<String> = r.replay_of(*d).iter().map(|x| format!("{}-{}", x["op"].as_str().unwrap(), x["phase"].as_str().unwrap())).collect();
-        assert_eq!(seq, vec!["config-enter", "config-exit"], "{scenario}: CONFIG EXIT at once, no PASS");
-        assert_eq!(r.completes(*d).len(), 1, "{scenario}: the dispatch runs once with the reserved id");
+        let seq: Vec<String> = r
+            .replay_of(*d)
+            .iter()
+            .map(|x| {
+                format!(
+                    "{}-{}",
+                    x["op"].as_str().unwrap(),
+                    x["phase"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(
+            seq,
+            vec!["config-enter", "config-exit"],
+            "{scenario}: CONFIG EXIT at once, no PASS"
+        );
+        assert_eq!(
+            r.completes(*d).len(),
+            1,
+            "{scenario}: the dispatch runs once with the reserved id"
+        );
     }
     assert_eq!(r.list("pass_count").len(), pass_count_calls);
     let declines = r.truth_of("decline");
@@ -141,8 +217,14 @@ fn assert_opt_out(name: &str, scenario: &str, reason: &str, pass_count_calls: us
         assert_eq!(t["config"], true);
         assert!(t["config_enter"].as_u64().unwrap() <= t["config_exit"].as_u64().unwrap());
     }
-    assert!(r.truth_of("window").is_empty(), "{scenario}: no window (no lock, drain or snapshot)");
-    assert!(!r.stderr().contains("[kernel-replay]"), "{scenario}: no outcome line for an opt-out");
+    assert!(
+        r.truth_of("window").is_empty(),
+        "{scenario}: no window (no lock, drain or snapshot)"
+    );
+    assert!(
+        !r.stderr().contains("[kernel-replay]"),
+        "{scenario}: no outcome line for an opt-out"
+    );
 }
 
 #[test]
@@ -157,21 +239,49 @@ fn pass_count_one_opts_out() {
 
 #[test]
 fn pass_count_zero_without_continue_opts_out_with_warning() {
-    assert_opt_out("zero-no-continue", "zero-no-continue", "zero_without_continue", 2);
+    assert_opt_out(
+        "zero-no-continue",
+        "zero-no-continue",
+        "zero_without_continue",
+        2,
+    );
     let r = probe("zero-no-continue-log", "zero-no-continue", &[], SAXPY2);
-    assert_eq!(r.stderr().lines().filter(|l| l.starts_with('W') && l.contains("returned 0 without a replay_continue")).count(), 2);
+    assert_eq!(
+        r.stderr()
+            .lines()
+            .filter(|l| l.starts_with('W') && l.contains("returned 0 without a replay_continue"))
+            .count(),
+        2
+    );
 }
 
 #[test]
 fn indefinite_loop_consults_continue_after_every_pass() {
-    let r = probe("indefinite", "indefinite", &[("PROBE_STOP_AFTER", "3")], SAXPY2);
+    let r = probe(
+        "indefinite",
+        "indefinite",
+        &[("PROBE_STOP_AFTER", "3")],
+        SAXPY2,
+    );
     r.ok();
     for d in config_dispatches(&r) {
         let enters = passes_of(&r, d, "enter");
         assert_eq!(enters.len(), 3);
-        assert!(enters.iter().all(|p| p["total_passes"] == 0), "total_passes is 0 in an indefinite loop");
-        let conts: Vec<u64> = r.list("continue").iter().filter(|c| c["dispatch_id"] == d).map(|c| c["current_pass"].as_u64().unwrap()).collect();
-        assert_eq!(conts, vec![0, 1, 2], "continue after every pass, including the last");
+        assert!(
+            enters.iter().all(|p| p["total_passes"] == 0),
+            "total_passes is 0 in an indefinite loop"
+        );
+        let conts: Vec<u64> = r
+            .list("continue")
+            .iter()
+            .filter(|c| c["dispatch_id"] == d)
+            .map(|c| c["current_pass"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            conts,
+            vec![0, 1, 2],
+            "continue after every pass, including the last"
+        );
     }
     for w in r.truth_of("window") {
         assert_eq!(w["requested_passes"], 0);
@@ -182,11 +292,25 @@ fn indefinite_loop_consults_continue_after_every_pass() {
 
 #[test]
 fn fixed_loop_never_consults_continue_after_last_pass() {
-    let r = probe("no-continue-after-last", "user-data-value", &[("PROBE_PASSES", "4")], SAXPY2);
+    let r = probe(
+        "no-continue-after-last",
+        "user-data-value",
+        &[("PROBE_PASSES", "4")],
+        SAXPY2,
+    );
     r.ok();
     for d in config_dispatches(&r) {
-        let conts: Vec<u64> = r.list("continue").iter().filter(|c| c["dispatch_id"] == d).map(|c| c["current_pass"].as_u64().unwrap()).collect();
-        assert_eq!(conts, vec![0, 1, 2], "continue sees current_pass 0..N-2 only");
+        let conts: Vec<u64> = r
+            .list("continue")
+            .iter()
+            .filter(|c| c["dispatch_id"] == d)
+            .map(|c| c["current_pass"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            conts,
+            vec![0, 1, 2],
+            "continue sees current_pass 0..N-2 only"
+        );
         assert_eq!(passes_of(&r, d, "enter").len(), 4);
     }
 }
@@ -196,45 +320,118 @@ fn early_exit_stops_fixed_loop() {
     let r = probe("early-exit", "early-exit", &[("PROBE_PASSES", "4")], SAXPY2);
     r.ok();
     for d in config_dispatches(&r) {
-        assert_eq!(passes_of(&r, d, "enter").len(), 2, "early exit after pass 1");
+        assert_eq!(
+            passes_of(&r, d, "enter").len(),
+            2,
+            "early exit after pass 1"
+        );
         assert_eq!(passes_of(&r, d, "exit").len(), 2);
-        assert_eq!(r.completes(d).len(), 2, "one dispatch record per executed pass");
+        assert_eq!(
+            r.completes(d).len(),
+            2,
+            "one dispatch record per executed pass"
+        );
     }
     for w in r.truth_of("window") {
-        assert_eq!((w["requested_passes"].as_u64(), w["executed_passes"].as_u64()), (Some(4), Some(2)));
+        assert_eq!(
+            (
+                w["requested_passes"].as_u64(),
+                w["executed_passes"].as_u64()
+            ),
+            (Some(4), Some(2))
+        );
         assert_eq!(w["restores"].as_array().unwrap().len(), 1);
     }
-    assert!(r.result_line().contains("counter=2"), "restores keep saxpy's counter exact: {}", r.result_line());
+    assert!(
+        r.result_line().contains("counter=2"),
+        "restores keep saxpy's counter exact: {}",
+        r.result_line()
+    );
 }
 
 #[test]
 fn user_data_is_a_fresh_copy_of_the_config_value_per_pass() {
-    let r = probe("user-data-value", "user-data-value", &[("PROBE_PASSES", "3")], SAXPY2);
+    let r = probe(
+        "user-data-value",
+        "user-data-value",
+        &[("PROBE_PASSES", "3")],
+        SAXPY2,
+    );
     r.ok();
     for d in config_dispatches(&r) {
         let recs = r.replay_of(d);
-        let ud = |op: &str, ph: &str| -> Vec<u64> { recs.iter().filter(|x| x["op"] == op && x["phase"] == ph).map(|x| x["user_data"].as_u64().unwrap()).collect() };
-        assert_eq!(ud("pass", "enter"), vec![7, 7, 7], "each PASS ENTER sees the CONFIG value");
-        assert_eq!(ud("pass", "exit"), vec![1000, 1001, 1002], "a write in PASS ENTER is seen by that pass's EXIT");
-        assert_eq!(ud("config", "exit"), vec![7], "CONFIG EXIT sees the CONFIG value");
-        let conts: Vec<u64> = r.list("continue").iter().filter(|c| c["dispatch_id"] == d).map(|c| c["user_data"].as_u64().unwrap()).collect();
-        assert_eq!(conts, vec![1000, 1001], "continue gets the pass-scoped value");
-        let pc: Vec<u64> = r.list("pass_count").iter().filter(|c| c["dispatch_id"] == d).map(|c| c["user_data"].as_u64().unwrap()).collect();
-        assert_eq!(pc, vec![7], "replay_pass_count receives the value stored at CONFIG ENTER");
+        let ud = |op: &str, ph: &str| -> Vec<u64> {
+            recs.iter()
+                .filter(|x| x["op"] == op && x["phase"] == ph)
+                .map(|x| x["user_data"].as_u64().unwrap())
+                .collect()
+        };
+        assert_eq!(
+            ud("pass", "enter"),
+            vec![7, 7, 7],
+            "each PASS ENTER sees the CONFIG value"
+        );
+        assert_eq!(
+            ud("pass", "exit"),
+            vec![1000, 1001, 1002],
+            "a write in PASS ENTER is seen by that pass's EXIT"
+        );
+        assert_eq!(
+            ud("config", "exit"),
+            vec![7],
+            "CONFIG EXIT sees the CONFIG value"
+        );
+        let conts: Vec<u64> = r
+            .list("continue")
+            .iter()
+            .filter(|c| c["dispatch_id"] == d)
+            .map(|c| c["user_data"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            conts,
+            vec![1000, 1001],
+            "continue gets the pass-scoped value"
+        );
+        let pc: Vec<u64> = r
+            .list("pass_count")
+            .iter()
+            .filter(|c| c["dispatch_id"] == d)
+            .map(|c| c["user_data"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            pc,
+            vec![7],
+            "replay_pass_count receives the value stored at CONFIG ENTER"
+        );
     }
 }
 
 #[test]
 fn sample_user_data_behind_a_pointer() {
-    let r = probe("user-data-ptr", "user-data-ptr", &[("PROBE_PASSES", "4")], SAXPY2);
+    let r = probe(
+        "user-data-ptr",
+        "user-data-ptr",
+        &[("PROBE_PASSES", "4")],
+        SAXPY2,
+    );
     r.ok();
     for d in config_dispatches(&r) {
         let recs = r.replay_of(d);
         let ptr = recs[0]["user_data"].as_u64().unwrap();
         assert_eq!(ptr, 0, "CONFIG ENTER starts with empty user data");
-        let rest: Vec<u64> = recs[1..].iter().map(|x| x["user_data"].as_u64().unwrap()).collect();
-        assert!(rest[0] != 0 && rest.iter().all(|u| *u == rest[0]), "the pointer reaches CONFIG EXIT and every PASS");
-        assert_eq!(passes_of(&r, d, "enter").len(), 2, "2 of 4 passes: stop flag set once current_pass >= 1");
+        let rest: Vec<u64> = recs[1..]
+            .iter()
+            .map(|x| x["user_data"].as_u64().unwrap())
+            .collect();
+        assert!(
+            rest[0] != 0 && rest.iter().all(|u| *u == rest[0]),
+            "the pointer reaches CONFIG EXIT and every PASS"
+        );
+        assert_eq!(
+            passes_of(&r, d, "enter").len(),
+            2,
+            "2 of 4 passes: stop flag set once current_pass >= 1"
+        );
     }
 }
 
@@ -243,14 +440,33 @@ fn toggles_succeed_only_inside_pass_enter() {
     let r = probe("toggles", "toggles", &[("PROBE_PASSES", "3")], SAXPY2);
     r.ok();
     let toggles = r.list("toggle");
-    let at = |w: &str| -> Vec<u64> { toggles.iter().filter(|t| t["where"] == w).map(|t| t["status"].as_u64().unwrap()).collect() };
-    assert!(!at("pass_enter").is_empty() && at("pass_enter").iter().all(|s| *s == 0), "SUCCESS inside PASS ENTER");
-    assert!(!at("pass_exit").is_empty() && at("pass_exit").iter().all(|s| *s == 9), "CONTEXT_ERROR at PASS EXIT");
-    assert!(!at("config_exit").is_empty() && at("config_exit").iter().all(|s| *s == 9), "CONTEXT_ERROR at CONFIG EXIT");
+    let at = |w: &str| -> Vec<u64> {
+        toggles
+            .iter()
+            .filter(|t| t["where"] == w)
+            .map(|t| t["status"].as_u64().unwrap())
+            .collect()
+    };
+    assert!(
+        !at("pass_enter").is_empty() && at("pass_enter").iter().all(|s| *s == 0),
+        "SUCCESS inside PASS ENTER"
+    );
+    assert!(
+        !at("pass_exit").is_empty() && at("pass_exit").iter().all(|s| *s == 9),
+        "CONTEXT_ERROR at PASS EXIT"
+    );
+    assert!(
+        !at("config_exit").is_empty() && at("config_exit").iter().all(|s| *s == 9),
+        "CONTEXT_ERROR at CONFIG EXIT"
+    );
     for d in config_dispatches(&r) {
         // Pass 1 stops our context locally (kernel-dispatch tracing honours a local stop); pass 2
         // starts it again.
-        assert_eq!(r.completes(d).len(), 2, "dispatch {d}: pass 1's record suppressed");
+        assert_eq!(
+            r.completes(d).len(),
+            2,
+            "dispatch {d}: pass 1's record suppressed"
+        );
     }
 }
 
@@ -261,26 +477,76 @@ fn second_claim_of_kernel_replay_gets_status_15() {
     assert_eq!(r.probe["claim"], 0);
     assert_eq!(r.probe["claim_same_context"], 15);
     assert_eq!(r.probe["claim_other_context"], 15);
-    assert_eq!(r.probe["other_context_dispatch"], 0, "other kinds still configure on the second context");
+    assert_eq!(
+        r.probe["other_context_dispatch"], 0,
+        "other kinds still configure on the second context"
+    );
 }
 
 #[test]
 fn driver_first_owns_replay_and_the_tool_gets_15() {
-    let r = probe("driver-first", "basic", &[], &["saxpy", "--elements", "64", "--iterations", "2", "--driver-passes", "3", "--driver-order", "first"]);
+    let r = probe(
+        "driver-first",
+        "basic",
+        &[],
+        &[
+            "saxpy",
+            "--elements",
+            "64",
+            "--iterations",
+            "2",
+            "--driver-passes",
+            "3",
+            "--driver-order",
+            "first",
+        ],
+    );
     r.ok();
     assert_eq!(r.probe["claim"], 15);
-    assert!(r.list("replay").is_empty(), "the refused tool gets no CONFIG or PASS callbacks");
+    assert!(
+        r.list("replay").is_empty(),
+        "the refused tool gets no CONFIG or PASS callbacks"
+    );
     for w in r.truth_of("window") {
         assert_eq!(w["executed_passes"], 3);
     }
-    assert_eq!(r.list("dispatch").iter().filter(|d| d["op"] == "complete").count(), 6, "3 records per dispatch seen by an observer");
+    assert_eq!(
+        r.list("dispatch")
+            .iter()
+            .filter(|d| d["op"] == "complete")
+            .count(),
+        6,
+        "3 records per dispatch seen by an observer"
+    );
 }
 
 #[test]
 fn driver_refused_claim_aborts_the_process() {
-    let r = probe("driver-last", "basic", &[], &["saxpy", "--elements", "64", "--iterations", "1", "--driver-passes", "3", "--driver-order", "last"]);
-    assert!(!r.out.status.success(), "rocprofv3's tool aborts when its claim is refused");
-    assert!(r.stderr().contains("KERNEL_REPLAY") && r.stderr().contains("15"), "{}", r.stderr());
+    let r = probe(
+        "driver-last",
+        "basic",
+        &[],
+        &[
+            "saxpy",
+            "--elements",
+            "64",
+            "--iterations",
+            "1",
+            "--driver-passes",
+            "3",
+            "--driver-order",
+            "last",
+        ],
+    );
+    assert!(
+        !r.out.status.success(),
+        "rocprofv3's tool aborts when its claim is refused"
+    );
+    assert!(
+        r.stderr().contains("KERNEL_REPLAY") && r.stderr().contains("15"),
+        "{}",
+        r.stderr()
+    );
 }
 
 #[test]
@@ -303,17 +569,27 @@ fn same_dispatch_and_correlation_ids_on_every_pass() {
         assert_eq!(recs.len(), 10);
         let corr = &recs[0]["correlation_id"];
         let tid = &recs[0]["thread_id"];
-        assert!(recs.iter().all(|x| &x["correlation_id"] == corr && &x["thread_id"] == tid));
+        assert!(
+            recs.iter()
+                .all(|x| &x["correlation_id"] == corr && &x["thread_id"] == tid)
+        );
         let completes = r.completes(d);
         assert_eq!(completes.len(), 4, "one COMPLETE per pass");
         assert!(completes.iter().all(|c| &c["correlation_id"] == corr));
         let mut last_end = 0;
         for c in &completes {
             let (s, e) = (c["start"].as_u64().unwrap(), c["end"].as_u64().unwrap());
-            assert!(s >= last_end && e > s, "passes are serialized: timestamp order is pass order");
+            assert!(
+                s >= last_end && e > s,
+                "passes are serialized: timestamp order is pass order"
+            );
             last_end = e;
         }
-        let enq = r.list("dispatch").iter().filter(|x| x["op"] == "enqueue" && x["dispatch_id"] == d).count();
+        let enq = r
+            .list("dispatch")
+            .iter()
+            .filter(|x| x["op"] == "enqueue" && x["dispatch_id"] == d)
+            .count();
         assert_eq!(enq, 8, "ENQUEUE ENTER and EXIT per pass");
     }
 }
@@ -322,7 +598,24 @@ fn same_dispatch_and_correlation_ids_on_every_pass() {
 fn one_application_completion_per_logical_dispatch() {
     // The emulator counts each dispatch's application completions and fails the run unless every
     // one fired exactly once; the truth's result line gives the logical dispatch count.
-    for (name, args) in [("once-replayed", vec!["queue-depth", "--elements", "32", "--iterations", "3", "--depth", "5"]), ("once-graph", vec!["graph", "--elements", "32", "--iterations", "2"])] {
+    for (name, args) in [
+        (
+            "once-replayed",
+            vec![
+                "queue-depth",
+                "--elements",
+                "32",
+                "--iterations",
+                "3",
+                "--depth",
+                "5",
+            ],
+        ),
+        (
+            "once-graph",
+            vec!["graph", "--elements", "32", "--iterations", "2"],
+        ),
+    ] {
         let r = probe(name, "basic", &[("PROBE_PASSES", "3")], &args);
         r.ok();
         let result = r.truth_of("result");
@@ -334,7 +627,15 @@ fn one_application_completion_per_logical_dispatch() {
 }
 
 fn saxpy_result(name: &str, passes: Option<&str>, order: &str) -> String {
-    let mut args = vec!["saxpy", "--elements", "4096", "--iterations", "5", "--restore-order", order];
+    let mut args = vec![
+        "saxpy",
+        "--elements",
+        "4096",
+        "--iterations",
+        "5",
+        "--restore-order",
+        order,
+    ];
     if let Some(p) = passes {
         args.extend(["--driver-passes", p]);
     }
@@ -346,10 +647,17 @@ fn saxpy_result(name: &str, passes: Option<&str>, order: &str) -> String {
 #[test]
 fn saxpy_restore_gives_identical_results_under_2_3_5_passes() {
     let baseline = saxpy_result("saxpy-1", None, "host");
-    assert!(baseline.starts_with("result saxpy ok") && baseline.contains("counter=5"), "{baseline}");
+    assert!(
+        baseline.starts_with("result saxpy ok") && baseline.contains("counter=5"),
+        "{baseline}"
+    );
     for order in ["host", "device"] {
         for p in ["2", "3", "5"] {
-            assert_eq!(saxpy_result(&format!("saxpy-{p}-{order}"), Some(p), order), baseline, "{p} passes, {order} restore");
+            assert_eq!(
+                saxpy_result(&format!("saxpy-{p}-{order}"), Some(p), order),
+                baseline,
+                "{p} passes, {order} restore"
+            );
         }
     }
 }
@@ -357,7 +665,22 @@ fn saxpy_restore_gives_identical_results_under_2_3_5_passes() {
 #[test]
 fn restore_order_device_moves_restore_after_pass_enter() {
     for (order, after_enter) in [("host", false), ("device", true)] {
-        let r = run_emu(&format!("order-{order}"), &[], &["saxpy", "--elements", "64", "--iterations", "1", "--driver-passes", "3", "--restore-order", order], false);
+        let r = run_emu(
+            &format!("order-{order}"),
+            &[],
+            &[
+                "saxpy",
+                "--elements",
+                "64",
+                "--iterations",
+                "1",
+                "--driver-passes",
+                "3",
+                "--restore-order",
+                order,
+            ],
+            false,
+        );
         r.ok();
         let w = &r.truth_of("window")[0];
         let passes = w["passes"].as_array().unwrap();
@@ -368,9 +691,15 @@ fn restore_order_device_moves_restore_after_pass_enter() {
             let next_enter = passes[i + 1]["enter"].as_u64().unwrap();
             assert!(start >= prev_exit);
             if after_enter {
-                assert!(start >= next_enter && end <= passes[i + 1]["gpu_start"].as_u64().unwrap(), "device: after PASS ENTER, ahead of the kernel");
+                assert!(
+                    start >= next_enter && end <= passes[i + 1]["gpu_start"].as_u64().unwrap(),
+                    "device: after PASS ENTER, ahead of the kernel"
+                );
             } else {
-                assert!(end <= next_enter, "host: between PASS EXIT and the next PASS ENTER");
+                assert!(
+                    end <= next_enter,
+                    "host: between PASS EXIT and the next PASS ENTER"
+                );
             }
         }
     }
@@ -378,16 +707,44 @@ fn restore_order_device_moves_restore_after_pass_enter() {
 
 #[test]
 fn graph_and_multi_packet_are_declined_without_config_and_warned_once() {
-    for (w, reason, warn) in [("graph", "graph_launch", "HIP graph launches are not supported"), ("multi-packet", "multi_packet", "only single-packet dispatch submissions are replayed")] {
-        let r = probe(w, "basic", &[], &[w, "--elements", "32", "--iterations", "3"]);
+    for (w, reason, warn) in [
+        (
+            "graph",
+            "graph_launch",
+            "HIP graph launches are not supported",
+        ),
+        (
+            "multi-packet",
+            "multi_packet",
+            "only single-packet dispatch submissions are replayed",
+        ),
+    ] {
+        let r = probe(
+            w,
+            "basic",
+            &[],
+            &[w, "--elements", "32", "--iterations", "3"],
+        );
         r.ok();
         assert!(r.list("replay").is_empty(), "{w}: no CONFIG at all");
         let declines = r.truth_of("decline");
         assert!(!declines.is_empty());
-        assert!(declines.iter().all(|d| d["reason"] == reason && d["config"] == false && d["config_enter"].is_null()));
+        assert!(
+            declines.iter().all(|d| d["reason"] == reason
+                && d["config"] == false
+                && d["config_enter"].is_null())
+        );
         assert_eq!(r.stderr().matches(warn).count(), 1, "{w}: warned once");
-        let ids: std::collections::BTreeSet<u64> = r.list("dispatch").iter().map(|d| d["dispatch_id"].as_u64().unwrap()).collect();
-        assert_eq!(ids.len(), declines.len(), "{w}: a fresh dispatch id per packet");
+        let ids: std::collections::BTreeSet<u64> = r
+            .list("dispatch")
+            .iter()
+            .map(|d| d["dispatch_id"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            ids.len(),
+            declines.len(),
+            "{w}: a fresh dispatch id per packet"
+        );
     }
 }
 
@@ -396,8 +753,22 @@ fn assert_sdk_decline(r: &Run, reason: &str) {
     let ds = config_dispatches(r);
     assert!(!ds.is_empty());
     for d in &ds {
-        let seq: Vec<String> = r.replay_of(*d).iter().map(|x| format!("{}-{}", x["op"].as_str().unwrap(), x["phase"].as_str().unwrap())).collect();
-        assert_eq!(seq, vec!["config-enter", "config-exit"], "{reason}: CONFIG ENTER/EXIT, no PASS");
+        let seq: Vec<String> = r
+            .replay_of(*d)
+            .iter()
+            .map(|x| {
+                format!(
+                    "{}-{}",
+                    x["op"].as_str().unwrap(),
+                    x["phase"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(
+            seq,
+            vec!["config-enter", "config-exit"],
+            "{reason}: CONFIG ENTER/EXIT, no PASS"
+        );
         assert_eq!(r.completes(*d).len(), 1, "{reason}: runs once");
     }
     let windows = r.truth_of("window");
@@ -407,16 +778,36 @@ fn assert_sdk_decline(r: &Run, reason: &str) {
         assert_eq!(w["reason"], reason);
         assert_eq!(w["executed_passes"], 0);
     }
-    let warn = r.stderr().lines().filter(|l| l.starts_with('W') && l.contains(&format!("outcome=declined reason={reason}"))).count();
-    assert_eq!(warn, ds.len(), "{reason}: a WARNING outcome line per declined window");
+    let warn = r
+        .stderr()
+        .lines()
+        .filter(|l| l.starts_with('W') && l.contains(&format!("outcome=declined reason={reason}")))
+        .count();
+    assert_eq!(
+        warn,
+        ds.len(),
+        "{reason}: a WARNING outcome line per declined window"
+    );
 }
 
 #[test]
 fn vmem_is_declined_as_untracked_memory() {
-    let r = probe("vmem", "basic", &[], &["vmem", "--elements", "32", "--iterations", "2"]);
+    let r = probe(
+        "vmem",
+        "basic",
+        &[],
+        &["vmem", "--elements", "32", "--iterations", "2"],
+    );
     assert_sdk_decline(&r, "untracked_memory");
-    assert!(r.truth_of("window").iter().all(|w| w["queue_drain"].is_null() && !w["admission"].is_null()));
-    assert!(r.stderr().contains("untracked_vmem_bytes=256 untracked_vmem_regions=1"));
+    assert!(
+        r.truth_of("window")
+            .iter()
+            .all(|w| w["queue_drain"].is_null() && !w["admission"].is_null())
+    );
+    assert!(
+        r.stderr()
+            .contains("untracked_vmem_bytes=256 untracked_vmem_regions=1")
+    );
 }
 
 #[test]
@@ -430,28 +821,83 @@ fn forced_sdk_declines_stop_at_their_stage() {
         ("snapshot_failed", "snapshot", "tail"),
     ];
     for (reason, reached, not_reached) in cases {
-        let r = probe(&format!("decline-{reason}"), "basic", &[], &["saxpy", "--elements", "32", "--iterations", "2", "--decline", reason]);
+        let r = probe(
+            &format!("decline-{reason}"),
+            "basic",
+            &[],
+            &[
+                "saxpy",
+                "--elements",
+                "32",
+                "--iterations",
+                "2",
+                "--decline",
+                reason,
+            ],
+        );
         assert_sdk_decline(&r, reason);
         for w in r.truth_of("window") {
             assert!(!w[reached].is_null(), "{reason}: {reached} reached");
-            assert!(w[not_reached].is_null(), "{reason}: {not_reached} not reached");
+            assert!(
+                w[not_reached].is_null(),
+                "{reason}: {not_reached} not reached"
+            );
             assert!(!w["lock_wait"].is_null());
         }
-        assert!(r.result_line().contains("counter=2"), "{reason}: declined dispatches run exactly once");
+        assert!(
+            r.result_line().contains("counter=2"),
+            "{reason}: declined dispatches run exactly once"
+        );
     }
-    let r = probe("budget", "basic", &[], &["saxpy", "--elements", "64", "--iterations", "1", "--footprint-budget", "100"]);
+    let r = probe(
+        "budget",
+        "basic",
+        &[],
+        &[
+            "saxpy",
+            "--elements",
+            "64",
+            "--iterations",
+            "1",
+            "--footprint-budget",
+            "100",
+        ],
+    );
     assert_sdk_decline(&r, "footprint_budget");
 }
 
 #[test]
 fn both_payload_layouts_and_the_168_byte_variant() {
-    for (layout, probe_layout, size, toggles) in [("a", "a", 184, true), ("b", "b", 184, true), ("c168", "b", 168, false)] {
-        let r = probe(&format!("layout-{layout}"), "early-exit", &[("PROBE_LAYOUT", probe_layout), ("PROBE_PASSES", "3")], &["saxpy", "--elements", "64", "--iterations", "2", "--payload-layout", layout]);
+    for (layout, probe_layout, size, toggles) in [
+        ("a", "a", 184, true),
+        ("b", "b", 184, true),
+        ("c168", "b", 168, false),
+    ] {
+        let r = probe(
+            &format!("layout-{layout}"),
+            "early-exit",
+            &[("PROBE_LAYOUT", probe_layout), ("PROBE_PASSES", "3")],
+            &[
+                "saxpy",
+                "--elements",
+                "64",
+                "--iterations",
+                "2",
+                "--payload-layout",
+                layout,
+            ],
+        );
         r.ok();
         for d in config_dispatches(&r) {
             let enters = passes_of(&r, d, "enter");
-            assert_eq!(enters.len(), 2, "layout {layout}: continue read from the right slot");
-            assert!(enters.iter().all(|p| p["size"] == size && p["total_passes"] == 3 && p["has_toggles"] == toggles));
+            assert_eq!(
+                enters.len(),
+                2,
+                "layout {layout}: continue read from the right slot"
+            );
+            assert!(enters.iter().all(|p| p["size"] == size
+                && p["total_passes"] == 3
+                && p["has_toggles"] == toggles));
         }
         assert!(r.result_line().contains("counter=2"));
     }
@@ -460,18 +906,48 @@ fn both_payload_layouts_and_the_168_byte_variant() {
 #[test]
 fn all_three_kind_numbers_are_found_by_name() {
     for kind in ["23", "25", "26"] {
-        let r = probe(&format!("kind-{kind}"), "basic", &[("PROBE_PASSES", "2")], &["saxpy", "--elements", "64", "--iterations", "1", "--replay-kind", kind]);
+        let r = probe(
+            &format!("kind-{kind}"),
+            "basic",
+            &[("PROBE_PASSES", "2")],
+            &[
+                "saxpy",
+                "--elements",
+                "64",
+                "--iterations",
+                "1",
+                "--replay-kind",
+                kind,
+            ],
+        );
         r.ok();
         assert_eq!(r.probe["replay_kind"].to_string(), kind);
-        let ops: Vec<String> = r.probe["replay_ops"].as_array().unwrap().iter().map(|o| o[1].as_str().unwrap().to_string()).collect();
-        assert_eq!(ops, vec!["KERNEL_REPLAY_NONE", "KERNEL_REPLAY_CONFIG", "KERNEL_REPLAY_PASS"]);
+        let ops: Vec<String> = r.probe["replay_ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o[1].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            ops,
+            vec![
+                "KERNEL_REPLAY_NONE",
+                "KERNEL_REPLAY_CONFIG",
+                "KERNEL_REPLAY_PASS"
+            ]
+        );
         assert_eq!(r.truth_of("window").len(), 1);
     }
 }
 
 #[test]
 fn sample_basic_one_replay_four_passes() {
-    let r = probe("sample-basic", "basic", &[("PROBE_PASSES", "4"), ("PROBE_KERNEL", "saxpy")], &["saxpy", "--elements", "64", "--iterations", "1"]);
+    let r = probe(
+        "sample-basic",
+        "basic",
+        &[("PROBE_PASSES", "4"), ("PROBE_KERNEL", "saxpy")],
+        &["saxpy", "--elements", "64", "--iterations", "1"],
+    );
     r.ok();
     assert_eq!(r.replay("config", "enter").len(), 1);
     assert_eq!(r.replay("pass", "enter").len(), 4);
@@ -479,56 +955,126 @@ fn sample_basic_one_replay_four_passes() {
 
 #[test]
 fn sample_opt_out_replays_only_the_target() {
-    let r = probe("sample-opt-out", "basic", &[("PROBE_PASSES", "3"), ("PROBE_KERNEL", "stream_triad")], &["stream", "--elements", "64", "--iterations", "2"]);
+    let r = probe(
+        "sample-opt-out",
+        "basic",
+        &[("PROBE_PASSES", "3"), ("PROBE_KERNEL", "stream_triad")],
+        &["stream", "--elements", "64", "--iterations", "2"],
+    );
     r.ok();
-    assert_eq!(r.replay("config", "enter").len(), 10, "every eligible dispatch gets CONFIG");
+    assert_eq!(
+        r.replay("config", "enter").len(),
+        10,
+        "every eligible dispatch gets CONFIG"
+    );
     let windows = r.truth_of("window");
     assert_eq!(windows.len(), 2);
-    assert!(windows.iter().all(|w| w["kernel"] == "stream_triad" && w["executed_passes"] == 3));
+    assert!(
+        windows
+            .iter()
+            .all(|w| w["kernel"] == "stream_triad" && w["executed_passes"] == 3)
+    );
     assert_eq!(r.truth_of("decline").len(), 8);
 }
 
 #[test]
 fn memory_allocations_are_traced_and_classified() {
-    let r = probe("memory", "observe", &[], &["stream", "--elements", "64", "--iterations", "1"]);
+    let r = probe(
+        "memory",
+        "observe",
+        &[],
+        &["stream", "--elements", "64", "--iterations", "1"],
+    );
     r.ok();
     let mem = r.list("memory");
     let allocs: Vec<&Value> = mem.iter().filter(|m| m["op"] == 1).collect();
-    let coarse = allocs.iter().filter(|m| m["pointer_info"][1] == 4 && m["agent"] == 2).count();
-    let kernarg = allocs.iter().filter(|m| m["pointer_info"][1].as_u64().unwrap() & 1 == 1).count();
-    assert_eq!(coarse, 3, "three coarse-grained STREAM arrays on the GPU agent");
+    let coarse = allocs
+        .iter()
+        .filter(|m| m["pointer_info"][1] == 4 && m["agent"] == 2)
+        .count();
+    let kernarg = allocs
+        .iter()
+        .filter(|m| m["pointer_info"][1].as_u64().unwrap() & 1 == 1)
+        .count();
+    assert_eq!(
+        coarse, 3,
+        "three coarse-grained STREAM arrays on the GPU agent"
+    );
     assert_eq!(kernarg, 1, "the queue's kernarg pool");
-    assert!(allocs.iter().all(|m| m["pointer_info"][0] == 0 && m["pointer_info"][3] == m["size"]));
-    assert_eq!(mem.iter().filter(|m| m["op"] == 3).count(), 4, "the four frees");
-    assert_eq!(r.probe["kernels"].as_object().unwrap().len(), 11, "kernel symbols registered at start");
+    assert!(
+        allocs
+            .iter()
+            .all(|m| m["pointer_info"][0] == 0 && m["pointer_info"][3] == m["size"])
+    );
+    assert_eq!(
+        mem.iter().filter(|m| m["op"] == 3).count(),
+        4,
+        "the four frees"
+    );
+    assert_eq!(
+        r.probe["kernels"].as_object().unwrap().len(),
+        11,
+        "kernel symbols registered at start"
+    );
 }
 
 #[test]
 fn tool_list_quirk_drops_the_last_entry() {
     let a = artifacts();
     let dir = scratch_dir("quirk");
-    let list = format!("{}:{}", a.probe_lib.display(), dir.join("missing.so").display());
+    let list = format!(
+        "{}:{}",
+        a.probe_lib.display(),
+        dir.join("missing.so").display()
+    );
     let run = |quirk: bool| {
         let mut cmd = Command::new(&a.emu);
-        cmd.args(["run", "saxpy", "--elements", "16", "--iterations", "1"]).env("ROCP_TOOL_LIBRARIES", &list).env("PROBE_SCENARIO", "observe");
+        cmd.args(["run", "saxpy", "--elements", "16", "--iterations", "1"])
+            .env("ROCP_TOOL_LIBRARIES", &list)
+            .env("PROBE_SCENARIO", "observe");
         if quirk {
             cmd.arg("--tool-list-quirk");
         }
         cmd.output().expect("run emu")
     };
-    assert!(run(true).status.success(), "the missing last entry is dropped");
+    assert!(
+        run(true).status.success(),
+        "the missing last entry is dropped"
+    );
     let bad = run(false);
-    assert!(!bad.status.success(), "an entry that cannot be opened is fatal");
+    assert!(
+        !bad.status.success(),
+        "an entry that cannot be opened is fatal"
+    );
     assert!(String::from_utf8_lossy(&bad.stderr).contains("missing.so"));
 }
 
 #[test]
 fn must_show_stream_1m_with_driver_4_passes() {
-    let r = run_emu("must-show", &[], &["stream", "--elements", "1048576", "--iterations", "10", "--driver-passes", "4"], false);
+    let r = run_emu(
+        "must-show",
+        &[],
+        &[
+            "stream",
+            "--elements",
+            "1048576",
+            "--iterations",
+            "10",
+            "--driver-passes",
+            "4",
+        ],
+        false,
+    );
     r.ok();
     let windows = r.truth_of("window");
     assert_eq!(windows.len(), 50);
-    let outcome_lines = r.stderr().lines().filter(|l| l.starts_with('I') && l.contains("[kernel-replay] ") && l.contains("outcome=replayed")).count();
+    let outcome_lines = r
+        .stderr()
+        .lines()
+        .filter(|l| {
+            l.starts_with('I') && l.contains("[kernel-replay] ") && l.contains("outcome=replayed")
+        })
+        .count();
     assert_eq!(outcome_lines, 50, "one outcome line per replayed window");
     // Live coarse-grained agent-owned bytes (a, b, c) plus the writable module variable.
     let want = 3 * 1048576 * 8 + 8;
@@ -540,5 +1086,9 @@ fn must_show_stream_1m_with_driver_4_passes() {
             assert_eq!(rs["bytes"], want);
         }
     }
-    assert_eq!(r.stderr().matches("kernel replay: dispatch ").count(), 50, "one phase line per window");
+    assert_eq!(
+        r.stderr().matches("kernel replay: dispatch ").count(),
+        50,
+        "one phase line per window"
+    );
 }

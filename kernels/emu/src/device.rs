@@ -28,7 +28,10 @@ pub struct Signal {
 
 impl Signal {
     pub fn new(v: i64) -> Arc<Signal> {
-        Arc::new(Signal { value: Mutex::new(v), cv: Condvar::new() })
+        Arc::new(Signal {
+            value: Mutex::new(v),
+            cv: Condvar::new(),
+        })
     }
 
     pub fn add(&self, d: i64) {
@@ -79,7 +82,10 @@ pub enum Completion {
     /// The application's signal (ordinary path).
     App(Arc<AppCompletion>),
     /// A pooled per-pass signal; the pass reads the GPU times from `times`.
-    Pass { signal: Arc<Signal>, times: Arc<Mutex<(u64, u64)>> },
+    Pass {
+        signal: Arc<Signal>,
+        times: Arc<Mutex<(u64, u64)>>,
+    },
 }
 
 pub struct KernelPacket {
@@ -96,7 +102,10 @@ pub struct KernelPacket {
 pub enum Packet {
     Kernel(KernelPacket),
     /// Barrier-AND: retires once every earlier packet on the queue has.
-    Barrier { signal: Option<Arc<Signal>>, app: Option<Arc<AppCompletion>> },
+    Barrier {
+        signal: Option<Arc<Signal>>,
+        app: Option<Arc<AppCompletion>>,
+    },
 }
 
 pub struct Queue {
@@ -151,7 +160,10 @@ fn completion_thread(rx: Receiver<Done>) {
             let mut ud = UserData::default();
             s.invoke(
                 p.thread_id,
-                CorrelationId { internal: p.corr, ..Default::default() },
+                CorrelationId {
+                    internal: p.corr,
+                    ..Default::default()
+                },
                 kind,
                 kernel_dispatch_op::COMPLETE,
                 CallbackPhase::NONE,
@@ -178,7 +190,12 @@ fn worker(rx: Receiver<Packet>, async_active: Arc<AtomicUsize>) {
                 let start = now_ns();
                 (k.body)();
                 let end = now_ns().max(start + 1);
-                let _ = completions.send(Done { packet: k, start, end, async_active: async_active.clone() });
+                let _ = completions.send(Done {
+                    packet: k,
+                    start,
+                    end,
+                    async_active: async_active.clone(),
+                });
             }
             Packet::Barrier { signal, app } => {
                 if let Some(s) = signal {
@@ -244,7 +261,12 @@ impl Queue {
 
 /// Every queue on `agent`.
 pub fn queues_of(agent: u64) -> Vec<Arc<Queue>> {
-    QUEUES.read().iter().filter(|q| q.agent == agent).cloned().collect()
+    QUEUES
+        .read()
+        .iter()
+        .filter(|q| q.agent == agent)
+        .cloned()
+        .collect()
 }
 
 /// Every queue.

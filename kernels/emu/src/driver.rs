@@ -7,8 +7,8 @@ use crate::kinds::{self, replay_op};
 use crate::opts::DriverSettings;
 use crate::sdk::sdk;
 use krphase_ffi::{
-    CallbackPhase, CallbackTracingRecord, ClientFinalizeFn, ClientId, ContextId, KernelDispatchInfo,
-    PayloadLayout, ReplayPayload, ToolConfigureResult, UserData,
+    CallbackPhase, CallbackTracingRecord, ClientFinalizeFn, ClientId, ContextId,
+    KernelDispatchInfo, PayloadLayout, ReplayPayload, ToolConfigureResult, UserData,
 };
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
@@ -34,6 +34,9 @@ static RESULT: SyncResult = SyncResult(ToolConfigureResult {
 });
 
 /// The driver's `rocprofiler_configure`.
+///
+/// # Safety
+/// `client_id` is NULL or the SDK's valid client id.
 pub unsafe extern "C" fn driver_configure(
     _version: u32,
     _runtime_version: *const c_char,
@@ -48,7 +51,10 @@ pub unsafe extern "C" fn driver_configure(
 }
 
 fn fatal(what: &str, status: krphase_ffi::Status) -> ! {
-    eprintln!("[rocprofiler-sdk-tool] {what} failed with error code {}: {status}", status.0);
+    eprintln!(
+        "[rocprofiler-sdk-tool] {what} failed with error code {}: {status}",
+        status.0
+    );
     std::process::abort();
 }
 
@@ -58,8 +64,17 @@ unsafe extern "C" fn driver_initialize(_fini: ClientFinalizeFn, _data: *mut c_vo
     if let Err(e) = s.create_context(&mut ctx) {
         fatal("rocprofiler_create_context", e);
     }
-    if let Err(e) = s.configure_callback_tracing(ctx, kinds::table().kernel_replay, &[], Some(driver_replay_cb), std::ptr::null_mut()) {
-        fatal("rocprofiler_configure_callback_tracing_service(KERNEL_REPLAY)", e);
+    if let Err(e) = s.configure_callback_tracing(
+        ctx,
+        kinds::table().kernel_replay,
+        &[],
+        Some(driver_replay_cb),
+        std::ptr::null_mut(),
+    ) {
+        fatal(
+            "rocprofiler_configure_callback_tracing_service(KERNEL_REPLAY)",
+            e,
+        );
     }
     if let Err(e) = s.start_context(ctx) {
         fatal("rocprofiler_start_context", e);
@@ -73,14 +88,22 @@ unsafe extern "C" fn driver_pass_count(_info: KernelDispatchInfo, _ud: UserData)
     SETTINGS.get().map_or(1, |s| s.0.passes)
 }
 
-unsafe extern "C" fn driver_replay_cb(record: CallbackTracingRecord, _ud: *mut UserData, _data: *mut c_void) {
+unsafe extern "C" fn driver_replay_cb(
+    record: CallbackTracingRecord,
+    _ud: *mut UserData,
+    _data: *mut c_void,
+) {
     let _ = std::panic::catch_unwind(|| {
         if record.operation != replay_op::CONFIG || record.phase != CallbackPhase::ENTER {
             return;
         }
-        let Some((settings, layout)) = SETTINGS.get() else { return };
+        let Some((settings, layout)) = SETTINGS.get() else {
+            return;
+        };
         // SAFETY: the SDK hands a live replay payload for the duration of the callback.
-        let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else { return };
+        let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else {
+            return;
+        };
         let name = krphase_kernels::kernel_name(p.dispatch_info().kernel_id).unwrap_or("");
         if settings.filter.as_ref().is_none_or(|re| re.is_match(name)) {
             p.set_pass_count(*layout, Some(driver_pass_count));

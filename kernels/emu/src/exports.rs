@@ -29,11 +29,17 @@ fn guard(f: impl FnOnce() -> u32 + std::panic::UnwindSafe) -> u32 {
 
 /// Referenced from `main` so the linker keeps this module's symbols.
 pub fn keep() {
-    std::hint::black_box(rocprofiler_get_version_triplet as extern "C" fn(*mut VersionTriplet) -> u32);
+    std::hint::black_box(
+        rocprofiler_get_version_triplet as extern "C" fn(*mut VersionTriplet) -> u32,
+    );
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn rocprofiler_get_version(major: *mut u32, minor: *mut u32, patch: *mut u32) -> u32 {
+pub extern "C" fn rocprofiler_get_version(
+    major: *mut u32,
+    minor: *mut u32,
+    patch: *mut u32,
+) -> u32 {
     guard(|| {
         let (a, b, c) = sdk().version();
         for (p, v) in [(major, a), (minor, b), (patch, c)] {
@@ -54,7 +60,13 @@ pub extern "C" fn rocprofiler_get_version_triplet(info: *mut VersionTriplet) -> 
         }
         let (major, minor, patch) = sdk().version();
         // SAFETY: non-NULL, the caller's triplet.
-        unsafe { *info = VersionTriplet { major, minor, patch } };
+        unsafe {
+            *info = VersionTriplet {
+                major,
+                minor,
+                patch,
+            }
+        };
         OK
     })
 }
@@ -103,7 +115,11 @@ pub extern "C" fn rocprofiler_context_is_valid(id: ContextId, status: *mut c_int
             // SAFETY: non-NULL, the caller's int.
             unsafe { *status = c_int::from(valid) };
         }
-        if valid { OK } else { Status::CONTEXT_NOT_FOUND.0 }
+        if valid {
+            OK
+        } else {
+            Status::CONTEXT_NOT_FOUND.0
+        }
     })
 }
 
@@ -170,7 +186,10 @@ pub extern "C" fn rocprofiler_query_callback_tracing_kind_operation_name(
         if kind.0 == 0 || kind.0 == last {
             return INVALID;
         }
-        match usize::try_from(operation).ok().and_then(|o| names.ops[kind.0 as usize].get(o)) {
+        match usize::try_from(operation)
+            .ok()
+            .and_then(|o| names.ops[kind.0 as usize].get(o))
+        {
             Some(s) => {
                 write_name(s, name, name_len);
                 OK
@@ -191,7 +210,10 @@ pub extern "C" fn rocprofiler_query_callback_tracing_kind_operation_name(
 }
 
 #[unsafe(no_mangle)]
-pub extern "C" fn rocprofiler_iterate_callback_tracing_kinds(callback: KindIterFn, data: *mut c_void) -> u32 {
+pub extern "C" fn rocprofiler_iterate_callback_tracing_kinds(
+    callback: KindIterFn,
+    data: *mut c_void,
+) -> u32 {
     let data = data as usize;
     guard(move || {
         let Some(cb) = callback else { return INVALID };
@@ -263,8 +285,12 @@ static STATUS_NAMES: LazyLock<Vec<CString>> = LazyLock::new(|| {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn rocprofiler_get_status_name(status: u32) -> *const c_char {
-    catch_unwind(|| STATUS_NAMES.get(status as usize).map_or(std::ptr::null(), |s| s.as_ptr()))
-        .unwrap_or(std::ptr::null())
+    catch_unwind(|| {
+        STATUS_NAMES
+            .get(status as usize)
+            .map_or(std::ptr::null(), |s| s.as_ptr())
+    })
+    .unwrap_or(std::ptr::null())
 }
 
 #[unsafe(no_mangle)]

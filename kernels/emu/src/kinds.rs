@@ -60,7 +60,11 @@ impl KindTable {
             names.push("RANGE_REPLAY");
             Some(kernel_replay + 1)
         };
-        KindTable { names, kernel_replay, range_replay }
+        KindTable {
+            names,
+            kernel_replay,
+            range_replay,
+        }
     }
 
     pub fn last(&self) -> u32 {
@@ -74,7 +78,9 @@ impl KindTable {
     /// Operation names of a kind (index = operation number, NONE included). Kinds the emulator
     /// does not trace list only their NONE operation.
     pub fn operations(&self, kind: u32) -> Vec<String> {
-        let Some(k) = self.name(kind) else { return Vec::new() };
+        let Some(k) = self.name(kind) else {
+            return Vec::new();
+        };
         let ops: &[&str] = match k {
             "KERNEL_DISPATCH" => &["NONE", "ENQUEUE", "COMPLETE"],
             "MEMORY_ALLOCATION" => &["NONE", "ALLOCATE", "VMEM_ALLOCATE", "FREE", "VMEM_FREE"],
@@ -110,6 +116,26 @@ pub mod replay_op {
     pub const PASS: i32 = 2;
 }
 
+/// NUL-terminated names for the C query functions, built once from the fixed table.
+pub struct CNames {
+    pub kinds: Vec<std::ffi::CString>,
+    pub ops: Vec<Vec<std::ffi::CString>>,
+}
+
+pub fn c_names() -> &'static CNames {
+    static NAMES: OnceLock<CNames> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let t = table();
+        let cs = |s: &str| std::ffi::CString::new(s).expect("names have no NUL");
+        CNames {
+            kinds: t.names.iter().map(|n| cs(n)).collect(),
+            ops: (0..t.last())
+                .map(|k| t.operations(k).iter().map(|o| cs(o)).collect())
+                .collect(),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,22 +151,4 @@ mod tests {
         assert_eq!(KindTable::new(26).name(25), Some("HIP_EVENT"));
         assert_eq!(KindTable::new(25).operations(25)[2], "KERNEL_REPLAY_PASS");
     }
-}
-
-/// NUL-terminated names for the C query functions, built once from the fixed table.
-pub struct CNames {
-    pub kinds: Vec<std::ffi::CString>,
-    pub ops: Vec<Vec<std::ffi::CString>>,
-}
-
-pub fn c_names() -> &'static CNames {
-    static NAMES: OnceLock<CNames> = OnceLock::new();
-    NAMES.get_or_init(|| {
-        let t = table();
-        let cs = |s: &str| std::ffi::CString::new(s).expect("names have no NUL");
-        CNames {
-            kinds: t.names.iter().map(|n| cs(n)).collect(),
-            ops: (0..t.last()).map(|k| t.operations(k).iter().map(|o| cs(o)).collect()).collect(),
-        }
-    })
 }

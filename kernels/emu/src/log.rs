@@ -52,7 +52,10 @@ pub fn enabled(level: Level) -> bool {
 }
 
 fn prefix(level: Level, file: &str, line: u32) -> String {
-    let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
+    let mut tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
     // SAFETY: gettimeofday writes into our timeval; the timezone argument may be NULL.
     unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) };
     // SAFETY: an all-zero `tm` is a valid value to be overwritten.

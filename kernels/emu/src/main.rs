@@ -2,10 +2,12 @@
 //! of this binary crate so they are linked and (with `-rdynamic`) visible to the tools' dlsym.
 
 mod exports;
+mod rocprofv3;
 
 use std::ffi::OsString;
 
 const USAGE: &str = "usage: krphase-emu run WORKLOAD [options]   (krphase-emu run --help)
+       krphase-emu rocprofv3 [--pmc C... | -i FILE] [--replay-mode kernel --kernel-replay-beta-enabled] -- APP ARGS
 workloads: stream saxpy queue-depth multi-queue graph multi-packet vmem";
 
 fn main() {
@@ -13,7 +15,14 @@ fn main() {
     let args: Vec<OsString> = std::env::args_os().collect();
     let code = match args.get(1).and_then(|a| a.to_str()) {
         Some("run") => krphase_emu::run::main(&args[1..]),
-        // Further subcommands hook in here, e.g. `Some("rocprofv3") => rocprofv3::main(&args[1..]),`.
+        Some("rocprofv3") => {
+            let rest: Vec<String> = args[2..]
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            rocprofv3::main(&rest)
+        }
+        // Further subcommands hook in here.
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             0

@@ -68,7 +68,10 @@ fn deliver_alloc(op: i32, agent: u64, address: u64, size: u64, start: u64) {
         return;
     }
     let tid = thread_id();
-    let corr = CorrelationId { internal: crate::ids::next_correlation(), ..Default::default() };
+    let corr = CorrelationId {
+        internal: crate::ids::next_correlation(),
+        ..Default::default()
+    };
     for s in subs {
         let mut ud = UserData::default();
         let mut enter = MemoryAllocationData {
@@ -83,9 +86,29 @@ fn deliver_alloc(op: i32, agent: u64, address: u64, size: u64, start: u64) {
             },
             allocation_size: size,
         };
-        s.invoke(tid, corr, kind, op, CallbackPhase::ENTER, (&mut enter as *mut MemoryAllocationData).cast(), &mut ud);
-        let mut exit = MemoryAllocationData { end_timestamp: now_ns(), address, ..enter };
-        s.invoke(tid, corr, kind, op, CallbackPhase::EXIT, (&mut exit as *mut MemoryAllocationData).cast(), &mut ud);
+        s.invoke(
+            tid,
+            corr,
+            kind,
+            op,
+            CallbackPhase::ENTER,
+            (&mut enter as *mut MemoryAllocationData).cast(),
+            &mut ud,
+        );
+        let mut exit = MemoryAllocationData {
+            end_timestamp: now_ns(),
+            address,
+            ..enter
+        };
+        s.invoke(
+            tid,
+            corr,
+            kind,
+            op,
+            CallbackPhase::EXIT,
+            (&mut exit as *mut MemoryAllocationData).cast(),
+            &mut ud,
+        );
     }
 }
 
@@ -130,7 +153,12 @@ pub fn free(region: &Arc<Region>) {
 
 /// Registers a module-scope variable of the loaded code object (no allocation callbacks: the
 /// loader places it, as with real code objects).
-pub fn module_variable(symbol: &'static str, bytes: u64, agent: u64, writable: bool) -> Arc<Region> {
+pub fn module_variable(
+    symbol: &'static str,
+    bytes: u64,
+    agent: u64,
+    writable: bool,
+) -> Arc<Region> {
     let region = Arc::new(Region {
         words: alloc_words(bytes.div_ceil(8) as usize),
         bytes,
@@ -176,15 +204,20 @@ pub fn total(regions: &[Arc<Region>]) -> (u64, u64) {
 /// Live vmem mappings of `agent` (bytes, regions): the `untracked_memory` trigger.
 pub fn untracked_vmem(agent: u64) -> (u64, u64) {
     let g = REGIONS.read();
-    let v: Vec<_> = g.values().filter(|r| r.kind == MemKind::Vmem && r.agent == agent).collect();
+    let v: Vec<_> = g
+        .values()
+        .filter(|r| r.kind == MemKind::Vmem && r.agent == agent)
+        .collect();
     (v.iter().map(|r| r.bytes).sum(), v.len() as u64)
 }
 
 /// Coarse regions of `agent` allocated before the tracker started (bytes, regions).
 pub fn untracked_pool(agent: u64) -> (u64, u64) {
     let g = REGIONS.read();
-    let v: Vec<_> =
-        g.values().filter(|r| r.kind == MemKind::Coarse && !r.tracked && r.agent == agent).collect();
+    let v: Vec<_> = g
+        .values()
+        .filter(|r| r.kind == MemKind::Coarse && !r.tracked && r.agent == agent)
+        .collect();
     (v.iter().map(|r| r.bytes).sum(), v.len() as u64)
 }
 
@@ -218,7 +251,10 @@ pub fn snap(regions: Vec<Arc<Region>>, gbps: f64) -> Snapshot {
         })
         .collect();
     pace(bytes, t, gbps);
-    Snapshot { regions: copies, bytes }
+    Snapshot {
+        regions: copies,
+        bytes,
+    }
 }
 
 /// Copies the snapshot back (skipping regions freed since), paced to `gbps`; returns the bytes.
@@ -248,7 +284,11 @@ pub fn pointer_info(ptr: u64, info: &mut HsaAmdPointerInfo) {
     if let Some((_, r)) = g.range(..=ptr).next_back()
         && ptr < r.base() + r.bytes.max(1)
     {
-        out.type_ = if r.kind == MemKind::Vmem { hsa_pointer_type::HSA_VMEM } else { hsa_pointer_type::HSA };
+        out.type_ = if r.kind == MemKind::Vmem {
+            hsa_pointer_type::HSA_VMEM
+        } else {
+            hsa_pointer_type::HSA
+        };
         out.agent_base_address = r.base() as *mut _;
         out.host_base_address = r.base() as *mut _;
         out.size_in_bytes = r.bytes as usize;
@@ -272,6 +312,10 @@ pub fn pointer_info(ptr: u64, info: &mut HsaAmdPointerInfo) {
 
 /// Bytes of live regions (for tests and the result line).
 pub fn live_bytes(kind: MemKind) -> u64 {
-    REGIONS.read().values().filter(|r| r.kind == kind).map(|r| r.bytes).sum()
+    REGIONS
+        .read()
+        .values()
+        .filter(|r| r.kind == kind)
+        .map(|r| r.bytes)
+        .sum()
 }
-

@@ -151,7 +151,10 @@ fn parse_version(s: &str) -> Result<(u32, u32, u32), String> {
     if parts.len() != 3 {
         return Err(format!("expected X.Y.Z, got {s:?}"));
     }
-    let p = |x: &str| x.parse::<u32>().map_err(|_| format!("{x:?} is not a number in {s:?}"));
+    let p = |x: &str| {
+        x.parse::<u32>()
+            .map_err(|_| format!("{x:?} is not a number in {s:?}"))
+    };
     Ok((p(parts[0])?, p(parts[1])?, p(parts[2])?))
 }
 
@@ -176,23 +179,37 @@ impl RunOpts {
                 None => None,
             },
         };
-        let Some(passes) = passes else { return Ok(None) };
+        let Some(passes) = passes else {
+            return Ok(None);
+        };
         let order = match self.driver_order {
             Some(o) => o,
             None => match env("KRPHASE_EMU_DRIVER_ORDER").as_deref().map(str::trim) {
                 None => DriverOrder::Last,
                 Some("first") => DriverOrder::First,
                 Some("last") => DriverOrder::Last,
-                Some(v) => return Err(format!("KRPHASE_EMU_DRIVER_ORDER={v:?} is not first or last")),
+                Some(v) => {
+                    return Err(format!(
+                        "KRPHASE_EMU_DRIVER_ORDER={v:?} is not first or last"
+                    ));
+                }
             },
         };
-        let filter_src = self.driver_filter.clone().or_else(|| env("KRPHASE_EMU_DRIVER_FILTER"));
+        let filter_src = self
+            .driver_filter
+            .clone()
+            .or_else(|| env("KRPHASE_EMU_DRIVER_FILTER"));
         let filter = match filter_src {
             Some(f) => Some(
-                regex::Regex::new(&f).map_err(|e| format!("driver filter {f:?} is not a valid regex: {e}"))?,
+                regex::Regex::new(&f)
+                    .map_err(|e| format!("driver filter {f:?} is not a valid regex: {e}"))?,
             ),
             None => None,
         };
-        Ok(Some(DriverSettings { passes, order, filter }))
+        Ok(Some(DriverSettings {
+            passes,
+            order,
+            filter,
+        }))
     }
 }

@@ -2,12 +2,17 @@
 //! intercepted packet write, synchronization, and the loaded code object (kernel symbols and
 //! module-scope variables).
 
-use crate::device::{self, AppCompletion, CPU_AGENT, GPU_AGENT, Queue};
+use crate::device::{self, AppCompletion, CPU_AGENT, GPU_AGENT, KernelBody, Queue};
+
+/// One kernel of a batch or graph: name, grid size, body.
+pub type Node<'a> = (&'a str, usize, KernelBody);
+use crate::clock::thread_id;
 use crate::memory::{self, MemKind, Region};
 use crate::replay::{self, Launch};
 use crate::sdk::sdk;
-use crate::clock::thread_id;
-use krphase_ffi::{CallbackPhase, CallbackTracingKind, CorrelationId, KernelSymbolData, UserData, code_object_op};
+use krphase_ffi::{
+    CallbackPhase, CallbackTracingKind, CorrelationId, KernelSymbolData, UserData, code_object_op,
+};
 use krphase_kernels::KERNEL_NAMES;
 use parking_lot::Mutex;
 use std::ffi::CString;
@@ -28,8 +33,12 @@ pub struct CodeObject {
 }
 
 static CODE_OBJECT: OnceLock<CodeObject> = OnceLock::new();
-static SYMBOL_NAMES: LazyLock<Vec<CString>> =
-    LazyLock::new(|| KERNEL_NAMES.iter().map(|n| CString::new(*n).expect("no NUL")).collect());
+static SYMBOL_NAMES: LazyLock<Vec<CString>> = LazyLock::new(|| {
+    KERNEL_NAMES
+        .iter()
+        .map(|n| CString::new(*n).expect("no NUL"))
+        .collect()
+});
 
 const CODE_OBJECT_ID: u64 = 1;
 
@@ -58,7 +67,15 @@ fn deliver_symbols(phase: CallbackPhase) {
         for s in &subs {
             let mut ud = UserData::default();
             let corr = CorrelationId::default();
-            s.invoke(tid, corr, kind, op, phase, (&mut data as *mut KernelSymbolData).cast(), &mut ud);
+            s.invoke(
+                tid,
+                corr,
+                kind,
+                op,
+                phase,
+                (&mut data as *mut KernelSymbolData).cast(),
+                &mut ud,
+            );
         }
     }
 }
@@ -67,7 +84,12 @@ fn deliver_symbols(phase: CallbackPhase) {
 pub fn load_code_object() -> &'static CodeObject {
     CODE_OBJECT.get_or_init(|| {
         let co = CodeObject {
-            saxpy_calls: memory::module_variable(krphase_kernels::saxpy::COUNTER_SYMBOL, 8, GPU_AGENT, true),
+            saxpy_calls: memory::module_variable(
+                krphase_kernels::saxpy::COUNTER_SYMBOL,
+                8,
+                GPU_AGENT,
+                true,
+            ),
             cuid: memory::module_variable("__hip_cuid_6b7270686173650a", 1, GPU_AGENT, true),
             constants: memory::module_variable("stream_constants", 64, GPU_AGENT, false),
         };
@@ -125,11 +147,15 @@ fn record(apps: Vec<Arc<AppCompletion>>) {
 
 /// `hipLaunchKernel`: one single-packet write.
 pub fn launch(q: &Queue, kernel: &str, grid: usize, body: impl Fn() + Send + Sync + 'static) {
-    record(replay::write_packets(q, vec![launch_of(kernel, grid, body)], false));
+    record(replay::write_packets(
+        q,
+        vec![launch_of(kernel, grid, body)],
+        false,
+    ));
 }
 
 /// A multi-packet write: several dispatch packets in one interceptor call.
-pub fn launch_batch(q: &Queue, launches: Vec<(&str, usize, Arc<dyn Fn() + Send + Sync>)>) {
+pub fn launch_batch(q: &Queue, launches: Vec<Node<'_>>) {
     let ls = launches
         .into_iter()
         .map(|(k, g, b)| launch_of(k, g, move || b()))
@@ -138,9 +164,13 @@ pub fn launch_batch(q: &Queue, launches: Vec<(&str, usize, Arc<dyn Fn() + Send +
 }
 
 /// `hipGraphLaunch`: each node is written while a graph launch is in progress.
-pub fn graph_launch(q: &Queue, nodes: Vec<(&str, usize, Arc<dyn Fn() + Send + Sync>)>) {
+pub fn graph_launch(q: &Queue, nodes: Vec<Node<'_>>) {
     for (k, g, b) in nodes {
-        record(replay::write_packets(q, vec![launch_of(k, g, move || b())], true));
+        record(replay::write_packets(
+            q,
+            vec![launch_of(k, g, move || b())],
+            true,
+        ));
     }
 }
 

@@ -25,7 +25,11 @@ pub fn parse_tool_list(value: &str, quirk: bool) -> Vec<String> {
     if quirk && parts.len() > 1 {
         parts.pop();
     }
-    parts.into_iter().filter(|p| !p.is_empty()).map(str::to_string).collect()
+    parts
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Where a client's configure function comes from.
@@ -76,7 +80,9 @@ unsafe extern "C" fn client_finalize(id: ClientId) {
 fn finalize_client(handle: u32) {
     let (fini, data) = {
         let clients = CLIENTS.lock();
-        let Some(c) = clients.iter().find(|c| c.id.handle == handle) else { return };
+        let Some(c) = clients.iter().find(|c| c.id.handle == handle) else {
+            return;
+        };
         if c.finalized.swap(true, Ordering::SeqCst) {
             return;
         }
@@ -119,7 +125,11 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
         }
         seen.push(configure as usize);
         let handle = HANDLE_OFFSET + index;
-        let mut id = Box::new(ClientId { size: std::mem::size_of::<ClientId>(), name: std::ptr::null(), handle });
+        let mut id = Box::new(ClientId {
+            size: std::mem::size_of::<ClientId>(),
+            name: std::ptr::null(),
+            handle,
+        });
         s.set_current_client(handle);
         let idp: *mut ClientId = &mut *id;
         // SAFETY: the tool's rocprofiler_configure with the registration.h signature; the
@@ -133,7 +143,12 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
             // SAFETY: non-NULL results point to a tool-owned configure result; the SDK copies it.
             Some(unsafe { *r })
         };
-        CLIENTS.lock().push(Client { id, result, finalized: AtomicBool::new(false), label });
+        CLIENTS.lock().push(Client {
+            id,
+            result,
+            finalized: AtomicBool::new(false),
+            label,
+        });
     }
     let inits: Vec<_> = CLIENTS
         .lock()
@@ -154,8 +169,12 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
 
 /// Stops each client's contexts and calls its finalize, in registration order.
 pub fn finalize_all() {
-    let handles: Vec<u32> =
-        CLIENTS.lock().iter().filter(|c| c.result.is_some()).map(|c| c.id.handle).collect();
+    let handles: Vec<u32> = CLIENTS
+        .lock()
+        .iter()
+        .filter(|c| c.result.is_some())
+        .map(|c| c.id.handle)
+        .collect();
     for h in handles {
         finalize_client(h);
     }
@@ -171,7 +190,9 @@ pub fn client_names() -> Vec<String> {
                 c.label.clone()
             } else {
                 // SAFETY: the tool set a NUL-terminated name that lives for the process.
-                unsafe { CStr::from_ptr(c.id.name as *const c_char) }.to_string_lossy().into_owned()
+                unsafe { CStr::from_ptr(c.id.name as *const c_char) }
+                    .to_string_lossy()
+                    .into_owned()
             }
         })
         .collect()
@@ -185,7 +206,10 @@ mod tests {
     fn quirk_drops_last_entry_only_with_colon() {
         assert_eq!(parse_tool_list("a.so", true), vec!["a.so"]);
         assert_eq!(parse_tool_list("a.so:b.so", true), vec!["a.so"]);
-        assert_eq!(parse_tool_list("a.so:b.so:c.so", true), vec!["a.so", "b.so"]);
+        assert_eq!(
+            parse_tool_list("a.so:b.so:c.so", true),
+            vec!["a.so", "b.so"]
+        );
         assert_eq!(parse_tool_list("a.so:b.so:", true), vec!["a.so", "b.so"]);
         assert_eq!(parse_tool_list("a.so:b.so", false), vec!["a.so", "b.so"]);
         assert!(parse_tool_list("", false).is_empty());

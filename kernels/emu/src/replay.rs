@@ -6,7 +6,8 @@
 
 use crate::clock::{ms, now_ns, thread_id};
 use crate::device::{
-    AppCompletion, Completion, KernelBody, KernelPacket, Packet, Queue, Signal, agent_lock, queues_of,
+    AppCompletion, Completion, KernelBody, KernelPacket, Packet, Queue, Signal, agent_lock,
+    queues_of,
 };
 use crate::kinds::{self, replay_op};
 use crate::log::{self, Level};
@@ -15,10 +16,10 @@ use crate::opts::{DeclineOpt, LayoutOpt, RestoreOrder};
 use crate::sdk::{Subscriber, sdk};
 use crate::{ids, truth};
 use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, ContextId, CorrelationId, Dim3, KernelDispatchData,
-    KernelDispatchInfo, KernelReplayDataA, KernelReplayDataB, PayloadLayout, QueueId, AgentId,
-    REPLAY_PAYLOAD_FULL_SIZE, REPLAY_PAYLOAD_NO_TOGGLES_SIZE, ReplayContinueFn, ReplayPassCountFn,
-    ReplayPayload, Status, UserData, kernel_dispatch_op,
+    AgentId, CallbackPhase, CallbackTracingKind, ContextId, CorrelationId, Dim3,
+    KernelDispatchData, KernelDispatchInfo, KernelReplayDataA, KernelReplayDataB, PayloadLayout,
+    QueueId, REPLAY_PAYLOAD_FULL_SIZE, REPLAY_PAYLOAD_NO_TOGGLES_SIZE, ReplayContinueFn,
+    ReplayPassCountFn, ReplayPayload, Status, UserData, kernel_dispatch_op,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -130,7 +131,11 @@ fn ffi_layout(l: LayoutOpt) -> PayloadLayout {
     }
 }
 
-fn build_payload(layout: LayoutOpt, info: KernelDispatchInfo, f: PayloadFields) -> Box<PayloadStore> {
+fn build_payload(
+    layout: LayoutOpt,
+    info: KernelDispatchInfo,
+    f: PayloadFields,
+) -> Box<PayloadStore> {
     let mut p = Box::new(PayloadStore { raw: [0; 31] });
     let (start, stop): (krphase_ffi::ReplayContextFn, krphase_ffi::ReplayContextFn) =
         if f.toggles && layout != LayoutOpt::C168 {
@@ -176,7 +181,10 @@ fn payload_ptr(p: &mut PayloadStore) -> *mut std::ffi::c_void {
 }
 
 /// Reads back the callbacks the tool wrote into the payload.
-fn read_callbacks(layout: LayoutOpt, p: &mut PayloadStore) -> (ReplayPassCountFn, ReplayContinueFn) {
+fn read_callbacks(
+    layout: LayoutOpt,
+    p: &mut PayloadStore,
+) -> (ReplayPassCountFn, ReplayContinueFn) {
     // SAFETY: the store is a live, 8-aligned 248-byte buffer whose first word is its size.
     let Some(view) = (unsafe { ReplayPayload::from_raw(payload_ptr(p)) }) else {
         return (None, None);
@@ -186,20 +194,47 @@ fn read_callbacks(layout: LayoutOpt, p: &mut PayloadStore) -> (ReplayPassCountFn
     let cc = view.continue_raw(l).unwrap_or(0);
     // SAFETY: a non-zero value in these slots is a function pointer the tool stored with the
     // header's signature (that is the payload contract).
-    let pc: ReplayPassCountFn = if pc == 0 { None } else { Some(unsafe { std::mem::transmute::<usize, unsafe extern "C" fn(KernelDispatchInfo, UserData) -> u64>(pc as usize) }) };
+    let pc: ReplayPassCountFn = if pc == 0 {
+        None
+    } else {
+        Some(unsafe {
+            std::mem::transmute::<usize, unsafe extern "C" fn(KernelDispatchInfo, UserData) -> u64>(
+                pc as usize,
+            )
+        })
+    };
     // SAFETY: as above, for the continue callback's signature.
-    let cc: ReplayContinueFn = if cc == 0 { None } else { Some(unsafe { std::mem::transmute::<usize, unsafe extern "C" fn(KernelDispatchInfo, u64, u64, UserData) -> i32>(cc as usize) }) };
+    let cc: ReplayContinueFn = if cc == 0 {
+        None
+    } else {
+        Some(unsafe {
+            std::mem::transmute::<
+                usize,
+                unsafe extern "C" fn(KernelDispatchInfo, u64, u64, UserData) -> i32,
+            >(cc as usize)
+        })
+    };
     (pc, cc)
 }
 
 fn dispatch_info(queue: &Queue, l: &Launch, dispatch_id: u64) -> KernelDispatchInfo {
     KernelDispatchInfo {
-        agent_id: AgentId { handle: queue.agent },
+        agent_id: AgentId {
+            handle: queue.agent,
+        },
         queue_id: QueueId { handle: queue.id },
         kernel_id: l.kernel_id,
         dispatch_id,
-        workgroup_size: Dim3 { x: l.workgroup, y: 1, z: 1 },
-        grid_size: Dim3 { x: l.grid, y: 1, z: 1 },
+        workgroup_size: Dim3 {
+            x: l.workgroup,
+            y: 1,
+            z: 1,
+        },
+        grid_size: Dim3 {
+            x: l.grid,
+            y: 1,
+            z: 1,
+        },
         ..Default::default()
     }
 }
@@ -224,18 +259,54 @@ fn enqueue(queue: &Queue, packet: KernelPacket) {
         dispatch_info: packet.info,
     };
     for (s, ud) in subs.iter().zip(uds.iter_mut()) {
-        s.invoke(packet.thread_id, CorrelationId { internal: packet.corr, ..Default::default() }, kind, kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER, (&mut data as *mut KernelDispatchData).cast(), ud);
+        s.invoke(
+            packet.thread_id,
+            CorrelationId {
+                internal: packet.corr,
+                ..Default::default()
+            },
+            kind,
+            kernel_dispatch_op::ENQUEUE,
+            CallbackPhase::ENTER,
+            (&mut data as *mut KernelDispatchData).cast(),
+            ud,
+        );
     }
-    let (tid, corr) = (packet.thread_id, CorrelationId { internal: packet.corr, ..Default::default() });
+    let (tid, corr) = (
+        packet.thread_id,
+        CorrelationId {
+            internal: packet.corr,
+            ..Default::default()
+        },
+    );
     let mut data2 = data;
     for (s, ud) in subs.iter().zip(uds.iter_mut()) {
-        s.invoke(tid, corr, kind, kernel_dispatch_op::ENQUEUE, CallbackPhase::EXIT, (&mut data2 as *mut KernelDispatchData).cast(), ud);
+        s.invoke(
+            tid,
+            corr,
+            kind,
+            kernel_dispatch_op::ENQUEUE,
+            CallbackPhase::EXIT,
+            (&mut data2 as *mut KernelDispatchData).cast(),
+            ud,
+        );
     }
     queue.push(Packet::Kernel(packet));
 }
 
-fn ordinary(queue: &Queue, l: Launch, dispatch_id: u64, corr: CorrelationId, app: Arc<AppCompletion>, reader: bool) {
-    let _guard = if reader { Some(agent_lock(queue.agent).read()) } else { None };
+fn ordinary(
+    queue: &Queue,
+    l: Launch,
+    dispatch_id: u64,
+    corr: CorrelationId,
+    app: Arc<AppCompletion>,
+    reader: bool,
+) {
+    let _guard = if reader {
+        Some(agent_lock(queue.agent).read())
+    } else {
+        None
+    };
     app.dispatch_id.store(dispatch_id, Ordering::SeqCst);
     let packet = KernelPacket {
         info: dispatch_info(queue, &l, dispatch_id),
@@ -267,7 +338,10 @@ pub fn write_packets(queue: &Queue, launches: Vec<Launch>, graph: bool) -> Vec<A
     let apps: Vec<_> = launches.iter().map(|_| queue.app_completion()).collect();
     if s.finalizing() {
         for (l, app) in launches.into_iter().zip(apps.iter().cloned()) {
-            let corr = CorrelationId { internal: ids::next_correlation(), ..Default::default() };
+            let corr = CorrelationId {
+                internal: ids::next_correlation(),
+                ..Default::default()
+            };
             ordinary(queue, l, ids::next_dispatch(), corr, app, false);
         }
         return apps;
@@ -276,17 +350,36 @@ pub fn write_packets(queue: &Queue, launches: Vec<Launch>, graph: bool) -> Vec<A
     let reader = s.replay_claimed();
     if owner.is_some() {
         if graph {
-            log::once(&WARN_GRAPH, Level::Warning, "queue_hooks.cpp", 188, "kernel replay: HIP graph launches are not supported; graph dispatches run once without replay");
+            log::once(
+                &WARN_GRAPH,
+                Level::Warning,
+                "queue_hooks.cpp",
+                188,
+                "kernel replay: HIP graph launches are not supported; graph dispatches run once without replay",
+            );
         }
         if launches.len() > 1 {
-            log::once(&WARN_MULTI, Level::Warning, "queue_hooks.cpp", 196, "kernel replay: only single-packet dispatch submissions are replayed; multi-packet writes run once without replay");
+            log::once(
+                &WARN_MULTI,
+                Level::Warning,
+                "queue_hooks.cpp",
+                196,
+                "kernel replay: only single-packet dispatch submissions are replayed; multi-packet writes run once without replay",
+            );
         }
     }
     let eligible = owner.is_some() && launches.len() == 1 && !graph;
     if !eligible {
-        let reason = if graph { "graph_launch" } else { "multi_packet" };
+        let reason = if graph {
+            "graph_launch"
+        } else {
+            "multi_packet"
+        };
         for (l, app) in launches.into_iter().zip(apps.iter().cloned()) {
-            let corr = CorrelationId { internal: ids::next_correlation(), ..Default::default() };
+            let corr = CorrelationId {
+                internal: ids::next_correlation(),
+                ..Default::default()
+            };
             let id = ids::next_dispatch();
             if owner.is_some() {
                 decline_truth(id, l.kernel_id, reason, None);
@@ -296,8 +389,17 @@ pub fn write_packets(queue: &Queue, launches: Vec<Launch>, graph: bool) -> Vec<A
         return apps;
     }
     let l = launches.into_iter().next().expect("one launch");
-    let corr = CorrelationId { internal: ids::next_correlation(), ..Default::default() };
-    window(queue, l, corr, apps[0].clone(), owner.expect("eligible has owner"));
+    let corr = CorrelationId {
+        internal: ids::next_correlation(),
+        ..Default::default()
+    };
+    window(
+        queue,
+        l,
+        corr,
+        apps[0].clone(),
+        owner.expect("eligible has owner"),
+    );
     apps
 }
 
@@ -348,13 +450,35 @@ struct Window {
 
 impl Window {
     fn outcome_line(&self, reason: &str) -> String {
-        let outcome = if reason == "none" { "replayed" } else { "declined" };
-        let snap = self.snapshot.as_ref().map_or(0.0, |s| ms(s.0.start, s.0.end) / 1e3);
-        let restore: f64 = self.restores.iter().map(|r| ms(r.1.start, r.1.end) / 1e3).sum();
+        let outcome = if reason == "none" {
+            "replayed"
+        } else {
+            "declined"
+        };
+        let snap = self
+            .snapshot
+            .as_ref()
+            .map_or(0.0, |s| ms(s.0.start, s.0.end) / 1e3);
+        let restore: f64 = self
+            .restores
+            .iter()
+            .map(|r| ms(r.1.start, r.1.end) / 1e3)
+            .sum();
         format!(
             "[kernel-replay] dispatch_id={} outcome={} reason={} requested_passes={} executed_passes={} footprint_bytes={} footprint_regions={} untracked_vmem_bytes={} untracked_vmem_regions={} untracked_pool_bytes={} untracked_pool_regions={} snap_seconds={:.4} restore_seconds={:.4} reentrancy={}",
-            self.dispatch_id, outcome, reason, self.requested, self.executed, self.footprint.0,
-            self.footprint.1, self.vmem.0, self.vmem.1, self.pool.0, self.pool.1, snap, restore,
+            self.dispatch_id,
+            outcome,
+            reason,
+            self.requested,
+            self.executed,
+            self.footprint.0,
+            self.footprint.1,
+            self.vmem.0,
+            self.vmem.1,
+            self.pool.0,
+            self.pool.1,
+            snap,
+            restore,
             u8::from(self.reentrancy)
         )
     }
@@ -364,14 +488,28 @@ impl Window {
             (Some(a), Some(b)) => ms(a.start, b.end),
             _ => 0.0,
         };
-        let (snap_ms, bytes, regions) =
-            self.snapshot.as_ref().map_or((0.0, 0, 0), |s| (ms(s.0.start, s.0.end), s.1, s.2));
-        let passes: f64 = self.passes.iter().map(|p| ms(p.enter, p.exit.unwrap_or(p.enter))).sum();
+        let (snap_ms, bytes, regions) = self
+            .snapshot
+            .as_ref()
+            .map_or((0.0, 0, 0), |s| (ms(s.0.start, s.0.end), s.1, s.2));
+        let passes: f64 = self
+            .passes
+            .iter()
+            .map(|p| ms(p.enter, p.exit.unwrap_or(p.enter)))
+            .sum();
         let restores: f64 = self.restores.iter().map(|r| ms(r.1.start, r.1.end)).sum();
         format!(
             "kernel replay: dispatch {} phases: lock+drain {:.3} ms, snapshot {:.3} ms ({} bytes in {} regions), {} passes {:.3} ms, {} restores {:.3} ms, window {:.3} ms",
-            self.dispatch_id, lock_drain, snap_ms, bytes, regions, self.passes.len(), passes,
-            self.restores.len(), restores, ms(self.config_enter, config_exit)
+            self.dispatch_id,
+            lock_drain,
+            snap_ms,
+            bytes,
+            regions,
+            self.passes.len(),
+            passes,
+            self.restores.len(),
+            restores,
+            ms(self.config_enter, config_exit)
         )
     }
 
@@ -395,11 +533,32 @@ impl Window {
     }
 }
 
-fn invoke_replay(sub: &Subscriber, w: &Window, op: i32, phase: CallbackPhase, p: &mut PayloadStore, ud: &mut UserData) {
-    sub.invoke(w.thread, w.corr, kinds::table().kernel_replay, op, phase, payload_ptr(p), ud);
+fn invoke_replay(
+    sub: &Subscriber,
+    w: &Window,
+    op: i32,
+    phase: CallbackPhase,
+    p: &mut PayloadStore,
+    ud: &mut UserData,
+) {
+    sub.invoke(
+        w.thread,
+        w.corr,
+        kinds::table().kernel_replay,
+        op,
+        phase,
+        payload_ptr(p),
+        ud,
+    );
 }
 
-fn window(queue: &Queue, l: Launch, corr: CorrelationId, app: Arc<AppCompletion>, owner: Subscriber) {
+fn window(
+    queue: &Queue,
+    l: Launch,
+    corr: CorrelationId,
+    app: Arc<AppCompletion>,
+    owner: Subscriber,
+) {
     let cfg = config();
     let dispatch_id = ids::next_dispatch();
     app.dispatch_id.store(dispatch_id, Ordering::SeqCst);
@@ -429,19 +588,29 @@ fn window(queue: &Queue, l: Launch, corr: CorrelationId, app: Arc<AppCompletion>
         pool: (0, 0),
         reentrancy: false,
     };
-    let none = || PayloadFields { current: 0, total: 0, pass_count: None, cont: None, toggles: false };
+    let none = || PayloadFields {
+        current: 0,
+        total: 0,
+        pass_count: None,
+        cont: None,
+        toggles: false,
+    };
 
     // CONFIG ENTER, then the pass-count call with the value stored at ENTER.
     let mut config_ud = UserData::default();
     let mut cp = build_payload(cfg.layout, info, none());
     w.config_enter = now_ns();
-    invoke_replay(&owner, &w, replay_op::CONFIG, CallbackPhase::ENTER, &mut cp, &mut config_ud);
+    invoke_replay(
+        &owner,
+        &w,
+        replay_op::CONFIG,
+        CallbackPhase::ENTER,
+        &mut cp,
+        &mut config_ud,
+    );
     let (pass_count, cont) = read_callbacks(cfg.layout, &mut cp);
-    let n = match pass_count {
-        // SAFETY: the tool stored this callback with the header's signature.
-        Some(f) => Some(unsafe { f(info, config_ud) }),
-        None => None,
-    };
+    // SAFETY: the tool stored this callback with the header's signature.
+    let n = pass_count.map(|f| unsafe { f(info, config_ud) });
     w.pass_count_return = now_ns();
 
     let opt_out = match n {
@@ -452,12 +621,31 @@ fn window(queue: &Queue, l: Launch, corr: CorrelationId, app: Arc<AppCompletion>
     };
     if let Some(reason) = opt_out {
         if reason == "zero_without_continue" {
-            log::log(Level::Warning, "replay_callbacks.cpp", 142, &format!("kernel replay: dispatch {dispatch_id}: replay_pass_count returned 0 without a replay_continue callback; the dispatch runs once"));
+            log::log(
+                Level::Warning,
+                "replay_callbacks.cpp",
+                142,
+                &format!(
+                    "kernel replay: dispatch {dispatch_id}: replay_pass_count returned 0 without a replay_continue callback; the dispatch runs once"
+                ),
+            );
         }
         let mut ep = build_payload(cfg.layout, info, none());
         let exit = now_ns();
-        invoke_replay(&owner, &w, replay_op::CONFIG, CallbackPhase::EXIT, &mut ep, &mut config_ud);
-        decline_truth(dispatch_id, l.kernel_id, reason, Some((w.config_enter, exit)));
+        invoke_replay(
+            &owner,
+            &w,
+            replay_op::CONFIG,
+            CallbackPhase::EXIT,
+            &mut ep,
+            &mut config_ud,
+        );
+        decline_truth(
+            dispatch_id,
+            l.kernel_id,
+            reason,
+            Some((w.config_enter, exit)),
+        );
         ordinary(queue, l, dispatch_id, corr, app, sdk().replay_claimed());
         return;
     }
@@ -468,15 +656,29 @@ fn window(queue: &Queue, l: Launch, corr: CorrelationId, app: Arc<AppCompletion>
     // Reentrancy: this thread is already inside a window on this agent.
     if IN_WINDOW.with(|c| c.get()) == queue.agent {
         w.reentrancy = true;
-        finish_declined(queue, l, app, &owner, &mut w, config_ud, "reentrant_dispatch", false);
+        finish_declined(
+            queue,
+            l,
+            app,
+            &owner,
+            &mut w,
+            config_ud,
+            "reentrant_dispatch",
+            false,
+        );
         return;
     }
 
     let t = now_ns();
     let guard = agent_lock(queue.agent).write();
-    w.lock_wait = Some(Span { start: t, end: now_ns() });
+    w.lock_wait = Some(Span {
+        start: t,
+        end: now_ns(),
+    });
     IN_WINDOW.with(|c| c.set(queue.agent));
-    let result = locked_window(queue, &l, &app, &owner, pass_sub, &mut w, config_ud, cont, info);
+    let result = locked_window(
+        queue, &l, &app, &owner, pass_sub, &mut w, config_ud, cont, info,
+    );
     match result {
         Ok(()) => {}
         Err(reason) => {
@@ -490,12 +692,43 @@ fn window(queue: &Queue, l: Launch, corr: CorrelationId, app: Arc<AppCompletion>
 
 /// Outcome line (WARNING), CONFIG EXIT, truth, then a single ordinary run.
 #[allow(clippy::too_many_arguments)]
-fn finish_declined(queue: &Queue, l: Launch, app: Arc<AppCompletion>, owner: &Subscriber, w: &mut Window, mut config_ud: UserData, reason: &str, locked: bool) {
+fn finish_declined(
+    queue: &Queue,
+    l: Launch,
+    app: Arc<AppCompletion>,
+    owner: &Subscriber,
+    w: &mut Window,
+    mut config_ud: UserData,
+    reason: &str,
+    locked: bool,
+) {
     let cfg = config();
-    log::log(Level::Warning, "replay_diagnostics.cpp", 88, &w.outcome_line(reason));
-    let mut ep = build_payload(cfg.layout, dispatch_info(queue, &l, w.dispatch_id), PayloadFields { current: 0, total: 0, pass_count: None, cont: None, toggles: false });
+    log::log(
+        Level::Warning,
+        "replay_diagnostics.cpp",
+        88,
+        &w.outcome_line(reason),
+    );
+    let mut ep = build_payload(
+        cfg.layout,
+        dispatch_info(queue, &l, w.dispatch_id),
+        PayloadFields {
+            current: 0,
+            total: 0,
+            pass_count: None,
+            cont: None,
+            toggles: false,
+        },
+    );
     w.config_exit = now_ns();
-    invoke_replay(owner, w, replay_op::CONFIG, CallbackPhase::EXIT, &mut ep, &mut config_ud);
+    invoke_replay(
+        owner,
+        w,
+        replay_op::CONFIG,
+        CallbackPhase::EXIT,
+        &mut ep,
+        &mut config_ud,
+    );
     if truth::enabled() {
         truth::write(&w.truth(reason));
     }
@@ -529,16 +762,28 @@ fn locked_window(
     let projected_passes = if w.requested == 0 { 2 } else { w.requested };
     let projected_s = (w.footprint.0 * projected_passes) as f64 / (ASSUMED_GBPS * 1e9);
     if projected_s > WARN_SECONDS {
-        log::log(Level::Warning, "replay_diagnostics.cpp", 61, &format!("kernel replay: dispatch {}: projected snapshot/restore copy time {projected_s:.1} s exceeds {WARN_SECONDS:.0} s", w.dispatch_id));
+        log::log(
+            Level::Warning,
+            "replay_diagnostics.cpp",
+            61,
+            &format!(
+                "kernel replay: dispatch {}: projected snapshot/restore copy time {projected_s:.1} s exceeds {WARN_SECONDS:.0} s",
+                w.dispatch_id
+            ),
+        );
     }
-    let reason = if forced == Some(DeclineOpt::UntrackedMemory) || (cfg.decline_on_vmem && w.vmem.1 > 0) {
-        Some("untracked_memory")
-    } else if forced == Some(DeclineOpt::FootprintBudget) || w.footprint.0 > cfg.budget {
-        Some("footprint_budget")
-    } else {
-        None
-    };
-    w.admission = Some(Span { start: t, end: now_ns() });
+    let reason =
+        if forced == Some(DeclineOpt::UntrackedMemory) || (cfg.decline_on_vmem && w.vmem.1 > 0) {
+            Some("untracked_memory")
+        } else if forced == Some(DeclineOpt::FootprintBudget) || w.footprint.0 > cfg.budget {
+            Some("footprint_budget")
+        } else {
+            None
+        };
+    w.admission = Some(Span {
+        start: t,
+        end: now_ns(),
+    });
     if let Some(r) = reason {
         return Err(r);
     }
@@ -546,9 +791,15 @@ fn locked_window(
     // Queue drain: a barrier-AND with a private signal on this queue.
     let t = now_ns();
     let drain = Signal::new(1);
-    queue.push(Packet::Barrier { signal: Some(drain.clone()), app: None });
+    queue.push(Packet::Barrier {
+        signal: Some(drain.clone()),
+        app: None,
+    });
     let drained = (0..DRAIN_SLICES).any(|_| drain.wait_zero(DRAIN_SLICE));
-    w.queue_drain = Some(Span { start: t, end: now_ns() });
+    w.queue_drain = Some(Span {
+        start: t,
+        end: now_ns(),
+    });
     if !drained || forced == Some(DeclineOpt::QueueDrainStuck) {
         std::mem::forget(drain); // deliberately leaked, as the SDK does
         return Err("queue_drain_stuck");
@@ -559,7 +810,10 @@ fn locked_window(
     let begun = Instant::now();
     let mut stuck = false;
     loop {
-        let active: usize = queues_of(agent).iter().map(|q| q.async_active.load(Ordering::SeqCst)).sum();
+        let active: usize = queues_of(agent)
+            .iter()
+            .map(|q| q.async_active.load(Ordering::SeqCst))
+            .sum();
         if active == 0 {
             break;
         }
@@ -569,7 +823,10 @@ fn locked_window(
         }
         std::thread::sleep(AGENT_DRAIN_POLL);
     }
-    w.agent_drain = Some(Span { start: t, end: now_ns() });
+    w.agent_drain = Some(Span {
+        start: t,
+        end: now_ns(),
+    });
     if stuck || forced == Some(DeclineOpt::AgentDrainStuck) {
         return Err("agent_drain_stuck");
     }
@@ -578,10 +835,32 @@ fn locked_window(
     let t = now_ns();
     let snap: Snapshot = memory::snap(inv, cfg.gbps);
     let regions = snap.regions.len() as u64;
-    w.snapshot = Some((Span { start: t, end: now_ns() }, snap.bytes, regions));
-    log::log(Level::Info, "memory_snapshot.cpp", 412, &format!("kernel-replay snapshot: captured {regions} regions (tracked allocations + module variables) for agent {agent}"));
+    w.snapshot = Some((
+        Span {
+            start: t,
+            end: now_ns(),
+        },
+        snap.bytes,
+        regions,
+    ));
+    log::log(
+        Level::Info,
+        "memory_snapshot.cpp",
+        412,
+        &format!(
+            "kernel-replay snapshot: captured {regions} regions (tracked allocations + module variables) for agent {agent}"
+        ),
+    );
     if forced == Some(DeclineOpt::SnapshotFailed) {
-        log::log(Level::Warning, "queue_hooks.cpp", 301, &format!("kernel replay: dispatch {}: snapshot failed; the dispatch runs once", w.dispatch_id));
+        log::log(
+            Level::Warning,
+            "queue_hooks.cpp",
+            301,
+            &format!(
+                "kernel replay: dispatch {}: snapshot failed; the dispatch runs once",
+                w.dispatch_id
+            ),
+        );
         return Err("snapshot_failed");
     }
 
@@ -592,11 +871,28 @@ fn locked_window(
     let mut i: u64 = 0;
     loop {
         let mut pass_ud = config_ud; // a fresh copy of the CONFIG value per pass
-        let mut pe = build_payload(cfg.layout, info, PayloadFields { current: i, total, pass_count: None, cont: None, toggles: true });
+        let mut pe = build_payload(
+            cfg.layout,
+            info,
+            PayloadFields {
+                current: i,
+                total,
+                pass_count: None,
+                cont: None,
+                toggles: true,
+            },
+        );
         let enter = now_ns();
         if let Some(ps) = &pass_sub {
             IN_PASS_ENTER.with(|c| c.set(true));
-            invoke_replay(ps, w, replay_op::PASS, CallbackPhase::ENTER, &mut pe, &mut pass_ud);
+            invoke_replay(
+                ps,
+                w,
+                replay_op::PASS,
+                CallbackPhase::ENTER,
+                &mut pe,
+                &mut pass_ud,
+            );
             IN_PASS_ENTER.with(|c| c.set(false));
         }
         if i > 0 && cfg.restore_order == RestoreOrder::Device {
@@ -611,25 +907,61 @@ fn locked_window(
             corr: w.corr.internal,
             thread_id: w.thread,
             suppressed: LOCAL_STOPPED.with(|s| s.borrow().clone()),
-            completion: Completion::Pass { signal: signal.clone(), times: times.clone() },
+            completion: Completion::Pass {
+                signal: signal.clone(),
+                times: times.clone(),
+            },
         };
         enqueue(queue, packet);
         let done = (0..DRAIN_SLICES).any(|_| signal.wait_zero(DRAIN_SLICE));
         let gpu = *times.lock();
         w.executed = i + 1;
         if !done {
-            w.passes.push(PassRec { index: i, enter, exit: None, gpu });
+            w.passes.push(PassRec {
+                index: i,
+                enter,
+                exit: None,
+                gpu,
+            });
             reason = "pass_drain_stuck";
-            w.tail = Some(Span { start: now_ns(), end: 0 });
+            w.tail = Some(Span {
+                start: now_ns(),
+                end: 0,
+            });
             break;
         }
-        let mut px = build_payload(cfg.layout, info, PayloadFields { current: i, total, pass_count: None, cont, toggles: false });
+        let mut px = build_payload(
+            cfg.layout,
+            info,
+            PayloadFields {
+                current: i,
+                total,
+                pass_count: None,
+                cont,
+                toggles: false,
+            },
+        );
         let exit = now_ns();
         if let Some(ps) = &pass_sub {
-            invoke_replay(ps, w, replay_op::PASS, CallbackPhase::EXIT, &mut px, &mut pass_ud);
+            invoke_replay(
+                ps,
+                w,
+                replay_op::PASS,
+                CallbackPhase::EXIT,
+                &mut px,
+                &mut pass_ud,
+            );
         }
-        w.tail = Some(Span { start: now_ns(), end: 0 });
-        w.passes.push(PassRec { index: i, enter, exit: Some(exit), gpu });
+        w.tail = Some(Span {
+            start: now_ns(),
+            end: 0,
+        });
+        w.passes.push(PassRec {
+            index: i,
+            enter,
+            exit: Some(exit),
+            gpu,
+        });
         // The tool may override replay_continue at PASS EXIT for this pass only.
         let (_, pass_cont) = read_callbacks(cfg.layout, &mut px);
         let more = if total > 0 && i + 1 >= total {
@@ -651,18 +983,42 @@ fn locked_window(
     LOCAL_STOPPED.with(|s| s.borrow_mut().clear());
 
     let outcome = w.outcome_line(reason);
-    let level = if reason == "none" { Level::Info } else { Level::Warning };
+    let level = if reason == "none" {
+        Level::Info
+    } else {
+        Level::Warning
+    };
     log::log(level, "replay_diagnostics.cpp", 88, &outcome);
     let pre_exit = now_ns();
     log::log(Level::Info, "queue_hooks.cpp", 512, &w.phase_line(pre_exit));
-    let mut ep = build_payload(cfg.layout, info, PayloadFields { current: 0, total: 0, pass_count: None, cont: None, toggles: false });
+    let mut ep = build_payload(
+        cfg.layout,
+        info,
+        PayloadFields {
+            current: 0,
+            total: 0,
+            pass_count: None,
+            cont: None,
+            toggles: false,
+        },
+    );
     w.config_exit = now_ns();
     if let Some(t) = w.tail.as_mut() {
         t.end = w.config_exit;
     }
-    invoke_replay(owner, w, replay_op::CONFIG, CallbackPhase::EXIT, &mut ep, &mut config_ud);
+    invoke_replay(
+        owner,
+        w,
+        replay_op::CONFIG,
+        CallbackPhase::EXIT,
+        &mut ep,
+        &mut config_ud,
+    );
     // The application's completion, exactly once, behind a barrier.
-    queue.push(Packet::Barrier { signal: None, app: Some(app.clone()) });
+    queue.push(Packet::Barrier {
+        signal: None,
+        app: Some(app.clone()),
+    });
     if truth::enabled() {
         truth::write(&w.truth(reason));
     }
@@ -672,6 +1028,22 @@ fn locked_window(
 fn restore(w: &mut Window, snap: &Snapshot, after_pass: u64, gbps: f64) {
     let t = now_ns();
     let bytes = memory::restore(snap, gbps);
-    w.restores.push((after_pass, Span { start: t, end: now_ns() }, bytes));
-    log::log(Level::Info, "memory_snapshot.cpp", 468, &format!("kernel-replay restore: restored {}/{} regions", snap.regions.len(), snap.regions.len()));
+    w.restores.push((
+        after_pass,
+        Span {
+            start: t,
+            end: now_ns(),
+        },
+        bytes,
+    ));
+    log::log(
+        Level::Info,
+        "memory_snapshot.cpp",
+        468,
+        &format!(
+            "kernel-replay restore: restored {}/{} regions",
+            snap.regions.len(),
+            snap.regions.len()
+        ),
+    );
 }

@@ -105,9 +105,15 @@ pub fn main(args: &[OsString]) -> i32 {
     });
     match result {
         Ok(r) => {
-            truth::write(&json!({"type": "result", "pid": std::process::id(), "workload": w,
-                "checksum": r.checksum.hex(), "counter": r.counter, "dispatches": dispatches}));
-            println!("result {w} ok checksum={} counter={} dispatches={dispatches}", r.checksum.hex(), r.counter);
+            truth::write(
+                &json!({"type": "result", "pid": std::process::id(), "workload": w,
+                "checksum": r.checksum.hex(), "counter": r.counter, "dispatches": dispatches}),
+            );
+            println!(
+                "result {w} ok checksum={} counter={} dispatches={dispatches}",
+                r.checksum.hex(),
+                r.counter
+            );
             0
         }
         Err(e) => {

@@ -70,6 +70,7 @@ pub struct Subscriber {
 
 impl Subscriber {
     /// Delivers one callback record. `payload` must stay valid for the call.
+    #[allow(clippy::too_many_arguments)] // the record's fields, as the C callback takes them
     pub fn invoke(
         &self,
         thread_id: u64,
@@ -81,7 +82,9 @@ impl Subscriber {
         user_data: &mut UserData,
     ) {
         let record = CallbackTracingRecord {
-            context_id: ContextId { handle: self.context },
+            context_id: ContextId {
+                handle: self.context,
+            },
             thread_id,
             correlation_id: corr,
             kind: CallbackTracingKind(kind),
@@ -142,7 +145,11 @@ impl Sdk {
         if id == 0 {
             return None;
         }
-        self.contexts.read().iter().find(|c| c.read().id == id).cloned()
+        self.contexts
+            .read()
+            .iter()
+            .find(|c| c.read().id == id)
+            .cloned()
     }
 
     pub fn create_context(&self, id: &mut ContextId) -> SdkResult {
@@ -212,7 +219,9 @@ impl Sdk {
         if ops.iter().any(|&o| o < 0 || o >= nops) {
             return Err(Status::OPERATION_NOT_FOUND);
         }
-        let Some(callback) = callback else { return Err(Status::INVALID_ARGUMENT) };
+        let Some(callback) = callback else {
+            return Err(Status::INVALID_ARGUMENT);
+        };
         let mut c = ctx.write();
         if c.services.iter().any(|s| s.kind == kind) {
             return Err(Status::SERVICE_ALREADY_CONFIGURED);
@@ -225,7 +234,9 @@ impl Sdk {
             None
         };
         if let Some(flag) = claim
-            && flag.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_err()
+            && flag
+                .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+                .is_err()
         {
             return Err(Status::SERVICE_ALREADY_CONFIGURED);
         }
@@ -234,7 +245,11 @@ impl Sdk {
         }
         c.services.push(Service {
             kind,
-            ops: if ops.is_empty() { None } else { Some(ops.to_vec()) },
+            ops: if ops.is_empty() {
+                None
+            } else {
+                Some(ops.to_vec())
+            },
             callback,
             data: data as usize,
         });
@@ -251,7 +266,11 @@ impl Sdk {
             }
             for s in &c.services {
                 if s.kind == kind && s.ops.as_ref().is_none_or(|o| o.contains(&op)) {
-                    out.push(Subscriber { context: c.id, callback: s.callback, data: s.data });
+                    out.push(Subscriber {
+                        context: c.id,
+                        callback: s.callback,
+                        data: s.data,
+                    });
                 }
             }
         }
@@ -263,7 +282,9 @@ impl Sdk {
         if !self.replay_claimed() {
             return None;
         }
-        self.subscribers(kinds::table().kernel_replay, kinds::replay_op::CONFIG).into_iter().next()
+        self.subscribers(kinds::table().kernel_replay, kinds::replay_op::CONFIG)
+            .into_iter()
+            .next()
     }
 
     /// The owner's callback for the PASS operation, if its subscription covers it.
@@ -279,7 +300,9 @@ impl Sdk {
             .read()
             .iter()
             .filter(|c| c.read().client == client)
-            .map(|c| ContextId { handle: c.read().id })
+            .map(|c| ContextId {
+                handle: c.read().id,
+            })
             .collect()
     }
 

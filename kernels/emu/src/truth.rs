@@ -17,7 +17,12 @@ pub fn init_from_env() -> Result<(), String> {
         .create(true)
         .append(true)
         .open(&path)
-        .map_err(|e| format!("KRPHASE_EMU_TRUTH={}: cannot open for append: {e}", path.to_string_lossy()))?;
+        .map_err(|e| {
+            format!(
+                "KRPHASE_EMU_TRUTH={}: cannot open for append: {e}",
+                path.to_string_lossy()
+            )
+        })?;
     *FILE.lock() = Some(f);
     Ok(())
 }

@@ -34,25 +34,41 @@ fn run_stream(n: usize, iterations: usize) -> Result<Outcome, String> {
     let q = hip::create_stream();
     for _ in 0..iterations {
         let (a1, c1) = (a.clone(), c.clone());
-        hip::launch(&q, "stream_copy", n, move || stream::copy(&a1.words, &c1.words, n));
+        hip::launch(&q, "stream_copy", n, move || {
+            stream::copy(&a1.words, &c1.words, n)
+        });
         let (b1, c1) = (b.clone(), c.clone());
-        hip::launch(&q, "stream_mul", n, move || stream::mul(&b1.words, &c1.words, n));
+        hip::launch(&q, "stream_mul", n, move || {
+            stream::mul(&b1.words, &c1.words, n)
+        });
         let (a1, b1, c1) = (a.clone(), b.clone(), c.clone());
-        hip::launch(&q, "stream_add", n, move || stream::add(&a1.words, &b1.words, &c1.words, n));
+        hip::launch(&q, "stream_add", n, move || {
+            stream::add(&a1.words, &b1.words, &c1.words, n)
+        });
         let (a1, b1, c1) = (a.clone(), b.clone(), c.clone());
-        hip::launch(&q, "stream_triad", n, move || stream::triad(&a1.words, &b1.words, &c1.words, n));
+        hip::launch(&q, "stream_triad", n, move || {
+            stream::triad(&a1.words, &b1.words, &c1.words, n)
+        });
         let (a1, b1, s1) = (a.clone(), b.clone(), sum.clone());
-        hip::launch(&q, "stream_dot", n, move || stream::dot(&a1.words, &b1.words, &s1.words, n));
+        hip::launch(&q, "stream_dot", n, move || {
+            stream::dot(&a1.words, &b1.words, &s1.words, n)
+        });
         q.synchronize();
     }
     let (ea, eb, ec, es) = stream::expected(iterations, n);
     for (name, r, want) in [("a", &a, ea), ("b", &b, eb), ("c", &c, ec)] {
         if let Some(i) = (0..n).find(|&i| get_f64(&r.words, i) != want) {
-            return Err(format!("{name}[{i}] = {} but the reference gives {want}", get_f64(&r.words, i)));
+            return Err(format!(
+                "{name}[{i}] = {} but the reference gives {want}",
+                get_f64(&r.words, i)
+            ));
         }
     }
     if iterations > 0 && !stream::close(get_f64(&sum.words, 0), es, 1e-8) {
-        return Err(format!("dot = {} but the reference gives {es}", get_f64(&sum.words, 0)));
+        return Err(format!(
+            "dot = {} but the reference gives {es}",
+            get_f64(&sum.words, 0)
+        ));
     }
     let mut cs = Checksum::default();
     for r in [&a, &b, &c] {
@@ -62,7 +78,10 @@ fn run_stream(n: usize, iterations: usize) -> Result<Outcome, String> {
     for r in [&a, &b, &c, &sum] {
         hip::free(r);
     }
-    Ok(Outcome { checksum: cs, counter: 0 })
+    Ok(Outcome {
+        checksum: cs,
+        counter: 0,
+    })
 }
 
 fn run_saxpy(n: usize, iterations: usize) -> Result<Outcome, String> {
@@ -73,13 +92,18 @@ fn run_saxpy(n: usize, iterations: usize) -> Result<Outcome, String> {
     let q = hip::create_stream();
     for _ in 0..iterations {
         let (x1, y1, c1) = (x.clone(), y.clone(), counter.clone());
-        hip::launch(&q, "saxpy", n, move || saxpy::saxpy(&x1.words, &y1.words, &c1.words, n));
+        hip::launch(&q, "saxpy", n, move || {
+            saxpy::saxpy(&x1.words, &y1.words, &c1.words, n)
+        });
         q.synchronize();
     }
     let (ey, ec) = saxpy::expected(iterations);
     let calls = get_u64(&counter.words, 0);
     if let Some(i) = (0..n).find(|&i| get_f64(&y.words, i) != ey) {
-        return Err(format!("y[{i}] = {} but the reference gives {ey}", get_f64(&y.words, i)));
+        return Err(format!(
+            "y[{i}] = {} but the reference gives {ey}",
+            get_f64(&y.words, i)
+        ));
     }
     if calls != ec {
         return Err(format!("saxpy_calls = {calls} but {ec} launches were made"));
@@ -89,7 +113,10 @@ fn run_saxpy(n: usize, iterations: usize) -> Result<Outcome, String> {
     cs.add_u64(calls);
     hip::free(&x);
     hip::free(&y);
-    Ok(Outcome { checksum: cs, counter: calls })
+    Ok(Outcome {
+        checksum: cs,
+        counter: calls,
+    })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -101,7 +128,12 @@ enum Submit {
 
 /// queue-depth (K single launches between syncs), graph (3 nodes per launch) and multi-packet
 /// (2 packets per write): every launch adds 1 to each element.
-fn run_steps(o: &RunOpts, kernel: &'static str, per_round: usize, how: Submit) -> Result<Outcome, String> {
+fn run_steps(
+    o: &RunOpts,
+    kernel: &'static str,
+    per_round: usize,
+    how: Submit,
+) -> Result<Outcome, String> {
     let n = o.elements;
     let x = hip::malloc(n);
     let q = hip::create_stream();
@@ -116,19 +148,35 @@ fn run_steps(o: &RunOpts, kernel: &'static str, per_round: usize, how: Submit) -
                     hip::launch(&q, kernel, n, move || steps::add_step(&x1.words, n, 1));
                 }
             }
-            Submit::Graph => hip::graph_launch(&q, (0..per_round).map(|_| (kernel, n, body(x.clone()))).collect()),
-            Submit::Batch => hip::launch_batch(&q, (0..per_round).map(|_| (kernel, n, body(x.clone()))).collect()),
+            Submit::Graph => hip::graph_launch(
+                &q,
+                (0..per_round)
+                    .map(|_| (kernel, n, body(x.clone())))
+                    .collect(),
+            ),
+            Submit::Batch => hip::launch_batch(
+                &q,
+                (0..per_round)
+                    .map(|_| (kernel, n, body(x.clone())))
+                    .collect(),
+            ),
         }
         q.synchronize();
     }
     let want = (o.iterations * per_round) as u64;
     if !steps::all_equal(&x.words, n, want) {
-        return Err(format!("x[0] = {} but {want} steps were launched", get_u64(&x.words, 0)));
+        return Err(format!(
+            "x[0] = {} but {want} steps were launched",
+            get_u64(&x.words, 0)
+        ));
     }
     let mut cs = Checksum::default();
     cs.add_words(&x.words, n);
     hip::free(&x);
-    Ok(Outcome { checksum: cs, counter: 0 })
+    Ok(Outcome {
+        checksum: cs,
+        counter: 0,
+    })
 }
 
 fn run_multi_queue(n: usize, iterations: usize, threads: usize) -> Result<Outcome, String> {
@@ -139,7 +187,9 @@ fn run_multi_queue(n: usize, iterations: usize, threads: usize) -> Result<Outcom
             s.spawn(move || {
                 for _ in 0..iterations {
                     let x1 = x.clone();
-                    hip::launch(q, "multi_queue_step", n, move || steps::add_step(&x1.words, n, 1));
+                    hip::launch(q, "multi_queue_step", n, move || {
+                        steps::add_step(&x1.words, n, 1)
+                    });
                     q.synchronize();
                 }
             });
@@ -148,14 +198,20 @@ fn run_multi_queue(n: usize, iterations: usize, threads: usize) -> Result<Outcom
     let mut cs = Checksum::default();
     for (t, x) in bufs.iter().enumerate() {
         if !steps::all_equal(&x.words, n, iterations as u64) {
-            return Err(format!("thread {t}: x[0] = {} but {iterations} steps were launched", get_u64(&x.words, 0)));
+            return Err(format!(
+                "thread {t}: x[0] = {} but {iterations} steps were launched",
+                get_u64(&x.words, 0)
+            ));
         }
         cs.add_words(&x.words, n);
     }
     for x in &bufs {
         hip::free(x);
     }
-    Ok(Outcome { checksum: cs, counter: 0 })
+    Ok(Outcome {
+        checksum: cs,
+        counter: 0,
+    })
 }
 
 /// A kernel touching a live vmem mapping: the SDK declines replay as untracked memory.
@@ -164,14 +220,22 @@ fn run_vmem(n: usize, iterations: usize) -> Result<Outcome, String> {
     let q = hip::create_stream();
     for _ in 0..iterations {
         let v1 = v.clone();
-        hip::launch(&q, "vmem_touch", n, move || steps::add_step(&v1.words, n, 1));
+        hip::launch(&q, "vmem_touch", n, move || {
+            steps::add_step(&v1.words, n, 1)
+        });
         q.synchronize();
     }
     if !steps::all_equal(&v.words, n, iterations as u64) {
-        return Err(format!("v[0] = {} but {iterations} steps were launched", get_u64(&v.words, 0)));
+        return Err(format!(
+            "v[0] = {} but {iterations} steps were launched",
+            get_u64(&v.words, 0)
+        ));
     }
     let mut cs = Checksum::default();
     cs.add_words(&v.words, n);
     hip::free(&v);
-    Ok(Outcome { checksum: cs, counter: 0 })
+    Ok(Outcome {
+        checksum: cs,
+        counter: 0,
+    })
 }

@@ -13,9 +13,9 @@
 mod observe;
 
 use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, CallbackTracingRecord, ClientFinalizeFn, ClientId, ContextId,
-    KernelDispatchData, KernelDispatchInfo, KernelSymbolData, PayloadLayout, ReplayPayload, Sdk,
-    ToolConfigureResult, UserData, code_object_op, kernel_dispatch_op,
+    CallbackPhase, CallbackTracingKind, CallbackTracingRecord, ClientFinalizeFn, ClientId,
+    ContextId, KernelDispatchData, KernelDispatchInfo, KernelSymbolData, PayloadLayout,
+    ReplayPayload, Sdk, ToolConfigureResult, UserData, code_object_op, kernel_dispatch_op,
 };
 use observe::{Obs, obs};
 use serde_json::json;
@@ -37,10 +37,16 @@ fn settings() -> &'static Settings {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
         Settings {
             scenario: env("PROBE_SCENARIO").unwrap_or_else(|| "basic".into()),
-            passes: env("PROBE_PASSES").and_then(|v| v.parse().ok()).unwrap_or(4),
+            passes: env("PROBE_PASSES")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(4),
             kernel: env("PROBE_KERNEL"),
-            stop_after: env("PROBE_STOP_AFTER").and_then(|v| v.parse().ok()).unwrap_or(3),
-            layout: env("PROBE_LAYOUT").and_then(|v| PayloadLayout::parse(&v)).unwrap_or(PayloadLayout::B),
+            stop_after: env("PROBE_STOP_AFTER")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(3),
+            layout: env("PROBE_LAYOUT")
+                .and_then(|v| PayloadLayout::parse(&v))
+                .unwrap_or(PayloadLayout::B),
             claim_in_configure: env("PROBE_CLAIM_IN").as_deref() == Some("configure"),
         }
     })
@@ -87,13 +93,18 @@ pub unsafe extern "C" fn rocprofiler_configure(
             String::new()
         } else {
             // SAFETY: the SDK passes a NUL-terminated version string.
-            unsafe { CStr::from_ptr(runtime_version) }.to_string_lossy().into_owned()
+            unsafe { CStr::from_ptr(runtime_version) }
+                .to_string_lossy()
+                .into_owned()
         };
         if !client_id.is_null() {
             // SAFETY: the SDK's client id; the tool may set `name`.
             unsafe { (*client_id).name = c"krphase-probe".as_ptr() };
         }
-        obs().set("configure", json!({"version": version, "runtime_version": rv, "priority": priority}));
+        obs().set(
+            "configure",
+            json!({"version": version, "runtime_version": rv, "priority": priority}),
+        );
         let sdk = match Sdk::load() {
             Ok(s) => s,
             Err(e) => {
@@ -106,11 +117,21 @@ pub unsafe extern "C" fn rocprofiler_configure(
         if let Some(k) = replay_kind {
             config_op = sdk.find_operation(k, "CONFIG").ok().flatten().unwrap_or(1);
             pass_op = sdk.find_operation(k, "PASS").ok().flatten().unwrap_or(2);
-            let ops: Vec<_> = sdk.operations(k).unwrap_or_default().into_iter().map(|(o, n)| json!([o, n])).collect();
+            let ops: Vec<_> = sdk
+                .operations(k)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(o, n)| json!([o, n]))
+                .collect();
             obs().set("replay_ops", json!(ops));
         }
         obs().set("replay_kind", json!(replay_kind.map(|k| k.0)));
-        let _ = TOOL.set(Tool { sdk, replay_kind, config_op, pass_op });
+        let _ = TOOL.set(Tool {
+            sdk,
+            replay_kind,
+            config_op,
+            pass_op,
+        });
         if settings().claim_in_configure {
             setup();
         }
@@ -132,28 +153,69 @@ fn setup() {
     };
     let _ = CTX.set(ctx);
     let st = |r: Result<(), krphase_ffi::Status>| r.err().map_or(0, |e| e.0);
-    let dispatch = t.sdk.configure_callback_tracing(ctx, CallbackTracingKind::KERNEL_DISPATCH, &[], Some(dispatch_cb), std::ptr::null_mut());
+    let dispatch = t.sdk.configure_callback_tracing(
+        ctx,
+        CallbackTracingKind::KERNEL_DISPATCH,
+        &[],
+        Some(dispatch_cb),
+        std::ptr::null_mut(),
+    );
     obs().set("configure_dispatch", json!(st(dispatch)));
-    let code = t.sdk.configure_callback_tracing(ctx, CallbackTracingKind::CODE_OBJECT, &[], Some(code_object_cb), std::ptr::null_mut());
+    let code = t.sdk.configure_callback_tracing(
+        ctx,
+        CallbackTracingKind::CODE_OBJECT,
+        &[],
+        Some(code_object_cb),
+        std::ptr::null_mut(),
+    );
     obs().set("configure_code_object", json!(st(code)));
-    let mem = t.sdk.configure_callback_tracing(ctx, CallbackTracingKind::MEMORY_ALLOCATION, &[], Some(memory_cb), std::ptr::null_mut());
+    let mem = t.sdk.configure_callback_tracing(
+        ctx,
+        CallbackTracingKind::MEMORY_ALLOCATION,
+        &[],
+        Some(memory_cb),
+        std::ptr::null_mut(),
+    );
     obs().set("configure_memory", json!(st(mem)));
     if s.scenario != "observe"
         && let Some(k) = t.replay_kind
     {
-        let r = t.sdk.configure_callback_tracing(ctx, k, &[], Some(replay_cb), std::ptr::null_mut());
+        let r =
+            t.sdk
+                .configure_callback_tracing(ctx, k, &[], Some(replay_cb), std::ptr::null_mut());
         obs().set("claim", json!(st(r)));
         if s.scenario == "claim-twice" {
-            let again = t.sdk.configure_callback_tracing(ctx, k, &[], Some(replay_cb), std::ptr::null_mut());
+            let again = t.sdk.configure_callback_tracing(
+                ctx,
+                k,
+                &[],
+                Some(replay_cb),
+                std::ptr::null_mut(),
+            );
             obs().set("claim_same_context", json!(st(again)));
             match t.sdk.create_context() {
                 Ok(c2) => {
-                    let other = t.sdk.configure_callback_tracing(c2, k, &[], Some(replay_cb), std::ptr::null_mut());
+                    let other = t.sdk.configure_callback_tracing(
+                        c2,
+                        k,
+                        &[],
+                        Some(replay_cb),
+                        std::ptr::null_mut(),
+                    );
                     obs().set("claim_other_context", json!(st(other)));
-                    let disp = t.sdk.configure_callback_tracing(c2, CallbackTracingKind::KERNEL_DISPATCH, &[], Some(dispatch_cb), std::ptr::null_mut());
+                    let disp = t.sdk.configure_callback_tracing(
+                        c2,
+                        CallbackTracingKind::KERNEL_DISPATCH,
+                        &[],
+                        Some(dispatch_cb),
+                        std::ptr::null_mut(),
+                    );
                     obs().set("other_context_dispatch", json!(st(disp)));
                 }
-                Err(e) => obs().set("claim_other_context", json!(format!("create failed {}", e.0))),
+                Err(e) => obs().set(
+                    "claim_other_context",
+                    json!(format!("create failed {}", e.0)),
+                ),
             }
         }
     }
@@ -180,7 +242,10 @@ unsafe extern "C" fn probe_finalize(_data: *mut c_void) {
 }
 
 fn target(info: &KernelDispatchInfo) -> bool {
-    settings().kernel.as_ref().is_none_or(|k| obs().kernel_name(info.kernel_id).as_deref() == Some(k.as_str()))
+    settings()
+        .kernel
+        .as_ref()
+        .is_none_or(|k| obs().kernel_name(info.kernel_id).as_deref() == Some(k.as_str()))
 }
 
 unsafe extern "C" fn pass_count(info: KernelDispatchInfo, ud: UserData) -> u64 {
@@ -195,7 +260,10 @@ unsafe extern "C" fn pass_count(info: KernelDispatchInfo, ud: UserData) -> u64 {
             }
             _ => s.passes,
         };
-        obs().push("pass_count", json!({"dispatch_id": info.dispatch_id, "user_data": ud.as_u64(), "returned": n}));
+        obs().push(
+            "pass_count",
+            json!({"dispatch_id": info.dispatch_id, "user_data": ud.as_u64(), "returned": n}),
+        );
         n
     })
     .unwrap_or(1)
@@ -208,7 +276,12 @@ fn ud_state(ud: UserData) -> &'static mut [u64; 2] {
     unsafe { &mut *(ud.as_u64() as *mut [u64; 2]) }
 }
 
-unsafe extern "C" fn replay_continue(info: KernelDispatchInfo, current: u64, total: u64, ud: UserData) -> c_int {
+unsafe extern "C" fn replay_continue(
+    info: KernelDispatchInfo,
+    current: u64,
+    total: u64,
+    ud: UserData,
+) -> c_int {
     std::panic::catch_unwind(|| {
         let s = settings();
         let more = match s.scenario.as_str() {
@@ -225,7 +298,11 @@ unsafe extern "C" fn replay_continue(info: KernelDispatchInfo, current: u64, tot
 
 fn toggle_status(p: &ReplayPayload, stop: bool) -> Option<u32> {
     let l = settings().layout;
-    let f = if stop { p.stop_context(l) } else { p.start_context(l) }?;
+    let f = if stop {
+        p.stop_context(l)
+    } else {
+        p.start_context(l)
+    }?;
     let ctx = *CTX.get()?;
     // SAFETY: the SDK's toggle with the header's signature.
     Some(unsafe { f(ctx) })
@@ -238,24 +315,39 @@ fn call_saved(when: &str) {
     let saved = *SAVED_TOGGLES.lock().unwrap_or_else(|e| e.into_inner());
     if let (Some((start, _stop)), Some(ctx)) = (saved, CTX.get()) {
         // SAFETY: a pointer the SDK gave at PASS ENTER, with the toggle signature.
-        let f = unsafe { std::mem::transmute::<usize, unsafe extern "C" fn(ContextId) -> u32>(start as usize) };
+        let f = unsafe {
+            std::mem::transmute::<usize, unsafe extern "C" fn(ContextId) -> u32>(start as usize)
+        };
         // SAFETY: calling the SDK's toggle.
         let st = unsafe { f(*ctx) };
-        obs().push("toggle", json!({"where": when, "fn": "start", "status": st}));
+        obs().push(
+            "toggle",
+            json!({"where": when, "fn": "start", "status": st}),
+        );
     }
 }
 
-unsafe extern "C" fn replay_cb(record: CallbackTracingRecord, user_data: *mut UserData, _data: *mut c_void) {
+unsafe extern "C" fn replay_cb(
+    record: CallbackTracingRecord,
+    user_data: *mut UserData,
+    _data: *mut c_void,
+) {
     let _ = std::panic::catch_unwind(|| {
         let t = tool();
         let s = settings();
         // SAFETY: the SDK's replay payload, live for this callback.
-        let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else { return };
+        let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else {
+            return;
+        };
         // SAFETY: the SDK passes non-NULL per-event storage.
         let ud = unsafe { &mut *user_data };
         let info = p.dispatch_info();
         let l = s.layout;
-        let phase = if record.phase == CallbackPhase::ENTER { "enter" } else { "exit" };
+        let phase = if record.phase == CallbackPhase::ENTER {
+            "enter"
+        } else {
+            "exit"
+        };
         let op = if record.operation == t.config_op {
             "config"
         } else if record.operation == t.pass_op {
@@ -327,17 +419,17 @@ unsafe extern "C" fn replay_cb(record: CallbackTracingRecord, user_data: *mut Us
                     call_saved("pass_exit");
                 }
             }
-            ("config", "exit") => {
-                if s.scenario == "toggles" {
-                    call_saved("config_exit");
-                }
-            }
+            ("config", "exit") if s.scenario == "toggles" => call_saved("config_exit"),
             _ => {}
         }
     });
 }
 
-unsafe extern "C" fn dispatch_cb(record: CallbackTracingRecord, _ud: *mut UserData, _data: *mut c_void) {
+unsafe extern "C" fn dispatch_cb(
+    record: CallbackTracingRecord,
+    _ud: *mut UserData,
+    _data: *mut c_void,
+) {
     let _ = std::panic::catch_unwind(|| {
         // SAFETY: KERNEL_DISPATCH payloads are KernelDispatchData, live for this callback.
         let d = unsafe { &*(record.payload as *const KernelDispatchData) };
@@ -350,8 +442,21 @@ unsafe extern "C" fn dispatch_cb(record: CallbackTracingRecord, _ud: *mut UserDa
             let t = tool();
             let created = t.sdk.create_context().err().map_or(0, |e| e.0);
             let ctx = *CTX.get().expect("context");
-            let conf = t.sdk.configure_callback_tracing(ctx, CallbackTracingKind::MEMORY_ALLOCATION, &[], Some(memory_cb), std::ptr::null_mut()).err().map_or(0, |e| e.0);
-            obs().push("late", json!({"create_context": created, "configure": conf}));
+            let conf = t
+                .sdk
+                .configure_callback_tracing(
+                    ctx,
+                    CallbackTracingKind::MEMORY_ALLOCATION,
+                    &[],
+                    Some(memory_cb),
+                    std::ptr::null_mut(),
+                )
+                .err()
+                .map_or(0, |e| e.0);
+            obs().push(
+                "late",
+                json!({"create_context": created, "configure": conf}),
+            );
         }
         obs().push("dispatch", json!({
             "op": op, "phase": record.phase.0, "dispatch_id": d.dispatch_info.dispatch_id,
@@ -361,20 +466,32 @@ unsafe extern "C" fn dispatch_cb(record: CallbackTracingRecord, _ud: *mut UserDa
     });
 }
 
-unsafe extern "C" fn code_object_cb(record: CallbackTracingRecord, _ud: *mut UserData, _data: *mut c_void) {
+unsafe extern "C" fn code_object_cb(
+    record: CallbackTracingRecord,
+    _ud: *mut UserData,
+    _data: *mut c_void,
+) {
     let _ = std::panic::catch_unwind(|| {
-        if record.operation != code_object_op::DEVICE_KERNEL_SYMBOL_REGISTER || record.phase != CallbackPhase::LOAD {
+        if record.operation != code_object_op::DEVICE_KERNEL_SYMBOL_REGISTER
+            || record.phase != CallbackPhase::LOAD
+        {
             return;
         }
         // SAFETY: kernel-symbol payloads are KernelSymbolData with a NUL-terminated name.
         let d = unsafe { &*(record.payload as *const KernelSymbolData) };
         // SAFETY: as above.
-        let name = unsafe { CStr::from_ptr(d.kernel_name) }.to_string_lossy().into_owned();
+        let name = unsafe { CStr::from_ptr(d.kernel_name) }
+            .to_string_lossy()
+            .into_owned();
         obs().add_kernel(d.kernel_id, name);
     });
 }
 
-unsafe extern "C" fn memory_cb(record: CallbackTracingRecord, _ud: *mut UserData, _data: *mut c_void) {
+unsafe extern "C" fn memory_cb(
+    record: CallbackTracingRecord,
+    _ud: *mut UserData,
+    _data: *mut c_void,
+) {
     let _ = std::panic::catch_unwind(|| {
         if record.phase != CallbackPhase::EXIT {
             return;
@@ -384,11 +501,27 @@ unsafe extern "C" fn memory_cb(record: CallbackTracingRecord, _ud: *mut UserData
         let mut info = krphase_ffi::HsaAmdPointerInfo::default();
         let flags = tool().sdk.hsa_pointer_info().map(|f| {
             // SAFETY: hsa_amd_pointer_info with a sized struct and no agent list.
-            let st = unsafe { f(d.address as *const c_void, &mut info, None, std::ptr::null_mut(), std::ptr::null_mut()) };
-            (st, info.global_flags, info.agent_owner.handle, info.size_in_bytes)
+            let st = unsafe {
+                f(
+                    d.address as *const c_void,
+                    &mut info,
+                    None,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                )
+            };
+            (
+                st,
+                info.global_flags,
+                info.agent_owner.handle,
+                info.size_in_bytes,
+            )
         });
-        obs().push("memory", json!({"op": record.operation, "agent": d.agent_id.handle,
-            "address": d.address, "size": d.allocation_size, "pointer_info": flags}));
+        obs().push(
+            "memory",
+            json!({"op": record.operation, "agent": d.agent_id.handle,
+            "address": d.address, "size": d.allocation_size, "pointer_info": flags}),
+        );
     });
 }
 

@@ -38,7 +38,11 @@ impl Obs {
     }
 
     pub fn count(&self, key: &str) -> usize {
-        self.lock().fields.get(key).and_then(Value::as_array).map_or(0, Vec::len)
+        self.lock()
+            .fields
+            .get(key)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
     }
 
     pub fn add_kernel(&self, id: u64, name: String) {
@@ -50,13 +54,22 @@ impl Obs {
     }
 
     pub fn write_out(&self) {
-        let Some(path) = std::env::var_os("PROBE_OUT").filter(|p| !p.is_empty()) else { return };
+        let Some(path) = std::env::var_os("PROBE_OUT").filter(|p| !p.is_empty()) else {
+            return;
+        };
         let mut g = self.lock();
-        let kernels: Map<String, Value> = g.kernels.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+        let kernels: Map<String, Value> = g
+            .kernels
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
         g.fields.insert("kernels".into(), Value::Object(kernels));
         let text = Value::Object(g.fields.clone()).to_string();
         if let Err(e) = std::fs::write(&path, text) {
-            eprintln!("krphase-probe: cannot write PROBE_OUT {}: {e}", path.to_string_lossy());
+            eprintln!(
+                "krphase-probe: cannot write PROBE_OUT {}: {e}",
+                path.to_string_lossy()
+            );
         }
     }
 }
