@@ -735,6 +735,29 @@ pub fn generate_statistics(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// Finds or inserts the sdk row for a version text ("X.Y.Z"; other text leaves the numbers NULL).
+pub fn insert_or_reuse_sdk(conn: &Connection, version: &str) -> Result<i64> {
+    let hash = md5_hex(format!("krphase-sdk-version:{version}").as_bytes());
+    if let Some(id) = conn
+        .query_row(
+            "SELECT id FROM benchmarked_sdk WHERE hash_id = ?1 ORDER BY id LIMIT 1",
+            [&hash],
+            |r| r.get::<_, i64>(0),
+        )
+        .optional()?
+    {
+        return Ok(id);
+    }
+    let parts: Vec<Option<i64>> = version.split('.').map(|p| p.parse().ok()).collect();
+    let part = |i: usize| parts.get(i).copied().flatten();
+    conn.execute(
+        "INSERT INTO benchmarked_sdk (hash_id, version_major, version_minor, version_patch, \
+         git_revision) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![hash, part(0), part(1), part(2), version],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
 #[cfg(test)]
 #[path = "benchdb_tests.rs"]
 mod tests;

@@ -266,27 +266,21 @@ fn parse_row(rec: &csv::StringRecord) -> Result<Row> {
 /// Where a measurement's rows come from (`krphase_measurement.source`).
 pub const SOURCE_HARNESS: &str = "replay_perf";
 
-/// Inserts one measurement row (replacing an earlier import of the same measurement) and returns
-/// its id.
+/// Inserts one measurement row and returns its id. With `replace`, an earlier row of the same
+/// measurement (source, experiment, variant, command, output directory) goes first, so
+/// re-importing a file does not duplicate it.
 pub fn insert_measurement(
     conn: &Connection,
     source: &str,
     row: &Row,
     outdir: Option<&Path>,
     label: Option<&str>,
+    replace: bool,
 ) -> Result<i64> {
     let outdir = outdir.map(|p| p.display().to_string());
-    conn.execute(
-        "DELETE FROM krphase_measurement_run WHERE measurement_id IN (SELECT id FROM \
-         krphase_measurement WHERE source = ?1 AND experiment = ?2 AND variant = ?3 AND command \
-         = ?4 AND outdir IS ?5)",
-        params![source, row.experiment, row.variant, row.command, outdir],
-    )?;
-    conn.execute(
-        "DELETE FROM krphase_measurement WHERE source = ?1 AND experiment = ?2 AND variant = ?3 \
-         AND command = ?4 AND outdir IS ?5",
-        params![source, row.experiment, row.variant, row.command, outdir],
-    )?;
+    if replace {
+        delete_measurement(conn, source, row, outdir.as_deref())?;
+    }
     let t = row.timing;
     conn.execute(
         "INSERT INTO krphase_measurement (source, experiment, variant, mode, detail, median_s, \
@@ -311,6 +305,27 @@ pub fn insert_measurement(
         ],
     )?;
     Ok(conn.last_insert_rowid())
+}
+
+fn delete_measurement(
+    conn: &Connection,
+    source: &str,
+    row: &Row,
+    outdir: Option<&str>,
+) -> Result<()> {
+    let key = params![source, row.experiment, row.variant, row.command, outdir];
+    conn.execute(
+        "DELETE FROM krphase_measurement_run WHERE measurement_id IN (SELECT id FROM \
+         krphase_measurement WHERE source = ?1 AND experiment = ?2 AND variant = ?3 AND command \
+         = ?4 AND outdir IS ?5)",
+        key,
+    )?;
+    conn.execute(
+        "DELETE FROM krphase_measurement WHERE source = ?1 AND experiment = ?2 AND variant = ?3 \
+         AND command = ?4 AND outdir IS ?5",
+        key,
+    )?;
+    Ok(())
 }
 
 /// Phase files (`*.krp`) under `dir`, recursively (application replay writes `pass_<n>/`),
@@ -398,7 +413,7 @@ pub fn import_harness(
     let mut pending = Vec::new();
     for row in &rows {
         let dir = row.output_dir().map(|d| base.join(d));
-        let id = insert_measurement(&tx, SOURCE_HARNESS, row, dir.as_deref(), label)?;
+        let id = insert_measurement(&tx, SOURCE_HARNESS, row, dir.as_deref(), label, true)?;
         pending.push((id, dir));
     }
     tx.commit()?;

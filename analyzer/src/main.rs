@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use krphase_analyzer::{bench, compare, db, export, harness, import, logparse, report, synth};
+use krphase_analyzer::{bench, compare, db, export, harness, import, logparse, plot, report, synth};
 
 #[derive(Parser)]
 #[command(name = "krphase", version, about = "Kernel-replay phase analyzer")]
@@ -45,6 +45,9 @@ enum Cmd {
         #[arg(long)]
         label: Option<String>,
     },
+    /// Run the seed's whole-run experiments (replay_perf.py's P1-P6) with phase files; CSV out,
+    /// and with --db everything recorded in the database.
+    Bench(bench::BenchArgs),
     /// Import a rocprofv3-benchmark SQLite database (never modified) as whole-run measurements.
     ImportBenchmark {
         file: PathBuf,
@@ -73,6 +76,13 @@ enum Cmd {
     Export {
         #[command(subcommand)]
         what: ExportCmd,
+    },
+    /// SVG plots: phase breakdown per kernel, per-phase histograms, sweeps.
+    Plot {
+        /// Run ids or labels (default: every run).
+        runs: Vec<String>,
+        #[arg(short, long, default_value = "krphase-plots")]
+        output: PathBuf,
     },
     /// Write a synthetic phase file (benchmarks and tests).
     #[command(hide = true)]
@@ -124,6 +134,17 @@ fn run(cli: Cli) -> Result<()> {
             println!("{}: {n} trace events of run {run}", output.display());
             Ok(())
         }
+        Cmd::Plot { runs, output } => {
+            let conn = db::open_existing(&cli.db)?;
+            let ids = runs
+                .iter()
+                .map(|r| db::resolve_run(&conn, r))
+                .collect::<Result<Vec<_>>>()?;
+            for f in plot::plot(&conn, &ids, &output)? {
+                println!("{}", f.display());
+            }
+            Ok(())
+        }
         Cmd::GenSynthetic {
             windows,
             passes,
@@ -151,6 +172,10 @@ fn run(cli: Cli) -> Result<()> {
                 .map(|&id| report::run_report(&conn, id))
                 .collect::<Result<Vec<_>>>()?;
             print!("{}", report::render(&reports, format)?);
+            if matches!(format, report::Format::Table | report::Format::Markdown) {
+                // Whole-run bench experiments (P1-P6), when the database holds any.
+                print!("{}", bench::summary::render(&conn)?);
+            }
             Ok(())
         }
         Cmd::Import { files, label } => {
@@ -206,6 +231,15 @@ fn run(cli: Cli) -> Result<()> {
                 eprintln!(
                     "krphase: note: output directory {d} not found; its row has no phase files"
                 );
+            }
+            Ok(())
+        }
+        Cmd::Bench(args) => {
+            // Record into a database only when --db was given (the global default is not used).
+            let db_given = std::env::args().any(|a| a == "--db" || a.starts_with("--db="));
+            let code = bench::run(&args, db_given.then_some(cli.db.as_path()))?;
+            if code != 0 {
+                std::process::exit(i32::from(code));
             }
             Ok(())
         }

@@ -124,11 +124,10 @@ pub fn import_benchmark(
         .unwrap_or_else(|_| path.to_path_buf())
         .display()
         .to_string();
-    let mut summary = BenchmarkImport::default();
-    summary.configs = src.query_row("SELECT COUNT(*) FROM benchmark_config", [], |r| {
+    let configs = src.query_row("SELECT COUNT(*) FROM benchmark_config", [], |r| {
         r.get::<_, i64>(0)
     })? as usize;
-    summary.configs_without_replay_columns = src.query_row(
+    let configs_without_replay_columns = src.query_row(
         "SELECT COUNT(*) FROM benchmark_config WHERE benchmark_mode <> 'baseline' AND \
          counter_collection_mode IS NULL",
         [],
@@ -261,8 +260,11 @@ pub fn import_benchmark(
         )?;
     }
     tx.commit()?;
-    summary.measurements = rows.len();
-    Ok(summary)
+    Ok(BenchmarkImport {
+        configs,
+        measurements: rows.len(),
+        configs_without_replay_columns,
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,169 @@
+//! Recording `krphase bench` measurements: whole-run rows in `krphase_measurement`, each timed
+//! run's phase files imported and linked (P5's SDK log joined to its run), and the
+//! benchmark-database bookkeeping (app, sdk and config rows with the replay columns, one metrics
+//! row per successful timed run, statistics). Without `--db` the same goes into an in-memory
+//! database, which the closing summary reads.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::{Measured, Measurement};
+use crate::benchdb::{self, ConfigData, RunMetrics};
+use crate::harness::{self, Row};
+
+/// `krphase_measurement.source` of `krphase bench` rows.
+pub const SOURCE_BENCH: &str = "krphase-bench";
+/// The benchmark mode bench rows carry in `benchmark_config`: rocprofv3 with its tool running.
+pub const BENCH_BENCHMARK_MODE: &str = "tool-runtime-overhead";
+
+pub struct Recorder {
+    conn: Connection,
+    app_md5: HashMap<String, String>,
+}
+
+fn abs(p: &Path) -> std::path::PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+impl Recorder {
+    /// Opens the analyzer database at `db` (or an in-memory one) with the benchmark tables.
+    pub fn open(db: Option<&Path>) -> Result<Recorder> {
+        let conn = match db {
+            Some(p) => crate::db::open(p)?,
+            None => crate::db::open_in_memory()?,
+        };
+        benchdb::create_schema(&conn)?;
+        Ok(Recorder {
+            conn,
+            app_md5: HashMap::new(),
+        })
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    fn md5_of_app(&mut self, program: &str) -> String {
+        if let Some(m) = self.app_md5.get(program) {
+            return m.clone();
+        }
+        let m = super::find_program(program)
+            .and_then(|p| std::fs::read(p).ok())
+            .map(|b| benchdb::md5_hex(&b))
+            .unwrap_or_default();
+        self.app_md5.insert(program.to_string(), m.clone());
+        m
+    }
+
+    /// Imports each timed run's phase files (and P5's log) and links them to `measurement_id`.
+    fn link_runs(&mut self, measurement_id: i64, x: &Measured) -> Result<Vec<i64>> {
+        let mut run_ids = Vec::new();
+        let mut errors = Vec::new();
+        for run in &x.runs {
+            for f in &run.phase_files {
+                match crate::import::import_phase_file(&mut self.conn, f, None) {
+                    Ok(id) => {
+                        self.conn.execute(
+                            "INSERT OR IGNORE INTO krphase_measurement_run (measurement_id, \
+                             run_id) VALUES (?1, ?2)",
+                            params![measurement_id, id],
+                        )?;
+                        run_ids.push(id);
+                        if let (Some(log), 1) = (&run.log, run.phase_files.len())
+                            && let Err(e) =
+                                crate::logparse::import_log(&mut self.conn, log, Some(id))
+                        {
+                            errors.push(format!("{e:#}"));
+                        }
+                    }
+                    Err(e) => errors.push(format!("{e:#}")),
+                }
+            }
+        }
+        if !errors.is_empty() {
+            bail!(
+                "{} {}: {}",
+                x.row.experiment,
+                x.row.variant,
+                errors.join("; ")
+            );
+        }
+        Ok(run_ids)
+    }
+
+    /// Records one measurement.
+    pub fn record(&mut self, m: &Measurement, x: &Measured) -> Result<()> {
+        let id = harness::insert_measurement(
+            &self.conn,
+            SOURCE_BENCH,
+            &x.row,
+            Some(&abs(m.outdir())),
+            None,
+            false,
+        )?;
+        let linked = self.link_runs(id, x);
+        let run_ids = linked.as_ref().map(|v| v.as_slice()).unwrap_or(&[]);
+        self.bookkeeping(m, x, run_ids)?;
+        linked.map(|_| ())
+    }
+
+    /// The seed's database rows for one measurement.
+    fn bookkeeping(&mut self, m: &Measurement, x: &Measured, run_ids: &[i64]) -> Result<()> {
+        let md5 = self.md5_of_app(&m.spec.app[0]);
+        let app_id = benchdb::insert_or_reuse_app(&self.conn, &m.spec.app, &md5)?;
+        let version: Option<String> = match run_ids.first() {
+            Some(r) => self
+                .conn
+                .query_row(
+                    "SELECT sdk_version FROM krphase_run WHERE id = ?1",
+                    [r],
+                    |row| row.get(0),
+                )
+                .optional()?
+                .flatten(),
+            None => None,
+        };
+        let sdk_id =
+            benchdb::insert_or_reuse_sdk(&self.conn, version.as_deref().unwrap_or("unknown"))?;
+        let data = ConfigData::from_args(BENCH_BENCHMARK_MODE, &m.spec.profiler_args())?;
+        let cfg_id = benchdb::insert_or_reuse_config(&self.conn, &data, Some(sdk_id))?;
+        let now = crate::db::now_utc();
+        for run in x.runs.iter().filter(|r| r.outcome.ok()) {
+            let metrics = RunMetrics {
+                wall_time: Some(run.outcome.wall_s),
+                cpu_time: Some(run.outcome.cpu_s),
+                peak_rss: Some(run.outcome.peak_rss_kib as f64 / 1024.0),
+            };
+            benchdb::insert_metrics(&self.conn, app_id, cfg_id, Some(sdk_id), &now, &metrics)?;
+        }
+        Ok(())
+    }
+
+    /// Records a row derived from other measurements (P1's application-replay total), linked to
+    /// their runs.
+    pub fn record_derived(&mut self, row: &Row, from: &[&Measured]) -> Result<()> {
+        let id = harness::insert_measurement(&self.conn, SOURCE_BENCH, row, None, None, false)?;
+        for x in from {
+            for run in &x.runs {
+                for f in &run.phase_files {
+                    if let Ok(r) = crate::import::import_phase_file(&mut self.conn, f, None) {
+                        self.conn.execute(
+                            "INSERT OR IGNORE INTO krphase_measurement_run (measurement_id, \
+                             run_id) VALUES (?1, ?2)",
+                            params![id, r],
+                        )?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Statistics over every recorded run.
+    pub fn finish(&mut self) -> Result<()> {
+        benchdb::generate_statistics(&self.conn)
+    }
+}

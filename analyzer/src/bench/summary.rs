@@ -1,0 +1,347 @@
+//! The closing summary of a bench database, printed by `krphase bench` and by `krphase report`
+//! on a database that holds bench (or imported replay_perf) measurements: P1's speedup over
+//! application replay, P2's pass scaling, P3/P4's snapshot bytes per footprint, P5's drain share
+//! of a window (phase files + SDK log lines), P6's non-replayed dispatch tax per dispatch.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+
+/// One measurement as the summary uses it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MeasurementRef {
+    pub id: i64,
+    pub variant: String,
+    pub median_s: Option<f64>,
+    pub peak_child_rss_kib: Option<i64>,
+}
+
+/// P5: the drain's share of the replayed windows of the linked runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct DrainShare {
+    pub measurement_id: i64,
+    pub windows: i64,
+    /// Windows with a joined SDK phase line (drain = pre-pass − snapshot).
+    pub windows_with_drain: i64,
+    pub drain_ns: Option<i64>,
+    /// Sum of window time over the windows with a drain figure.
+    pub window_ns: Option<i64>,
+    pub share: Option<f64>,
+    /// Pre-pass (lock + drain + snapshot) share over every replayed window: an upper bound.
+    pub prepass_share: Option<f64>,
+}
+
+/// P6: the tax a dispatch pays when replay is configured but matches nothing.
+#[derive(Debug, Clone, Serialize)]
+pub struct DispatchTax {
+    pub baseline: MeasurementRef,
+    pub filtered: MeasurementRef,
+    /// Dispatches per run (phase files of the filtered runs).
+    pub dispatches_per_run: Option<f64>,
+    /// (filtered − baseline median) / dispatches.
+    pub whole_run_tax_per_dispatch_s: Option<f64>,
+    /// Mean enqueue cost the tool measured, filtered and baseline runs.
+    pub enqueue_mean_ns_filtered: Option<f64>,
+    pub enqueue_mean_ns_baseline: Option<f64>,
+}
+
+/// P3/P4: one footprint.
+#[derive(Debug, Clone, Serialize)]
+pub struct Footprint {
+    pub measurement: MeasurementRef,
+    pub replayed_windows: i64,
+    /// The tool's byte estimate from the phase files.
+    pub estimate_bytes_per_window: Option<f64>,
+    /// The SDK log line's snapshot (or footprint) bytes.
+    pub sdk_bytes_per_window: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct BenchSummary {
+    pub application_replay_s: Option<f64>,
+    pub kernel_replay_s: Option<f64>,
+    pub multiplexed_s: Option<f64>,
+    pub speedup_vs_application_replay: Option<f64>,
+    pub passes: Vec<MeasurementRef>,
+    pub footprints: Vec<Footprint>,
+    pub drain: Option<DrainShare>,
+    pub tax: Option<DispatchTax>,
+}
+
+const SOURCES: &str = "('krphase-bench', 'replay_perf')";
+
+fn latest(conn: &Connection, experiment: &str, variant: &str) -> Result<Option<MeasurementRef>> {
+    Ok(conn
+        .query_row(
+            &format!(
+                "SELECT id, variant, median_s, peak_child_rss_kib FROM krphase_measurement \
+                 WHERE source IN {SOURCES} AND experiment = ?1 AND variant = ?2 \
+                 ORDER BY id DESC LIMIT 1"
+            ),
+            params![experiment, variant],
+            |r| {
+                Ok(MeasurementRef {
+                    id: r.get(0)?,
+                    variant: r.get(1)?,
+                    median_s: r.get(2)?,
+                    peak_child_rss_kib: r.get(3)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+fn latest_like(conn: &Connection, experiment: &str, prefix: &str) -> Result<Vec<MeasurementRef>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT MAX(id) FROM krphase_measurement WHERE source IN {SOURCES} AND experiment = ?1 \
+         AND variant LIKE ?2 GROUP BY variant ORDER BY MAX(id)"
+    ))?;
+    let ids: Vec<i64> = stmt
+        .query_map(params![experiment, format!("{prefix}%")], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut out = Vec::new();
+    for id in ids {
+        out.push(conn.query_row(
+            "SELECT id, variant, median_s, peak_child_rss_kib FROM krphase_measurement WHERE id \
+             = ?1",
+            [id],
+            |r| {
+                Ok(MeasurementRef {
+                    id: r.get(0)?,
+                    variant: r.get(1)?,
+                    median_s: r.get(2)?,
+                    peak_child_rss_kib: r.get(3)?,
+                })
+            },
+        )?);
+    }
+    Ok(out)
+}
+
+/// Drain per window: from the phase file (pre-pass − the SDK line's snapshot time, the
+/// `krphase_window_phase` view) when the tool saw the pass-count return and the first PASS
+/// ENTER; otherwise the SDK phase line's own lock+drain over its own window time.
+fn drain_share(conn: &Connection, m: &MeasurementRef) -> Result<DrainShare> {
+    let (windows, with_drain, drain, window, prepass, all_window) = conn.query_row(
+        "SELECT COUNT(*), \
+                COUNT(COALESCE(v.drain_ns, l.lock_drain_ns)), \
+                SUM(COALESCE(v.drain_ns, l.lock_drain_ns)), \
+                SUM(CASE WHEN v.drain_ns IS NOT NULL THEN v.window_ns \
+                         WHEN l.lock_drain_ns IS NOT NULL THEN l.window_ns END), \
+                SUM(v.prepass_ns), SUM(CASE WHEN v.prepass_ns IS NOT NULL THEN v.window_ns END) \
+         FROM krphase_window_phase v \
+         JOIN krphase_measurement_run mr ON mr.run_id = v.run_id \
+         LEFT JOIN krphase_sdk_log l ON l.id = v.sdk_log_id \
+         WHERE mr.measurement_id = ?1 AND v.outcome = 'replayed'",
+        [m.id],
+        |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, Option<i64>>(4)?,
+                r.get::<_, Option<i64>>(5)?,
+            ))
+        },
+    )?;
+    let ratio = |a: Option<i64>, b: Option<i64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),
+        _ => None,
+    };
+    Ok(DrainShare {
+        measurement_id: m.id,
+        windows,
+        windows_with_drain: with_drain,
+        drain_ns: drain,
+        window_ns: window,
+        share: ratio(drain, window),
+        prepass_share: ratio(prepass, all_window),
+    })
+}
+
+fn dispatch_stats(conn: &Connection, measurement: i64) -> Result<(Option<f64>, Option<f64>)> {
+    let (runs, dispatches, windows, enqueue_ns, enqueue_n): (i64, i64, i64, Option<f64>, i64) =
+        conn.query_row(
+            "SELECT COUNT(*), \
+                COALESCE(SUM((SELECT COUNT(*) FROM krphase_dispatch d WHERE d.run_id = mr.run_id)), 0), \
+                COALESCE(SUM((SELECT COUNT(*) FROM krphase_window w WHERE w.run_id = mr.run_id)), 0), \
+                SUM((SELECT SUM(d.\"end\" - d.\"start\") FROM krphase_dispatch d \
+                     WHERE d.run_id = mr.run_id AND d.\"end\" IS NOT NULL)), \
+                COALESCE(SUM((SELECT COUNT(*) FROM krphase_dispatch d \
+                     WHERE d.run_id = mr.run_id AND d.\"end\" IS NOT NULL)), 0) \
+             FROM krphase_measurement_run mr WHERE mr.measurement_id = ?1",
+            [measurement],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )?;
+    let per_run = (runs > 0).then(|| (dispatches + windows) as f64 / runs as f64);
+    let enqueue = (enqueue_n > 0).then(|| enqueue_ns.unwrap_or(0.0) / enqueue_n as f64);
+    Ok((per_run, enqueue))
+}
+
+/// Reads the summary; `None` when the database holds no bench or replay_perf measurement.
+pub fn summarize(conn: &Connection) -> Result<Option<BenchSummary>> {
+    let any: i64 = conn.query_row(
+        &format!("SELECT COUNT(*) FROM krphase_measurement WHERE source IN {SOURCES}"),
+        [],
+        |r| r.get(0),
+    )?;
+    if any == 0 {
+        return Ok(None);
+    }
+    let mut s = BenchSummary::default();
+    let app = latest(conn, "P1", "application-replay-all-groups")?;
+    let replay = latest(conn, "P1", "replay-all-groups")?;
+    s.application_replay_s = app.as_ref().and_then(|m| m.median_s).or_else(|| {
+        // replay_perf.py writes no total row: sum its single-group runs.
+        latest_like(conn, "P1", "application-replay-run-")
+            .ok()
+            .filter(|v| !v.is_empty())
+            .and_then(|v| v.iter().map(|m| m.median_s).sum())
+    });
+    s.kernel_replay_s = replay.and_then(|m| m.median_s);
+    s.multiplexed_s = latest(conn, "P1", "multiplexed-all-groups")?.and_then(|m| m.median_s);
+    s.speedup_vs_application_replay = match (s.application_replay_s, s.kernel_replay_s) {
+        (Some(a), Some(k)) if k > 0.0 => Some(a / k),
+        _ => None,
+    };
+    s.passes = latest_like(conn, "P2", "passes-")?;
+    for m in latest_like(conn, "P3", "elements-")? {
+        let (n, estimate, sdk): (i64, Option<f64>, Option<f64>) = conn.query_row(
+            "SELECT COUNT(*), AVG(w.bytes_estimate), \
+                    AVG(COALESCE(l.snapshot_bytes, l.footprint_bytes)) \
+             FROM krphase_window w \
+             JOIN krphase_measurement_run mr ON mr.run_id = w.run_id \
+             LEFT JOIN krphase_sdk_log l ON l.window_id = w.id \
+             WHERE mr.measurement_id = ?1 AND w.outcome = 'replayed'",
+            [m.id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        s.footprints.push(Footprint {
+            measurement: m,
+            replayed_windows: n,
+            estimate_bytes_per_window: estimate,
+            sdk_bytes_per_window: sdk,
+        });
+    }
+    if let Some(m) = latest(conn, "P5", "drain-share")? {
+        s.drain = Some(drain_share(conn, &m)?);
+    }
+    if let (Some(b), Some(f)) = (
+        latest(conn, "P6", "no-replay")?,
+        latest(conn, "P6", "replay-active-none-matched")?,
+    ) {
+        let (per_run, enq_f) = dispatch_stats(conn, f.id)?;
+        let (_, enq_b) = dispatch_stats(conn, b.id)?;
+        let tax = match (f.median_s, b.median_s, per_run) {
+            (Some(fm), Some(bm), Some(n)) if n > 0.0 => Some((fm - bm) / n),
+            _ => None,
+        };
+        s.tax = Some(DispatchTax {
+            baseline: b,
+            filtered: f,
+            dispatches_per_run: per_run,
+            whole_run_tax_per_dispatch_s: tax,
+            enqueue_mean_ns_filtered: enq_f,
+            enqueue_mean_ns_baseline: enq_b,
+        });
+    }
+    Ok(Some(s))
+}
+
+fn secs(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{v:.3} s"))
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
+}
+
+fn bytes(b: Option<f64>) -> String {
+    match b {
+        None => "-".into(),
+        Some(b) if b >= 1048576.0 => format!("{:.1} MiB", b / 1048576.0),
+        Some(b) => format!("{:.0} B", b),
+    }
+}
+
+fn dur(ns: Option<f64>) -> String {
+    match ns {
+        None => "-".into(),
+        Some(n) if n.abs() >= 1e6 => format!("{:.3} ms", n / 1e6),
+        Some(n) => format!("{:.2} us", n / 1e3),
+    }
+}
+
+/// Plain-text rendering (fits 100 columns).
+pub fn render_summary(s: &BenchSummary) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "bench summary");
+    if s.application_replay_s.is_some() || s.kernel_replay_s.is_some() {
+        let _ = writeln!(
+            o,
+            "  P1  application replay {} | multiplexed {} | kernel replay {} | speedup {}",
+            secs(s.application_replay_s),
+            secs(s.multiplexed_s),
+            secs(s.kernel_replay_s),
+            s.speedup_vs_application_replay
+                .map_or("-".into(), |v| format!("{v:.2}x"))
+        );
+    }
+    for m in &s.passes {
+        let _ = writeln!(o, "  P2  {:<14} median {}", m.variant, secs(m.median_s));
+    }
+    for f in &s.footprints {
+        let _ = writeln!(
+            o,
+            "  P3  {:<16} median {} | peak RSS {} | snapshot/window: SDK {}, tool {} ({} windows)",
+            f.measurement.variant,
+            secs(f.measurement.median_s),
+            f.measurement
+                .peak_child_rss_kib
+                .map_or("-".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0)),
+            bytes(f.sdk_bytes_per_window),
+            bytes(f.estimate_bytes_per_window),
+            f.replayed_windows
+        );
+    }
+    if let Some(d) = &s.drain {
+        let _ = writeln!(
+            o,
+            "  P5  drain share of window {} ({} of {} windows with an SDK phase line); pre-pass \
+             share {}",
+            pct(d.share),
+            d.windows_with_drain,
+            d.windows,
+            pct(d.prepass_share)
+        );
+    }
+    if let Some(t) = &s.tax {
+        let _ = writeln!(
+            o,
+            "  P6  non-replayed dispatch tax {} per dispatch (whole run: {} vs {}, {} dispatches \
+             per run);",
+            dur(t.whole_run_tax_per_dispatch_s.map(|s| s * 1e9)),
+            secs(t.filtered.median_s),
+            secs(t.baseline.median_s),
+            t.dispatches_per_run
+                .map_or("-".into(), |n| format!("{n:.0}"))
+        );
+        let _ = writeln!(
+            o,
+            "      enqueue cost measured in process: {} replay active vs {} not configured",
+            dur(t.enqueue_mean_ns_filtered),
+            dur(t.enqueue_mean_ns_baseline)
+        );
+    }
+    o
+}
+
+/// The summary text of a database, empty when it holds no bench measurements.
+pub fn render(conn: &Connection) -> Result<String> {
+    Ok(summarize(conn)?
+        .map(|s| render_summary(&s))
+        .unwrap_or_default())
+}
