@@ -10,5 +10,7 @@ pub mod harness;
 pub mod import;
 pub mod logparse;
 pub mod phases;
+pub mod plot;
 pub mod report;
+pub mod svg;
 pub mod synth;

@@ -1,0 +1,309 @@
+//! `krphase plot [RUN...] -o DIR`: SVG plots — the stacked phase breakdown per kernel, a
+//! histogram per phase, and phase time against pass count, footprint and queue depth when runs
+//! of the same workload form a sweep.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::phases::{self, PHASES};
+use crate::svg;
+
+/// Phases drawn in the breakdown, in stacking order (pre-pass is split when a log is joined).
+const STACK: &[&str] = &[
+    "config",
+    "drain",
+    "snapshot",
+    "pre-pass",
+    "pass exec",
+    "restore",
+    "tail",
+];
+/// Phases drawn as histograms and in sweeps.
+const SHOWN: &[&str] = &["pre-pass", "pass exec", "restore", "window"];
+
+#[derive(Default)]
+struct RunStats {
+    label: String,
+    workload: Option<String>,
+    depth: Option<f64>,
+    windows: u64,
+    passes: i64,
+    bytes: i64,
+    /// Per phase sum over replayed windows (ns) and count.
+    sums: Vec<(f64, u64)>,
+    /// Per kernel: per STACK entry sum (ns), and window count.
+    kernels: BTreeMap<String, (Vec<f64>, u64)>,
+}
+
+/// The workload and `--depth` of an emulator command line.
+fn workload_and_depth(cmd: &str) -> (Option<String>, Option<f64>) {
+    let toks: Vec<&str> = cmd.split_whitespace().collect();
+    let workload = toks
+        .iter()
+        .position(|t| *t == "run")
+        .and_then(|i| toks.get(i + 1))
+        .map(|s| s.to_string());
+    let depth = toks
+        .iter()
+        .position(|t| *t == "--depth")
+        .and_then(|i| toks.get(i + 1))
+        .and_then(|s| s.parse().ok());
+    (workload, depth)
+}
+
+fn run_stats(conn: &Connection, run: i64, samples: &mut [Vec<f64>]) -> Result<RunStats> {
+    let (label, command): (Option<String>, Option<String>) = conn
+        .query_row(
+            "SELECT label, command FROM krphase_run WHERE id = ?1",
+            [run],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?
+        .with_context(|| format!("unknown run id {run}"))?;
+    let (workload, depth) = workload_and_depth(command.as_deref().unwrap_or(""));
+    let mut s = RunStats {
+        label: label.unwrap_or_else(|| format!("run {run}")),
+        workload,
+        depth,
+        sums: vec![(0.0, 0); PHASES.len()],
+        ..RunStats::default()
+    };
+    let idx = |n: &str| phases::index(n).expect("phase");
+    phases::for_each_window(conn, run, |w| {
+        if !w.replayed() {
+            return Ok(());
+        }
+        s.windows += 1;
+        s.passes += w.executed_passes.unwrap_or(0);
+        s.bytes += w.snapshot_bytes.unwrap_or(0);
+        for (k, v) in w.phase_ns.iter().enumerate() {
+            if let Some(v) = v {
+                s.sums[k].0 += *v as f64;
+                s.sums[k].1 += 1;
+            }
+        }
+        for (i, name) in SHOWN.iter().enumerate() {
+            if let Some(v) = w.phase_ns[idx(name)] {
+                samples[i].push(v as f64 / 1e6);
+            }
+        }
+        let split = w.phase_ns[idx("drain")].is_some();
+        let entry = s
+            .kernels
+            .entry(w.kernel.clone())
+            .or_insert_with(|| (vec![0.0; STACK.len()], 0));
+        entry.1 += 1;
+        for (k, name) in STACK.iter().enumerate() {
+            let skip = match *name {
+                "pre-pass" => split,
+                "drain" | "snapshot" => !split,
+                _ => false,
+            };
+            if !skip {
+                entry.0[k] += w.phase_ns[idx(name)].unwrap_or(0).max(0) as f64;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(s)
+}
+
+/// Writes the plots for `runs` (every run when empty) into `dir`; returns the files written.
+pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>> {
+    let runs: Vec<i64> = if runs.is_empty() {
+        crate::report::select_runs(conn, None, None)?
+    } else {
+        runs.to_vec()
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); SHOWN.len()];
+    let mut stats = Vec::new();
+    for &r in &runs {
+        stats.push((r, run_stats(conn, r, &mut samples)?));
+    }
+    let mut written = Vec::new();
+    let mut write = |name: &str, svg: String| -> Result<()> {
+        let p = dir.join(name);
+        std::fs::write(&p, svg).with_context(|| format!("cannot write {}", p.display()))?;
+        written.push(p);
+        Ok(())
+    };
+
+    // Stacked breakdown: one bar per (run, kernel), mean ms per window.
+    let mut labels = Vec::new();
+    let mut values = Vec::new();
+    for (_, s) in &stats {
+        for (k, (sums, n)) in &s.kernels {
+            labels.push(format!("{} {k}", s.label));
+            values.push(sums.iter().map(|v| v / *n as f64 / 1e6).collect());
+        }
+    }
+    let series: Vec<String> = STACK.iter().map(|s| s.to_string()).collect();
+    write(
+        "breakdown.svg",
+        svg::stacked_bars(
+            "Phase breakdown per kernel (mean per replayed window)",
+            "ms per window",
+            &labels,
+            &series,
+            &values,
+        ),
+    )?;
+
+    // Histograms, bins from the minimum to the 99th percentile (the rest in the last bin).
+    for (i, name) in SHOWN.iter().enumerate() {
+        let v = &mut samples[i];
+        if v.is_empty() {
+            continue;
+        }
+        v.sort_by(f64::total_cmp);
+        let lo = v[0];
+        let hi = v[(v.len() - 1) * 99 / 100].max(lo + 1e-6);
+        let bins = 40usize;
+        let edges: Vec<f64> = (0..=bins)
+            .map(|k| lo + (hi - lo) * k as f64 / bins as f64)
+            .collect();
+        let mut counts = vec![0u64; bins];
+        for x in v.iter() {
+            let b = (((x - lo) / (hi - lo)) * bins as f64) as usize;
+            counts[b.min(bins - 1)] += 1;
+        }
+        let file = format!("hist-{}.svg", name.replace(' ', "-"));
+        write(
+            &file,
+            svg::histogram(
+                &format!("{name} per replayed window"),
+                "ms",
+                &edges,
+                &counts,
+            ),
+        )?;
+    }
+
+    // Sweeps within each workload: x = passes per window, footprint (MiB), queue depth.
+    let mut by_workload: BTreeMap<String, Vec<&RunStats>> = BTreeMap::new();
+    for (_, s) in &stats {
+        if s.windows > 0 {
+            by_workload
+                .entry(s.workload.clone().unwrap_or_else(|| "runs".into()))
+                .or_default()
+                .push(s);
+        }
+    }
+    type XFn = fn(&RunStats) -> Option<f64>;
+    let dims: [(&str, &str, XFn); 3] = [
+        ("passes", "passes per window", |s| {
+            Some(s.passes as f64 / s.windows as f64)
+        }),
+        ("footprint", "snapshot MiB per window", |s| {
+            Some(s.bytes as f64 / s.windows as f64 / (1 << 20) as f64)
+        }),
+        (
+            "depth",
+            "queue depth (dispatches between synchronizations)",
+            |s| s.depth,
+        ),
+    ];
+    for (wl, group) in &by_workload {
+        for (dim, xlabel, xf) in dims {
+            // Mean per phase at each distinct x (runs at the same x are pooled).
+            let mut at: BTreeMap<i64, (f64, Vec<(f64, u64)>)> = BTreeMap::new();
+            for s in group {
+                let Some(x) = xf(s) else { continue };
+                let key = (x * 1000.0).round() as i64;
+                let e = at
+                    .entry(key)
+                    .or_insert_with(|| (x, vec![(0.0, 0); PHASES.len()]));
+                for (k, (sum, n)) in s.sums.iter().enumerate() {
+                    e.1[k].0 += sum;
+                    e.1[k].1 += n;
+                }
+            }
+            if at.len() < 2 {
+                continue;
+            }
+            let xs: Vec<f64> = at.values().map(|(x, _)| *x).collect();
+            let names: Vec<String> = SHOWN.iter().map(|s| s.to_string()).collect();
+            let ys: Vec<Vec<Option<f64>>> = SHOWN
+                .iter()
+                .map(|name| {
+                    let k = phases::index(name).expect("phase");
+                    at.values()
+                        .map(|(_, sums)| {
+                            (sums[k].1 > 0).then(|| sums[k].0 / sums[k].1 as f64 / 1e6)
+                        })
+                        .collect()
+                })
+                .collect();
+            write(
+                &format!("sweep-{dim}-{wl}.svg"),
+                svg::lines(
+                    &format!("{wl}: phase time vs {dim}"),
+                    xlabel,
+                    "ms per window",
+                    &xs,
+                    &names,
+                    &ys,
+                ),
+            )?;
+        }
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{SynthSpec, write_synthetic_file};
+
+    #[test]
+    fn plots_breakdown_histograms_and_a_pass_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
+        let mut ids = Vec::new();
+        for passes in [2, 3, 4] {
+            let f = dir.path().join(format!("{passes}.krp"));
+            write_synthetic_file(
+                &f,
+                &SynthSpec {
+                    windows: 50,
+                    passes,
+                    ..SynthSpec::default()
+                },
+            )
+            .unwrap();
+            ids.push(crate::import::import_phase_file(&mut c, &f, None).unwrap());
+        }
+        let out = dir.path().join("plots");
+        let files = plot(&c, &ids, &out).unwrap();
+        let names: Vec<String> = files
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.contains(&"breakdown.svg".to_string()), "{names:?}");
+        assert!(names.contains(&"hist-restore.svg".to_string()), "{names:?}");
+        assert!(
+            names.iter().any(|n| n.starts_with("sweep-passes-")),
+            "{names:?}"
+        );
+        assert!(
+            !names.iter().any(|n| n.starts_with("sweep-depth-")),
+            "{names:?}"
+        );
+        for f in &files {
+            let s = std::fs::read_to_string(f).unwrap();
+            assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+        }
+    }
+
+    #[test]
+    fn workload_and_depth_from_the_command() {
+        let (w, d) =
+            workload_and_depth("/x/krphase-emu run queue-depth --depth 100 --iterations 3");
+        assert_eq!((w.as_deref(), d), (Some("queue-depth"), Some(100.0)));
+        assert_eq!(workload_and_depth("app"), (None, None));
+    }
+}
