@@ -24,8 +24,8 @@ fn main() {
         }
         // Further subcommands hook in here.
         Some("-h" | "--help" | "help") => {
-            println!("{USAGE}");
-            0
+            println!("{USAGE}\n");
+            krphase_emu::run::main(&[OsString::from("run"), OsString::from("--help")])
         }
         Some(other) => {
             eprintln!("krphase-emu: unknown subcommand {other:?}\n{USAGE}");
