@@ -5,6 +5,7 @@ pub mod bench;
 pub mod benchdb;
 pub mod compare;
 pub mod db;
+pub mod demo;
 pub mod export;
 pub mod harness;
 pub mod import;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use krphase_analyzer::{
-    bench, compare, db, export, harness, import, logparse, plot, report, synth,
+    bench, compare, db, demo, export, harness, import, logparse, plot, report, synth,
 };
 
 #[derive(Parser)]
@@ -83,6 +83,24 @@ enum Cmd {
         #[arg(short, long, default_value = "krphase-plots")]
         output: PathBuf,
     },
+    /// Run the emulator demo end to end: runs, import, report, trace, plots.
+    Demo {
+        /// Output directory.
+        #[arg(long, default_value = "krphase-demo")]
+        out: PathBuf,
+        /// Use krphase-emu and libkrphase.so next to this executable; do not run cargo.
+        #[arg(long)]
+        no_build: bool,
+        /// Emulator binary to use (with --tool).
+        #[arg(long, requires = "tool")]
+        emu: Option<PathBuf>,
+        /// libkrphase.so to use (with --emu).
+        #[arg(long, requires = "emu")]
+        tool: Option<PathBuf>,
+        /// Only these runs (by label).
+        #[arg(long, hide = true)]
+        only: Vec<String>,
+    },
     /// Write a synthetic phase file (benchmarks and tests).
     #[command(hide = true)]
     GenSynthetic {
@@ -142,6 +160,22 @@ fn run(cli: Cli) -> Result<()> {
             for f in plot::plot(&conn, &ids, &output)? {
                 println!("{}", f.display());
             }
+            Ok(())
+        }
+        Cmd::Demo {
+            out,
+            no_build,
+            emu,
+            tool,
+            only,
+        } => {
+            demo::demo(&demo::DemoOpts {
+                out,
+                no_build,
+                emu,
+                tool,
+                only,
+            })?;
             Ok(())
         }
         Cmd::GenSynthetic {

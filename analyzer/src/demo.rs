@@ -1,0 +1,325 @@
+//! `krphase demo [--out DIR]`: the whole story in one command. Builds the tool and the emulator
+//! when run from the workspace, runs a set of workloads on the emulator with libkrphase.so in
+//! drive mode (SDK log at INFO captured, ground truth recorded), imports everything, prints the
+//! report and writes the database, a Perfetto trace, SVG plots and `report.md` into DIR.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::{db, export, import, logparse, plot, report};
+
+/// One emulator run of the demo.
+#[derive(Debug, Clone)]
+pub struct DemoRun {
+    /// Run label, also the file stem.
+    pub label: &'static str,
+    pub workload: &'static str,
+    pub passes: u32,
+    pub args: &'static [&'static str],
+}
+
+/// The demo's runs: STREAM at three footprints with 2 passes and at the middle one with 4,
+/// saxpy, the queue-depth sweep, multi-queue, the graph-launch decline and an SDK decline
+/// (untracked vmem).
+pub const RUNS: &[DemoRun] = &[
+    DemoRun {
+        label: "stream-2p-256k",
+        workload: "stream",
+        passes: 2,
+        args: &["--elements", "262144", "--iterations", "4"],
+    },
+    DemoRun {
+        label: "stream-2p",
+        workload: "stream",
+        passes: 2,
+        args: &["--elements", "1048576", "--iterations", "4"],
+    },
+    DemoRun {
+        label: "stream-2p-4m",
+        workload: "stream",
+        passes: 2,
+        args: &["--elements", "4194304", "--iterations", "4"],
+    },
+    DemoRun {
+        label: "stream-4p",
+        workload: "stream",
+        passes: 4,
+        args: &["--elements", "1048576", "--iterations", "4"],
+    },
+    DemoRun {
+        label: "saxpy",
+        workload: "saxpy",
+        passes: 2,
+        args: &["--elements", "1048576", "--iterations", "10"],
+    },
+    DemoRun {
+        label: "queue-depth-1",
+        workload: "queue-depth",
+        passes: 2,
+        args: &["--elements", "65536", "--depth", "1", "--iterations", "20"],
+    },
+    DemoRun {
+        label: "queue-depth-10",
+        workload: "queue-depth",
+        passes: 2,
+        args: &["--elements", "65536", "--depth", "10", "--iterations", "2"],
+    },
+    DemoRun {
+        label: "queue-depth-100",
+        workload: "queue-depth",
+        passes: 2,
+        args: &["--elements", "65536", "--depth", "100", "--iterations", "1"],
+    },
+    DemoRun {
+        label: "multi-queue",
+        workload: "multi-queue",
+        passes: 2,
+        args: &["--elements", "65536", "--threads", "4", "--iterations", "5"],
+    },
+    DemoRun {
+        label: "graph",
+        workload: "graph",
+        passes: 2,
+        args: &["--elements", "65536", "--iterations", "5"],
+    },
+    DemoRun {
+        label: "vmem-decline",
+        workload: "vmem",
+        passes: 2,
+        args: &["--elements", "65536", "--iterations", "3"],
+    },
+];
+
+/// Demo options.
+#[derive(Debug, Clone)]
+pub struct DemoOpts {
+    pub out: PathBuf,
+    /// Use the emulator and tool next to this executable; do not run cargo.
+    pub no_build: bool,
+    pub emu: Option<PathBuf>,
+    pub tool: Option<PathBuf>,
+    /// Only the runs with these labels (all when empty).
+    pub only: Vec<String>,
+}
+
+/// Files the demo produced.
+#[derive(Debug)]
+pub struct DemoResult {
+    pub db: PathBuf,
+    pub trace: PathBuf,
+    pub report_md: PathBuf,
+    pub plots: Vec<PathBuf>,
+    pub runs: Vec<(String, i64)>,
+}
+
+fn step(n: usize, total: usize, msg: &str) {
+    eprintln!("[{n}/{total}] {msg}");
+}
+
+/// The workspace root this binary was built from, when its sources are still there.
+fn workspace_root() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()?
+        .to_path_buf();
+    root.join("Cargo.toml").is_file().then_some(root)
+}
+
+/// Locates (building when needed) libkrphase.so and krphase-emu.
+fn artifacts(opts: &DemoOpts) -> Result<(PathBuf, PathBuf)> {
+    let exe = std::env::current_exe().context("cannot locate the krphase executable")?;
+    let exe_dir = exe
+        .parent()
+        .context("executable has no directory")?
+        .to_path_buf();
+    let (emu, tool) = match (&opts.emu, &opts.tool) {
+        (Some(e), Some(t)) => (e.clone(), t.clone()),
+        _ if opts.no_build => (exe_dir.join("krphase-emu"), exe_dir.join("libkrphase.so")),
+        _ => match workspace_root() {
+            Some(root) => {
+                let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+                let status = Command::new(&cargo)
+                    .current_dir(&root)
+                    .args([
+                        "build",
+                        "--release",
+                        "-p",
+                        "krphase-tool",
+                        "-p",
+                        "krphase-emu",
+                    ])
+                    .status()
+                    .with_context(|| format!("cannot run {cargo}"))?;
+                if !status.success() {
+                    bail!("cargo build of krphase-tool and krphase-emu failed ({status})");
+                }
+                let target = std::env::var_os("CARGO_TARGET_DIR")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|| root.join("target"));
+                let rel = target.join("release");
+                (rel.join("krphase-emu"), rel.join("libkrphase.so"))
+            }
+            None => (exe_dir.join("krphase-emu"), exe_dir.join("libkrphase.so")),
+        },
+    };
+    for p in [&emu, &tool] {
+        if !p.is_file() {
+            bail!(
+                "{} not found (build krphase-tool and krphase-emu, or pass --emu/--tool)",
+                p.display()
+            );
+        }
+    }
+    Ok((emu, tool))
+}
+
+/// Runs the demo.
+pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
+    let started = Instant::now();
+    let runs: Vec<&DemoRun> = RUNS
+        .iter()
+        .filter(|r| opts.only.is_empty() || opts.only.iter().any(|o| o == r.label))
+        .collect();
+    let total = runs.len() + 3;
+    let out = &opts.out;
+    let raw = out.join("runs");
+    std::fs::create_dir_all(&raw).with_context(|| format!("cannot create {}", raw.display()))?;
+    let db_path = out.join("krphase.db");
+    // A fresh database each time: the demo's figures are exactly this invocation's.
+    for f in [db_path.clone(), out.join("krphase.db-journal")] {
+        let _ = std::fs::remove_file(f);
+    }
+    step(
+        1,
+        total,
+        "locating (or building) libkrphase.so and krphase-emu",
+    );
+    let (emu, tool) = artifacts(opts)?;
+    let mut conn = db::open(&db_path)?;
+    let mut ids = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let krp = raw.join(format!("{}.krp", r.label));
+        let log = raw.join(format!("{}.stderr.log", r.label));
+        let truth = raw.join(format!("{}.truth.jsonl", r.label));
+        for f in [&krp, &log, &truth] {
+            let _ = std::fs::remove_file(f);
+        }
+        let t0 = Instant::now();
+        let stderr = std::fs::File::create(&log)
+            .with_context(|| format!("cannot create {}", log.display()))?;
+        let output = Command::new(&emu)
+            .arg("run")
+            .arg(r.workload)
+            .args(r.args)
+            .env("ROCP_TOOL_LIBRARIES", &tool)
+            .env("KRPHASE_MODE", "drive")
+            .env("KRPHASE_PASSES", r.passes.to_string())
+            .env("KRPHASE_OUTPUT", &krp)
+            .env("ROCPROFILER_LOG_LEVEL", "info")
+            .env("KRPHASE_EMU_TRUTH", &truth)
+            .env_remove("KRPHASE_DISABLE")
+            .env_remove("KRPHASE_KERNEL_FILTER")
+            .stdin(Stdio::null())
+            .stderr(stderr)
+            .output()
+            .with_context(|| format!("cannot run {}", emu.display()))?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let result = stdout.lines().last().unwrap_or("").to_string();
+        if !output.status.success() {
+            bail!(
+                "{} failed ({}): {result}; stderr in {}",
+                r.label,
+                output.status,
+                log.display()
+            );
+        }
+        if !krp.is_file() {
+            bail!(
+                "{}: the tool wrote no phase file at {}",
+                r.label,
+                krp.display()
+            );
+        }
+        let imp = import::import_file(&mut conn, &krp, Some(r.label))?;
+        let l = logparse::import_log(&mut conn, &log, Some(imp.run_id))?;
+        step(
+            i + 2,
+            total,
+            &format!(
+                "{:<16} {} windows, {} opt-outs, {} plain; {} log records joined ({:.1} s)",
+                r.label,
+                imp.windows,
+                imp.declines,
+                imp.dispatches,
+                l.joined,
+                t0.elapsed().as_secs_f64()
+            ),
+        );
+        ids.push((r.label.to_string(), imp.run_id));
+    }
+    step(total - 1, total, "report, Perfetto trace and plots");
+    let run_ids: Vec<i64> = ids.iter().map(|(_, id)| *id).collect();
+    let reports = run_ids
+        .iter()
+        .map(|&id| report::run_report(&conn, id))
+        .collect::<Result<Vec<_>>>()?;
+    let report_md = out.join("report.md");
+    std::fs::write(
+        &report_md,
+        report::render(&reports, report::Format::Markdown)?,
+    )
+    .with_context(|| format!("cannot write {}", report_md.display()))?;
+    let trace = out.join("trace.json");
+    let trace_run = ids
+        .iter()
+        .find(|(l, _)| l == "stream-2p")
+        .or(ids.first())
+        .map(|(_, id)| *id)
+        .context("no runs")?;
+    export::export_perfetto(&conn, trace_run, &trace)?;
+    let plots = plot::plot(&conn, &run_ids, out)?;
+    print!("{}", report::render(&reports, report::Format::Table)?);
+    if ids.iter().any(|(l, _)| l == "stream-2p") && ids.iter().any(|(l, _)| l == "stream-4p") {
+        let a = ids
+            .iter()
+            .find(|(l, _)| l == "stream-2p")
+            .expect("present")
+            .1;
+        let b = ids
+            .iter()
+            .find(|(l, _)| l == "stream-4p")
+            .expect("present")
+            .1;
+        println!("== compare stream-2p (A) with stream-4p (B)");
+        print!(
+            "{}",
+            crate::compare::render_table(&crate::compare::compare(&conn, a, b)?)
+        );
+    }
+    step(
+        total,
+        total,
+        &format!(
+            "done in {:.1} s; everything is in {}",
+            started.elapsed().as_secs_f64(),
+            out.display()
+        ),
+    );
+    eprintln!(
+        "  database {}\n  report   {}\n  trace    {} (open it in the Perfetto UI)\n  plots    {} SVG files in {}",
+        db_path.display(),
+        report_md.display(),
+        trace.display(),
+        plots.len(),
+        out.display()
+    );
+    Ok(DemoResult {
+        db: db_path,
+        trace,
+        report_md,
+        plots,
+        runs: ids,
+    })
+}
