@@ -59,6 +59,7 @@ pub unsafe extern "C" fn rocprofiler_configure(
 unsafe extern "C" fn tool_initialize(_fini: ClientFinalizeFn, _data: *mut c_void) -> c_int {
     guard(-1, || {
         let Some(t) = tool::get() else { return -1 };
+        t.claim_replay(Some(tracing_callback));
         if let Err(s) = t.sdk.start_context(t.ctx) {
             crate::say(&format!(
                 "start_context failed (status {}); not recording",
@@ -103,6 +104,8 @@ unsafe extern "C" fn tracing_callback(
     _user_data: *mut UserData,
     _data: *mut c_void,
 ) {
+    // The timestamp comes first: everything below is the tool's own cost.
+    let ts = crate::sys::boottime_ns();
     guard((), || {
         let Some(t) = tool::get() else { return };
         let tid = record.thread_id as u32;
@@ -120,12 +123,12 @@ unsafe extern "C" fn tracing_callback(
                         record.correlation_id.internal,
                         record.correlation_id.ancestor,
                     );
-                    t.on_config_enter(&mut p, tid, corr, Some(pass_count));
+                    t.on_config_enter(&mut p, tid, corr, Some(pass_count), ts);
                 } else {
-                    t.on_config_exit(p.dispatch_info().dispatch_id, tid);
+                    t.on_config_exit(p.dispatch_info().dispatch_id, tid, ts);
                 }
             } else if Some(record.operation) == ops.pass {
-                t.on_pass(&p, enter, tid);
+                t.on_pass(&p, enter, tid, ts);
             }
         } else if record.kind == ops.dispatch_kind {
             if record.payload.is_null() {
@@ -140,6 +143,7 @@ unsafe extern "C" fn tracing_callback(
                     &data.dispatch_info,
                     tid,
                     record.correlation_id.internal,
+                    ts,
                 ),
                 kernel_dispatch_op::COMPLETE => t.on_complete(
                     data.dispatch_info.dispatch_id,

@@ -144,7 +144,7 @@ impl Recorder {
     fn count_drops(&self, recs: &[Record]) {
         let (mut d, mut a, mut w) = (0, 0, 0);
         for r in recs {
-            match drop_class(r.kind) {
+            match drop_class(r) {
                 DropClass::Dispatch => d += 1,
                 DropClass::Allocation => a += 1,
                 DropClass::Window => w += 1,
@@ -172,9 +172,8 @@ impl Recorder {
                         return;
                     }
                     // Keep the window events, drop the rest.
-                    let (keep, drop): (Vec<Record>, Vec<Record>) = v
-                        .iter()
-                        .partition(|r| drop_class(r.kind) == DropClass::Window);
+                    let (keep, drop): (Vec<Record>, Vec<Record>) =
+                        v.iter().partition(|r| drop_class(r) == DropClass::Window);
                     self.count_drops(&drop);
                     v = keep;
                 }
@@ -499,7 +498,7 @@ pub fn record(r: Record, now: u64, flush: Flush) {
         if i == 0 {
             local.first_ts = now;
         }
-        if drop_class(r.kind) == DropClass::Window {
+        if drop_class(&r) == DropClass::Window {
             local.windows += 1;
         }
         if local.len == SLOT_RECORDS

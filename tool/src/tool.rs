@@ -135,28 +135,7 @@ pub fn configure(
             status(&sdk, s)
         ))
     })?;
-    let mut replay_configured = false;
-    if mode == Mode::Drive {
-        let (k, c, p) = (
-            ops.replay_kind.expect("checked"),
-            ops.config.expect("checked"),
-            ops.pass.expect("checked"),
-        );
-        match sdk.configure_callback_tracing(ctx, k, &[c, p], cb, std::ptr::null_mut()) {
-            Ok(()) => replay_configured = true,
-            Err(s) if s == Status::SERVICE_ALREADY_CONFIGURED => {
-                say("another tool owns KERNEL_REPLAY (status 15); observing instead");
-                mode = Mode::Observe;
-            }
-            Err(s) => {
-                say(&format!(
-                    "configuring KERNEL_REPLAY failed: {}; not recording",
-                    status(&sdk, s)
-                ));
-                return Err(Declined);
-            }
-        }
-    }
+    let replay_configured = false;
     for (kind, what) in [
         (ops.dispatch_kind, "KERNEL_DISPATCH"),
         (ops.alloc_kind, "MEMORY_ALLOCATION"),
@@ -214,7 +193,6 @@ pub fn configure(
     };
     let rec = open_recorder(&path, &header, cfg.on_full)?;
     recorder::install(rec);
-    let fell_back = cfg.effective_mode() == Mode::Drive && mode == Mode::Observe && replay_ok;
     let layout_forced = cfg.layout.is_some();
     let layout = match cfg.layout {
         Some(PayloadLayout::A) => LAYOUT_A,
@@ -239,9 +217,6 @@ pub fn configure(
         return Err(Declined);
     }
     recorder::set_fork_factory(Box::new(fork_child_recorder));
-    if fell_back && let Some(t) = get() {
-        t.note_fallback();
-    }
     Ok(())
 }
 
@@ -308,9 +283,29 @@ fn fork_child_recorder() -> Option<Arc<Recorder>> {
     open_recorder(&path, &h, t.cfg.on_full).ok()
 }
 
+/// Per-thread state of the CONFIG … CONFIG EXIT span running on this thread.
+#[derive(Clone, Copy)]
+struct WindowTls {
+    dispatch: u64,
+    passes: u32,
+    /// The pass-count callback was written at CONFIG ENTER.
+    asked: bool,
+    /// The SDK called it (so it found our write: the layout is right).
+    called: bool,
+}
+
+impl WindowTls {
+    const NONE: WindowTls = WindowTls {
+        dispatch: u64::MAX,
+        passes: 0,
+        asked: false,
+        called: false,
+    };
+}
+
 thread_local! {
     /// The replay window running on this thread: (dispatch id, passes seen so far).
-    static WINDOW: Cell<(u64, u32)> = const { Cell::new((u64::MAX, 0)) };
+    static WINDOW: Cell<WindowTls> = const { Cell::new(WindowTls::NONE) };
 }
 
 #[inline]
@@ -368,8 +363,8 @@ impl Tool {
         tid: u32,
         corr: (u64, u64),
         pass_count: ReplayPassCountFn,
+        ts: u64,
     ) {
-        let ts = sys::boottime_ns();
         let info = p.dispatch_info();
         let d = info.dispatch_id;
         let layout = self.layout.load(Ordering::Acquire);
@@ -409,7 +404,15 @@ impl Tool {
                 }
             }
         }
-        WINDOW.with(|w| w.set((d, 0)));
+        let asked = matches!(decision, Decision::Replay | Decision::PassesOne);
+        WINDOW.with(|w| {
+            w.set(WindowTls {
+                dispatch: d,
+                passes: 0,
+                asked,
+                called: false,
+            })
+        });
         let th = tid;
         recorder::record(
             rec(
@@ -470,6 +473,13 @@ impl Tool {
             ts,
             Flush::Lazy,
         );
+        WINDOW.with(|w| {
+            let mut st = w.get();
+            if st.dispatch == d {
+                st.called = true;
+                w.set(st);
+            }
+        });
         let n = if self.panicked() {
             1
         } else {
@@ -485,8 +495,7 @@ impl Tool {
     }
 
     /// PASS ENTER/EXIT. At the first PASS the layout is confirmed by where N sits.
-    pub fn on_pass(&self, p: &ReplayPayload, enter: bool, tid: u32) {
-        let ts = sys::boottime_ns();
+    pub fn on_pass(&self, p: &ReplayPayload, enter: bool, tid: u32, ts: u64) {
         let info = p.dispatch_info();
         let d = info.dispatch_id;
         let mut layout = self.layout.load(Ordering::Acquire);
@@ -512,15 +521,22 @@ impl Tool {
         };
         // Our own count numbers passes when the layout is unusable.
         let index = WINDOW.with(|w| {
-            let (wd, seen) = w.get();
-            let seen = if wd == d { seen } else { 0 };
+            let mut st = w.get();
+            if st.dispatch != d {
+                st = WindowTls {
+                    dispatch: d,
+                    ..WindowTls::NONE
+                };
+            }
+            let seen = st.passes;
             let idx = if index == u32::MAX {
                 if enter { seen } else { seen.saturating_sub(1) }
             } else {
                 index
             };
             if enter {
-                w.set((d, seen + 1));
+                st.passes = seen + 1;
+                w.set(st);
             }
             idx
         });
@@ -576,13 +592,33 @@ impl Tool {
         }
     }
 
-    pub fn on_config_exit(&self, d: u64, tid: u32) {
-        let ts = sys::boottime_ns();
-        let passes = WINDOW.with(|w| {
-            let (wd, seen) = w.get();
-            w.set((u64::MAX, 0));
-            if wd == d { seen } else { 0 }
-        });
+    pub fn on_config_exit(&self, d: u64, tid: u32, ts: u64) {
+        let st = WINDOW.with(|w| w.replace(WindowTls::NONE));
+        let (passes, asked, called) = if st.dispatch == d {
+            (st.passes, st.asked, st.called)
+        } else {
+            (0, false, false)
+        };
+        if asked && !called {
+            // The SDK never called the pass-count callback we wrote: it reads another slot.
+            let l = self.layout.load(Ordering::Acquire);
+            if l != LAYOUT_STOPPED
+                && self
+                    .layout
+                    .compare_exchange(l, LAYOUT_STOPPED, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            {
+                say(&format!(
+                    "the SDK did not call the pass-count callback written for payload layout {}; driving stopped, later dispatches run once",
+                    match l {
+                        LAYOUT_A => "a",
+                        LAYOUT_B => "b",
+                        _ => "a+b",
+                    }
+                ));
+                self.notice(Notice::LayoutMismatch, u64::from(l), 0);
+            }
+        }
         if let Some(r) = recorder::peek() {
             let c = if passes > 0 {
                 &r.counters.windows
@@ -594,8 +630,7 @@ impl Tool {
         recorder::record(rec(kind::CONFIG_EXIT, 0, 0, tid, ts, d, 0), ts, Flush::Now);
     }
 
-    pub fn on_enqueue(&self, enter: bool, info: &KernelDispatchInfo, tid: u32, corr: u64) {
-        let ts = sys::boottime_ns();
+    pub fn on_enqueue(&self, enter: bool, info: &KernelDispatchInfo, tid: u32, corr: u64, ts: u64) {
         let d = info.dispatch_id;
         if enter {
             recorder::record(
@@ -686,12 +721,35 @@ impl Tool {
         }
     }
 
-    pub fn note_fallback(&self) {
-        self.notice(
-            Notice::FellBackToObserve,
-            u64::from(Status::SERVICE_ALREADY_CONFIGURED.0),
-            0,
-        );
+    /// In `initialize` (drive mode): claim KERNEL_REPLAY. Claiming here rather than in
+    /// `rocprofiler_configure` lets a replay owner that initializes earlier keep it; the tool
+    /// then observes (status 15) instead of making that owner abort.
+    pub fn claim_replay(&self, cb: krphase_ffi::CallbackTracingFn) {
+        if self.mode() != Mode::Drive {
+            return;
+        }
+        let (Some(k), Some(c), Some(p)) = (self.ops.replay_kind, self.ops.config, self.ops.pass)
+        else {
+            return;
+        };
+        match self
+            .sdk
+            .configure_callback_tracing(self.ctx, k, &[c, p], cb, std::ptr::null_mut())
+        {
+            Ok(()) => self.replay_configured.store(true, Ordering::Release),
+            Err(s) => {
+                if s == Status::SERVICE_ALREADY_CONFIGURED {
+                    say("another tool owns KERNEL_REPLAY (status 15); observing instead");
+                } else {
+                    say(&format!(
+                        "configuring KERNEL_REPLAY failed: {}; observing instead",
+                        status(&self.sdk, s)
+                    ));
+                }
+                self.mode.store(Mode::Observe.to_u8(), Ordering::Release);
+                self.notice(Notice::FellBackToObserve, u64::from(s.0), 0);
+            }
+        }
     }
 }
 

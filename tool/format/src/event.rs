@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 pub mod kind {
     /// CONFIG ENTER. aux = [`super::Decision`], w0 = ts, w1 = dispatch id, w2 = kernel id.
     pub const CONFIG_ENTER: u8 = 1;
-    /// Dispatch placement. w0 = dispatch id, w1 = agent handle, w2 = queue handle.
+    /// Dispatch placement. aux = 0 taken at CONFIG ENTER, 1 at ENQUEUE ENTER (only the drop
+    /// class uses it; the typed event omits it); w0 = dispatch id, w1 = agent handle,
+    /// w2 = queue handle.
     pub const DISPATCH_INFO: u8 = 2;
     /// Correlation ids. w0 = dispatch id, w1 = internal, w2 = ancestor.
     pub const CORRELATION: u8 = 3;
@@ -178,13 +180,13 @@ pub enum DropClass {
     Allocation,
 }
 
-/// The drop class of a record kind.
+/// The drop class of a record (DISPATCH_INFO with aux 1 was taken at ENQUEUE, not CONFIG).
 #[inline]
-pub fn drop_class(kind: u8) -> DropClass {
-    match kind {
+pub fn drop_class(r: &crate::Record) -> DropClass {
+    match r.kind {
         kind::ENQUEUE_ENTER | kind::ENQUEUE_EXIT | kind::COMPLETE => DropClass::Dispatch,
+        kind::DISPATCH_INFO if r.aux == 1 => DropClass::Dispatch,
         kind::ALLOC | kind::FREE => DropClass::Allocation,
-        // DISPATCH_INFO/CORRELATION come with CONFIG (window) or ENQUEUE; kept conservatively.
         _ => DropClass::Window,
     }
 }

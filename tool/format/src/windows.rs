@@ -309,6 +309,7 @@ impl Reconstructor {
                 dispatch_id,
                 agent,
                 queue,
+                ..
             } => {
                 let g = self.group(dispatch_id, thread);
                 g.agent = Some(agent);
