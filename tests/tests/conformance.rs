@@ -1092,3 +1092,60 @@ fn must_show_stream_1m_with_driver_4_passes() {
         "one phase line per window"
     );
 }
+
+#[test]
+fn bad_input_is_one_clear_line_and_a_nonzero_exit() {
+    let a = artifacts();
+    let dir = scratch_dir("bad-input");
+    // (arguments, environment, what the first stderr line must name)
+    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, String)>, &'a str);
+    let cases: Vec<Case> = vec![
+        (vec!["saxpy", "--elements", "0"], vec![], "--elements"),
+        (
+            vec!["saxpy"],
+            vec![("KRPHASE_EMU_DRIVER_PASSES", "many".into())],
+            "KRPHASE_EMU_DRIVER_PASSES",
+        ),
+        (
+            vec!["saxpy"],
+            vec![
+                ("KRPHASE_EMU_DRIVER_PASSES", "2".into()),
+                ("KRPHASE_EMU_DRIVER_ORDER", "middle".into()),
+            ],
+            "KRPHASE_EMU_DRIVER_ORDER",
+        ),
+        (
+            vec!["saxpy", "--driver-passes", "2", "--driver-filter", "("],
+            vec![],
+            "driver filter",
+        ),
+        (
+            vec!["saxpy"],
+            vec![(
+                "KRPHASE_EMU_TRUTH",
+                dir.join("no/such/dir/t.jsonl").display().to_string(),
+            )],
+            "KRPHASE_EMU_TRUTH",
+        ),
+        (vec!["saxpy", "--replay-kind", "24"], vec![], "24"),
+    ];
+    for (args, env, needle) in cases {
+        let mut cmd = Command::new(&a.emu);
+        cmd.arg("run")
+            .args(&args)
+            .env_remove("ROCP_TOOL_LIBRARIES")
+            .env_remove("KRPHASE_EMU_TRUTH");
+        for (k, v) in &env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run emu");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {err}");
+        let first = err.lines().next().unwrap_or("");
+        assert!(
+            first.contains(needle),
+            "{args:?} {env:?}: first line {first:?} names the problem"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

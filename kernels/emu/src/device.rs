@@ -273,3 +273,42 @@ pub fn queues_of(agent: u64) -> Vec<Arc<Queue>> {
 pub fn all_queues() -> Vec<Arc<Queue>> {
     QUEUES.read().clone()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU64;
+
+    #[test]
+    fn barrier_retires_after_earlier_packets() {
+        let q = create_queue(GPU_AGENT);
+        let seen = Arc::new(AtomicU64::new(0));
+        let s2 = seen.clone();
+        let app = q.app_completion();
+        q.push(Packet::Kernel(KernelPacket {
+            body: Arc::new(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                s2.store(1, Ordering::SeqCst);
+            }),
+            info: KernelDispatchInfo::default(),
+            corr: 1,
+            thread_id: 0,
+            suppressed: Vec::new(),
+            completion: Completion::App(app.clone()),
+        }));
+        let drain = Signal::new(1);
+        q.push(Packet::Barrier {
+            signal: Some(drain.clone()),
+            app: None,
+        });
+        assert!(drain.wait_zero(Duration::from_secs(10)));
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            1,
+            "the barrier waited for the kernel"
+        );
+        q.synchronize();
+        assert_eq!(app.fired.load(Ordering::SeqCst), 1);
+        assert_eq!(q.async_active.load(Ordering::SeqCst), 0);
+    }
+}

@@ -92,3 +92,25 @@ pub fn once(flag: &std::sync::atomic::AtomicBool, level: Level, file: &str, line
         log(level, file, line, msg);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_parse_by_name_and_number() {
+        assert_eq!(parse_level("INFO"), Some(Level::Info));
+        assert_eq!(parse_level("warning"), Some(Level::Warning));
+        assert_eq!(parse_level("0"), Some(Level::Trace));
+        assert_eq!(parse_level("loud"), None);
+    }
+
+    #[test]
+    fn prefix_is_abseil_style() {
+        let p = prefix(Level::Warning, "queue_hooks.cpp", 512);
+        let re =
+            regex::Regex::new(r"^W\d{4} \d{2}:\d{2}:\d{2}\.\d{6} \d+ queue_hooks\.cpp:512\] $")
+                .unwrap();
+        assert!(re.is_match(&p), "{p:?}");
+    }
+}

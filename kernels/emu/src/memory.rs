@@ -319,3 +319,78 @@ pub fn live_bytes(kind: MemKind) -> u64 {
         .map(|r| r.bytes)
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use krphase_kernels::words::{get_u64, set_u64};
+
+    const AGENT: u64 = 99;
+
+    fn info(r: &Region) -> HsaAmdPointerInfo {
+        let mut i = HsaAmdPointerInfo::default();
+        pointer_info(r.base() + 8, &mut i);
+        i
+    }
+
+    #[test]
+    fn pointer_info_classifies_each_kind() {
+        let coarse = allocate(64, MemKind::Coarse, AGENT);
+        let fine = allocate(64, MemKind::Fine, 1);
+        let karg = allocate(64, MemKind::Kernarg, 1);
+        let vmem = allocate(64, MemKind::Vmem, AGENT);
+        assert_eq!(info(&coarse).global_flags, hsa_global_flag::COARSE_GRAINED);
+        assert_eq!(info(&coarse).agent_owner.handle, AGENT);
+        assert_eq!(info(&coarse).size_in_bytes, 64);
+        assert_eq!(info(&coarse).agent_base_address as u64, coarse.base());
+        assert_eq!(info(&fine).global_flags, hsa_global_flag::FINE_GRAINED);
+        assert_ne!(info(&karg).global_flags & hsa_global_flag::KERNARG, 0);
+        assert_eq!(info(&vmem).type_, hsa_pointer_type::HSA_VMEM);
+        let mut unknown = HsaAmdPointerInfo::default();
+        pointer_info(8, &mut unknown);
+        assert_eq!(unknown.type_, hsa_pointer_type::UNKNOWN);
+        // A caller with an older, smaller struct gets only what fits.
+        let mut small = HsaAmdPointerInfo {
+            size: 24,
+            ..Default::default()
+        };
+        pointer_info(coarse.base(), &mut small);
+        assert_eq!(small.size, 24);
+        assert_eq!(small.size_in_bytes, 0, "sizeInBytes lies past 24 bytes");
+        for r in [&coarse, &fine, &karg, &vmem] {
+            free(r);
+        }
+        assert_eq!(info(&coarse).type_, hsa_pointer_type::UNKNOWN, "freed");
+    }
+
+    #[test]
+    fn inventory_takes_tracked_coarse_and_writable_module_variables() {
+        let agent = AGENT + 1;
+        let untracked = allocate(80, MemKind::Coarse, agent); // the tracker is off in unit tests
+        let var = module_variable("counter", 8, agent, true);
+        let _cuid = module_variable("__hip_cuid_abc", 1, agent, true);
+        let _konst = module_variable("table", 64, agent, false);
+        let v = allocate(16, MemKind::Vmem, agent);
+        let inv = inventory(agent);
+        assert_eq!(inv.len(), 1);
+        assert_eq!(inv[0].base(), var.base());
+        assert_eq!(total(&inv), (8, 1));
+        assert_eq!(untracked_pool(agent), (80, 1));
+        assert_eq!(untracked_vmem(agent), (16, 1));
+        free(&v);
+        assert_eq!(untracked_vmem(agent), (0, 0));
+        free(&untracked);
+    }
+
+    #[test]
+    fn restore_puts_back_the_snapshot() {
+        let var = module_variable("restore_me", 16, AGENT + 2, true);
+        set_u64(&var.words, 0, 5);
+        let s = snap(vec![var.clone()], 0.0);
+        assert_eq!(s.bytes, 16);
+        set_u64(&var.words, 0, 6);
+        set_u64(&var.words, 1, 7);
+        assert_eq!(restore(&s, 0.0), 16);
+        assert_eq!((get_u64(&var.words, 0), get_u64(&var.words, 1)), (5, 0));
+    }
+}
