@@ -14,12 +14,11 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::phases::{self, PHASES, WINDOW};
-use crate::report::fmt_ns;
 
 /// Significance level of the U test.
 pub const ALPHA: f64 = 0.001;
 /// Smallest relative median change called a change.
-pub const MIN_EFFECT: f64 = 0.05;
+pub const MIN_EFFECT: f64 = 0.20;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PhaseDelta {
@@ -43,8 +42,9 @@ pub struct PhaseDelta {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
-    pub a_run: i64,
-    pub b_run: i64,
+    /// The runs pooled on each side (a label selects every run carrying it).
+    pub a_runs: Vec<i64>,
+    pub b_runs: Vec<i64>,
     pub a_windows: usize,
     pub b_windows: usize,
     pub a_restores_per_window: Option<f64>,
@@ -63,27 +63,29 @@ struct Samples {
     passes: i64,
 }
 
-fn load(conn: &Connection, run: i64) -> Result<Samples> {
+fn load(conn: &Connection, runs: &[i64]) -> Result<Samples> {
     let mut s = Samples {
         per_phase: vec![Vec::new(); PHASES.len()],
         windows: 0,
         restores: 0,
         passes: 0,
     };
-    phases::for_each_window(conn, run, |w| {
-        if !w.replayed() {
-            return Ok(());
-        }
-        s.windows += 1;
-        s.restores += w.restores.unwrap_or(0);
-        s.passes += w.executed_passes.unwrap_or(0);
-        for (v, x) in s.per_phase.iter_mut().zip(w.phase_ns) {
-            if let Some(x) = x {
-                v.push(x);
+    for &run in runs {
+        phases::for_each_window(conn, run, |w| {
+            if !w.replayed() {
+                return Ok(());
             }
-        }
-        Ok(())
-    })?;
+            s.windows += 1;
+            s.restores += w.restores.unwrap_or(0);
+            s.passes += w.executed_passes.unwrap_or(0);
+            for (v, x) in s.per_phase.iter_mut().zip(w.phase_ns) {
+                if let Some(x) = x {
+                    v.push(x);
+                }
+            }
+            Ok(())
+        })?;
+    }
     Ok(s)
 }
 
@@ -155,8 +157,16 @@ pub fn mann_whitney_p(a: &[i64], b: &[i64]) -> Option<f64> {
     Some((2.0 * (1.0 - norm_cdf(z))).min(1.0))
 }
 
-/// Compares run `a` with run `b`.
-pub fn compare(conn: &Connection, a: i64, b: i64) -> Result<Comparison> {
+/// Run ids for a selector: a numeric id, or every run with that label.
+pub fn select(conn: &Connection, sel: &str) -> Result<Vec<i64>> {
+    if sel.parse::<i64>().is_ok() {
+        return Ok(vec![crate::db::resolve_run(conn, sel)?]);
+    }
+    crate::report::select_runs(conn, None, Some(sel))
+}
+
+/// Compares the windows of runs `a` with those of runs `b`.
+pub fn compare(conn: &Connection, a: &[i64], b: &[i64]) -> Result<Comparison> {
     let mut sa = load(conn, a)?;
     let mut sb = load(conn, b)?;
     for v in sa.per_phase.iter_mut().chain(sb.per_phase.iter_mut()) {
@@ -210,8 +220,8 @@ pub fn compare(conn: &Connection, a: i64, b: i64) -> Result<Comparison> {
     rows.insert(0, window);
     let per = |x: i64, n: usize| (n > 0).then(|| x as f64 / n as f64);
     Ok(Comparison {
-        a_run: a,
-        b_run: b,
+        a_runs: a.to_vec(),
+        b_runs: b.to_vec(),
         a_windows: sa.windows,
         b_windows: sb.windows,
         a_restores_per_window: per(sa.restores, sa.windows),
@@ -227,6 +237,28 @@ pub fn compare(conn: &Connection, a: i64, b: i64) -> Result<Comparison> {
     })
 }
 
+/// A duration in 3–4 significant digits, short enough for a 9-column table.
+fn short(ns: f64) -> String {
+    let (v, unit) = match ns.abs() {
+        a if a >= 1e9 => (ns / 1e9, "s"),
+        a if a >= 1e6 => (ns / 1e6, "ms"),
+        a if a >= 1e3 => (ns / 1e3, "µs"),
+        _ => (ns, "ns"),
+    };
+    match v.abs() {
+        a if a >= 100.0 => format!("{v:.0} {unit}"),
+        a if a >= 10.0 => format!("{v:.1} {unit}"),
+        _ => format!("{v:.2} {unit}"),
+    }
+}
+
+fn ids(v: &[i64]) -> String {
+    v.iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
 /// Renders a comparison as a table (≤ 100 columns).
 pub fn render_table(c: &Comparison) -> String {
     let mut s = String::new();
@@ -235,11 +267,11 @@ pub fn render_table(c: &Comparison) -> String {
         s,
         "A = run {} ({} windows, {} passes and {} restores per window)\n\
          B = run {} ({} windows, {} passes and {} restores per window)",
-        c.a_run,
+        ids(&c.a_runs),
         c.a_windows,
         f(c.a_passes_per_window),
         f(c.a_restores_per_window),
-        c.b_run,
+        ids(&c.b_runs),
         c.b_windows,
         f(c.b_passes_per_window),
         f(c.b_restores_per_window),
@@ -252,12 +284,12 @@ pub fn render_table(c: &Comparison) -> String {
             "phase", "A total", "B total", "A median", "B median", "ratio", "p", "verdict",
             "Δ share",
         ]);
-    let ns = |v: Option<f64>| v.map_or("-".into(), fmt_ns);
+    let ns = |v: Option<f64>| v.map_or("-".into(), short);
     for r in &c.phases {
         t.add_row(vec![
             r.phase.clone(),
-            fmt_ns(r.a_total_ns as f64),
-            fmt_ns(r.b_total_ns as f64),
+            short(r.a_total_ns as f64),
+            short(r.b_total_ns as f64),
             ns(r.a_median_ns),
             ns(r.b_median_ns),
             r.ratio.map_or("-".into(), |v| format!("{v:.2}x")),
@@ -316,7 +348,7 @@ mod tests {
             write_synthetic_file(&f, &spec).unwrap();
             ids.push(crate::import::import_phase_file(&mut c, &f, None).unwrap());
         }
-        let cmp = compare(&c, ids[0], ids[1]).unwrap();
+        let cmp = compare(&c, &ids[..1], &ids[1..]).unwrap();
         let v = |n: &str| {
             cmp.phases
                 .iter()

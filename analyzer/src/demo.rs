@@ -14,7 +14,7 @@ use crate::{db, export, import, logparse, plot, report};
 /// One emulator run of the demo.
 #[derive(Debug, Clone)]
 pub struct DemoRun {
-    /// Run label, also the file stem.
+    /// Run label, also the file stem (`label.N` for the N-th repeat).
     pub label: &'static str,
     pub workload: &'static str,
     pub passes: u32,
@@ -24,73 +24,115 @@ pub struct DemoRun {
 /// The demo's runs: STREAM at three footprints with 2 passes and at the middle one with 4,
 /// saxpy, the queue-depth sweep, multi-queue, the graph-launch decline and an SDK decline
 /// (untracked vmem).
+const fn run(
+    label: &'static str,
+    workload: &'static str,
+    passes: u32,
+    args: &'static [&'static str],
+) -> DemoRun {
+    DemoRun {
+        label,
+        workload,
+        passes,
+        args,
+    }
+}
+
+const SMALL: &str = "65536";
+
 pub const RUNS: &[DemoRun] = &[
-    DemoRun {
-        label: "stream-2p-256k",
-        workload: "stream",
-        passes: 2,
-        args: &["--elements", "262144", "--iterations", "4"],
-    },
-    DemoRun {
-        label: "stream-2p",
-        workload: "stream",
-        passes: 2,
-        args: &["--elements", "1048576", "--iterations", "4"],
-    },
-    DemoRun {
-        label: "stream-2p-4m",
-        workload: "stream",
-        passes: 2,
-        args: &["--elements", "4194304", "--iterations", "4"],
-    },
-    DemoRun {
-        label: "stream-4p",
-        workload: "stream",
-        passes: 4,
-        args: &["--elements", "1048576", "--iterations", "4"],
-    },
-    DemoRun {
-        label: "saxpy",
-        workload: "saxpy",
-        passes: 2,
-        args: &["--elements", "1048576", "--iterations", "10"],
-    },
-    DemoRun {
-        label: "queue-depth-1",
-        workload: "queue-depth",
-        passes: 2,
-        args: &["--elements", "65536", "--depth", "1", "--iterations", "20"],
-    },
-    DemoRun {
-        label: "queue-depth-10",
-        workload: "queue-depth",
-        passes: 2,
-        args: &["--elements", "65536", "--depth", "10", "--iterations", "2"],
-    },
-    DemoRun {
-        label: "queue-depth-100",
-        workload: "queue-depth",
-        passes: 2,
-        args: &["--elements", "65536", "--depth", "100", "--iterations", "1"],
-    },
-    DemoRun {
-        label: "multi-queue",
-        workload: "multi-queue",
-        passes: 2,
-        args: &["--elements", "65536", "--threads", "4", "--iterations", "5"],
-    },
-    DemoRun {
-        label: "graph",
-        workload: "graph",
-        passes: 2,
-        args: &["--elements", "65536", "--iterations", "5"],
-    },
-    DemoRun {
-        label: "vmem-decline",
-        workload: "vmem",
-        passes: 2,
-        args: &["--elements", "65536", "--iterations", "3"],
-    },
+    run(
+        "stream-2p-256k",
+        "stream",
+        2,
+        &["--elements", "262144", "--iterations", "4"],
+    ),
+    run(
+        "stream-2p-4m",
+        "stream",
+        2,
+        &["--elements", "4194304", "--iterations", "2"],
+    ),
+    // 2 and 4 passes at the same footprint, interleaved so slow drift in machine load falls on
+    // both sides of `compare stream-2p stream-4p` (a label pools its runs).
+    run(
+        "stream-2p",
+        "stream",
+        2,
+        &["--elements", "1048576", "--iterations", "3"],
+    ),
+    run(
+        "stream-4p",
+        "stream",
+        4,
+        &["--elements", "1048576", "--iterations", "3"],
+    ),
+    run(
+        "stream-2p",
+        "stream",
+        2,
+        &["--elements", "1048576", "--iterations", "3"],
+    ),
+    run(
+        "stream-4p",
+        "stream",
+        4,
+        &["--elements", "1048576", "--iterations", "3"],
+    ),
+    run(
+        "stream-2p",
+        "stream",
+        2,
+        &["--elements", "1048576", "--iterations", "3"],
+    ),
+    run(
+        "stream-4p",
+        "stream",
+        4,
+        &["--elements", "1048576", "--iterations", "3"],
+    ),
+    run(
+        "saxpy",
+        "saxpy",
+        2,
+        &["--elements", "1048576", "--iterations", "10"],
+    ),
+    run(
+        "queue-depth-1",
+        "queue-depth",
+        2,
+        &["--elements", SMALL, "--depth", "1", "--iterations", "20"],
+    ),
+    run(
+        "queue-depth-10",
+        "queue-depth",
+        2,
+        &["--elements", SMALL, "--depth", "10", "--iterations", "2"],
+    ),
+    run(
+        "queue-depth-100",
+        "queue-depth",
+        2,
+        &["--elements", SMALL, "--depth", "100", "--iterations", "1"],
+    ),
+    run(
+        "multi-queue",
+        "multi-queue",
+        2,
+        &["--elements", SMALL, "--threads", "4", "--iterations", "5"],
+    ),
+    run(
+        "graph",
+        "graph",
+        2,
+        &["--elements", SMALL, "--iterations", "5"],
+    ),
+    run(
+        "vmem-decline",
+        "vmem",
+        2,
+        &["--elements", SMALL, "--iterations", "3"],
+    ),
 ];
 
 /// Demo options.
@@ -200,9 +242,15 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
     let mut conn = db::open(&db_path)?;
     let mut ids = Vec::new();
     for (i, r) in runs.iter().enumerate() {
-        let krp = raw.join(format!("{}.krp", r.label));
-        let log = raw.join(format!("{}.stderr.log", r.label));
-        let truth = raw.join(format!("{}.truth.jsonl", r.label));
+        // Repeated labels get numbered file stems.
+        let nth = runs[..i].iter().filter(|x| x.label == r.label).count();
+        let stem = match nth {
+            0 => r.label.to_string(),
+            n => format!("{}.{n}", r.label),
+        };
+        let krp = raw.join(format!("{stem}.krp"));
+        let log = raw.join(format!("{stem}.stderr.log"));
+        let truth = raw.join(format!("{stem}.truth.jsonl"));
         for f in [&krp, &log, &truth] {
             let _ = std::fs::remove_file(f);
         }
@@ -257,7 +305,7 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
                 t0.elapsed().as_secs_f64()
             ),
         );
-        ids.push((r.label.to_string(), imp.run_id));
+        ids.push((stem, imp.run_id));
     }
     step(total - 1, total, "report, Perfetto trace and plots");
     let run_ids: Vec<i64> = ids.iter().map(|(_, id)| *id).collect();
@@ -281,22 +329,17 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
     export::export_perfetto(&conn, trace_run, &trace)?;
     let plots = plot::plot(&conn, &run_ids, out)?;
     print!("{}", report::render(&reports, report::Format::Table)?);
-    if ids.iter().any(|(l, _)| l == "stream-2p") && ids.iter().any(|(l, _)| l == "stream-4p") {
-        let a = ids
-            .iter()
-            .find(|(l, _)| l == "stream-2p")
-            .expect("present")
-            .1;
-        let b = ids
-            .iter()
-            .find(|(l, _)| l == "stream-4p")
-            .expect("present")
-            .1;
+    let pooled = |label: &str| -> Vec<i64> {
+        ids.iter()
+            .filter(|(s, _)| s.split('.').next() == Some(label))
+            .map(|(_, id)| *id)
+            .collect()
+    };
+    let (a, b) = (pooled("stream-2p"), pooled("stream-4p"));
+    if !a.is_empty() && !b.is_empty() {
         println!("== compare stream-2p (A) with stream-4p (B)");
-        print!(
-            "{}",
-            crate::compare::render_table(&crate::compare::compare(&conn, a, b)?)
-        );
+        let c = crate::compare::compare(&conn, &a, &b)?;
+        print!("{}", crate::compare::render_table(&c));
     }
     step(
         total,

@@ -64,7 +64,7 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "table")]
         format: report::Format,
     },
-    /// Compare two runs (ids or labels) phase by phase, with a noise test.
+    /// Compare two runs phase by phase, with a noise test (a label pools all its runs).
     Compare {
         a: String,
         b: String,
@@ -134,8 +134,8 @@ fn run(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Compare { a, b, format } => {
             let conn = db::open_existing(&cli.db)?;
-            let (a, b) = (db::resolve_run(&conn, &a)?, db::resolve_run(&conn, &b)?);
-            let c = compare::compare(&conn, a, b)?;
+            let (a, b) = (compare::select(&conn, &a)?, compare::select(&conn, &b)?);
+            let c = compare::compare(&conn, &a, &b)?;
             match format {
                 CompareFormat::Table => print!("{}", compare::render_table(&c)),
                 CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),

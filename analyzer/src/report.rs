@@ -588,6 +588,25 @@ fn render_text(r: &RunReport, markdown: bool, out: &mut String) {
         ]);
     }
     let _ = writeln!(out, "{g}\n");
+    if r.windows.replayed == 0 {
+        let _ = writeln!(
+            out,
+            "no replayed windows: no phases, bytes or GPU time to show{}",
+            if r.dispatch_tax.plain_dispatches > 0 {
+                format!(
+                    "; {} dispatches ran once at {} per enqueue",
+                    r.dispatch_tax.plain_dispatches,
+                    r.dispatch_tax
+                        .plain_enqueue_mean_ns
+                        .map_or("-".into(), fmt_ns)
+                )
+            } else {
+                String::new()
+            }
+        );
+        out.push('\n');
+        return;
+    }
     let mut t = table(
         markdown,
         &["phase", "n", "total", "share", "p50", "p90", "p99", "max"],
