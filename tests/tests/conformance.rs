@@ -1149,3 +1149,43 @@ fn bad_input_is_one_clear_line_and_a_nonzero_exit() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn reentrant_dispatch_is_declined_and_marks_the_outer_window() {
+    let r = probe("reentrant", "reentrant", &[("PROBE_PASSES", "2")], SAXPY2);
+    r.ok();
+    let launched = r.list("reentrant");
+    assert_eq!(launched.len(), 1);
+    assert_eq!(launched[0]["status"], 0);
+    let outer = launched[0]["dispatch_id"].as_u64().unwrap();
+    let windows = r.truth_of("window");
+    let inner: Vec<&Value> = windows
+        .iter()
+        .filter(|w| w["reason"] == "reentrant_dispatch")
+        .collect();
+    assert_eq!(inner.len(), 1, "the nested dispatch is declined");
+    assert!(
+        inner[0]["lock_wait"].is_null(),
+        "decided before the writer lock"
+    );
+    let outer_line = r
+        .stderr()
+        .lines()
+        .find(|l| l.contains(&format!("dispatch_id={outer} ")))
+        .map(str::to_string)
+        .unwrap_or_default();
+    assert!(
+        outer_line.starts_with('W')
+            && outer_line.ends_with("reentrancy=1")
+            && outer_line.contains("outcome=replayed"),
+        "{outer_line}"
+    );
+    assert!(
+        r.stderr()
+            .lines()
+            .filter(|l| l.contains("[kernel-replay]"))
+            .all(|l| !l.contains("=-0.")),
+        "no negative zero"
+    );
+    assert!(r.result_line().contains("counter=2"), "{}", r.result_line());
+}

@@ -352,3 +352,13 @@ pub extern "C" fn hsa_amd_pointer_info(
     }
     r
 }
+
+/// Emulator-only test hook (not an SDK symbol): submits one small dispatch to the GPU agent from
+/// the calling thread, as a tool that (wrongly) launches GPU work inside a replay callback would.
+#[unsafe(no_mangle)]
+pub extern "C" fn krphase_emu_reentrant_launch() -> u32 {
+    guard(|| {
+        krphase_emu::program::reentrant_launch();
+        OK
+    })
+}

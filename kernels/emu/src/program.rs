@@ -194,3 +194,14 @@ pub fn device_synchronize() {
         q.synchronize();
     }
 }
+
+/// A dispatch submitted from inside a tool callback (the emulator-only test hook
+/// `krphase_emu_reentrant_launch`): one step kernel on a queue of the GPU agent.
+pub fn reentrant_launch() {
+    static TARGET: OnceLock<(Arc<Queue>, Arc<Region>)> = OnceLock::new();
+    let (q, x) = TARGET.get_or_init(|| (create_stream(), malloc(1)));
+    let x = x.clone();
+    launch(q, "queue_depth_step", 1, move || {
+        krphase_kernels::steps::add_step(&x.words, 1, 1)
+    });
+}

@@ -69,6 +69,8 @@ thread_local! {
     static IN_PASS_ENTER: Cell<bool> = const { Cell::new(false) };
     static LOCAL_STOPPED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
     static IN_WINDOW: Cell<u64> = const { Cell::new(0) };
+    /// Set when a dispatch was submitted from inside this thread's window (reentrancy).
+    static REENTRANCY_SEEN: Cell<bool> = const { Cell::new(false) };
 }
 
 static WARN_GRAPH: AtomicBool = AtomicBool::new(false);
@@ -463,7 +465,7 @@ impl Window {
             .restores
             .iter()
             .map(|r| ms(r.1.start, r.1.end) / 1e3)
-            .sum();
+            .fold(0.0, |a, b| a + b); // not sum(): an empty f64 sum is -0.0
         format!(
             "[kernel-replay] dispatch_id={} outcome={} reason={} requested_passes={} executed_passes={} footprint_bytes={} footprint_regions={} untracked_vmem_bytes={} untracked_vmem_regions={} untracked_pool_bytes={} untracked_pool_regions={} snap_seconds={:.4} restore_seconds={:.4} reentrancy={}",
             self.dispatch_id,
@@ -496,8 +498,12 @@ impl Window {
             .passes
             .iter()
             .map(|p| ms(p.enter, p.exit.unwrap_or(p.enter)))
-            .sum();
-        let restores: f64 = self.restores.iter().map(|r| ms(r.1.start, r.1.end)).sum();
+            .fold(0.0, |a, b| a + b);
+        let restores: f64 = self
+            .restores
+            .iter()
+            .map(|r| ms(r.1.start, r.1.end))
+            .fold(0.0, |a, b| a + b);
         format!(
             "kernel replay: dispatch {} phases: lock+drain {:.3} ms, snapshot {:.3} ms ({} bytes in {} regions), {} passes {:.3} ms, {} restores {:.3} ms, window {:.3} ms",
             self.dispatch_id,
@@ -656,6 +662,7 @@ fn window(
     // Reentrancy: this thread is already inside a window on this agent.
     if IN_WINDOW.with(|c| c.get()) == queue.agent {
         w.reentrancy = true;
+        REENTRANCY_SEEN.with(|c| c.set(true));
         finish_declined(
             queue,
             l,
@@ -664,7 +671,6 @@ fn window(
             &mut w,
             config_ud,
             "reentrant_dispatch",
-            false,
         );
         return;
     }
@@ -676,6 +682,7 @@ fn window(
         end: now_ns(),
     });
     IN_WINDOW.with(|c| c.set(queue.agent));
+    REENTRANCY_SEEN.with(|c| c.set(false));
     let result = locked_window(
         queue, &l, &app, &owner, pass_sub, &mut w, config_ud, cont, info,
     );
@@ -683,7 +690,7 @@ fn window(
         Ok(()) => {}
         Err(reason) => {
             // SDK decline after acceptance: the dispatch runs once, still under the writer lock.
-            finish_declined(queue, l, app, &owner, &mut w, config_ud, reason, true);
+            finish_declined(queue, l, app, &owner, &mut w, config_ud, reason);
         }
     }
     IN_WINDOW.with(|c| c.set(0));
@@ -700,7 +707,6 @@ fn finish_declined(
     w: &mut Window,
     mut config_ud: UserData,
     reason: &str,
-    locked: bool,
 ) {
     let cfg = config();
     log::log(
@@ -733,8 +739,9 @@ fn finish_declined(
         truth::write(&w.truth(reason));
     }
     let (id, corr) = (w.dispatch_id, w.corr);
-    // Under the writer lock no reader is taken; a reentrant decline takes the reader side.
-    ordinary(queue, l, id, corr, app, !locked && sdk().replay_claimed());
+    // The thread holds this agent's writer lock (its own window, or the outer window of a
+    // reentrant dispatch), so no reader lock is taken.
+    ordinary(queue, l, id, corr, app, false);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -981,9 +988,10 @@ fn locked_window(
         i += 1;
     }
     LOCAL_STOPPED.with(|s| s.borrow_mut().clear());
+    w.reentrancy = REENTRANCY_SEEN.with(|c| c.replace(false));
 
     let outcome = w.outcome_line(reason);
-    let level = if reason == "none" {
+    let level = if reason == "none" && !w.reentrancy {
         Level::Info
     } else {
         Level::Warning

@@ -5,7 +5,8 @@
 //! writes a JSON object to `PROBE_OUT`. Settings:
 //! - `PROBE_SCENARIO`: basic | opt-out | early-exit | user-data-ptr | user-data-value |
 //!   count-null | count-1 | zero-no-continue | indefinite | toggles | claim-twice |
-//!   late-configure | observe (no claim; tracing only)
+//!   late-configure | reentrant (launches a dispatch from PASS ENTER of pass 0 through the
+//!   emulator's `krphase_emu_reentrant_launch` hook) | observe (no claim; tracing only)
 //! - `PROBE_PASSES` (default 4), `PROBE_KERNEL` (only this kernel replays; others opt out),
 //!   `PROBE_STOP_AFTER` (indefinite: passes to run, default 3), `PROBE_LAYOUT` a|b (default b),
 //!   `PROBE_CLAIM_IN` configure|initialize (default initialize).
@@ -394,6 +395,15 @@ unsafe extern "C" fn replay_cb(
                 }
             }
             ("pass", "enter") => {
+                if s.scenario == "reentrant"
+                    && p.current_pass(l) == Some(0)
+                    && obs().count("reentrant") == 0
+                {
+                    obs().push(
+                        "reentrant",
+                        json!({"dispatch_id": info.dispatch_id, "status": reentrant_launch()}),
+                    );
+                }
                 if s.scenario == "user-data-value" {
                     ud.value = 1000 + p.current_pass(l).unwrap_or(0);
                 }
@@ -423,6 +433,16 @@ unsafe extern "C" fn replay_cb(
             _ => {}
         }
     });
+}
+
+/// Calls the emulator's test hook that submits GPU work from the current thread.
+fn reentrant_launch() -> Option<u32> {
+    let this = libloading::os::unix::Library::this();
+    // SAFETY: the emulator exports this hook as `extern "C" fn() -> u32`.
+    let f = unsafe { this.get::<unsafe extern "C" fn() -> u32>(b"krphase_emu_reentrant_launch\0") }
+        .ok()?;
+    // SAFETY: calling the hook with its signature.
+    Some(unsafe { f() })
 }
 
 unsafe extern "C" fn dispatch_cb(
