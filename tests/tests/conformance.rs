@@ -1189,3 +1189,50 @@ fn reentrant_dispatch_is_declined_and_marks_the_outer_window() {
     );
     assert!(r.result_line().contains("counter=2"), "{}", r.result_line());
 }
+
+#[test]
+fn sdk_policy_environment_variables() {
+    // With the vmem decline switched off, the vmem mapping is replayed without being snapshotted:
+    // the workload sees every pass's writes (the hazard the default decline prevents).
+    let r = run_emu(
+        "no-vmem-decline",
+        &[("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_VMEM", "0")],
+        &[
+            "vmem",
+            "--elements",
+            "16",
+            "--iterations",
+            "2",
+            "--driver-passes",
+            "3",
+        ],
+        false,
+    );
+    assert_eq!(r.out.status.code(), Some(1));
+    assert!(
+        r.result_line().starts_with("result vmem FAILED v[0] = 6"),
+        "{}",
+        r.result_line()
+    );
+    assert!(
+        r.truth_of("window")
+            .iter()
+            .all(|w| w["outcome"] == "replayed")
+    );
+    let r = run_emu(
+        "max-snapshot",
+        &[("ROCPROFILER_KERNEL_REPLAY_MAX_SNAPSHOT_BYTES", "100")],
+        &[
+            "saxpy",
+            "--elements",
+            "64",
+            "--iterations",
+            "1",
+            "--driver-passes",
+            "3",
+        ],
+        false,
+    );
+    r.ok();
+    assert_eq!(r.truth_of("window")[0]["reason"], "footprint_budget");
+}

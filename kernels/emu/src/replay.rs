@@ -37,6 +37,7 @@ pub struct ReplayConfig {
     pub budget: u64,
     pub gbps: f64,
     pub decline_on_vmem: bool,
+    pub decline_on_untracked_pool: bool,
 }
 
 static CONFIG: OnceLock<ReplayConfig> = OnceLock::new();
@@ -53,6 +54,7 @@ fn config() -> &'static ReplayConfig {
         budget: u64::MAX,
         gbps: 12.0,
         decline_on_vmem: true,
+        decline_on_untracked_pool: false,
     })
 }
 
@@ -779,14 +781,16 @@ fn locked_window(
             ),
         );
     }
-    let reason =
-        if forced == Some(DeclineOpt::UntrackedMemory) || (cfg.decline_on_vmem && w.vmem.1 > 0) {
-            Some("untracked_memory")
-        } else if forced == Some(DeclineOpt::FootprintBudget) || w.footprint.0 > cfg.budget {
-            Some("footprint_budget")
-        } else {
-            None
-        };
+    let reason = if forced == Some(DeclineOpt::UntrackedMemory)
+        || (cfg.decline_on_vmem && w.vmem.1 > 0)
+        || (cfg.decline_on_untracked_pool && w.pool.1 > 0)
+    {
+        Some("untracked_memory")
+    } else if forced == Some(DeclineOpt::FootprintBudget) || w.footprint.0 > cfg.budget {
+        Some("footprint_budget")
+    } else {
+        None
+    };
     w.admission = Some(Span {
         start: t,
         end: now_ns(),

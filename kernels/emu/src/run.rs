@@ -23,6 +23,34 @@ fn default_budget() -> u64 {
         .map_or(u64::MAX, |kb| kb * 1024 / 2)
 }
 
+/// An SDK policy switch from the environment: 0/false/off/no or 1/true/on/yes.
+fn env_switch(name: &str, default: bool) -> Result<bool, String> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "" => Ok(default),
+            "1" | "true" | "on" | "yes" => Ok(true),
+            "0" | "false" | "off" | "no" => Ok(false),
+            _ => Err(format!(
+                "{name}={v:?} is not a boolean (0/1, true/false, on/off)"
+            )),
+        },
+    }
+}
+
+/// `ROCPROFILER_KERNEL_REPLAY_MAX_SNAPSHOT_BYTES`, if set.
+fn env_budget() -> Result<Option<u64>, String> {
+    const NAME: &str = "ROCPROFILER_KERNEL_REPLAY_MAX_SNAPSHOT_BYTES";
+    match std::env::var(NAME) {
+        Ok(v) if !v.trim().is_empty() => v
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| format!("{NAME}={v:?} is not a byte count")),
+        _ => Ok(None),
+    }
+}
+
 fn fail(msg: &str) -> i32 {
     eprintln!("krphase-emu: {msg}");
     2
@@ -53,15 +81,27 @@ pub fn main(args: &[OsString]) -> i32 {
     if let Err(e) = truth::init_from_env() {
         return fail(&e);
     }
+    let policy = env_switch("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_VMEM", true).and_then(|vmem| {
+        let pool = env_switch("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_UNTRACKED_POOL", false)?;
+        Ok((vmem, pool, env_budget()?))
+    });
+    let (decline_on_vmem, decline_on_untracked_pool, env_budget) = match policy {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
     kinds::init(o.replay_kind);
     sdk().set_version(o.sdk_version);
     replay::configure(ReplayConfig {
         layout: o.payload_layout,
         restore_order: o.restore_order,
         decline: o.decline,
-        budget: o.footprint_budget.unwrap_or_else(default_budget),
+        budget: o
+            .footprint_budget
+            .or(env_budget)
+            .unwrap_or_else(default_budget),
         gbps: o.link_gbps,
-        decline_on_vmem: true,
+        decline_on_vmem,
+        decline_on_untracked_pool,
     });
 
     let tool_list = std::env::var("ROCP_TOOL_LIBRARIES").unwrap_or_default();
