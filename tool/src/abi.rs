@@ -60,7 +60,8 @@ unsafe extern "C" fn tool_initialize(_fini: ClientFinalizeFn, _data: *mut c_void
     guard(-1, || {
         let Some(t) = tool::get() else { return -1 };
         t.claim_replay(Some(tracing_callback));
-        if let Err(s) = t.sdk.start_context(t.ctx) {
+        let Some(sdk) = t.sdk.as_ref() else { return -1 };
+        if let Err(s) = sdk.start_context(t.ctx) {
             crate::say(&format!(
                 "start_context failed (status {}); not recording",
                 s.0
@@ -98,14 +99,31 @@ unsafe extern "C" fn pass_count(info: KernelDispatchInfo, _user_data: UserData) 
     guard(1, || tool::get().map_or(1, |t| t.on_pass_count(&info)))
 }
 
+/// The callbacks the SDK would call, for driving the tool with synthetic records
+/// (see `tool::install_synthetic`).
+#[doc(hidden)]
+pub fn synthetic_entry_points() -> (
+    krphase_ffi::CallbackTracingFn,
+    krphase_ffi::ReplayPassCountFn,
+) {
+    (Some(tracing_callback), Some(pass_count))
+}
+
 /// One callback for every traced kind; dispatches on the record's kind and operation.
 unsafe extern "C" fn tracing_callback(
     record: CallbackTracingRecord,
     _user_data: *mut UserData,
     _data: *mut c_void,
 ) {
-    // The timestamp comes first: everything below is the tool's own cost.
-    let ts = crate::sys::boottime_ns();
+    // The timestamp comes first: everything below is the tool's own cost. A completion carries
+    // its GPU timestamps and needs no host clock.
+    let is_complete = record.kind == krphase_ffi::CallbackTracingKind::KERNEL_DISPATCH
+        && record.operation == kernel_dispatch_op::COMPLETE;
+    let ts = if is_complete {
+        0
+    } else {
+        crate::sys::boottime_ns()
+    };
     guard((), || {
         let Some(t) = tool::get() else { return };
         let tid = record.thread_id as u32;
@@ -134,9 +152,9 @@ unsafe extern "C" fn tracing_callback(
             if record.payload.is_null() {
                 return;
             }
-            // SAFETY: KERNEL_DISPATCH payloads are `KernelDispatchData` (152 B or more), live for
-            // this callback; read by value.
-            let data = unsafe { (record.payload as *const KernelDispatchData).read_unaligned() };
+            // SAFETY: KERNEL_DISPATCH payloads are `KernelDispatchData` (152 B or more, 8-aligned),
+            // live for this callback; only the fields used are read.
+            let data = unsafe { &*(record.payload as *const KernelDispatchData) };
             match record.operation {
                 kernel_dispatch_op::ENQUEUE => t.on_enqueue(
                     record.phase == CallbackPhase::ENTER,
@@ -189,7 +207,7 @@ unsafe extern "C" fn tracing_callback(
 
 /// Classifies an address with `hsa_amd_pointer_info` when the process has it.
 fn pointer_class(t: &tool::Tool, address: u64) -> Option<crate::alloc::PointerClass> {
-    let f = t.sdk.hsa_pointer_info()?;
+    let f = t.sdk.as_ref()?.hsa_pointer_info()?;
     if address == 0 {
         return None;
     }

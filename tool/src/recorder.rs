@@ -39,7 +39,7 @@ const CLOSED: u8 = 2;
 
 /// One thread's buffer. Only its owner appends; finalize reads it after closing it.
 pub struct Slot {
-    words: Box<[AtomicU64]>,
+    words: Box<[[AtomicU64; 4]]>,
     len: AtomicUsize,
     state: AtomicU8,
 }
@@ -47,15 +47,14 @@ pub struct Slot {
 impl Slot {
     fn new() -> Slot {
         Slot {
-            words: (0..SLOT_RECORDS * 4).map(|_| AtomicU64::new(0)).collect(),
+            words: (0..SLOT_RECORDS).map(|_| Default::default()).collect(),
             len: AtomicUsize::new(0),
             state: AtomicU8::new(OPEN),
         }
     }
 
     fn read(&self, n: usize, out: &mut Vec<Record>) {
-        for i in 0..n {
-            let w = &self.words[i * 4..i * 4 + 4];
+        for w in &self.words[..n] {
             out.push(Record::from_words([
                 w[0].load(Ordering::Relaxed),
                 w[1].load(Ordering::Relaxed),
@@ -487,12 +486,12 @@ pub fn record(r: Record, now: u64, flush: Flush) {
         }
         let i = local.len;
         let words = r.to_words();
-        let base = i * 4;
         let slot = &local.slot;
-        slot.words[base].store(words[0], Ordering::Relaxed);
-        slot.words[base + 1].store(words[1], Ordering::Relaxed);
-        slot.words[base + 2].store(words[2], Ordering::Relaxed);
-        slot.words[base + 3].store(words[3], Ordering::Relaxed);
+        let w = &slot.words[i];
+        w[0].store(words[0], Ordering::Relaxed);
+        w[1].store(words[1], Ordering::Relaxed);
+        w[2].store(words[2], Ordering::Relaxed);
+        w[3].store(words[3], Ordering::Relaxed);
         slot.len.store(i + 1, Ordering::Release);
         local.len = i + 1;
         if i == 0 {

@@ -41,7 +41,8 @@ pub struct Ops {
 
 pub struct Tool {
     pub cfg: Config,
-    pub sdk: Sdk,
+    /// `None` only for the synthetic set-up benchmarks and tests use ([`install_synthetic`]).
+    pub sdk: Option<Sdk>,
     pub ops: Ops,
     /// The mode in effect (drive falls back to observe on status 15).
     mode: AtomicU8,
@@ -201,7 +202,7 @@ pub fn configure(
     };
     let tool = Tool {
         cfg,
-        sdk,
+        sdk: Some(sdk),
         ops,
         mode: AtomicU8::new(mode.to_u8()),
         layout: AtomicU8::new(layout),
@@ -728,14 +729,15 @@ impl Tool {
         if self.mode() != Mode::Drive {
             return;
         }
-        let (Some(k), Some(c), Some(p)) = (self.ops.replay_kind, self.ops.config, self.ops.pass)
-        else {
+        let (Some(k), Some(c), Some(p), Some(sdk)) = (
+            self.ops.replay_kind,
+            self.ops.config,
+            self.ops.pass,
+            self.sdk.as_ref(),
+        ) else {
             return;
         };
-        match self
-            .sdk
-            .configure_callback_tracing(self.ctx, k, &[c, p], cb, std::ptr::null_mut())
-        {
+        match sdk.configure_callback_tracing(self.ctx, k, &[c, p], cb, std::ptr::null_mut()) {
             Ok(()) => self.replay_configured.store(true, Ordering::Release),
             Err(s) => {
                 if s == Status::SERVICE_ALREADY_CONFIGURED {
@@ -743,7 +745,7 @@ impl Tool {
                 } else {
                     say(&format!(
                         "configuring KERNEL_REPLAY failed: {}; observing instead",
-                        status(&self.sdk, s)
+                        status(sdk, s)
                     ));
                 }
                 self.mode.store(Mode::Observe.to_u8(), Ordering::Release);
@@ -774,4 +776,62 @@ pub fn finalize(flags: u64) {
     }
     recorder::flush_current_thread();
     r.finish(flags);
+}
+
+/// Installs a tool without an SDK, recording to `path` with the given environment, so the
+/// exported callbacks can be driven with synthetic records (benchmarks, tests). The operation
+/// numbers are the conventional ones (KERNEL_REPLAY 25, CONFIG 1, PASS 2).
+#[doc(hidden)]
+pub fn install_synthetic(vars: &[(&str, &str)], path: &Path) -> Result<(), String> {
+    let get = |k: &str| {
+        vars.iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.to_string())
+    };
+    let cfg = config::from_env(&get)?.ok_or("disabled")?;
+    let mode = cfg.effective_mode();
+    let header = Header {
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        pid: sys::getpid(),
+        mode,
+        requested_mode: cfg.requested_mode,
+        passes: cfg.passes,
+        record_size: RECORD_SIZE as u32,
+        boottime_ns: sys::boottime_ns(),
+        realtime_ns: sys::realtime_ns(),
+        output_path: path.display().to_string(),
+        ..Header::default()
+    };
+    let rec =
+        Recorder::create(path.to_path_buf(), &header, cfg.on_full).map_err(|e| e.to_string())?;
+    recorder::install(rec);
+    let ops = Ops {
+        replay_kind: Some(CallbackTracingKind(25)),
+        config: Some(1),
+        pass: Some(2),
+        dispatch_kind: CallbackTracingKind::KERNEL_DISPATCH,
+        alloc_kind: CallbackTracingKind::MEMORY_ALLOCATION,
+        code_object_kind: CallbackTracingKind::CODE_OBJECT,
+    };
+    let layout = match cfg.layout {
+        Some(PayloadLayout::A) => LAYOUT_A,
+        Some(PayloadLayout::B) => LAYOUT_B,
+        None => LAYOUT_UNKNOWN,
+    };
+    let tool = Tool {
+        layout_forced: cfg.layout.is_some(),
+        cfg,
+        sdk: None,
+        ops,
+        mode: AtomicU8::new(mode.to_u8()),
+        layout: AtomicU8::new(layout),
+        kernels: RwLock::new(HashMap::new()),
+        allocs: AllocTracker::default(),
+        ctx: ContextId::default(),
+        replay_configured: AtomicBool::new(mode == Mode::Drive),
+        panicked: AtomicBool::new(false),
+        header,
+    };
+    TOOL.set(tool)
+        .map_err(|_| "a tool is already installed".to_string())
 }
