@@ -328,7 +328,8 @@ pub fn run_measurement(
         .with_context(|| format!("cannot create {}", outdir.display()))?;
     let argv = m.spec.argv(rocprofv3);
     let env = run_env(tool, m.sdk_log);
-    let remove = ["KRPHASE_OUTPUT", "KRPHASE_DISABLE", "KRPHASE_MODE"];
+    // The tool's files must land in rocprofv3's output directory, and the tool must run.
+    let remove = ["KRPHASE_OUTPUT", "KRPHASE_DISABLE"];
     let mut runs = Vec::new();
     let (stats, _) = child::measure(warmup, repeats, |i, timed| {
         if interrupted.load(Ordering::SeqCst) {
@@ -351,6 +352,11 @@ pub fn run_measurement(
                 }
             });
         on_run();
+        // Ctrl-C at a terminal reaches the whole foreground group: a child killed by SIGINT is
+        // the same event, seen before (or without) the handler thread's flag.
+        if outcome.rc == -libc::SIGINT {
+            interrupted.store(true, Ordering::SeqCst);
+        }
         let new: Vec<PathBuf> = harness::phase_files(&outdir)
             .into_iter()
             .filter(|p| !before.contains(p))
@@ -394,6 +400,9 @@ pub fn run_measurement(
         });
         Ok(outcome)
     })?;
+    if interrupted.load(Ordering::SeqCst) {
+        anyhow::bail!("interrupted");
+    }
     let row = Row {
         experiment: m.experiment.name().into(),
         variant: m.variant.clone(),

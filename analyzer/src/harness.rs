@@ -105,20 +105,33 @@ impl Row {
 
     /// The `-d` (or `--output-directory`) argument of the command, if any.
     pub fn output_dir(&self) -> Option<&str> {
-        let mut tokens = self.command.split(' ');
-        while let Some(t) = tokens.next() {
-            if t == "--" {
-                break;
-            }
-            if t == "-d" || t == "--output-directory" {
-                return tokens.next();
-            }
-            if let Some(v) = t.strip_prefix("--output-directory=") {
-                return Some(v);
-            }
-        }
-        None
+        output_dir_of(&self.command)
     }
+
+    /// The output directory of each command of the row: one, or several for a row derived from
+    /// other measurements (commands joined with " ; ", e.g. P1's application-replay total).
+    pub fn output_dirs(&self) -> Vec<&str> {
+        self.command
+            .split(" ; ")
+            .filter_map(output_dir_of)
+            .collect()
+    }
+}
+
+fn output_dir_of(command: &str) -> Option<&str> {
+    let mut tokens = command.split(' ');
+    while let Some(t) = tokens.next() {
+        if t == "--" {
+            break;
+        }
+        if t == "-d" || t == "--output-directory" {
+            return tokens.next();
+        }
+        if let Some(v) = t.strip_prefix("--output-directory=") {
+            return Some(v);
+        }
+    }
+    None
 }
 
 /// Writes the CSV. Writes nothing (and returns false) when there are no rows.
@@ -412,9 +425,13 @@ pub fn import_harness(
     let tx = conn.transaction()?;
     let mut pending = Vec::new();
     for row in &rows {
-        let dir = row.output_dir().map(|d| base.join(d));
-        let id = insert_measurement(&tx, SOURCE_HARNESS, row, dir.as_deref(), label, true)?;
-        pending.push((id, dir));
+        let dirs: Vec<PathBuf> = row.output_dirs().iter().map(|d| base.join(d)).collect();
+        let stored = match dirs.as_slice() {
+            [one] => Some(one.as_path()),
+            _ => None,
+        };
+        let id = insert_measurement(&tx, SOURCE_HARNESS, row, stored, label, true)?;
+        pending.extend(dirs.into_iter().map(|d| (id, Some(d))));
     }
     tx.commit()?;
     let mut summary = HarnessImport {

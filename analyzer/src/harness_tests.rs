@@ -63,6 +63,12 @@ fn row_records_the_command_that_produced_it() {
     let r = row("x", Some(T));
     assert_eq!(r.fields()[10], r.command);
     assert_eq!(r.output_dir(), Some("out/p1-replay"));
+    let derived = Row {
+        command: "r --pmc A -d w/p1-base-0 -o out -- app ; r --pmc B -d w/p1-base-1 -o out -- app"
+            .into(),
+        ..r
+    };
+    assert_eq!(derived.output_dirs(), vec!["w/p1-base-0", "w/p1-base-1"]);
 }
 
 #[test]

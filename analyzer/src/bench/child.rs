@@ -57,14 +57,15 @@ pub fn run_child(
         bail!("empty command");
     };
     let mut cmd = Command::new(program);
+    // Removed first, so a variable both removed and set ends up set.
+    for k in env_remove {
+        cmd.env_remove(k);
+    }
     cmd.args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(stdio(stdout)?)
         .stderr(stdio(stderr)?);
-    for k in env_remove {
-        cmd.env_remove(k);
-    }
     let start = Instant::now();
     let child = cmd
         .spawn()
