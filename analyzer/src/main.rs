@@ -47,6 +47,9 @@ enum Cmd {
         #[arg(long)]
         label: Option<String>,
     },
+    /// Run the seed's whole-run experiments (replay_perf.py's P1-P6) with phase files; CSV out,
+    /// and with --db everything recorded in the database.
+    Bench(bench::BenchArgs),
     /// Import a rocprofv3-benchmark SQLite database (never modified) as whole-run measurements.
     ImportBenchmark {
         file: PathBuf,
@@ -205,6 +208,10 @@ fn run(cli: Cli) -> Result<()> {
                 .map(|&id| report::run_report(&conn, id))
                 .collect::<Result<Vec<_>>>()?;
             print!("{}", report::render(&reports, format)?);
+            if matches!(format, report::Format::Table | report::Format::Markdown) {
+                // Whole-run bench experiments (P1-P6), when the database holds any.
+                print!("{}", bench::summary::render(&conn)?);
+            }
             Ok(())
         }
         Cmd::Import { files, label } => {
@@ -260,6 +267,15 @@ fn run(cli: Cli) -> Result<()> {
                 eprintln!(
                     "krphase: note: output directory {d} not found; its row has no phase files"
                 );
+            }
+            Ok(())
+        }
+        Cmd::Bench(args) => {
+            // Record into a database only when --db was given (the global default is not used).
+            let db_given = std::env::args().any(|a| a == "--db" || a.starts_with("--db="));
+            let code = bench::run(&args, db_given.then_some(cli.db.as_path()))?;
+            if code != 0 {
+                std::process::exit(i32::from(code));
             }
             Ok(())
         }
