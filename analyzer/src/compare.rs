@@ -16,9 +16,9 @@ use serde::Serialize;
 use crate::phases::{self, PHASES, WINDOW};
 
 /// Significance level of the U test.
-pub const ALPHA: f64 = 0.001;
+pub const ALPHA: f64 = 0.01;
 /// Smallest relative median change called a change.
-pub const MIN_EFFECT: f64 = 0.20;
+pub const MIN_EFFECT: f64 = 0.25;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PhaseDelta {

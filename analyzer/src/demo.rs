@@ -39,6 +39,8 @@ const fn run(
 }
 
 const SMALL: &str = "65536";
+/// The 2- vs 4-pass STREAM pair: same footprint, short runs so the pair interleaves finely.
+const PAIR: &[&str] = &["--elements", "524288", "--iterations", "2"];
 
 pub const RUNS: &[DemoRun] = &[
     run(
@@ -55,42 +57,16 @@ pub const RUNS: &[DemoRun] = &[
     ),
     // 2 and 4 passes at the same footprint, interleaved so slow drift in machine load falls on
     // both sides of `compare stream-2p stream-4p` (a label pools its runs).
-    run(
-        "stream-2p",
-        "stream",
-        2,
-        &["--elements", "1048576", "--iterations", "3"],
-    ),
-    run(
-        "stream-4p",
-        "stream",
-        4,
-        &["--elements", "1048576", "--iterations", "3"],
-    ),
-    run(
-        "stream-2p",
-        "stream",
-        2,
-        &["--elements", "1048576", "--iterations", "3"],
-    ),
-    run(
-        "stream-4p",
-        "stream",
-        4,
-        &["--elements", "1048576", "--iterations", "3"],
-    ),
-    run(
-        "stream-2p",
-        "stream",
-        2,
-        &["--elements", "1048576", "--iterations", "3"],
-    ),
-    run(
-        "stream-4p",
-        "stream",
-        4,
-        &["--elements", "1048576", "--iterations", "3"],
-    ),
+    run("stream-2p", "stream", 2, PAIR),
+    run("stream-4p", "stream", 4, PAIR),
+    run("stream-2p", "stream", 2, PAIR),
+    run("stream-4p", "stream", 4, PAIR),
+    run("stream-2p", "stream", 2, PAIR),
+    run("stream-4p", "stream", 4, PAIR),
+    run("stream-2p", "stream", 2, PAIR),
+    run("stream-4p", "stream", 4, PAIR),
+    run("stream-2p", "stream", 2, PAIR),
+    run("stream-4p", "stream", 4, PAIR),
     run(
         "saxpy",
         "saxpy",

@@ -1,0 +1,254 @@
+//! `krphase demo` end to end on the emulator: the files it promises, a report whose figures agree
+//! with the emulator's ground truth, and `compare` of the 2-pass and 4-pass STREAM runs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// Runs the demo once per test process; returns its output directory.
+fn demo_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let a = krphase_tests::artifacts();
+        let out = krphase_tests::scratch_dir("analyzer-demo");
+        let o = Command::new(&a.krphase)
+            .args(["demo", "--no-build", "--out"])
+            .arg(&out)
+            .output()
+            .expect("run krphase demo");
+        assert!(
+            o.status.success(),
+            "demo failed: {}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        out
+    })
+}
+
+fn krphase(db: &Path, args: &[&str]) -> String {
+    let o = Command::new(&krphase_tests::artifacts().krphase)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("run krphase");
+    assert!(
+        o.status.success(),
+        "krphase {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).expect("utf-8")
+}
+
+#[test]
+fn demo_writes_database_trace_plots_and_report() {
+    let out = demo_dir();
+    assert!(out.join("krphase.db").is_file());
+    let trace: Value = serde_json::from_slice(&std::fs::read(out.join("trace.json")).unwrap())
+        .expect("trace is JSON");
+    let events = trace["traceEvents"].as_array().expect("traceEvents array");
+    for ph in ["X", "M"] {
+        assert!(events.iter().any(|e| e["ph"] == ph), "no {ph} events");
+    }
+    assert!(events.iter().any(|e| e["cat"] == "gpu"), "no GPU slices");
+    let svgs = std::fs::read_dir(out)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "svg")
+        })
+        .count();
+    assert!(svgs >= 3, "{svgs} SVG files");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for needle in [
+        "replayed",
+        "declined",
+        "untracked_memory",
+        "pre-pass",
+        "drain",
+        "snapshot",
+        "pass exec",
+        "restore",
+        "tail",
+        "GB/s",
+    ] {
+        assert!(md.contains(needle), "report.md lacks {needle:?}");
+    }
+}
+
+/// The value at quantile `q` as hdrhistogram ranks it: the ceil(q·n)-th smallest.
+fn quantile(v: &mut [i64], q: f64) -> i64 {
+    v.sort_unstable();
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    v[rank - 1]
+}
+
+#[test]
+fn report_json_agrees_with_the_emulator_truth() {
+    let out = demo_dir();
+    let db = out.join("krphase.db");
+    let report: Value =
+        serde_json::from_str(&krphase(&db, &["report", "--format", "json"])).unwrap();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let runs = report["runs"].as_array().unwrap();
+    assert!(runs.len() >= 10, "{} runs", runs.len());
+    let (mut checked_phases, mut saw_decline, mut saw_no_config) = (0, false, false);
+    for r in runs {
+        let id = r["run_id"].as_i64().unwrap();
+        let path: String = conn
+            .query_row("SELECT path FROM krphase_run WHERE id = ?1", [id], |x| {
+                x.get(0)
+            })
+            .unwrap();
+        let stem = Path::new(&path)
+            .file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let truth_path = Path::new(&path).with_file_name(format!("{stem}.truth.jsonl"));
+        let truth: Vec<Value> = std::fs::read_to_string(&truth_path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let windows: Vec<&Value> = truth.iter().filter(|t| t["type"] == "window").collect();
+        let replayed: Vec<&Value> = windows
+            .iter()
+            .copied()
+            .filter(|t| t["outcome"] == "replayed")
+            .collect();
+        let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
+        let mut no_config = 0;
+        for t in &truth {
+            let config_decline = t["type"] == "decline" && t["config"] == true;
+            if (t["type"] == "window" && t["outcome"] == "declined") || config_decline {
+                *reasons
+                    .entry(t["reason"].as_str().unwrap().to_string())
+                    .or_default() += 1;
+            }
+            no_config += u64::from(t["type"] == "decline" && t["config"] == false);
+        }
+        let label = &r["label"];
+        assert_eq!(
+            r["windows"]["replayed"].as_u64().unwrap(),
+            replayed.len() as u64,
+            "{label} replayed"
+        );
+        let got: BTreeMap<String, u64> =
+            serde_json::from_value(r["declines_by_reason"].clone()).unwrap();
+        assert_eq!(got, reasons, "{label} declines by reason");
+        let no_config_group = r["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["group"] == "no CONFIG")
+            .unwrap();
+        assert_eq!(
+            no_config_group["count"].as_u64().unwrap(),
+            no_config,
+            "{label} dispatches without CONFIG"
+        );
+        saw_decline |= !reasons.is_empty();
+        saw_no_config |= no_config > 0;
+        if replayed.is_empty() {
+            continue;
+        }
+        let ts = |v: &Value| v.as_i64().unwrap();
+        let passes = |t: &Value| t["passes"].as_array().unwrap().clone();
+        let mut truth_phase: BTreeMap<&str, Vec<i64>> = BTreeMap::new();
+        for t in &replayed {
+            let p = passes(t);
+            truth_phase
+                .entry("window")
+                .or_default()
+                .push(ts(&t["config_exit"]) - ts(&t["config_enter"]));
+            truth_phase
+                .entry("pre-pass")
+                .or_default()
+                .push(ts(&p[0]["enter"]) - ts(&t["pass_count_return"]));
+            truth_phase
+                .entry("pass exec")
+                .or_default()
+                .push(p.iter().map(|x| ts(&x["exit"]) - ts(&x["enter"])).sum());
+            if p.len() > 1 {
+                let restore = p
+                    .windows(2)
+                    .map(|w| ts(&w[1]["enter"]) - ts(&w[0]["exit"]))
+                    .sum();
+                truth_phase.entry("restore").or_default().push(restore);
+            }
+        }
+        let phases = r["phases"].as_array().unwrap();
+        for (name, v) in truth_phase.iter_mut() {
+            let p = phases.iter().find(|p| p["phase"] == *name).unwrap();
+            assert_eq!(
+                p["samples"].as_u64().unwrap(),
+                v.len() as u64,
+                "{label} {name} samples"
+            );
+            for (q, key) in [(0.5, "p50_ns"), (0.99, "p99_ns")] {
+                let want = quantile(v, q);
+                let got = p[key].as_i64().unwrap();
+                // Tool timestamps are taken inside the callbacks the truth stamps just before,
+                // plus the histogram's 3 significant figures.
+                let tol = want / 100 + 50_000;
+                assert!(
+                    (got - want).abs() <= tol,
+                    "{label} {name} {key}: report {got}, truth {want}"
+                );
+                checked_phases += 1;
+            }
+        }
+        let truth_bytes: i64 = replayed.iter().map(|t| ts(&t["snapshot"]["bytes"])).sum();
+        assert_eq!(
+            r["bytes"]["snapshot_bytes_total"].as_i64().unwrap(),
+            truth_bytes,
+            "{label} bytes"
+        );
+    }
+    assert!(
+        checked_phases >= 40,
+        "{checked_phases} phase figures checked"
+    );
+    assert!(
+        saw_decline && saw_no_config,
+        "the demo shows SDK declines and graph launches"
+    );
+}
+
+#[test]
+fn compare_two_and_four_pass_stream() {
+    let db = demo_dir().join("krphase.db");
+    let c: Value = serde_json::from_str(&krphase(
+        &db,
+        &["compare", "stream-2p", "stream-4p", "--format", "json"],
+    ))
+    .unwrap();
+    assert_eq!(c["a_restores_per_window"].as_f64(), Some(1.0));
+    assert_eq!(c["b_restores_per_window"].as_f64(), Some(3.0));
+    assert_eq!(c["a_passes_per_window"].as_f64(), Some(2.0));
+    assert_eq!(c["b_passes_per_window"].as_f64(), Some(4.0));
+    let verdict = |name: &str| {
+        c["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["phase"] == name)
+            .unwrap()["verdict"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(verdict("restore"), "grown");
+    assert_eq!(verdict("pass exec"), "grown");
+    assert_eq!(verdict("pre-pass"), "unchanged");
+    let table = krphase(&db, &["compare", "stream-2p", "stream-4p"]);
+    assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
+}
