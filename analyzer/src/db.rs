@@ -233,6 +233,12 @@ fn prepare(conn: &Connection, path: &Path) -> Result<()> {
             0
         }
     };
+    if version == SCHEMA_VERSION && views_present(conn)? {
+        // Up to date: write nothing, so read-only commands leave the file byte for byte as it
+        // was. (A build that changes the views adds a migration, bumping the version.)
+        conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+        return Ok(());
+    }
     if version > SCHEMA_VERSION {
         bail!(
             "database {} has schema version {version}, newer than this krphase ({SCHEMA_VERSION})",
@@ -253,6 +259,25 @@ fn prepare(conn: &Connection, path: &Path) -> Result<()> {
     tx.execute_batch(VIEWS)?;
     tx.commit()?;
     Ok(())
+}
+
+/// Names of the views [`VIEWS`] creates.
+const VIEW_NAMES: &[&str] = &[
+    "krphase_window_phase",
+    "krphase_run_summary",
+    "krphase_run_measurement",
+];
+
+fn views_present(conn: &Connection) -> Result<bool> {
+    let mut n = 0;
+    for v in VIEW_NAMES {
+        n += conn.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name = ?1",
+            [v],
+            |r| r.get::<_, i64>(0),
+        )?;
+    }
+    Ok(n == VIEW_NAMES.len() as i64)
 }
 
 /// Current UTC time as ISO-8601 text (`YYYY-MM-DDTHH:MM:SSZ`), computed without a date crate.

@@ -74,6 +74,9 @@ pub fn header(spec: &SynthSpec) -> Header {
     }
 }
 
+/// Records per EVENTS block (the tool flushes per-thread buffers of about this size).
+const BLOCK_RECORDS: usize = 1024;
+
 struct Lcg(u64);
 impl Lcg {
     /// A value in `lo..lo+span`.
@@ -99,7 +102,7 @@ pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> 
     let mut buf: Vec<Record> = Vec::with_capacity(8192);
     let push = |buf: &mut Vec<Record>, w: &mut FileWriter<_>, e: Event| -> Result<()> {
         buf.push(e.to_record().context("event without a record")?);
-        if buf.len() >= 4096 {
+        if buf.len() >= BLOCK_RECORDS {
             w.write_records(buf)?;
             buf.clear();
         }
