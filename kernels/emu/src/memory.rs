@@ -136,8 +136,8 @@ pub fn allocate(bytes: u64, kind: MemKind, agent: u64) -> Arc<Region> {
     region
 }
 
-/// Frees a region (`hsa_amd_memory_pool_free`): the FREE record carries the address and, as the
-/// free call has no size argument, `allocation_size` 0.
+/// Frees a region (`hsa_amd_memory_pool_free`): the FREE record carries the owning agent, the
+/// address and the size of the allocation being freed.
 pub fn free(region: &Arc<Region>) {
     let start = now_ns();
     if REGIONS.write().remove(&region.base()).is_none() {
@@ -148,7 +148,7 @@ pub fn free(region: &Arc<Region>) {
     } else {
         memory_allocation_op::FREE
     };
-    deliver_alloc(op, region.agent, region.base(), 0, start);
+    deliver_alloc(op, region.agent, region.base(), region.bytes, start);
 }
 
 /// Registers a module-scope variable of the loaded code object (no allocation callbacks: the
