@@ -71,8 +71,7 @@ unsafe extern "C" fn tool_initialize(_fini: ClientFinalizeFn, _data: *mut c_void
             }
             return -1;
         }
-        crate::sys::at_exit(at_exit);
-        crate::sys::at_fork_child(at_fork_child);
+        register_process_hooks();
         0
     })
 }
@@ -80,6 +79,15 @@ unsafe extern "C" fn tool_initialize(_fini: ClientFinalizeFn, _data: *mut c_void
 unsafe extern "C" fn tool_finalize(_data: *mut c_void) {
     guard((), || {
         tool::finalize(krphase_format::trailer::flags::FINALIZE)
+    });
+}
+
+/// atexit safety net and the fork-child hook (once per process).
+pub(crate) fn register_process_hooks() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        crate::sys::at_exit(at_exit);
+        crate::sys::at_fork_child(at_fork_child);
     });
 }
 

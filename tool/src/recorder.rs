@@ -243,10 +243,10 @@ impl Recorder {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.done_rx.recv_timeout(left) {
             Ok(Ok(())) if sent => {
-                if let Ok(mut g) = self.writer.lock()
-                    && let Some(h) = g.take()
-                {
-                    let _ = h.join();
+                // The writer has synced the file and is returning; it is not joined (a join in
+                // a fork child has been seen to fail with EINVAL, and nothing waits on it).
+                if let Ok(mut g) = self.writer.lock() {
+                    g.take();
                 }
             }
             Ok(Err(e)) => crate::say(&format!("writing {} failed: {e}", self.path.display())),

@@ -833,5 +833,8 @@ pub fn install_synthetic(vars: &[(&str, &str)], path: &Path) -> Result<(), Strin
         header,
     };
     TOOL.set(tool)
-        .map_err(|_| "a tool is already installed".to_string())
+        .map_err(|_| "a tool is already installed".to_string())?;
+    recorder::set_fork_factory(Box::new(fork_child_recorder));
+    crate::abi::register_process_hooks();
+    Ok(())
 }
