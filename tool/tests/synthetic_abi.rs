@@ -60,8 +60,10 @@ fn window(cb: Cb, d: u64, size: u64, pass_off: usize, count_off: usize) -> bool 
     }
     // SAFETY: a non-zero pass-count slot holds the tool's callback of this signature.
     let pc: PassCount = unsafe { std::mem::transmute::<usize, PassCount>(f as usize) };
-    let mut info = KernelDispatchInfo::default();
-    info.dispatch_id = d;
+    let info = KernelDispatchInfo {
+        dispatch_id: d,
+        ..Default::default()
+    };
     // SAFETY: calling the tool's callback as the SDK does.
     let n = unsafe { pc(info, UserData::default()) };
     for i in 0..n {
@@ -107,8 +109,10 @@ fn windows_through_the_c_abi_and_fork_child_file() {
     // The SDK calls the pass count, then declines (no PASS): a declined window.
     // SAFETY: the slot holds the tool's pass-count callback.
     let pc: PassCount = unsafe { std::mem::transmute::<usize, PassCount>(p.slot(152) as usize) };
-    let mut info = KernelDispatchInfo::default();
-    info.dispatch_id = 3;
+    let info = KernelDispatchInfo {
+        dispatch_id: 3,
+        ..Default::default()
+    };
     // SAFETY: calling the tool's callback as the SDK does.
     assert_eq!(unsafe { pc(info, UserData::default()) }, 3);
     call(cb, 1, CallbackPhase::EXIT, &mut Payload::new(184, 3));
