@@ -1236,3 +1236,62 @@ fn sdk_policy_environment_variables() {
     r.ok();
     assert_eq!(r.truth_of("window")[0]["reason"], "footprint_budget");
 }
+
+#[test]
+fn writer_lock_serializes_windows_per_agent_only() {
+    let r = run_emu(
+        "agents",
+        &[],
+        &[
+            "multi-queue",
+            "--elements",
+            "20000",
+            "--iterations",
+            "4",
+            "--threads",
+            "4",
+            "--agents",
+            "2",
+            "--driver-passes",
+            "3",
+        ],
+        false,
+    );
+    r.ok();
+    let windows = r.truth_of("window");
+    assert_eq!(windows.len(), 16);
+    // The locked part of a window: from taking the writer lock to CONFIG EXIT.
+    let locked = |w: &Value| {
+        (
+            w["lock_wait"]["end"].as_u64().unwrap(),
+            w["config_exit"].as_u64().unwrap(),
+        )
+    };
+    for (i, a) in windows.iter().enumerate() {
+        for b in &windows[i + 1..] {
+            let ((a0, a1), (b0, b1)) = (locked(a), locked(b));
+            if a["agent"] == b["agent"] {
+                assert!(
+                    a1 <= b0 || b1 <= a0,
+                    "windows on agent {} overlap",
+                    a["agent"]
+                );
+            }
+        }
+    }
+    let agents: std::collections::BTreeSet<u64> = windows
+        .iter()
+        .map(|w| w["agent"].as_u64().unwrap())
+        .collect();
+    assert_eq!(agents.len(), 2);
+    // Each agent's snapshot holds only its own memory: 2 buffers of 20000 words per agent, plus
+    // the module variable on the first GPU agent.
+    for w in &windows {
+        let want = if w["agent"] == 2 {
+            2 * 20000 * 8 + 8
+        } else {
+            2 * 20000 * 8
+        };
+        assert_eq!(w["snapshot"]["bytes"], want);
+    }
+}

@@ -18,6 +18,13 @@ use std::time::{Duration, Instant};
 /// The CPU agent (owner of fine-grained host memory) and the GPU agent.
 pub const CPU_AGENT: u64 = 1;
 pub const GPU_AGENT: u64 = 2;
+/// At most this many GPU agents (handles GPU_AGENT ..), for `--agents`.
+pub const MAX_GPU_AGENTS: u64 = 4;
+
+/// The handle of GPU agent `i` (0-based).
+pub fn gpu_agent(i: u64) -> u64 {
+    GPU_AGENT + i.min(MAX_GPU_AGENTS - 1)
+}
 
 /// An HSA-style signal: a counter the waiter blocks on until it reaches 0.
 #[derive(Debug)]
@@ -138,8 +145,11 @@ static COMPLETIONS: LazyLock<Sender<Done>> = LazyLock::new(|| {
 static QUEUES: LazyLock<RwLock<Vec<Arc<Queue>>>> = LazyLock::new(|| RwLock::new(Vec::new()));
 
 /// The per-agent writer/reader lock of the replay window (index = agent handle).
-static AGENT_LOCKS: LazyLock<Vec<RwLock<()>>> =
-    LazyLock::new(|| (0..=GPU_AGENT).map(|_| RwLock::new(())).collect());
+static AGENT_LOCKS: LazyLock<Vec<RwLock<()>>> = LazyLock::new(|| {
+    (0..GPU_AGENT + MAX_GPU_AGENTS)
+        .map(|_| RwLock::new(()))
+        .collect()
+});
 
 pub fn agent_lock(agent: u64) -> &'static RwLock<()> {
     &AGENT_LOCKS[agent as usize]

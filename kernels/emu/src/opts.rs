@@ -103,6 +103,10 @@ pub struct RunOpts {
     /// multi-queue: host threads, one queue each.
     #[arg(long, default_value_t = 4)]
     pub threads: usize,
+    /// multi-queue: GPU agents the threads' queues are spread over (1-4); windows on different
+    /// agents run concurrently.
+    #[arg(long, default_value_t = 1)]
+    pub agents: u64,
     /// Internal client playing rocprofv3's tool: claims KERNEL_REPLAY with N passes, aborts the
     /// process if its claim is refused; sets ROCPROF_KERNEL_REPLAY=1.
     #[arg(long)]

@@ -113,7 +113,12 @@ pub fn code_object() -> &'static CodeObject {
 static LEDGER: LazyLock<Mutex<Vec<Arc<AppCompletion>>>> = LazyLock::new(|| Mutex::new(Vec::new()));
 
 pub fn malloc(words: usize) -> Arc<Region> {
-    memory::allocate(words as u64 * 8, MemKind::Coarse, GPU_AGENT)
+    malloc_on(GPU_AGENT, words)
+}
+
+/// `hipMalloc` after `hipSetDevice`: coarse memory owned by `agent`.
+pub fn malloc_on(agent: u64, words: usize) -> Arc<Region> {
+    memory::allocate(words as u64 * 8, MemKind::Coarse, agent)
 }
 
 pub fn host_malloc(words: usize) -> Arc<Region> {
@@ -129,7 +134,12 @@ pub fn free(r: &Arc<Region>) {
 }
 
 pub fn create_stream() -> Arc<Queue> {
-    device::create_queue(GPU_AGENT)
+    create_stream_on(GPU_AGENT)
+}
+
+/// `hipStreamCreate` after `hipSetDevice`: a queue on `agent`.
+pub fn create_stream_on(agent: u64) -> Arc<Queue> {
+    device::create_queue(agent)
 }
 
 fn launch_of(kernel: &str, grid: usize, body: impl Fn() + Send + Sync + 'static) -> Launch {

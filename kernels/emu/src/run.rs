@@ -68,6 +68,12 @@ pub fn main(args: &[OsString]) -> i32 {
     if o.elements == 0 {
         return fail("--elements must be at least 1");
     }
+    if o.agents == 0 || o.agents > crate::device::MAX_GPU_AGENTS {
+        return fail(&format!(
+            "--agents must be 1 to {}",
+            crate::device::MAX_GPU_AGENTS
+        ));
+    }
     if o.threads == 0 || o.depth == 0 {
         return fail("--threads and --depth must be at least 1");
     }

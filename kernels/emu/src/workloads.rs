@@ -18,7 +18,7 @@ pub fn run(o: &RunOpts) -> Result<Outcome, String> {
         Workload::Stream => run_stream(o.elements, o.iterations),
         Workload::Saxpy => run_saxpy(o.elements, o.iterations),
         Workload::QueueDepth => run_steps(o, "queue_depth_step", o.depth, Submit::Single),
-        Workload::MultiQueue => run_multi_queue(o.elements, o.iterations, o.threads),
+        Workload::MultiQueue => run_multi_queue(o.elements, o.iterations, o.threads, o.agents),
         Workload::Graph => run_steps(o, "graph_node", 3, Submit::Graph),
         Workload::MultiPacket => run_steps(o, "multi_packet_node", 2, Submit::Batch),
         Workload::Vmem => run_vmem(o.elements, o.iterations),
@@ -179,9 +179,18 @@ fn run_steps(
     })
 }
 
-fn run_multi_queue(n: usize, iterations: usize, threads: usize) -> Result<Outcome, String> {
-    let bufs: Vec<_> = (0..threads).map(|_| hip::malloc(n)).collect();
-    let queues: Vec<_> = (0..threads).map(|_| hip::create_stream()).collect();
+/// Thread t uses GPU agent t mod `agents`: its buffer and its queue live there.
+fn run_multi_queue(
+    n: usize,
+    iterations: usize,
+    threads: usize,
+    agents: u64,
+) -> Result<Outcome, String> {
+    let agent = |t: usize| crate::device::gpu_agent(t as u64 % agents);
+    let bufs: Vec<_> = (0..threads).map(|t| hip::malloc_on(agent(t), n)).collect();
+    let queues: Vec<_> = (0..threads)
+        .map(|t| hip::create_stream_on(agent(t)))
+        .collect();
     std::thread::scope(|s| {
         for (x, q) in bufs.iter().zip(&queues) {
             s.spawn(move || {
