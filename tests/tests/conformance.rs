@@ -1295,3 +1295,21 @@ fn writer_lock_serializes_windows_per_agent_only() {
         assert_eq!(w["snapshot"]["bytes"], want);
     }
 }
+
+#[test]
+fn reentrant_dispatch_that_opts_out_does_not_deadlock() {
+    // The nested dispatch (queue_depth_step) is not the target, so the tool opts out: it runs
+    // once while its thread holds the agent's writer lock from the outer window.
+    let r = probe(
+        "reentrant-opt-out",
+        "reentrant",
+        &[("PROBE_PASSES", "2"), ("PROBE_KERNEL", "saxpy")],
+        SAXPY2,
+    );
+    r.ok();
+    let declines = r.truth_of("decline");
+    assert_eq!(declines.len(), 1);
+    assert_eq!(declines[0]["kernel"], "queue_depth_step");
+    assert_eq!(declines[0]["reason"], "opt_out");
+    assert_eq!(r.truth_of("window").len(), 2);
+}

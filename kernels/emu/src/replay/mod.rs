@@ -176,7 +176,9 @@ fn ordinary(
     app: Arc<AppCompletion>,
     reader: bool,
 ) {
-    let _guard = if reader {
+    // A thread inside a window on this agent already holds the writer side.
+    let own_window = IN_WINDOW.with(|c| c.get()) == queue.agent;
+    let _guard = if reader && !own_window {
         Some(agent_lock(queue.agent).read())
     } else {
         None
