@@ -393,6 +393,9 @@ pub enum FeatureValue {
 pub struct ConfigData {
     /// `benchmark_mode` plus every truthy feature column, in the table's column order.
     pub features: Vec<(String, FeatureValue)>,
+    /// Settings with no column of their own (e.g. the kernel include regex): hashed and named in
+    /// the label, so runs that differ in them get separate rows.
+    pub hash_only: Vec<(String, String)>,
     pub replay: Option<ReplayConfig>,
 }
 
@@ -410,11 +413,12 @@ impl ConfigData {
         if benchmark_mode == "baseline" {
             return Ok(ConfigData {
                 features,
-                replay: None,
+                ..Default::default()
             });
         }
         let mut counters: Vec<String> = Vec::new();
         let mut kernel_trace = false;
+        let mut hash_only = Vec::new();
         let mut it = args.iter().map(|a| a.as_ref()).peekable();
         while let Some(a) = it.next() {
             if a == "--" {
@@ -440,6 +444,10 @@ impl ConfigData {
                 }
             } else if a == "--kernel-trace" {
                 kernel_trace = true;
+            } else if (a == "--kernel-include-regex" || a == "--kernel-exclude-regex")
+                && let Some(v) = it.next()
+            {
+                hash_only.push((a.trim_start_matches("--").replace('-', "_"), v.to_string()));
             }
         }
         if kernel_trace {
@@ -456,7 +464,11 @@ impl ConfigData {
             ));
         }
         let replay = derive_replay_config(Some(args)).map_err(anyhow::Error::from)?;
-        Ok(ConfigData { features, replay })
+        Ok(ConfigData {
+            features,
+            hash_only,
+            replay,
+        })
     }
 
     /// The hash text: a JSON object of the data, spaces and newlines removed.
@@ -469,6 +481,9 @@ impl ConfigData {
                 FeatureValue::Text(s) => serde_json::Value::String(s.clone()),
             };
             obj.insert(k.clone(), v);
+        }
+        for (k, v) in &self.hash_only {
+            obj.insert(k.clone(), serde_json::Value::String(v.clone()));
         }
         if let Some(r) = &self.replay {
             if let Some(k) = r.kernel_replay {
@@ -498,6 +513,11 @@ impl ConfigData {
             .iter()
             .filter(|(k, _)| k != "benchmark_mode")
             .map(|(k, v)| feature_label(k, v))
+            .chain(
+                self.hash_only
+                    .iter()
+                    .map(|(k, v)| format!("{}={v}", feature_label(k, &FeatureValue::Bool(true)))),
+            )
             .collect();
         names.sort();
         if let Some(r) = &self.replay {
@@ -611,12 +631,19 @@ pub fn insert_or_reuse_config(
     Ok(conn.last_insert_rowid())
 }
 
-/// Finds or inserts the app row for a command (hashes as the seed does: command JSON and
-/// environment text; `md5sum` of the executable when it can be read).
-pub fn insert_or_reuse_app(conn: &Connection, command: &[String], md5sum: &str) -> Result<i64> {
+/// Finds or inserts the app row for a command and its environment (hashed as the seed does:
+/// command JSON and environment text, spaces and newlines removed; `md5sum` of the executable
+/// when it can be read). Runs that differ only in environment get separate rows.
+pub fn insert_or_reuse_app(
+    conn: &Connection,
+    command: &[String],
+    environment: &std::collections::BTreeMap<String, String>,
+    md5sum: &str,
+) -> Result<i64> {
     let command_json = serde_json::to_string(command)?;
+    let env_json = serde_json::to_string(environment)?;
     let hash = md5_hex(
-        format!("{command_json}{{}}")
+        format!("{command_json}{env_json}")
             .replace([' ', '\n'], "")
             .as_bytes(),
     );
@@ -631,8 +658,9 @@ pub fn insert_or_reuse_app(conn: &Connection, command: &[String], md5sum: &str) 
         return Ok(id);
     }
     conn.execute(
-        "INSERT INTO benchmarked_app (hash_id, md5sum, command) VALUES (?1, ?2, ?3)",
-        params![hash, md5sum, command_json],
+        "INSERT INTO benchmarked_app (hash_id, md5sum, command, environment) VALUES (?1, ?2, ?3, \
+         ?4)",
+        params![hash, md5sum, command_json, env_json],
     )?;
     Ok(conn.last_insert_rowid())
 }

@@ -611,7 +611,7 @@ fn double_quoted_literals_parse_with_dqs_enabled() {
 #[test]
 fn statistics_are_generated_and_updated() {
     let conn = fresh();
-    let app = insert_or_reuse_app(&conn, &["app".into()], "m").unwrap();
+    let app = insert_or_reuse_app(&conn, &["app".into()], &Default::default(), "m").unwrap();
     let cfg = config(&conn, &["--pmc", "A"]);
     for w in [1.0, 2.0, 3.0] {
         let m = RunMetrics {
@@ -640,4 +640,37 @@ fn statistics_are_generated_and_updated() {
         rows, 1,
         "only wall_time had values; re-running updates in place"
     );
+}
+
+#[test]
+fn kernel_filter_and_environment_separate_rows() {
+    let conn = fresh();
+    let plain = config(&conn, &["--pmc", "A", "--pmc", "B", REPLAY_FLAG]);
+    let filtered = config(
+        &conn,
+        &[
+            "--pmc",
+            "A",
+            "--pmc",
+            "B",
+            REPLAY_FLAG,
+            "--kernel-include-regex",
+            "^x$",
+        ],
+    );
+    assert_ne!(plain, filtered);
+    let label: String = conn
+        .query_row(
+            "SELECT label FROM benchmark_config WHERE id = ?1",
+            [filtered],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(label.contains("Kernel Include Regex=^x$"), "{label}");
+    let cmd = vec!["app".to_string()];
+    let quiet = insert_or_reuse_app(&conn, &cmd, &Default::default(), "m").unwrap();
+    let env = std::collections::BTreeMap::from([("ROCPROFILER_LOG_LEVEL".into(), "info".into())]);
+    let logged = insert_or_reuse_app(&conn, &cmd, &env, "m").unwrap();
+    assert_ne!(quiet, logged);
+    assert_eq!(insert_or_reuse_app(&conn, &cmd, &env, "m").unwrap(), logged);
 }

@@ -295,7 +295,13 @@ mod tests {
         let p = dir.join("benchmark.db");
         let c = Connection::open(&p).unwrap();
         benchdb::create_schema(&c).unwrap();
-        let app = benchdb::insert_or_reuse_app(&c, &["transpose".into(), "1".into()], "m").unwrap();
+        let app = benchdb::insert_or_reuse_app(
+            &c,
+            &["transpose".into(), "1".into()],
+            &Default::default(),
+            "m",
+        )
+        .unwrap();
         let mode = "tool-runtime-overhead";
         let one = benchdb::ConfigData::from_args(mode, &["--pmc", "SQ_WAVES"]).unwrap();
         let three = benchdb::ConfigData::from_args(

@@ -113,7 +113,9 @@ impl Recorder {
     /// The seed's database rows for one measurement.
     fn bookkeeping(&mut self, m: &Measurement, x: &Measured, run_ids: &[i64]) -> Result<()> {
         let md5 = self.md5_of_app(&m.spec.app[0]);
-        let app_id = benchdb::insert_or_reuse_app(&self.conn, &m.spec.app, &md5)?;
+        let env: std::collections::BTreeMap<String, String> =
+            super::run_env(None, m.sdk_log).into_iter().collect();
+        let app_id = benchdb::insert_or_reuse_app(&self.conn, &m.spec.app, &env, &md5)?;
         let version: Option<String> = match run_ids.first() {
             Some(r) => self
                 .conn
