@@ -421,8 +421,9 @@ fn window(
         start: t,
         end: now_ns(),
     });
-    IN_WINDOW.with(|c| c.set(queue.agent));
-    REENTRANCY_SEEN.with(|c| c.set(false));
+    // Saved and restored: a window may open inside another agent's window on this thread.
+    let outer_window = IN_WINDOW.with(|c| c.replace(queue.agent));
+    let outer_seen = REENTRANCY_SEEN.with(|c| c.replace(false));
     let result = locked_window(
         queue, &l, &app, &owner, pass_sub, &mut w, config_ud, cont, info,
     );
@@ -433,7 +434,8 @@ fn window(
             finish_declined(queue, l, app, &owner, &mut w, config_ud, reason);
         }
     }
-    IN_WINDOW.with(|c| c.set(0));
+    IN_WINDOW.with(|c| c.set(outer_window));
+    REENTRANCY_SEEN.with(|c| c.set(outer_seen));
     drop(guard);
 }
 
