@@ -1,0 +1,217 @@
+//! The `krphase-emu rocprofv3` stand-in against the emulator's ground truth: application replay
+//! runs the app once per group under `pass_<n>`, kernel replay drives G passes per dispatch in one
+//! run, the include regex reaches the driver, input-file groups rotate, and the beta flag alone
+//! stays on application replay.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use krphase_tests::{artifacts, scratch_dir};
+
+const APP: [&str; 5] = ["run", "stream", "--elements", "4096", "--iterations"];
+
+/// Runs the stand-in with `args` then `-- krphase-emu run stream ...`, truth into `truth`.
+fn rocprofv3(dir: &Path, args: &[&str], truth: &Path) -> Output {
+    let a = artifacts();
+    let path = format!(
+        "{}:{}",
+        a.profile_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new(&a.emu)
+        .current_dir(dir)
+        .arg("rocprofv3")
+        .args(args)
+        .arg("--")
+        .arg(&a.emu)
+        .args(APP)
+        .arg("2")
+        .env("PATH", path)
+        .env("KRPHASE_EMU_TRUTH", truth)
+        .env_remove("ROCP_TOOL_LIBRARIES")
+        .env_remove("KRPHASE_EMU_DRIVER_PASSES")
+        .env_remove("KRPHASE_EMU_DRIVER_FILTER")
+        .output()
+        .expect("run krphase-emu rocprofv3")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Per pid: (result lines, replayed windows, the requested passes of the replayed windows).
+fn truth(path: &Path) -> HashMap<i64, (usize, usize, Vec<i64>)> {
+    let mut m: HashMap<i64, (usize, usize, Vec<i64>)> = HashMap::new();
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let e = m.entry(v["pid"].as_i64().unwrap()).or_default();
+        match v["type"].as_str() {
+            Some("result") => e.0 += 1,
+            Some("window") if v["outcome"] == "replayed" => {
+                e.1 += 1;
+                e.2.push(v["requested_passes"].as_i64().unwrap());
+            }
+            _ => {}
+        }
+    }
+    m
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn several_pmc_groups_run_the_app_once_per_group() {
+    let dir = scratch_dir("rv3-app-replay");
+    let t = dir.join("truth.jsonl");
+    let o = rocprofv3(
+        &dir,
+        &[
+            "--pmc", "A", "B", "--pmc", "A", "C", "--pmc", "A", "D", "-d", "out", "-o", "r",
+        ],
+        &t,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let procs = truth(&t);
+    assert_eq!(procs.len(), 3, "one process per group: {procs:?}");
+    assert!(
+        procs
+            .values()
+            .all(|(results, replayed, _)| *results == 1 && *replayed == 0)
+    );
+    for n in 1..=3 {
+        let j = json(&dir.join(format!("out/pass_{n}/r_results.json")));
+        assert_eq!(j["collection"], "application-replay");
+        assert_eq!(j["dispatches"], 10);
+        assert_eq!(j["dispatch_groups"][0], serde_json::json!([n - 1]));
+    }
+}
+
+#[test]
+fn kernel_replay_drives_one_pass_per_group_in_one_run() {
+    let dir = scratch_dir("rv3-kernel-replay");
+    let t = dir.join("truth.jsonl");
+    let o = rocprofv3(
+        &dir,
+        &[
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "--pmc",
+            "A",
+            "--pmc",
+            "B",
+            "--pmc",
+            "C",
+            "-d",
+            "out",
+            "--output-format",
+            "json",
+            "csv",
+        ],
+        &t,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let procs = truth(&t);
+    assert_eq!(procs.len(), 1);
+    let (results, replayed, passes) = procs.values().next().unwrap();
+    assert_eq!((*results, *replayed), (1, 10));
+    assert!(passes.iter().all(|p| *p == 3), "{passes:?}");
+    let j = json(&dir.join("out/out_results.json"));
+    assert_eq!(j["dispatch_groups"][9], serde_json::json!([0, 1, 2]));
+    let csv = std::fs::read_to_string(dir.join("out/out_counter_collection.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 10 * 3);
+}
+
+#[test]
+fn include_regex_reaches_the_driver() {
+    let dir = scratch_dir("rv3-filter");
+    let t = dir.join("truth.jsonl");
+    let base = [
+        "--replay-mode",
+        "kernel",
+        "--kernel-replay-beta-enabled",
+        "--pmc",
+        "A",
+        "--pmc",
+        "B",
+        "--kernel-include-regex",
+    ];
+    let none: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain(["^__no_such_kernel__$"])
+        .collect();
+    let o = rocprofv3(&dir, &none, &t);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(truth(&t).values().all(|(_, replayed, _)| *replayed == 0));
+    let t2 = dir.join("truth-triad.jsonl");
+    let triad: Vec<&str> = base.iter().copied().chain(["^stream_triad$"]).collect();
+    let o = rocprofv3(&dir, &triad, &t2);
+    assert!(o.status.success(), "{}", text(&o));
+    let replayed: usize = truth(&t2).values().map(|(_, r, _)| r).sum();
+    assert_eq!(replayed, 2, "one triad per iteration");
+}
+
+#[test]
+fn input_file_groups_rotate_across_dispatches() {
+    let dir = scratch_dir("rv3-rotation");
+    let input = dir.join("groups.json");
+    std::fs::write(
+        &input,
+        r#"{"jobs":[{"pmc_groups":[["A"],["B"],["C"]],"pmc_group_interval":1}]}"#,
+    )
+    .unwrap();
+    let t = dir.join("truth.jsonl");
+    let input_s = input.display().to_string();
+    let o = rocprofv3(&dir, &["-i", &input_s, "-d", "out"], &t);
+    assert!(o.status.success(), "{}", text(&o));
+    let procs = truth(&t);
+    assert_eq!(procs.len(), 1);
+    assert!(procs.values().all(|(_, replayed, _)| *replayed == 0));
+    let j = json(&dir.join("out/out_results.json"));
+    assert_eq!(j["collection"], "multiplexed");
+    let groups: Vec<i64> = j["dispatch_groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g[0].as_i64().unwrap())
+        .collect();
+    assert_eq!(groups, vec![0, 1, 2, 0, 1, 2, 0, 1, 2, 0]);
+}
+
+#[test]
+fn beta_flag_alone_stays_on_application_replay() {
+    let dir = scratch_dir("rv3-beta-only");
+    let t = dir.join("truth.jsonl");
+    let o = rocprofv3(
+        &dir,
+        &[
+            "--kernel-replay-beta-enabled",
+            "--pmc",
+            "A",
+            "--pmc",
+            "B",
+            "-d",
+            "out",
+        ],
+        &t,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("does not enable kernel replay"));
+    let procs = truth(&t);
+    assert_eq!(procs.len(), 2);
+    assert!(procs.values().all(|(_, replayed, _)| *replayed == 0));
+    let refused = rocprofv3(&dir, &["--replay-mode", "kernel", "--pmc", "A"], &t);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    let bad = rocprofv3(&dir, &["--bogus"], &t);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+}
