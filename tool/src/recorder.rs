@@ -54,14 +54,14 @@ impl Slot {
     }
 
     fn read(&self, n: usize, out: &mut Vec<Record>) {
-        for w in &self.words[..n] {
-            out.push(Record::from_words([
+        out.extend(self.words[..n].iter().map(|w| {
+            Record::from_words([
                 w[0].load(Ordering::Relaxed),
                 w[1].load(Ordering::Relaxed),
                 w[2].load(Ordering::Relaxed),
                 w[3].load(Ordering::Relaxed),
-            ]));
-        }
+            ])
+        }));
     }
 }
 
@@ -132,6 +132,7 @@ impl Recorder {
     /// Stops recording (after a panic or a write error); finalize still writes the trailer.
     pub fn stop(&self) {
         self.recording.store(false, Ordering::Relaxed);
+        RECORDING.store(false, Ordering::Relaxed);
     }
 
     fn buffer(&self) -> Vec<Record> {
@@ -201,6 +202,7 @@ impl Recorder {
         }
         let deadline = Instant::now() + FINALIZE_BUDGET;
         self.recording.store(false, Ordering::Release);
+        RECORDING.store(false, Ordering::Release);
         let slots: Vec<Arc<Slot>> = match self.slots.lock() {
             Ok(g) => g.iter().filter_map(Weak::upgrade).collect(),
             Err(p) => p.into_inner().iter().filter_map(Weak::upgrade).collect(),
@@ -326,6 +328,8 @@ fn writer_loop(
 // The current recorder and the thread-local side.
 
 static CURRENT: Mutex<Option<Arc<Recorder>>> = Mutex::new(None);
+/// Whether the current recorder records (one load of a static on the hot path).
+static RECORDING: AtomicBool = AtomicBool::new(false);
 /// Bumped whenever the current recorder changes (install, fork); threads re-fetch on mismatch.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
@@ -335,6 +339,7 @@ static FORK_FACTORY: OnceLock<Factory> = OnceLock::new();
 
 /// Makes `rec` the process's recorder.
 pub fn install(rec: Arc<Recorder>) {
+    RECORDING.store(rec.is_recording(), Ordering::Release);
     *CURRENT.lock().unwrap_or_else(|p| p.into_inner()) = Some(rec);
     GENERATION.fetch_add(1, Ordering::Release);
 }
@@ -352,6 +357,10 @@ pub fn current() -> Option<Arc<Recorder>> {
     {
         // Fork child: the parent's writer thread does not exist here.
         *g = FORK_FACTORY.get().and_then(|f| f());
+        RECORDING.store(
+            g.as_ref().is_some_and(|r| r.is_recording()),
+            Ordering::Release,
+        );
         GENERATION.fetch_add(1, Ordering::Release);
     }
     g.clone()
@@ -459,6 +468,9 @@ pub fn thread_id() -> u32 {
 /// the buffer-age check (the caller already has one).
 #[inline]
 pub fn record(r: Record, now: u64, flush: Flush) {
+    if !RECORDING.load(Ordering::Relaxed) {
+        return;
+    }
     let _ = LOCAL.try_with(|cell| {
         let Ok(mut guard) = cell.try_borrow_mut() else {
             return;
@@ -474,10 +486,7 @@ pub fn record(r: Record, now: u64, flush: Flush) {
                 guard.as_mut().expect("just set")
             }
         };
-        let Some(rec) = local.rec.as_ref() else {
-            return;
-        };
-        if !rec.is_recording() {
+        if local.rec.is_none() {
             return;
         }
         let mut r = r;
