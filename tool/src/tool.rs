@@ -770,6 +770,15 @@ pub fn finalize(flags: u64) {
     if r.pid != sys::getpid() {
         return; // a fork child that never recorded: the parent's file is not ours to close
     }
+    if flags & krphase_format::trailer::flags::ATEXIT != 0
+        && let Some(sdk) = get().and_then(|t| t.sdk.as_ref())
+        && matches!(sdk.is_finalized(), Some(Ok(krphase_ffi::InitState::NotYet)))
+    {
+        // The SDK finalizes after this handler (its own exit hook or destructor) and will call
+        // the tool's finalize, possibly delivering completions first: only flush this thread.
+        recorder::flush_current_thread();
+        return;
+    }
     let mut flags = flags;
     if get().is_some_and(Tool::panicked) {
         flags |= krphase_format::trailer::flags::PANIC;
