@@ -204,6 +204,8 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
     let out = String::from_utf8_lossy(&report.stdout);
     assert!(out.contains("P5  drain share of window"), "{out}");
     assert!(out.contains("P6  non-replayed dispatch tax"), "{out}");
+    assert!(tax.in_process_tax_per_dispatch_ns.is_some(), "{tax:?}");
+    assert!(drain.median_window_share.is_some(), "{drain:?}");
 
     // The CSV re-imported as replay_perf output: rows linked to the same phase files.
     let imp = krphase(

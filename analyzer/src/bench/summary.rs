@@ -29,6 +29,8 @@ pub struct DrainShare {
     /// Sum of window time over the windows with a drain figure.
     pub window_ns: Option<i64>,
     pub share: Option<f64>,
+    /// Median over the windows of each window's own drain share.
+    pub median_window_share: Option<f64>,
     /// Pre-pass (lock + drain + snapshot) share over every replayed window: an upper bound.
     pub prepass_share: Option<f64>,
 }
@@ -45,6 +47,8 @@ pub struct DispatchTax {
     /// Mean enqueue cost the tool measured, filtered and baseline runs.
     pub enqueue_mean_ns_filtered: Option<f64>,
     pub enqueue_mean_ns_baseline: Option<f64>,
+    /// Their difference: the tax per dispatch as measured in process.
+    pub in_process_tax_per_dispatch_ns: Option<f64>,
 }
 
 /// P3/P4: one footprint.
@@ -151,6 +155,19 @@ fn drain_share(conn: &Connection, m: &MeasurementRef) -> Result<DrainShare> {
         (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),
         _ => None,
     };
+    let mut stmt = conn.prepare(
+        "SELECT CAST(COALESCE(v.drain_ns, l.lock_drain_ns) AS REAL) / \
+                (CASE WHEN v.drain_ns IS NOT NULL THEN v.window_ns ELSE l.window_ns END) \
+         FROM krphase_window_phase v \
+         JOIN krphase_measurement_run mr ON mr.run_id = v.run_id \
+         LEFT JOIN krphase_sdk_log l ON l.id = v.sdk_log_id \
+         WHERE mr.measurement_id = ?1 AND v.outcome = 'replayed' \
+           AND COALESCE(v.drain_ns, l.lock_drain_ns) IS NOT NULL \
+           AND (CASE WHEN v.drain_ns IS NOT NULL THEN v.window_ns ELSE l.window_ns END) > 0",
+    )?;
+    let shares: Vec<f64> = stmt
+        .query_map([m.id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
     Ok(DrainShare {
         measurement_id: m.id,
         windows,
@@ -158,6 +175,7 @@ fn drain_share(conn: &Connection, m: &MeasurementRef) -> Result<DrainShare> {
         drain_ns: drain,
         window_ns: window,
         share: ratio(drain, window),
+        median_window_share: super::child::median(&shares),
         prepass_share: ratio(prepass, all_window),
     })
 }
@@ -246,6 +264,7 @@ pub fn summarize(conn: &Connection) -> Result<Option<BenchSummary>> {
             whole_run_tax_per_dispatch_s: tax,
             enqueue_mean_ns_filtered: enq_f,
             enqueue_mean_ns_baseline: enq_b,
+            in_process_tax_per_dispatch_ns: enq_f.zip(enq_b).map(|(f, b)| f - b),
         });
     }
     Ok(Some(s))
@@ -296,7 +315,7 @@ pub fn render_summary(s: &BenchSummary) -> String {
     for f in &s.footprints {
         let _ = writeln!(
             o,
-            "  P3  {:<16} median {} | peak RSS {} | snapshot/window: SDK {}, tool {} ({} windows)",
+            "  P3  {:<17} {:>9} | RSS {:>9} | snapshot/window SDK {:>9}, tool {:>9}",
             f.measurement.variant,
             secs(f.measurement.median_s),
             f.measurement
@@ -304,26 +323,31 @@ pub fn render_summary(s: &BenchSummary) -> String {
                 .map_or("-".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0)),
             bytes(f.sdk_bytes_per_window),
             bytes(f.estimate_bytes_per_window),
-            f.replayed_windows
         );
     }
     if let Some(d) = &s.drain {
         let _ = writeln!(
             o,
-            "  P5  drain share of window {} ({} of {} windows with an SDK phase line); pre-pass \
-             share {}",
+            "  P5  drain share of window {} (median per window {}), pre-pass share {};",
             pct(d.share),
-            d.windows_with_drain,
-            d.windows,
+            pct(d.median_window_share),
             pct(d.prepass_share)
+        );
+        let _ = writeln!(
+            o,
+            "      {} of {} replayed windows carry a drain figure",
+            d.windows_with_drain, d.windows
         );
     }
     if let Some(t) = &s.tax {
         let _ = writeln!(
             o,
-            "  P6  non-replayed dispatch tax {} per dispatch (whole run: {} vs {}, {} dispatches \
-             per run);",
-            dur(t.whole_run_tax_per_dispatch_s.map(|s| s * 1e9)),
+            "  P6  non-replayed dispatch tax {}/dispatch over whole runs",
+            dur(t.whole_run_tax_per_dispatch_s.map(|s| s * 1e9))
+        );
+        let _ = writeln!(
+            o,
+            "      (replay active {} vs not configured {}, {} dispatches per run);",
             secs(t.filtered.median_s),
             secs(t.baseline.median_s),
             t.dispatches_per_run
@@ -331,7 +355,8 @@ pub fn render_summary(s: &BenchSummary) -> String {
         );
         let _ = writeln!(
             o,
-            "      enqueue cost measured in process: {} replay active vs {} not configured",
+            "      in process {}/dispatch (enqueue {} replay active vs {} not configured)",
+            dur(t.in_process_tax_per_dispatch_ns),
             dur(t.enqueue_mean_ns_filtered),
             dur(t.enqueue_mean_ns_baseline)
         );
