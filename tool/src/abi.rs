@@ -37,6 +37,7 @@ pub unsafe extern "C" fn rocprofiler_configure(
     _priority: u32,
     client_id: *mut ClientId,
 ) -> *mut ToolConfigureResult {
+    tool::quiet_panics();
     guard(std::ptr::null_mut(), || {
         if tool::configure(Some(pass_count), Some(tracing_callback)).is_err() {
             return std::ptr::null_mut();

@@ -332,7 +332,10 @@ impl Tool {
     /// A panic was caught at the C boundary: stop recording and driving.
     pub fn on_panic(&self) {
         if !self.panicked.swap(true, Ordering::AcqRel) {
-            say("internal error (panic caught); recording stops, the application continues");
+            let what = PANIC_WHAT.lock().map(|g| g.clone()).unwrap_or_default();
+            say(&format!(
+                "internal error (panic caught{what}); recording stops, the application continues"
+            ));
             if let Some(r) = recorder::peek() {
                 r.stop();
             }
@@ -366,6 +369,9 @@ impl Tool {
         pass_count: ReplayPassCountFn,
         ts: u64,
     ) {
+        if INJECT_PANIC.swap(false, Ordering::Relaxed) {
+            panic!("injected panic (test hook)");
+        }
         let info = p.dispatch_info();
         let d = info.dispatch_id;
         let layout = self.layout.load(Ordering::Acquire);
@@ -756,6 +762,36 @@ impl Tool {
 }
 
 static SMALL_PAYLOAD: AtomicBool = AtomicBool::new(false);
+/// Where the last panic happened, kept by the quiet panic hook for the one-line report.
+static PANIC_WHAT: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// Replaces the default panic hook (which prints several lines) with one that only remembers
+/// where the panic happened; `on_panic` prints the single line. In the cdylib the hook belongs
+/// to the tool's own copy of std, so the application's panics are untouched.
+pub fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let loc = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        if let Ok(mut g) = PANIC_WHAT.lock() {
+            *g = format!("{loc}: {msg}");
+        }
+    }));
+}
+/// Test hook: the next CONFIG ENTER panics (to prove panics stop at the C boundary).
+static INJECT_PANIC: AtomicBool = AtomicBool::new(false);
+
+#[doc(hidden)]
+pub fn inject_panic_at_next_config() {
+    INJECT_PANIC.store(true, Ordering::Relaxed);
+}
 /// A forced layout is checked once, at the first PASS.
 static LAYOUT_CONFIRMED: AtomicBool = AtomicBool::new(false);
 
