@@ -33,6 +33,13 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// finalize's whole budget: flush, trailer, writer join.
 pub const FINALIZE_BUDGET: Duration = Duration::from_secs(1);
 
+/// A record as its four words ([`Record::to_words`]): what buffers and batches hold.
+type Words = [u64; 4];
+
+fn class_of(w: &Words) -> DropClass {
+    drop_class(&Record::from_words(*w))
+}
+
 const OPEN: u8 = 0;
 const FLUSHING: u8 = 1;
 const CLOSED: u8 = 2;
@@ -53,20 +60,20 @@ impl Slot {
         }
     }
 
-    fn read(&self, n: usize, out: &mut Vec<Record>) {
+    fn read(&self, n: usize, out: &mut Vec<Words>) {
         out.extend(self.words[..n].iter().map(|w| {
-            Record::from_words([
+            [
                 w[0].load(Ordering::Relaxed),
                 w[1].load(Ordering::Relaxed),
                 w[2].load(Ordering::Relaxed),
                 w[3].load(Ordering::Relaxed),
-            ])
+            ]
         }));
     }
 }
 
 enum Msg {
-    Records(Vec<Record>),
+    Records(Vec<Words>),
     Names(Vec<(NameSpace, u64, String)>),
     Finish(Trailer),
 }
@@ -84,7 +91,7 @@ pub struct Counters {
 /// One output file and its writer thread.
 pub struct Recorder {
     tx: Sender<Msg>,
-    pool_rx: Receiver<Vec<Record>>,
+    pool_rx: Receiver<Vec<Words>>,
     done_rx: Receiver<io::Result<()>>,
     on_full: OnFull,
     recording: AtomicBool,
@@ -102,7 +109,7 @@ impl Recorder {
         let file = File::create(&path)?;
         let writer = FileWriter::new(file, header)?;
         let (tx, rx) = bounded::<Msg>(CHANNEL_BATCHES);
-        let (pool_tx, pool_rx) = bounded::<Vec<Record>>(CHANNEL_BATCHES);
+        let (pool_tx, pool_rx) = bounded::<Vec<Words>>(CHANNEL_BATCHES);
         let (done_tx, done_rx) = bounded(1);
         let handle = std::thread::Builder::new()
             .name("krphase-writer".into())
@@ -135,16 +142,16 @@ impl Recorder {
         RECORDING.store(false, Ordering::Relaxed);
     }
 
-    fn buffer(&self) -> Vec<Record> {
+    fn buffer(&self) -> Vec<Words> {
         self.pool_rx
             .try_recv()
             .unwrap_or_else(|_| Vec::with_capacity(SLOT_RECORDS))
     }
 
-    fn count_drops(&self, recs: &[Record]) {
+    fn count_drops(&self, recs: &[Words]) {
         let (mut d, mut a, mut w) = (0, 0, 0);
         for r in recs {
-            match drop_class(r) {
+            match class_of(r) {
                 DropClass::Dispatch => d += 1,
                 DropClass::Allocation => a += 1,
                 DropClass::Window => w += 1,
@@ -160,7 +167,7 @@ impl Recorder {
     }
 
     /// Sends one batch, applying the drop policy when the writer is behind.
-    fn send_batch(&self, mut v: Vec<Record>, has_window: bool) {
+    fn send_batch(&self, mut v: Vec<Words>, has_window: bool) {
         match self.tx.try_send(Msg::Records(v)) {
             Ok(()) => {}
             Err(TrySendError::Disconnected(_)) => {}
@@ -172,8 +179,8 @@ impl Recorder {
                         return;
                     }
                     // Keep the window events, drop the rest.
-                    let (keep, drop): (Vec<Record>, Vec<Record>) =
-                        v.iter().partition(|r| drop_class(r) == DropClass::Window);
+                    let (keep, drop): (Vec<Words>, Vec<Words>) =
+                        v.iter().partition(|r| class_of(r) == DropClass::Window);
                     self.count_drops(&drop);
                     v = keep;
                 }
@@ -266,15 +273,15 @@ impl Recorder {
 fn writer_loop(
     mut w: FileWriter<File>,
     rx: Receiver<Msg>,
-    pool_tx: Sender<Vec<Record>>,
+    pool_tx: Sender<Vec<Words>>,
 ) -> io::Result<()> {
-    let mut pending: Vec<Record> = Vec::with_capacity(krphase_format::block::MAX_RECORDS_PER_BLOCK);
+    let mut pending: Vec<Words> = Vec::with_capacity(krphase_format::block::MAX_RECORDS_PER_BLOCK);
     let mut failed: Option<io::Error> = None;
     let write =
-        |w: &mut FileWriter<File>, pending: &mut Vec<Record>, failed: &mut Option<io::Error>| {
+        |w: &mut FileWriter<File>, pending: &mut Vec<Words>, failed: &mut Option<io::Error>| {
             if !pending.is_empty()
                 && failed.is_none()
-                && let Err(e) = w.write_records(pending)
+                && let Err(e) = w.write_words(pending)
             {
                 crate::say(&format!("write failed, recording stops: {e}"));
                 *failed = Some(e);

@@ -99,5 +99,8 @@ mod tests {
         assert_eq!(&b[24..32], &[8, 7, 6, 5, 4, 3, 2, 1]);
         assert_eq!(Record::decode(&b), r);
         assert_eq!(Record::from_words(r.to_words()), r);
+        // The encoding is the four words in little-endian order (what write_words relies on).
+        let words: Vec<u8> = r.to_words().iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(&words[..], &b[..]);
     }
 }

@@ -63,6 +63,32 @@ impl<W: Write> FileWriter<W> {
         Ok(())
     }
 
+    /// Writes records given as words ([`Record::to_words`]) as one or more EVENTS blocks; the
+    /// bytes are the same as [`FileWriter::write_records`] (a record's encoding is its four
+    /// words in little-endian order).
+    pub fn write_words(&mut self, words: &[[u64; 4]]) -> io::Result<()> {
+        for chunk in words.chunks(MAX_RECORDS_PER_BLOCK) {
+            self.scratch.clear();
+            self.scratch
+                .resize(block::FRAME_SIZE + chunk.len() * RECORD_SIZE, 0);
+            for (out, w) in self.scratch[block::FRAME_SIZE..]
+                .chunks_exact_mut(RECORD_SIZE)
+                .zip(chunk)
+            {
+                out[0..8].copy_from_slice(&w[0].to_le_bytes());
+                out[8..16].copy_from_slice(&w[1].to_le_bytes());
+                out[16..24].copy_from_slice(&w[2].to_le_bytes());
+                out[24..32].copy_from_slice(&w[3].to_le_bytes());
+            }
+            let f = block::frame(tag::EVENTS, &self.scratch[block::FRAME_SIZE..]);
+            self.scratch[..block::FRAME_SIZE].copy_from_slice(&f);
+            self.out.write_all(&self.scratch)?;
+            self.blocks += 1;
+            self.records += chunk.len() as u64;
+        }
+        Ok(())
+    }
+
     /// Writes string-table entries as one NAMES block.
     /// Entry: `space u8, key u64, len u32, UTF-8 bytes`.
     pub fn write_names(&mut self, names: &[(NameSpace, u64, &str)]) -> io::Result<()> {
