@@ -744,3 +744,66 @@ fn bad_environment_and_unwritable_path_decline_with_one_line() {
         assert!(r.krp_files().is_empty(), "{name}: no file");
     }
 }
+
+#[test]
+fn other_workloads_match_truth_counts() {
+    for (wl, extra) in [
+        ("queue-depth", vec!["--depth", "4"]),
+        ("multi-queue", vec!["--threads", "4"]),
+        ("graph", vec![]),
+        ("multi-packet", vec![]),
+        ("vmem", vec![]),
+    ] {
+        let mut args = vec![wl, "--elements", "1024", "--iterations", "5"];
+        args.extend(extra);
+        let r = run(&format!("workload-{wl}"), &args, &[]);
+        r.assert_ok();
+        let d = decode(&r.krp());
+        let t = r.truth_of("window");
+        let replayed = t.iter().filter(|w| w["outcome"] == "replayed").count();
+        let declined = t.len() - replayed;
+        let tool_replayed: Vec<&Window> = d
+            .windows
+            .iter()
+            .filter(|w| w.outcome == Outcome::Replayed)
+            .collect();
+        assert_eq!(tool_replayed.len(), replayed, "{wl}: replayed windows");
+        assert_eq!(
+            d.windows.len() - tool_replayed.len(),
+            declined,
+            "{wl}: SDK-declined windows"
+        );
+        let passes: HashMap<u64, u64> = t
+            .iter()
+            .map(|w| (u(&w["dispatch_id"]), u(&w["executed_passes"])))
+            .collect();
+        for w in &tool_replayed {
+            assert_eq!(
+                Some(&w.executed_passes),
+                passes.get(&w.dispatch_id),
+                "{wl}: passes of {}",
+                w.dispatch_id
+            );
+            assert!(
+                w.passes.iter().all(|p| p.gpu_end.is_some()),
+                "{wl}: GPU times"
+            );
+        }
+        // Not-eligible dispatches (graph, multi-packet) get no CONFIG: plain dispatches only.
+        let not_eligible = r
+            .truth_of("decline")
+            .iter()
+            .filter(|x| x["config"] == false)
+            .count();
+        let plain_no_config = d.plains.iter().filter(|p| !p.had_config).count();
+        assert_eq!(
+            plain_no_config, not_eligible,
+            "{wl}: dispatches without CONFIG"
+        );
+        assert_eq!(
+            u(&r.truth_of("result")[0]["dispatches"]) as usize,
+            replayed + d.plains.len(),
+            "{wl}: every dispatch once"
+        );
+    }
+}
