@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS krphase_run (
     events INTEGER,
     trailer_windows INTEGER, trailer_declines INTEGER, trailer_dispatches INTEGER,
     trailer_dropped INTEGER,
+    window_lo INTEGER, window_hi INTEGER, -- the run's contiguous krphase_window id range
     imported_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS krphase_window (
@@ -54,8 +55,7 @@ CREATE TABLE IF NOT EXISTS krphase_pass (
     gpu_start BIGINT, gpu_end BIGINT,   -- the pass's kernel on the GPU
     restore_start BIGINT, restore_end BIGINT, -- the restore that follows this pass (PASS EXIT .. next ENTER)
     PRIMARY KEY (window_id, pass_index)
-);
-CREATE INDEX IF NOT EXISTS krphase_pass_run ON krphase_pass(run_id, pass_index);
+) WITHOUT ROWID; -- clustered by window: a run's passes are one contiguous range
 CREATE TABLE IF NOT EXISTS krphase_dispatch (
     id INTEGER PRIMARY KEY,
     run_id INTEGER NOT NULL REFERENCES krphase_run(id) ON DELETE CASCADE,

@@ -80,6 +80,8 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     }
     let mut reader = FileReader::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let h = reader.header().clone();
+    // A 64 MiB page cache keeps the index pages of a large import in memory (bounded).
+    conn.execute_batch("PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;")?;
     let tx = conn.transaction()?;
     tx.execute(
         "INSERT INTO krphase_run (path, file_hash, label, pid, ppid, host, command, sdk_version,
@@ -108,6 +110,12 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
         ],
     )?;
     let run_id = tx.last_insert_rowid();
+    // Window ids this transaction will assign start above the current maximum.
+    let first_window_id: i64 = tx.query_row(
+        "SELECT COALESCE(MAX(id), 0) + 1 FROM krphase_window",
+        [],
+        |r| r.get(0),
+    )?;
     let mut out = Imported {
         run_id,
         ..Imported::default()
@@ -157,7 +165,9 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     tx.execute(
         "UPDATE krphase_run SET mode = ?1, layout = ?2, \"start\" = ?3, \"end\" = ?4, truncated = ?5,
            events = ?6, trailer_windows = ?7, trailer_declines = ?8, trailer_dispatches = ?9,
-           trailer_dropped = ?10
+           trailer_dropped = ?10,
+           window_lo = (SELECT MIN(id) FROM krphase_window WHERE id >= ?12),
+           window_hi = (SELECT MAX(id) FROM krphase_window)
          WHERE id = ?11",
         params![
             mode.name(),
@@ -170,7 +180,8 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
             trailer.map(|t| t.declines as i64),
             trailer.map(|t| t.events_written as i64),
             trailer.map(|t| (t.dropped_dispatch + t.dropped_allocation + t.dropped_window) as i64),
-            run_id
+            run_id,
+            first_window_id,
         ],
     )?;
     tx.commit()?;

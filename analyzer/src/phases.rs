@@ -93,6 +93,26 @@ impl WindowRow {
     }
 }
 
+/// The first and last window id of a run. A run is imported in one transaction, so its
+/// windows are one contiguous id range: scanning it reads the table in order, with no index seeks.
+pub fn window_range(conn: &Connection, run_id: i64) -> Result<Option<(i64, i64)>> {
+    let r: (Option<i64>, Option<i64>) = conn.query_row(
+        "SELECT window_lo, window_hi FROM krphase_run WHERE id = ?1",
+        [run_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    if r.0.is_some() {
+        return Ok(r.0.zip(r.1));
+    }
+    // Rows written by something other than `import`: find the range the slow way.
+    let r: (Option<i64>, Option<i64>) = conn.query_row(
+        "SELECT MIN(id), MAX(id) FROM krphase_window WHERE run_id = ?1",
+        [run_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(r.0.zip(r.1))
+}
+
 /// Streams the windows of `run_id` in id order.
 pub fn for_each_window(
     conn: &Connection,
@@ -103,11 +123,15 @@ pub fn for_each_window(
     let sql = format!(
         "SELECT window_id, dispatch_id, COALESCE(kernel, ''), queue, thread, outcome, reason,
                 executed_passes, \"start\", \"end\", restores, snapshot_bytes, {}
-         FROM krphase_window_phase WHERE run_id = ?1 ORDER BY window_id",
+         FROM krphase_window_phase WHERE window_id BETWEEN ?2 AND ?3 AND +run_id = ?1
+         ORDER BY window_id",
         cols.join(", ")
     );
+    let Some((lo, hi)) = window_range(conn, run_id)? else {
+        return Ok(());
+    };
     let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query([run_id])?;
+    let mut rows = stmt.query([run_id, lo, hi])?;
     let mut w = WindowRow::default();
     while let Some(r) = rows.next()? {
         w.window_id = r.get(0)?;

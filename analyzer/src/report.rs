@@ -198,8 +198,15 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
     let mut by_reason: BTreeMap<String, u64> = BTreeMap::new();
     let (mut declined_ns, mut opt_out_n, mut opt_out_ns) = (0i64, 0u64, 0i64);
     let (mut snap_bytes, mut restore_bytes, mut log_joined) = (0i64, 0i64, false);
+    // A declined dispatch usually also ran once as a plain dispatch; count it once.
+    let mut has_plain = conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM krphase_dispatch WHERE run_id = ?1 AND dispatch_id = ?2)",
+    )?;
+    let mut declined_without_plain = 0i64;
     phases::for_each_window(conn, run_id, |w| {
         if !w.replayed() {
+            let plain: bool = has_plain.query_row([run_id, w.dispatch_id], |r| r.get(0))?;
+            declined_without_plain += i64::from(!plain);
             declined += 1;
             *by_reason.entry(w.reason.clone()).or_default() += 1;
             let ns = w.phase_ns[WINDOW].unwrap_or(0);
@@ -271,13 +278,6 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
                 ))
             },
         )?;
-    let declined_without_plain: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM krphase_window w WHERE w.run_id = ?1 AND w.outcome <> 'replayed'
-           AND NOT EXISTS (SELECT 1 FROM krphase_dispatch d
-                           WHERE d.run_id = w.run_id AND d.dispatch_id = w.dispatch_id)",
-        [run_id],
-        |r| r.get(0),
-    )?;
     let plain_n = plain_n as u64;
     let plain_ns = plain_ns.unwrap_or(0);
 
@@ -321,27 +321,35 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         restore_gbps: ratio(restore_bytes as f64, total_of("restore") as f64),
     };
 
-    let mut per_pass = Vec::new();
-    {
+    // Per pass index: aggregated here while scanning the clustered pass table in order (an SQL
+    // GROUP BY would sort every pass row).
+    let mut by_index: BTreeMap<i64, (u64, i64, i64)> = BTreeMap::new();
+    if let Some((lo, hi)) = phases::window_range(conn, run_id)? {
         let mut stmt = conn.prepare_cached(
-            "SELECT pass_index, COUNT(*), AVG(\"end\" - \"start\"), AVG(gpu_end - gpu_start)
-             FROM krphase_pass WHERE run_id = ?1 GROUP BY pass_index ORDER BY pass_index",
+            "SELECT pass_index, \"end\" - \"start\", gpu_end - gpu_start
+             FROM krphase_pass WHERE window_id BETWEEN ?2 AND ?3 AND +run_id = ?1",
         )?;
-        let rows = stmt.query_map([run_id], |r| {
-            let host: f64 = r.get::<_, Option<f64>>(2)?.unwrap_or(0.0);
-            let gpu: f64 = r.get::<_, Option<f64>>(3)?.unwrap_or(0.0);
-            Ok(PassGpu {
-                pass_index: r.get(0)?,
-                passes: r.get::<_, i64>(1)? as u64,
+        let mut rows = stmt.query([run_id, lo, hi])?;
+        while let Some(r) = rows.next()? {
+            let e = by_index.entry(r.get(0)?).or_default();
+            e.0 += 1;
+            e.1 += r.get::<_, Option<i64>>(1)?.unwrap_or(0);
+            e.2 += r.get::<_, Option<i64>>(2)?.unwrap_or(0);
+        }
+    }
+    let per_pass: Vec<PassGpu> = by_index
+        .into_iter()
+        .map(|(pass_index, (n, host, gpu))| {
+            let (host, gpu) = (host as f64 / n as f64, gpu as f64 / n as f64);
+            PassGpu {
+                pass_index,
+                passes: n,
                 host_mean_ns: host,
                 gpu_mean_ns: gpu,
                 gpu_share: ratio(gpu, host),
-            })
-        })?;
-        for r in rows {
-            per_pass.push(r?);
-        }
-    }
+            }
+        })
+        .collect();
     let gpu_total = total_of("gpu");
     let pass_total = total_of("pass exec");
     let gpu = Gpu {
