@@ -294,13 +294,24 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// Peak resident set size of this process in KiB (Linux `VmHWM`), for the benchmarks.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
+    let code = match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("krphase: error: {e:#}");
             ExitCode::FAILURE
         }
+    };
+    if std::env::var_os("KRPHASE_PEAK_RSS").is_some() {
+        eprintln!("krphase: peak RSS {} KiB", peak_rss_kib().unwrap_or(0));
     }
+    code
 }
