@@ -194,6 +194,11 @@ impl Recorder {
         }
     }
 
+    /// Sends a few records outside any thread buffer (rare; treated as window records).
+    pub fn send_records(&self, recs: &[Record]) {
+        self.send_batch(recs.iter().map(Record::to_words).collect(), true);
+    }
+
     /// Sends string-table entries (rare; waits for the writer, bounded).
     pub fn send_names(&self, names: Vec<(NameSpace, u64, String)>) {
         if !names.is_empty() {

@@ -279,9 +279,22 @@ fn fork_child_recorder() -> Option<Arc<Recorder>> {
         .map_err(|m| declined(&m))
         .ok()?;
     h.output_path = path.display().to_string();
-    // The header's ppid names the parent; the command line and settings are inherited.
-    let _ = parent;
-    open_recorder(&path, &h, t.cfg.on_full).ok()
+    let rec = open_recorder(&path, &h, t.cfg.on_full).ok()?;
+    // First record of the child's file: whose fork it is (recorded directly: this runs while
+    // the calling thread's buffer is being re-attached).
+    let ts = sys::boottime_ns();
+    rec.send_records(&[rec_notice(Notice::ForkChild, ts, u64::from(parent))]);
+    Some(rec)
+}
+
+fn rec_notice(n: Notice, ts: u64, a: u64) -> Record {
+    Record {
+        kind: kind::NOTICE,
+        aux: n.to_u8(),
+        x: 0,
+        thread: sys::gettid(),
+        w: [ts, a, 0],
+    }
 }
 
 /// Per-thread state of the CONFIG … CONFIG EXIT span running on this thread.

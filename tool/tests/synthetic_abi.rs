@@ -174,7 +174,8 @@ fn windows_through_the_c_abi_and_fork_child_file() {
     assert_eq!(h.pid, std::process::id());
 
     let child = dir.path().join(format!("fork-{pid}.krp"));
-    let (hc, tc, outc, _) = read(&child);
+    let (hc, tc, outc, child_notices) = read(&child);
+    assert_eq!(child_notices, 1, "the fork-child notice");
     assert_eq!(hc.pid, pid as u32);
     assert_eq!(hc.ppid, std::process::id());
     assert_eq!(tc.expect("child trailer").windows, 1);
