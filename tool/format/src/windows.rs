@@ -635,7 +635,9 @@ impl Reconstructor {
                 Some(Restore {
                     after_pass: w[0].index,
                     start: w[0].gpu_end?,
-                    end: w[1].enqueue_enter?,
+                    // Without a per-pass enqueue (an SDK that enqueues once per window), the
+                    // next pass's GPU start bounds the gap from above.
+                    end: w[1].enqueue_enter.or(w[1].gpu_start)?,
                 })
             })
             .collect();
