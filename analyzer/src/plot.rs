@@ -132,15 +132,26 @@ pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>>
         Ok(())
     };
 
-    // Stacked breakdown: one bar per (run, kernel), mean ms per window.
-    let mut labels = Vec::new();
-    let mut values = Vec::new();
+    // Stacked breakdown: one bar per (label, kernel), runs sharing a label pooled; mean ms per
+    // window.
+    let mut bars: Vec<(String, Vec<f64>, u64)> = Vec::new();
     for (_, s) in &stats {
         for (k, (sums, n)) in &s.kernels {
-            labels.push(format!("{} {k}", s.label));
-            values.push(sums.iter().map(|v| v / *n as f64 / 1e6).collect());
+            let name = format!("{} {k}", s.label);
+            match bars.iter_mut().find(|b| b.0 == name) {
+                Some(b) => {
+                    b.1.iter_mut().zip(sums).for_each(|(a, x)| *a += x);
+                    b.2 += n;
+                }
+                None => bars.push((name, sums.clone(), *n)),
+            }
         }
     }
+    let labels: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+    let values: Vec<Vec<f64>> = bars
+        .iter()
+        .map(|(_, sums, n)| sums.iter().map(|v| v / *n as f64 / 1e6).collect())
+        .collect();
     let series: Vec<String> = STACK.iter().map(|s| s.to_string()).collect();
     write(
         "breakdown.svg",

@@ -32,8 +32,8 @@ fn nice(max: f64) -> (f64, f64) {
 }
 
 fn fmt_tick(v: f64) -> String {
-    if v == 0.0 {
-        "0".into()
+    if v == v.round() && v.abs() < 1e15 {
+        format!("{v:.0}")
     } else if v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 1.0 {
@@ -109,7 +109,7 @@ pub fn stacked_bars(
     series: &[String],
     values: &[Vec<f64>],
 ) -> String {
-    let (left, right, top) = (200.0, 170.0, 40.0);
+    let (left, right, top) = (260.0, 150.0, 40.0);
     let bar_h = 22.0;
     let h = top + labels.len() as f64 * (bar_h + 10.0) + 60.0;
     let w = 900.0;
@@ -184,7 +184,7 @@ pub fn histogram(title: &str, unit: &str, edges: &[f64], counts: &[u64]) -> Stri
         d.text(sx(v), bottom + 16.0, "middle", &fmt_tick(v));
     }
     d.text((left + w - right) / 2.0, bottom + 38.0, "middle", unit);
-    d.text(14.0, (top + bottom) / 2.0, "middle", "windows");
+    d.text(14.0, top - 10.0, "start", "windows");
     d.finish()
 }
 
