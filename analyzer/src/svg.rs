@@ -32,9 +32,7 @@ fn nice(max: f64) -> (f64, f64) {
 }
 
 fn fmt_tick(v: f64) -> String {
-    if v == v.round() && v.abs() < 1e15 {
-        format!("{v:.0}")
-    } else if v.abs() >= 100.0 {
+    if (v == v.round() && v.abs() < 1e15) || v.abs() >= 100.0 {
         format!("{v:.0}")
     } else if v.abs() >= 1.0 {
         format!("{v:.1}")
