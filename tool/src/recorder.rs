@@ -394,7 +394,8 @@ struct Local {
     generation: u64,
     tid: u32,
     len: usize,
-    first_ts: u64,
+    /// A partly filled slot is handed over at the first event after this time.
+    flush_at: u64,
     windows: usize,
 }
 
@@ -413,12 +414,14 @@ impl Local {
             generation,
             tid: sys::gettid(),
             len: 0,
-            first_ts: 0,
+            flush_at: u64::MAX,
             windows: 0,
         }
     }
 
     /// Hands the slot's records to the writer.
+    #[cold]
+    #[inline(never)]
     fn flush(&mut self) {
         if self.len == 0 {
             return;
@@ -488,46 +491,52 @@ pub fn record(r: Record, now: u64, flush: Flush) {
             return;
         };
         let gen_now = GENERATION.load(Ordering::Acquire);
-        let local = match guard.as_mut() {
-            Some(l) if l.generation == gen_now => l,
-            _ => {
-                if let Some(old) = guard.as_mut() {
-                    old.flush();
-                }
-                *guard = Some(Local::attach(gen_now));
-                guard.as_mut().expect("just set")
-            }
-        };
-        if local.rec.is_none() {
+        match guard.as_mut() {
+            Some(l) if l.generation == gen_now => l.push(r, now, flush),
+            _ => attach_and_push(&mut guard, gen_now, r, now, flush),
+        }
+    });
+}
+
+/// First event of a thread, or the recorder changed (fork): re-attach, then record.
+#[cold]
+#[inline(never)]
+fn attach_and_push(guard: &mut Option<Local>, generation: u64, r: Record, now: u64, flush: Flush) {
+    if let Some(old) = guard.as_mut() {
+        old.flush();
+    }
+    guard.insert(Local::attach(generation)).push(r, now, flush);
+}
+
+impl Local {
+    #[inline(always)]
+    fn push(&mut self, mut r: Record, now: u64, flush: Flush) {
+        if self.rec.is_none() {
             return;
         }
-        let mut r = r;
         if r.thread == 0 {
-            r.thread = local.tid;
+            r.thread = self.tid;
         }
-        let i = local.len;
+        let i = self.len;
         let words = r.to_words();
-        let slot = &local.slot;
+        let slot = &self.slot;
         let w = &slot.words[i];
         w[0].store(words[0], Ordering::Relaxed);
         w[1].store(words[1], Ordering::Relaxed);
         w[2].store(words[2], Ordering::Relaxed);
         w[3].store(words[3], Ordering::Relaxed);
         slot.len.store(i + 1, Ordering::Release);
-        local.len = i + 1;
+        self.len = i + 1;
         if i == 0 {
-            local.first_ts = now;
+            self.flush_at = now.saturating_add(FLUSH_AGE_NS);
         }
         if drop_class(&r) == DropClass::Window {
-            local.windows += 1;
+            self.windows += 1;
         }
-        if local.len == SLOT_RECORDS
-            || flush == Flush::Now
-            || now.wrapping_sub(local.first_ts) > FLUSH_AGE_NS && now > local.first_ts
-        {
-            local.flush();
+        if self.len == SLOT_RECORDS || flush == Flush::Now || now > self.flush_at {
+            self.flush();
         }
-    });
+    }
 }
 
 /// Flushes the calling thread's buffer (finalize on the finalizing thread).
