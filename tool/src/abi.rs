@@ -39,7 +39,7 @@ pub unsafe extern "C" fn rocprofiler_configure(
 ) -> *mut ToolConfigureResult {
     tool::quiet_panics();
     guard(std::ptr::null_mut(), || {
-        if tool::configure(Some(pass_count), Some(tracing_callback)).is_err() {
+        if tool::configure(Some(tracing_callback)).is_err() {
             return std::ptr::null_mut();
         }
         if !client_id.is_null() {

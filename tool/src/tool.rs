@@ -78,10 +78,7 @@ fn env(k: &str) -> Option<String> {
 
 /// `rocprofiler_configure`: decide, set up the context and services, open the file.
 /// `Err(Declined)` means decline (the reason has been printed).
-pub fn configure(
-    pass_count: ReplayPassCountFn,
-    cb: krphase_ffi::CallbackTracingFn,
-) -> Result<(), Declined> {
+pub fn configure(cb: krphase_ffi::CallbackTracingFn) -> Result<(), Declined> {
     if TOOL.get().is_some() {
         return Err(Declined); // configured already (a second copy in the tool list)
     }
@@ -96,7 +93,6 @@ pub fn configure(
             return Err(Declined);
         }
     };
-    let _ = pass_count;
     let sdk = Sdk::load()
         .map_err(|e| declined(&format!("rocprofiler-sdk not usable: {e}; not recording")))?;
     let version = sdk
