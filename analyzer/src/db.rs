@@ -108,11 +108,16 @@ SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w
        w.outcome,
        CASE WHEN w.outcome = 'declined' AND l.reason IS NOT NULL THEN l.reason ELSE w.reason END AS reason,
        w.requested_passes, w.executed_passes,
-       w."start", w."end", w."end" - w."start" AS window_ns,
+       w."start", w."end",
+       -- Observe mode (no CONFIG pair: the window spans pass 0's enqueue to the last GPU end)
+       -- takes the SDK's own window, pre-pass and drain from a joined phase line.
+       CASE WHEN w.pass_count_return IS NULL AND l.window_ns IS NOT NULL THEN l.window_ns
+            ELSE w."end" - w."start" END AS window_ns,
        w.pass_count_return - w."start" AS config_ns,
-       w.first_pass_enter - w.pass_count_return AS prepass_ns,
+       COALESCE(w.first_pass_enter - w.pass_count_return, l.lock_drain_ns + l.snapshot_ns) AS prepass_ns,
        COALESCE(l.snapshot_ns, l.snap_ns) AS snapshot_ns,
-       (w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns) AS drain_ns,
+       COALESCE((w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns),
+                l.lock_drain_ns) AS drain_ns,
        w.pass_ns, w.gpu_ns, w.restore_ns, w.restores,
        w."end" - w.last_pass_exit AS tail_ns,
        COALESCE(l.snapshot_bytes, w.bytes_estimate) AS snapshot_bytes,

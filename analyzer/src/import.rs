@@ -157,6 +157,10 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     }
     let trailer = reader.trailer().copied();
     out.truncated = reader.truncated() || trailer.is_none();
+    // The run spans tool start (the header's clock anchor) to the last record.
+    if h.boottime_ns > 0 && first <= last {
+        first = first.min(h.boottime_ns);
+    }
     let (start, end) = if first <= last {
         (Some(first as i64), Some(last as i64))
     } else {

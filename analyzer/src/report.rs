@@ -71,7 +71,8 @@ pub struct Bytes {
 pub struct PassGpu {
     pub pass_index: i64,
     pub passes: u64,
-    pub host_mean_ns: f64,
+    /// Mean PASS ENTER → EXIT; `None` in observe mode (no PASS callbacks).
+    pub host_mean_ns: Option<f64>,
     pub gpu_mean_ns: f64,
     pub gpu_share: Option<f64>,
 }
@@ -125,7 +126,10 @@ pub struct RunReport {
     pub host: Option<String>,
     pub command: Option<String>,
     pub mode: Option<String>,
+    /// Passes the tool was configured for (drive mode).
     pub passes: Option<i64>,
+    /// Passes actually executed per replayed window.
+    pub passes_per_window: Option<f64>,
     pub truncated: bool,
     pub log_joined: bool,
     pub wall_ns: Option<i64>,
@@ -198,6 +202,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
     let mut by_reason: BTreeMap<String, u64> = BTreeMap::new();
     let (mut declined_ns, mut opt_out_n, mut opt_out_ns) = (0i64, 0u64, 0i64);
     let (mut snap_bytes, mut restore_bytes, mut log_joined) = (0i64, 0i64, false);
+    let mut executed = 0i64;
     // A declined dispatch usually also ran once as a plain dispatch; count it once.
     let mut has_plain = conn.prepare_cached(
         "SELECT EXISTS (SELECT 1 FROM krphase_dispatch WHERE run_id = ?1 AND dispatch_id = ?2)",
@@ -218,6 +223,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
             return Ok(());
         }
         replayed += 1;
+        executed += w.executed_passes.unwrap_or(0);
         for (acc, v) in accs.iter_mut().zip(w.phase_ns) {
             if let Some(v) = v {
                 let v = v.max(0) as u64;
@@ -323,7 +329,8 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
 
     // Per pass index: aggregated here while scanning the clustered pass table in order (an SQL
     // GROUP BY would sort every pass row).
-    let mut by_index: BTreeMap<i64, (u64, i64, i64)> = BTreeMap::new();
+    // (passes, host samples, host sum, GPU sum); observe-mode passes have no host interval.
+    let mut by_index: BTreeMap<i64, (u64, u64, i64, i64)> = BTreeMap::new();
     if let Some((lo, hi)) = phases::window_range(conn, run_id)? {
         let mut stmt = conn.prepare_cached(
             "SELECT pass_index, \"end\" - \"start\", gpu_end - gpu_start
@@ -333,20 +340,24 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         while let Some(r) = rows.next()? {
             let e = by_index.entry(r.get(0)?).or_default();
             e.0 += 1;
-            e.1 += r.get::<_, Option<i64>>(1)?.unwrap_or(0);
-            e.2 += r.get::<_, Option<i64>>(2)?.unwrap_or(0);
+            if let Some(h) = r.get::<_, Option<i64>>(1)? {
+                e.1 += 1;
+                e.2 += h;
+            }
+            e.3 += r.get::<_, Option<i64>>(2)?.unwrap_or(0);
         }
     }
     let per_pass: Vec<PassGpu> = by_index
         .into_iter()
-        .map(|(pass_index, (n, host, gpu))| {
-            let (host, gpu) = (host as f64 / n as f64, gpu as f64 / n as f64);
+        .map(|(pass_index, (n, hn, host, gpu))| {
+            let host = (hn > 0).then(|| host as f64 / hn as f64);
+            let gpu = gpu as f64 / n as f64;
             PassGpu {
                 pass_index,
                 passes: n,
                 host_mean_ns: host,
                 gpu_mean_ns: gpu,
-                gpu_share: ratio(gpu, host),
+                gpu_share: host.and_then(|h| ratio(gpu, h)),
             }
         })
         .collect();
@@ -375,6 +386,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         command,
         mode,
         passes,
+        passes_per_window: (replayed > 0).then(|| executed as f64 / replayed as f64),
         truncated: truncated != 0,
         log_joined,
         wall_ns,
@@ -551,7 +563,7 @@ fn render_text(r: &RunReport, markdown: bool, out: &mut String) {
     let h = if markdown { "## " } else { "== " };
     let _ = writeln!(
         out,
-        "{h}run {} {}(pid {}, {}, mode {}, {} passes{}{})",
+        "{h}run {} {}(pid {}, {}, mode {}, {} passes per window{}{})",
         r.run_id,
         r.label
             .as_ref()
@@ -559,7 +571,13 @@ fn render_text(r: &RunReport, markdown: bool, out: &mut String) {
         r.pid.map_or("?".into(), |p| p.to_string()),
         r.host.as_deref().unwrap_or("?"),
         r.mode.as_deref().unwrap_or("?"),
-        r.passes.map_or("?".into(), |p| p.to_string()),
+        r.passes_per_window
+            .map(|p| format!("{p:.2}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string())
+            .or(r.passes.map(|p| p.to_string()))
+            .unwrap_or_else(|| "?".into()),
         if r.truncated { ", TRUNCATED" } else { "" },
         if r.log_joined { ", SDK log joined" } else { "" },
     );
@@ -676,7 +694,7 @@ fn render_text(r: &RunReport, markdown: bool, out: &mut String) {
             t.add_row(vec![
                 p.pass_index.to_string(),
                 p.passes.to_string(),
-                fmt_ns(p.host_mean_ns),
+                p.host_mean_ns.map_or("-".into(), fmt_ns),
                 fmt_ns(p.gpu_mean_ns),
                 pct(p.gpu_share),
             ]);
