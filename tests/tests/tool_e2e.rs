@@ -807,3 +807,75 @@ fn other_workloads_match_truth_counts() {
         );
     }
 }
+
+#[test]
+fn under_the_rocprofv3_stand_in_the_tool_observes_into_its_output_directory() {
+    let a = artifacts();
+    let dir = scratch_dir("rocprofv3");
+    let out = dir.join("rp");
+    let truth = dir.join("truth.jsonl");
+    let o = Command::new(&a.emu)
+        .current_dir(&dir)
+        .args([
+            "rocprofv3",
+            "--pmc",
+            "SQ_WAVES",
+            "--pmc",
+            "GRBM_COUNT",
+            "--replay-mode",
+            "kernel",
+        ])
+        .args(["--kernel-replay-beta-enabled", "-d"])
+        .arg(&out)
+        .arg("--")
+        .arg(&a.emu)
+        .args(["run", "saxpy", "--elements", "4096", "--iterations", "3"])
+        .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
+        .env("KRPHASE_EMU_TRUTH", &truth)
+        .env_remove("KRPHASE_OUTPUT")
+        .env_remove("KRPHASE_MODE")
+        .output()
+        .expect("run the rocprofv3 stand-in");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("[krphase]")),
+        "{stderr}"
+    );
+    let found: Vec<PathBuf> = walk(&out)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "krp"))
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one file under the rocprofv3 output directory: {found:?}"
+    );
+    let d = decode(&found[0]);
+    assert_eq!(d.header.mode, krphase_format::Mode::Observe);
+    let t: Vec<Value> = read_truth(&truth)
+        .into_iter()
+        .filter(|v| v["type"] == "window")
+        .collect();
+    assert!(!t.is_empty());
+    assert_eq!(d.windows.len(), t.len());
+    assert!(
+        d.windows.iter().all(|w| w.executed_passes == 2),
+        "one pass per counter group"
+    );
+}
+
+fn walk(p: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(p) {
+        for e in rd.flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                v.extend(walk(&path));
+            } else {
+                v.push(path);
+            }
+        }
+    }
+    v
+}
