@@ -879,3 +879,61 @@ fn walk(p: &Path) -> Vec<PathBuf> {
     }
     v
 }
+
+#[test]
+fn sixty_four_threads_thousand_replayed_dispatches_drive_mode() {
+    let a = artifacts();
+    let dir = scratch_dir("threads-drive");
+    let truth = dir.join("truth.jsonl");
+    let o = Command::new(&a.emu)
+        .args([
+            "run",
+            "multi-queue",
+            "--threads",
+            "64",
+            "--iterations",
+            "1000",
+            "--elements",
+            "64",
+        ])
+        .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
+        .env("KRPHASE_EMU_TRUTH", &truth)
+        .env("KRPHASE_OUTPUT", dir.join("d.krp"))
+        .env("KRPHASE_MODE", "drive")
+        .env_remove("KRPHASE_PASSES")
+        .output()
+        .expect("run");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Count truth windows without parsing 64,000 large JSON lines.
+    let text = std::fs::read_to_string(&truth).expect("truth");
+    let truth_windows = text
+        .lines()
+        .filter(|l| l.contains("\"type\":\"window\"") && l.contains("\"outcome\":\"replayed\""))
+        .count();
+    assert_eq!(truth_windows, 64_000);
+    let d = decode(&dir.join("d.krp"));
+    let t = d.trailer.expect("trailer");
+    assert_eq!(t.dropped_window, 0);
+    assert_eq!(t.windows, 64_000);
+    let replayed: Vec<&Window> = d
+        .windows
+        .iter()
+        .filter(|w| w.outcome == Outcome::Replayed)
+        .collect();
+    assert_eq!(replayed.len(), 64_000);
+    assert!(
+        replayed
+            .iter()
+            .all(|w| w.executed_passes == 2 && w.restores.len() == 1 && w.pre_pass.is_some())
+    );
+    let threads: std::collections::HashSet<u32> = replayed.iter().map(|w| w.thread).collect();
+    assert_eq!(threads.len(), 64);
+    eprintln!(
+        "dropped dispatch records: {} (complete GPU times on {} windows)",
+        t.dropped_dispatch,
+        replayed
+            .iter()
+            .filter(|w| w.passes.iter().all(|p| p.gpu_end.is_some()))
+            .count()
+    );
+}
