@@ -240,3 +240,35 @@ fn pending_limit_bounds_memory() {
     }
     assert_eq!(rc.evicted(), 9_900);
 }
+
+#[test]
+fn any_single_byte_corruption_is_an_error_or_a_clean_prefix_never_a_panic() {
+    let full = common::write_file();
+    let (all, _) = read_all(&full);
+    for pos in 0..full.len() {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut b = full.clone();
+            b[pos] ^= flip;
+            let Ok(mut r) = FileReader::new(&b[..]) else {
+                continue;
+            };
+            let mut evs = Vec::new();
+            let mut errored = false;
+            for e in r.by_ref() {
+                match e {
+                    Ok(e) => evs.push(e),
+                    Err(e) => {
+                        assert!(e.to_string().starts_with("offset "), "{e}");
+                        errored = true;
+                    }
+                }
+            }
+            // Whatever decoded before the error is a prefix of the true stream (CRC protects
+            // every block's payload).
+            assert_eq!(&all[..evs.len()], &evs[..], "byte {pos} ^ {flip:#x}");
+            if !errored && !r.truncated() {
+                assert_eq!(evs.len(), all.len(), "byte {pos} ^ {flip:#x}: silent loss");
+            }
+        }
+    }
+}
