@@ -78,7 +78,7 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
             ..Imported::default()
         });
     }
-    let mut reader = FileReader::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let reader = FileReader::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let h = reader.header().clone();
     // A 64 MiB page cache keeps the index pages of a large import in memory (bounded).
     conn.execute_batch("PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;")?;
@@ -120,43 +120,32 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
         run_id,
         ..Imported::default()
     };
-    let mut mode = h.mode;
-    let mut layout: Option<&'static str> = match h.payload_layout {
-        1 => Some("a"),
-        2 => Some("b"),
-        _ => None,
-    };
-    let (mut first, mut last) = (u64::MAX, 0u64);
-    let mut rec = Reconstructor::new();
-    {
+    // Decoding and window reconstruction run on a second thread, feeding the inserts here in
+    // bounded batches: the two halves of an import cost about the same, and overlap.
+    let decoded = std::thread::scope(|scope| -> Result<Decoded> {
+        let (tx_batches, rx_batches) = std::sync::mpsc::sync_channel::<Vec<Output>>(8);
+        let decoder = scope.spawn(move || decode(reader, &h, tx_batches));
         let mut ins = Inserter::new(&tx, run_id)?;
-        while let Some(ev) = reader.next_event() {
-            let ev = ev.map_err(|e| anyhow!("{}: {e}", path.display()))?;
-            out.events += 1;
-            if let Some(t) = timestamp(&ev) {
-                first = first.min(t);
-                last = last.max(t);
-            }
-            if let Event::Notice { notice, a, .. } = &ev {
-                match notice {
-                    Notice::FellBackToObserve => mode = Mode::Observe,
-                    Notice::LayoutConfirmed if *a == 1 => layout = Some("a"),
-                    Notice::LayoutConfirmed if *a == 2 => layout = Some("b"),
-                    _ => {}
-                }
-            }
-            rec.push(&ev);
-            while let Some(o) = rec.pop() {
-                ins.output(&rec, o, &mut out)?;
+        for batch in rx_batches {
+            for o in batch {
+                ins.output(o, &mut out)?;
             }
         }
-        rec.finish();
-        while let Some(o) = rec.pop() {
-            ins.output(&rec, o, &mut out)?;
-        }
-    }
-    let trailer = reader.trailer().copied();
-    out.truncated = reader.truncated() || trailer.is_none();
+        decoder
+            .join()
+            .map_err(|_| anyhow!("{}: the decoder thread panicked", path.display()))?
+            .map_err(|e| anyhow!("{}: {e}", path.display()))
+    })?;
+    let h = &decoded.header;
+    let (mut first, last, mode, layout, trailer) = (
+        decoded.first,
+        decoded.last,
+        decoded.mode,
+        decoded.layout,
+        decoded.trailer,
+    );
+    out.events = decoded.events;
+    out.truncated = decoded.truncated || trailer.is_none();
     // The run spans tool start (the header's clock anchor) to the last record.
     if h.boottime_ns > 0 && first <= last {
         first = first.min(h.boottime_ns);
@@ -190,6 +179,101 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     )?;
     tx.commit()?;
     Ok(out)
+}
+
+/// What the decoder thread learned besides the outputs it sent.
+struct Decoded {
+    header: krphase_format::Header,
+    events: u64,
+    first: u64,
+    last: u64,
+    mode: Mode,
+    layout: Option<&'static str>,
+    truncated: bool,
+    trailer: Option<krphase_format::Trailer>,
+}
+
+/// Outputs per batch sent to the inserting thread.
+const BATCH: usize = 1024;
+
+/// Reads every event, reconstructs windows and sends them in batches (kernel names resolved).
+/// Stops early, without error, if the receiver has gone (the inserts failed).
+fn decode(
+    mut reader: FileReader<std::io::BufReader<std::fs::File>>,
+    header: &krphase_format::Header,
+    tx: std::sync::mpsc::SyncSender<Vec<Output>>,
+) -> Result<Decoded, krphase_format::ReadError> {
+    let mut d = Decoded {
+        header: header.clone(),
+        events: 0,
+        first: u64::MAX,
+        last: 0,
+        mode: header.mode,
+        layout: match header.payload_layout {
+            1 => Some("a"),
+            2 => Some("b"),
+            _ => None,
+        },
+        truncated: false,
+        trailer: None,
+    };
+    let mut rec = Reconstructor::new();
+    let mut batch = Vec::with_capacity(BATCH);
+    let named = |rec: &Reconstructor, mut o: Output| -> Output {
+        let (name, id) = match &mut o {
+            Output::Window(w) => (&mut w.kernel_name, w.kernel_id),
+            Output::Decline(x) => (&mut x.kernel_name, x.kernel_id),
+            Output::Plain(p) => (&mut p.kernel_name, p.kernel_id),
+        };
+        if name.is_none() {
+            *name = id.and_then(|k| rec.kernel_name(k).map(str::to_string));
+        }
+        o
+    };
+    let mut finished = false;
+    loop {
+        let ev = match reader.next_event() {
+            Some(ev) => Some(ev?),
+            None => None,
+        };
+        match &ev {
+            Some(ev) => {
+                d.events += 1;
+                if let Some(t) = timestamp(ev) {
+                    d.first = d.first.min(t);
+                    d.last = d.last.max(t);
+                }
+                if let Event::Notice { notice, a, .. } = ev {
+                    match notice {
+                        Notice::FellBackToObserve => d.mode = Mode::Observe,
+                        Notice::LayoutConfirmed if *a == 1 => d.layout = Some("a"),
+                        Notice::LayoutConfirmed if *a == 2 => d.layout = Some("b"),
+                        _ => {}
+                    }
+                }
+                rec.push(ev);
+            }
+            None => {
+                rec.finish();
+                finished = true;
+            }
+        }
+        while let Some(o) = rec.pop() {
+            batch.push(named(&rec, o));
+        }
+        if batch.len() >= BATCH || (finished && !batch.is_empty()) {
+            if tx.send(std::mem::take(&mut batch)).is_err() {
+                break;
+            }
+            batch.reserve(BATCH);
+        }
+        if finished {
+            break;
+        }
+    }
+    d.truncated = reader.truncated();
+    d.trailer = reader.trailer().copied();
+    Ok(d)
 }
 
 /// The host or GPU time an event carries, for the run's first/last timestamp.
@@ -249,24 +333,21 @@ impl<'t> Inserter<'t> {
         })
     }
 
-    fn output(&mut self, rec: &Reconstructor, o: Output, out: &mut Imported) -> Result<()> {
-        let name = |n: Option<String>, id: Option<u64>| -> Option<String> {
-            n.or_else(|| id.and_then(|k| rec.kernel_name(k).map(str::to_string)))
-        };
+    fn output(&mut self, o: Output, out: &mut Imported) -> Result<()> {
         match o {
-            Output::Window(w) => {
+            Output::Window(mut w) => {
                 out.windows += 1;
-                let kernel = name(w.kernel_name.clone(), w.kernel_id);
+                let kernel = w.kernel_name.take();
                 self.window(&w, kernel)?;
             }
-            Output::Decline(d) => {
+            Output::Decline(mut d) => {
                 out.declines += 1;
-                let kernel = name(d.kernel_name.clone(), d.kernel_id);
+                let kernel = d.kernel_name.take();
                 self.decline(&d, kernel)?;
             }
-            Output::Plain(p) => {
+            Output::Plain(mut p) => {
                 out.dispatches += 1;
-                let kernel = name(p.kernel_name.clone(), p.kernel_id);
+                let kernel = p.kernel_name.take();
                 self.plain(&p, kernel)?;
             }
         }
