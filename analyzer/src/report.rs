@@ -956,6 +956,33 @@ mod tests {
     }
 
     #[test]
+    fn linked_measurement_gives_whole_run_and_overhead_shares() {
+        let c = fixture();
+        c.execute_batch(
+            "INSERT INTO krphase_measurement (id, source, experiment, variant, mode, median_s)
+               VALUES (1, 'replay_perf', 'P2', 'passes-1', 'single-pass', 0.000010),
+                      (2, 'replay_perf', 'P2', 'passes-2', 'kernel-replay', 0.000020);
+             INSERT INTO krphase_measurement_run (measurement_id, run_id) VALUES (2, 1);",
+        )
+        .unwrap();
+        let r = run_report(&c, 1).unwrap();
+        let m = r.measurement.clone().expect("linked");
+        assert_eq!(m.reference_variant.as_deref(), Some("passes-1"));
+        let overhead = m.overhead_s.unwrap();
+        assert!((overhead - 0.000010).abs() < 1e-12);
+        let window = m.phases.iter().find(|p| p.phase == "window").unwrap();
+        // 8500 ns of windows over a 20 µs run and a 10 µs overhead.
+        assert!((window.share_of_wall.unwrap() - 0.425).abs() < 1e-9);
+        assert!((window.share_of_overhead.unwrap() - 0.85).abs() < 1e-9);
+        assert_eq!(m.drain_fraction_of_window, None, "no log joined");
+        let text = render(std::slice::from_ref(&r), Format::Table).unwrap();
+        assert!(
+            text.contains("share of overhead") && text.contains("P5"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn joined_log_splits_the_pre_pass() {
         let c = fixture();
         c.execute(
