@@ -205,9 +205,17 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
     let raw = out.join("runs");
     std::fs::create_dir_all(&raw).with_context(|| format!("cannot create {}", raw.display()))?;
     let db_path = out.join("krphase.db");
-    // A fresh database each time: the demo's figures are exactly this invocation's.
-    for f in [db_path.clone(), out.join("krphase.db-journal")] {
-        let _ = std::fs::remove_file(f);
+    // A fresh database each time: the demo's figures are exactly this invocation's. Only a
+    // krphase database is replaced; anything else at that path is left alone.
+    if db_path.exists() {
+        db::open_existing(&db_path).with_context(|| {
+            format!(
+                "refusing to replace {} (not a krphase database)",
+                db_path.display()
+            )
+        })?;
+        std::fs::remove_file(&db_path)
+            .with_context(|| format!("cannot remove {}", db_path.display()))?;
     }
     step(
         1,
