@@ -383,6 +383,11 @@ pub fn peek() -> Option<Arc<Recorder>> {
     CURRENT.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
+/// The recorder generation (changes when a fork child gets its own file).
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Relaxed)
+}
+
 /// Called in a fork child: make every thread re-fetch the recorder.
 pub fn forked() {
     GENERATION.fetch_add(1, Ordering::Release);

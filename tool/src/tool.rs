@@ -654,7 +654,14 @@ impl Tool {
                 ts,
                 Flush::Lazy,
             );
-            if LAST_INFO.with(|c| c.replace(d)) != d {
+            // Placement is recorded when it changes for this thread (and once per file): the
+            // reader applies it to the thread's later enqueues.
+            let place = (
+                info.agent_id.handle,
+                info.queue_id.handle,
+                recorder::generation(),
+            );
+            if LAST_PLACE.with(|c| c.replace(place)) != place {
                 recorder::record(
                     rec(
                         kind::DISPATCH_INFO,
@@ -805,8 +812,8 @@ pub fn inject_panic_at_next_config() {
 static LAYOUT_CONFIRMED: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
-    /// Last dispatch id whose placement this thread recorded (passes share one).
-    static LAST_INFO: Cell<u64> = const { Cell::new(u64::MAX) };
+    /// Placement (agent, queue, recorder generation) this thread last recorded at an enqueue.
+    static LAST_PLACE: Cell<(u64, u64, u64)> = const { Cell::new((u64::MAX, u64::MAX, u64::MAX)) };
 }
 
 /// SDK finalize or the atexit safety net: flush and write the trailer (bounded).

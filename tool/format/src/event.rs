@@ -9,9 +9,10 @@ use serde::{Deserialize, Serialize};
 pub mod kind {
     /// CONFIG ENTER. aux = [`super::Decision`], w0 = ts, w1 = dispatch id, w2 = kernel id.
     pub const CONFIG_ENTER: u8 = 1;
-    /// Dispatch placement. aux = 0 taken at CONFIG ENTER, 1 at ENQUEUE ENTER (only the drop
-    /// class uses it; the typed event omits it); w0 = dispatch id, w1 = agent handle,
-    /// w2 = queue handle.
+    /// Dispatch placement. aux = 0 taken at CONFIG ENTER, 1 at ENQUEUE ENTER (the typed event
+    /// omits it); w0 = dispatch id, w1 = agent handle, w2 = queue handle. At an enqueue it is
+    /// written only when the thread's placement changes: it also applies to that thread's later
+    /// enqueues. Never dropped.
     pub const DISPATCH_INFO: u8 = 2;
     /// Correlation ids. w0 = dispatch id, w1 = internal, w2 = ancestor.
     pub const CORRELATION: u8 = 3;
@@ -180,12 +181,11 @@ pub enum DropClass {
     Allocation,
 }
 
-/// The drop class of a record (DISPATCH_INFO with aux 1 was taken at ENQUEUE, not CONFIG).
+/// The drop class of a record.
 #[inline]
 pub fn drop_class(r: &crate::Record) -> DropClass {
     match r.kind {
         kind::ENQUEUE_ENTER | kind::ENQUEUE_EXIT | kind::COMPLETE => DropClass::Dispatch,
-        kind::DISPATCH_INFO if r.aux == 1 => DropClass::Dispatch,
         kind::ALLOC | kind::FREE => DropClass::Allocation,
         _ => DropClass::Window,
     }

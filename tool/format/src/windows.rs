@@ -190,6 +190,8 @@ pub struct Reconstructor {
     order: VecDeque<u64>,
     per_queue: HashMap<u64, VecDeque<u64>>,
     current: HashMap<u32, u64>,
+    /// Last placement (agent, queue) recorded on each thread; applies to its later enqueues.
+    placement: HashMap<u32, (u64, u64)>,
     names: HashMap<u64, String>,
     ready: VecDeque<Output>,
     max_pending: usize,
@@ -213,6 +215,7 @@ impl Reconstructor {
             order: VecDeque::new(),
             per_queue: HashMap::new(),
             current: HashMap::new(),
+            placement: HashMap::new(),
             names: HashMap::new(),
             ready: VecDeque::new(),
             max_pending: max_pending.max(1),
@@ -315,6 +318,13 @@ impl Reconstructor {
                 g.agent = Some(agent);
                 let first = g.queue.is_none();
                 g.queue = Some(queue);
+                // Recorded at an enqueue (not at CONFIG): the thread's placement from now on.
+                let at_enqueue = !g.enqueues.is_empty()
+                    || g.in_pass
+                        .is_some_and(|i| g.passes[i].enqueue_enter.is_some());
+                if at_enqueue {
+                    self.placement.insert(thread, (agent, queue));
+                }
                 if first {
                     self.per_queue
                         .entry(queue)
@@ -396,11 +406,22 @@ impl Reconstructor {
                 kernel_id,
             } => {
                 self.mark_thread(thread, dispatch_id);
+                let place = self.placement.get(&thread).copied();
                 let g = self.group(dispatch_id, thread);
                 g.kernel_id.get_or_insert(kernel_id);
                 match g.in_pass {
                     Some(i) => g.passes[i].enqueue_enter = Some(ts),
                     None => g.enqueues.push((ts, None)),
+                }
+                if g.queue.is_none()
+                    && let Some((agent, queue)) = place
+                {
+                    g.agent = Some(agent);
+                    g.queue = Some(queue);
+                    self.per_queue
+                        .entry(queue)
+                        .or_default()
+                        .push_back(dispatch_id);
                 }
             }
             Event::EnqueueExit {

@@ -272,3 +272,52 @@ fn any_single_byte_corruption_is_an_error_or_a_clean_prefix_never_a_panic() {
         }
     }
 }
+
+#[test]
+fn an_enqueue_placement_applies_to_the_threads_later_enqueues() {
+    let mut rc = Reconstructor::new();
+    let t = 3;
+    for d in 1..=3u64 {
+        rc.push(&Event::EnqueueEnter {
+            thread: t,
+            ts: d * 100,
+            dispatch_id: d,
+            kernel_id: 1,
+        });
+        if d == 1 {
+            rc.push(&Event::DispatchInfo {
+                thread: t,
+                dispatch_id: d,
+                agent: 2,
+                queue: 7,
+            });
+        }
+        rc.push(&Event::EnqueueExit {
+            thread: t,
+            ts: d * 100 + 5,
+            dispatch_id: d,
+            correlation: d,
+        });
+        rc.push(&Event::Complete {
+            thread: 9,
+            dispatch_id: d,
+            gpu_start: d * 100 + 10,
+            gpu_end: d * 100 + 20,
+        });
+    }
+    rc.finish();
+    let mut n = 0;
+    while let Some(o) = rc.pop() {
+        let Output::Plain(p) = o else {
+            panic!("plain dispatches only")
+        };
+        assert_eq!(
+            (p.agent, p.queue),
+            (Some(2), Some(7)),
+            "dispatch {}",
+            p.dispatch_id
+        );
+        n += 1;
+    }
+    assert_eq!(n, 3);
+}
