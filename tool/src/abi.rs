@@ -100,7 +100,7 @@ extern "C" fn at_exit() {
 
 unsafe extern "C" fn at_fork_child() {
     // Only an atomic increment here: the child builds its own recorder at its first event.
-    crate::recorder::forked();
+    let _ = catch_unwind(crate::recorder::forked);
 }
 
 /// The pass-count callback handed to the SDK at CONFIG ENTER.
