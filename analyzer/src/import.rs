@@ -299,11 +299,16 @@ fn i(v: Option<u64>) -> Option<i64> {
     v.map(|x| x as i64)
 }
 
+/// Columns of a `krphase_pass` row, and the most rows one INSERT carries.
+const PASS_COLUMNS: usize = 9;
+const MAX_PASS_ROWS: usize = 8;
+
 /// Cached insert statements for one run.
 struct Inserter<'t> {
     run_id: i64,
     window: rusqlite::CachedStatement<'t>,
-    pass: rusqlite::CachedStatement<'t>,
+    /// `passes[n - 1]` inserts n pass rows.
+    passes: Vec<rusqlite::CachedStatement<'t>>,
     dispatch: rusqlite::CachedStatement<'t>,
     conn: &'t Transaction<'t>,
 }
@@ -319,11 +324,16 @@ impl<'t> Inserter<'t> {
                    pass_ns, gpu_ns, restore_ns, restores, bytes_estimate, bytes_upper, regions)
                  VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
             )?,
-            pass: tx.prepare_cached(
-                "INSERT INTO krphase_pass (window_id, run_id, pass_index, \"start\", \"end\",
-                   gpu_start, gpu_end, restore_start, restore_end)
-                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-            )?,
+            passes: (1..=MAX_PASS_ROWS)
+                .map(|n| {
+                    let row = format!("({})", ["?"; PASS_COLUMNS].join(","));
+                    tx.prepare_cached(&format!(
+                        "INSERT INTO krphase_pass (window_id, run_id, pass_index, \"start\", \"end\",
+                           gpu_start, gpu_end, restore_start, restore_end) VALUES {}",
+                        vec![row; n].join(",")
+                    ))
+                })
+                .collect::<rusqlite::Result<_>>()?,
             dispatch: tx.prepare_cached(
                 "INSERT INTO krphase_dispatch (run_id, dispatch_id, correlation_id, kernel, agent,
                    queue, thread, had_config, \"start\", \"end\", gpu_start, gpu_end)
@@ -415,19 +425,27 @@ impl<'t> Inserter<'t> {
             w.bytes.map(|b| i64::from(b.classified_regions)),
         ])?;
         let window_id = self.conn.last_insert_rowid();
-        for p in &w.passes {
-            let r = w.restores.iter().find(|r| r.after_pass == p.index);
-            self.pass.execute(params![
-                window_id,
-                self.run_id,
-                p.index,
-                i(p.enter),
-                i(p.exit),
-                i(p.gpu_start),
-                i(p.gpu_end),
-                r.map(|r| r.start as i64),
-                r.map(|r| r.end as i64),
-            ])?;
+        // All of a window's passes in one multi-row INSERT (statement overhead dominates).
+        for chunk in w.passes.chunks(MAX_PASS_ROWS) {
+            let stmt = &mut self.passes[chunk.len() - 1];
+            for (k, p) in chunk.iter().enumerate() {
+                let r = w.restores.iter().find(|r| r.after_pass == p.index);
+                let values: [Option<i64>; PASS_COLUMNS] = [
+                    Some(window_id),
+                    Some(self.run_id),
+                    Some(i64::from(p.index)),
+                    i(p.enter),
+                    i(p.exit),
+                    i(p.gpu_start),
+                    i(p.gpu_end),
+                    r.map(|r| r.start as i64),
+                    r.map(|r| r.end as i64),
+                ];
+                for (c, v) in values.iter().enumerate() {
+                    stmt.raw_bind_parameter(k * PASS_COLUMNS + c + 1, v)?;
+                }
+            }
+            stmt.raw_execute()?;
         }
         Ok(())
     }
