@@ -297,6 +297,11 @@ fn writer_loop(
         let mut msg = Some(first);
         while let Some(m) = msg.take() {
             match m {
+                Msg::Records(mut v) if pending.is_empty() && v.len() == SLOT_RECORDS => {
+                    // A full slot's batch is a block on its own: no copy into `pending`.
+                    write(&mut w, &mut v, &mut failed);
+                    let _ = pool_tx.try_send(v);
+                }
                 Msg::Records(mut v) => {
                     pending.extend_from_slice(&v);
                     v.clear();
