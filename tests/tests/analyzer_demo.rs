@@ -196,9 +196,10 @@ fn report_json_agrees_with_the_emulator_truth() {
             for (q, key) in [(0.5, "p50_ns"), (0.99, "p99_ns")] {
                 let want = quantile(v, q);
                 let got = p[key].as_i64().unwrap();
-                // Tool timestamps are taken inside the callbacks the truth stamps just before,
-                // plus the histogram's 3 significant figures.
-                let tol = want / 100 + 50_000;
+                // Tool timestamps are taken inside the callbacks the truth stamps just before
+                // (a preempted callback entry can add a scheduler slice), plus the histogram's
+                // 3 significant figures.
+                let tol = want / 50 + 200_000;
                 assert!(
                     (got - want).abs() <= tol,
                     "{label} {name} {key}: report {got}, truth {want}"
