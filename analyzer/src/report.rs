@@ -620,7 +620,7 @@ fn render_text(r: &RunReport, markdown: bool, out: &mut String) {
             "no replayed windows: no phases, bytes or GPU time to show{}",
             if r.dispatch_tax.plain_dispatches > 0 {
                 format!(
-                    "; {} dispatches ran once at {} per enqueue",
+                    ";\n  {} dispatches ran once at {} per enqueue",
                     r.dispatch_tax.plain_dispatches,
                     r.dispatch_tax
                         .plain_enqueue_mean_ns

@@ -66,6 +66,9 @@ fn demo_writes_database_trace_plots_and_report() {
         })
         .count();
     assert!(svgs >= 3, "{svgs} SVG files");
+    let table = krphase(&out.join("krphase.db"), &["report"]);
+    let widest = table.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest <= 100, "report table is {widest} columns wide");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     for needle in [
         "replayed",
