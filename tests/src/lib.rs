@@ -47,17 +47,28 @@ pub fn artifacts() -> &'static Artifacts {
         let profile_dir = profile_dir();
         let release = profile_dir.file_name().is_some_and(|n| n == "release");
         let target_dir = profile_dir.parent().expect("profile dir has a parent");
-        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root");
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("workspace root");
         let mut cmd = Command::new(cargo());
         cmd.current_dir(workspace)
             .arg("build")
-            .args(["-p", "krphase-tool", "-p", "krphase-emu", "-p", "krphase-probe"])
+            .args([
+                "-p",
+                "krphase-tool",
+                "-p",
+                "krphase-emu",
+                "-p",
+                "krphase-probe",
+            ])
             .args(["-p", "krphase-analyzer"])
             .env("CARGO_TARGET_DIR", target_dir);
         if release {
             cmd.arg("--release");
         }
-        let status = cmd.status().expect("run cargo build for the test artifacts");
+        let status = cmd
+            .status()
+            .expect("run cargo build for the test artifacts");
         assert!(status.success(), "cargo build of the test artifacts failed");
         Artifacts {
             emu: profile_dir.join("krphase-emu"),
