@@ -4,6 +4,7 @@
 //! running process ([`sdk::Sdk`]). Types are declared once, in [`types`]; the kernel-replay
 //! payload, whose field order differs between SDK builds, is reached through [`ReplayPayload`].
 
+pub mod executables;
 #[cfg(feature = "bindgen")]
 pub mod header_check;
 pub mod payload;
@@ -11,6 +12,7 @@ pub mod sdk;
 pub mod status;
 pub mod types;
 
+pub use executables::{HsaError, HsaSymbolFns, SymbolInfo};
 pub use payload::{FieldOffsets, PayloadLayout, ReplayPayload};
 pub use sdk::{InitState, LoadError, Need, Sdk, SdkSource};
 pub use status::Status;

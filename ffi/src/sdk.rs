@@ -16,6 +16,7 @@
 use crate::status::Status;
 use crate::types::{
     CONTEXT_NONE, CallbackTracingFn, CallbackTracingKind, ContextId, HsaAmdPointerInfoFn,
+    HsaIterateAgentSymbolsFn, HsaIterateExecutablesFn, HsaIterateSymbolsFn, HsaSymbolGetInfoFn,
     KindIterFn, KindOperationIterFn, TracingOperation, VersionTriplet,
 };
 use libloading::os::unix::Library;
@@ -178,6 +179,14 @@ sdk_symbols! {
             unsafe extern "C" fn(*mut c_int) -> Raw => Need::Optional,
         hsa_amd_pointer_info = "hsa_amd_pointer_info": HsaAmdPointerInfoFn
             => Need::OptionalAnywhere,
+        hsa_iterate_executables = "hsa_ven_amd_loader_iterate_executables":
+            HsaIterateExecutablesFn => Need::OptionalAnywhere,
+        hsa_iterate_agent_symbols = "hsa_executable_iterate_agent_symbols":
+            HsaIterateAgentSymbolsFn => Need::OptionalAnywhere,
+        hsa_iterate_symbols = "hsa_executable_iterate_symbols":
+            HsaIterateSymbolsFn => Need::OptionalAnywhere,
+        hsa_symbol_get_info = "hsa_executable_symbol_get_info":
+            HsaSymbolGetInfoFn => Need::OptionalAnywhere,
     }
 }
 
@@ -498,6 +507,20 @@ impl Sdk {
     pub fn hsa_pointer_info(&self) -> Option<HsaAmdPointerInfoFn> {
         self.fns.hsa_amd_pointer_info
     }
+
+    /// ROCr's loader and symbol functions, when the process has the walk's minimum
+    /// (`hsa_ven_amd_loader_iterate_executables` and `hsa_executable_symbol_get_info`, plus
+    /// either symbol iterator). See [`crate::executables`] for the safe walk.
+    pub fn hsa_symbols(&self) -> Option<crate::executables::HsaSymbolFns> {
+        let f = &self.fns;
+        let fns = crate::executables::HsaSymbolFns {
+            iterate_executables: f.hsa_iterate_executables?,
+            iterate_agent_symbols: f.hsa_iterate_agent_symbols,
+            iterate_symbols: f.hsa_iterate_symbols,
+            symbol_get_info: f.hsa_symbol_get_info?,
+        };
+        (fns.iterate_agent_symbols.is_some() || fns.iterate_symbols.is_some()).then_some(fns)
+    }
 }
 
 /// Picks `suffix` from named operations: exact name first, else the first `*_<suffix>`.
@@ -602,7 +625,7 @@ mod tests {
                 "rocprofiler_get_timestamp",
             ]
         );
-        assert_eq!(SYMBOLS.len(), 17);
+        assert_eq!(SYMBOLS.len(), 21);
     }
 
     #[test]

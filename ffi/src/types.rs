@@ -495,3 +495,91 @@ pub type HsaAmdPointerInfoFn = unsafe extern "C" fn(
     num_agents_accessible: *mut u32,
     accessible: *mut *mut HsaAgent,
 ) -> u32;
+
+/// `HSA_STATUS_INFO_BREAK`: an iteration callback's "stop here", not an error.
+pub const HSA_STATUS_INFO_BREAK: u32 = 0x1;
+
+/// `hsa_executable_t`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct HsaExecutable {
+    pub handle: u64,
+}
+
+/// `hsa_executable_symbol_t`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct HsaExecutableSymbol {
+    pub handle: u64,
+}
+
+/// `hsa_executable_symbol_info_t` values krphase asks for (hsa.h).
+pub mod hsa_symbol_info {
+    /// `hsa_symbol_kind_t` (4 bytes).
+    pub const TYPE: u32 = 0;
+    /// `uint32_t`, without a terminating NUL.
+    pub const NAME_LENGTH: u32 = 1;
+    /// `NAME_LENGTH` chars, not NUL-terminated.
+    pub const NAME: u32 = 2;
+    /// `uint32_t`.
+    pub const VARIABLE_SIZE: u32 = 9;
+    /// `bool` (1 byte).
+    pub const VARIABLE_IS_CONST: u32 = 10;
+    /// `hsa_agent_t` (agent symbols only).
+    pub const AGENT: u32 = 20;
+    /// `uint64_t`.
+    pub const VARIABLE_ADDRESS: u32 = 21;
+}
+
+/// `hsa_symbol_kind_t` values.
+pub mod hsa_symbol_kind {
+    pub const VARIABLE: u32 = 0;
+    pub const KERNEL: u32 = 1;
+    pub const INDIRECT_FUNCTION: u32 = 2;
+}
+
+/// Callback of `hsa_ven_amd_loader_iterate_executables`.
+pub type HsaExecutableIterFn =
+    Option<unsafe extern "C" fn(executable: HsaExecutable, data: *mut c_void) -> u32>;
+
+/// `hsa_ven_amd_loader_iterate_executables(callback, data)`.
+pub type HsaIterateExecutablesFn =
+    unsafe extern "C" fn(callback: HsaExecutableIterFn, data: *mut c_void) -> u32;
+
+/// Callback of `hsa_executable_iterate_agent_symbols`.
+pub type HsaAgentSymbolIterFn = Option<
+    unsafe extern "C" fn(
+        executable: HsaExecutable,
+        agent: HsaAgent,
+        symbol: HsaExecutableSymbol,
+        data: *mut c_void,
+    ) -> u32,
+>;
+
+/// `hsa_executable_iterate_agent_symbols(executable, agent, callback, data)`.
+pub type HsaIterateAgentSymbolsFn = unsafe extern "C" fn(
+    executable: HsaExecutable,
+    agent: HsaAgent,
+    callback: HsaAgentSymbolIterFn,
+    data: *mut c_void,
+) -> u32;
+
+/// Callback of `hsa_executable_iterate_symbols`.
+pub type HsaSymbolIterFn = Option<
+    unsafe extern "C" fn(
+        executable: HsaExecutable,
+        symbol: HsaExecutableSymbol,
+        data: *mut c_void,
+    ) -> u32,
+>;
+
+/// `hsa_executable_iterate_symbols(executable, callback, data)` (program and agent symbols).
+pub type HsaIterateSymbolsFn = unsafe extern "C" fn(
+    executable: HsaExecutable,
+    callback: HsaSymbolIterFn,
+    data: *mut c_void,
+) -> u32;
+
+/// `hsa_executable_symbol_get_info(symbol, attribute, value)`.
+pub type HsaSymbolGetInfoFn =
+    unsafe extern "C" fn(symbol: HsaExecutableSymbol, attribute: u32, value: *mut c_void) -> u32;

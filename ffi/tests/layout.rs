@@ -155,6 +155,47 @@ fn memory_and_code_object_payloads() {
 }
 
 #[test]
+fn hsa_executable_types() {
+    layout!(HsaExecutable, size 8, align 8, handle @ 0);
+    layout!(HsaExecutableSymbol, size 8, align 8, handle @ 0);
+    layout!(HsaAgent, size 8, align 8, handle @ 0);
+    assert_eq!((HSA_STATUS_SUCCESS, HSA_STATUS_INFO_BREAK), (0, 1));
+    assert_eq!(
+        (
+            hsa_symbol_info::TYPE,
+            hsa_symbol_info::NAME_LENGTH,
+            hsa_symbol_info::NAME
+        ),
+        (0, 1, 2)
+    );
+    assert_eq!(
+        (
+            hsa_symbol_info::VARIABLE_SIZE,
+            hsa_symbol_info::VARIABLE_IS_CONST,
+            hsa_symbol_info::AGENT,
+            hsa_symbol_info::VARIABLE_ADDRESS
+        ),
+        (9, 10, 20, 21)
+    );
+    assert_eq!(
+        (
+            hsa_symbol_kind::VARIABLE,
+            hsa_symbol_kind::KERNEL,
+            hsa_symbol_kind::INDIRECT_FUNCTION
+        ),
+        (0, 1, 2)
+    );
+    // Callbacks and functions are one (nullable) pointer wide.
+    assert_eq!(size_of::<HsaExecutableIterFn>(), 8);
+    assert_eq!(size_of::<HsaAgentSymbolIterFn>(), 8);
+    assert_eq!(size_of::<HsaSymbolIterFn>(), 8);
+    assert_eq!(size_of::<Option<HsaIterateExecutablesFn>>(), 8);
+    assert_eq!(size_of::<Option<HsaIterateAgentSymbolsFn>>(), 8);
+    assert_eq!(size_of::<Option<HsaIterateSymbolsFn>>(), 8);
+    assert_eq!(size_of::<Option<HsaSymbolGetInfoFn>>(), 8);
+}
+
+#[test]
 fn hsa_pointer_info() {
     layout!(HsaAmdPointerInfo, size 56, align 8,
         size @ 0, type_ @ 4, agent_base_address @ 8, host_base_address @ 16,
