@@ -113,6 +113,14 @@ pub fn window_range(conn: &Connection, run_id: i64) -> Result<Option<(i64, i64)>
     Ok(r.0.zip(r.1))
 }
 
+fn set(dst: &mut String, v: rusqlite::types::ValueRef<'_>) -> Result<()> {
+    dst.clear();
+    if let rusqlite::types::ValueRef::Text(t) = v {
+        dst.push_str(std::str::from_utf8(t)?);
+    }
+    Ok(())
+}
+
 /// Streams the windows of `run_id` in id order.
 pub fn for_each_window(
     conn: &Connection,
@@ -136,11 +144,12 @@ pub fn for_each_window(
     while let Some(r) = rows.next()? {
         w.window_id = r.get(0)?;
         w.dispatch_id = r.get(1)?;
-        w.kernel = r.get(2)?;
+        // Strings are copied into the reused row: no allocation per window.
+        set(&mut w.kernel, r.get_ref(2)?)?;
         w.queue = r.get(3)?;
         w.thread = r.get(4)?;
-        w.outcome = r.get(5)?;
-        w.reason = r.get(6)?;
+        set(&mut w.outcome, r.get_ref(5)?)?;
+        set(&mut w.reason, r.get_ref(6)?)?;
         w.executed_passes = r.get(7)?;
         w.start = r.get(8)?;
         w.end = r.get(9)?;
