@@ -1,10 +1,11 @@
 //! The SDK's C ABI, exported under the real names and signatures (ABI reference §1-§7, contract
 //! C1), plus `hsa_amd_pointer_info`. Each function catches panics and maps them to an error.
 
-use krphase_emu::{clock, kinds, memory, sdk::sdk};
+use krphase_emu::{clock, kinds, memory, sdk::sdk, symbols};
 use krphase_ffi::{
-    CallbackTracingFn, CallbackTracingKind, ContextId, HsaAgent, HsaAmdPointerInfo, KindIterFn,
-    KindOperationIterFn, Status, TracingOperation, VersionTriplet,
+    CallbackTracingFn, CallbackTracingKind, ContextId, HsaAgent, HsaAgentSymbolIterFn,
+    HsaAmdPointerInfo, HsaExecutable, HsaExecutableIterFn, HsaExecutableSymbol, HsaSymbolIterFn,
+    KindIterFn, KindOperationIterFn, Status, TracingOperation, VersionTriplet,
 };
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::panic::catch_unwind;
@@ -351,6 +352,107 @@ pub extern "C" fn hsa_amd_pointer_info(
         }
     }
     r
+}
+
+/// Runs an HSA iteration callback over `items`; a non-SUCCESS return stops the walk and is
+/// returned (INFO_BREAK included), as ROCr's iterators do.
+fn iterate<T: Copy>(items: &[T], mut call: impl FnMut(T) -> u32) -> u32 {
+    for &i in items {
+        let rc = call(i);
+        if rc != 0 {
+            return rc;
+        }
+    }
+    0
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hsa_ven_amd_loader_iterate_executables(
+    callback: HsaExecutableIterFn,
+    data: *mut c_void,
+) -> u32 {
+    let data = data as usize;
+    catch_unwind(move || {
+        let Some(cb) = callback else {
+            return HSA_INVALID_ARGUMENT;
+        };
+        iterate(&symbols::executables(), |e| {
+            // SAFETY: the caller's callback with the loader extension's signature.
+            unsafe { cb(e, data as *mut c_void) }
+        })
+    })
+    .unwrap_or(HSA_INVALID_ARGUMENT)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hsa_executable_iterate_symbols(
+    executable: HsaExecutable,
+    callback: HsaSymbolIterFn,
+    data: *mut c_void,
+) -> u32 {
+    let data = data as usize;
+    catch_unwind(move || {
+        let Some(cb) = callback else {
+            return HSA_INVALID_ARGUMENT;
+        };
+        match symbols::symbols_of(executable, None) {
+            Ok(v) => iterate(&v, |sym| {
+                // SAFETY: the caller's callback with hsa.h's signature.
+                unsafe { cb(executable, sym, data as *mut c_void) }
+            }),
+            Err(rc) => rc,
+        }
+    })
+    .unwrap_or(HSA_INVALID_ARGUMENT)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hsa_executable_iterate_agent_symbols(
+    executable: HsaExecutable,
+    agent: HsaAgent,
+    callback: HsaAgentSymbolIterFn,
+    data: *mut c_void,
+) -> u32 {
+    let data = data as usize;
+    catch_unwind(move || {
+        let Some(cb) = callback else {
+            return HSA_INVALID_ARGUMENT;
+        };
+        match symbols::symbols_of(executable, Some(agent)) {
+            Ok(v) => iterate(&v, |sym| {
+                // SAFETY: the caller's callback with hsa.h's signature.
+                unsafe { cb(executable, agent, sym, data as *mut c_void) }
+            }),
+            Err(rc) => rc,
+        }
+    })
+    .unwrap_or(HSA_INVALID_ARGUMENT)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hsa_executable_symbol_get_info(
+    symbol: HsaExecutableSymbol,
+    attribute: u32,
+    value: *mut c_void,
+) -> u32 {
+    let value = value as usize;
+    catch_unwind(move || {
+        if value == 0 {
+            return HSA_INVALID_ARGUMENT;
+        }
+        match symbols::info(symbol, attribute) {
+            Ok(bytes) => {
+                // SAFETY: non-NULL; the caller provides storage of the attribute's documented
+                // size (NAME: NAME_LENGTH bytes), which is exactly `bytes.len()`.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), value as *mut u8, bytes.len())
+                };
+                0
+            }
+            Err(rc) => rc,
+        }
+    })
+    .unwrap_or(HSA_INVALID_ARGUMENT)
 }
 
 /// Emulator-only test hook (not an SDK symbol): submits one small dispatch to the GPU agent from

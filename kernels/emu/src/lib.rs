@@ -15,5 +15,6 @@ pub mod registration;
 pub mod replay;
 pub mod run;
 pub mod sdk;
+pub mod symbols;
 pub mod truth;
 pub mod workloads;

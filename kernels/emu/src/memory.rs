@@ -276,6 +276,25 @@ pub fn restore(s: &Snapshot, gbps: f64) -> u64 {
     bytes
 }
 
+/// Where the emulated `hsa_agent_t` handles start: unlike rocprofiler agent ids they are
+/// pointer-like, so a tool that mixes the two namespaces gets wrong answers here too.
+const HSA_AGENT_BASE: u64 = 0x7e00_4a00_0000;
+
+/// The `hsa_agent_t` of rocprofiler agent `agent`.
+pub fn hsa_agent(agent: u64) -> HsaAgent {
+    HsaAgent {
+        handle: HSA_AGENT_BASE + agent * 0x100,
+    }
+}
+
+/// The rocprofiler agent id of an `hsa_agent_t`, if it names an emulated agent.
+pub fn agent_of_hsa(a: HsaAgent) -> Option<u64> {
+    let off = a.handle.checked_sub(HSA_AGENT_BASE)?;
+    let id = off / 0x100;
+    let agents = crate::device::CPU_AGENT..crate::device::GPU_AGENT + crate::device::MAX_GPU_AGENTS;
+    (off % 0x100 == 0 && agents.contains(&id)).then_some(id)
+}
+
 /// `hsa_amd_pointer_info` over the emulated regions. Unknown pointers give type UNKNOWN.
 pub fn pointer_info(ptr: u64, info: &mut HsaAmdPointerInfo) {
     let cap = info.size as usize;
@@ -292,7 +311,7 @@ pub fn pointer_info(ptr: u64, info: &mut HsaAmdPointerInfo) {
         out.agent_base_address = r.base() as *mut _;
         out.host_base_address = r.base() as *mut _;
         out.size_in_bytes = r.bytes as usize;
-        out.agent_owner = HsaAgent { handle: r.agent };
+        out.agent_owner = hsa_agent(r.agent);
         out.global_flags = match r.kind {
             MemKind::Coarse | MemKind::Vmem | MemKind::ModuleVar => hsa_global_flag::COARSE_GRAINED,
             MemKind::Fine => hsa_global_flag::FINE_GRAINED,
@@ -340,7 +359,7 @@ mod tests {
         let karg = allocate(64, MemKind::Kernarg, 1);
         let vmem = allocate(64, MemKind::Vmem, AGENT);
         assert_eq!(info(&coarse).global_flags, hsa_global_flag::COARSE_GRAINED);
-        assert_eq!(info(&coarse).agent_owner.handle, AGENT);
+        assert_eq!(info(&coarse).agent_owner, hsa_agent(AGENT));
         assert_eq!(info(&coarse).size_in_bytes, 64);
         assert_eq!(info(&coarse).agent_base_address as u64, coarse.base());
         assert_eq!(info(&fine).global_flags, hsa_global_flag::FINE_GRAINED);

@@ -10,8 +10,11 @@ use crate::clock::thread_id;
 use crate::memory::{self, MemKind, Region};
 use crate::replay::{self, Launch};
 use crate::sdk::sdk;
+use crate::symbols::{self, Symbol};
 use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, CorrelationId, KernelSymbolData, UserData, code_object_op,
+    AgentId, CallbackPhase, CallbackTracingKind, CodeObjectLoadData, CodeObjectMemory,
+    CodeObjectStorage, CorrelationId, KernelSymbolData, UserData, code_object_op,
+    code_object_storage,
 };
 use krphase_kernels::KERNEL_NAMES;
 use parking_lot::Mutex;
@@ -30,6 +33,8 @@ pub struct CodeObject {
     pub cuid: Arc<Region>,
     /// A `__constant__` table (not writable; excluded).
     pub constants: Arc<Region>,
+    /// A zero-size variable (excluded: size 0).
+    pub empty: Arc<Region>,
 }
 
 static CODE_OBJECT: OnceLock<CodeObject> = OnceLock::new();
@@ -92,16 +97,82 @@ pub fn load_code_object() -> &'static CodeObject {
             ),
             cuid: memory::module_variable("__hip_cuid_6b7270686173650a", 1, GPU_AGENT, true),
             constants: memory::module_variable("stream_constants", 64, GPU_AGENT, false),
+            empty: memory::module_variable("stream_empty_tag", 0, GPU_AGENT, true),
         };
+        publish_symbols(&co);
+        deliver_load(CallbackPhase::LOAD);
         deliver_symbols(CallbackPhase::LOAD);
         co
     })
 }
 
-/// Unregisters the kernel symbols (at finalization, before the tools' finalize).
+/// The executable's symbol table: every kernel, each module variable, and a variable the
+/// loader left unplaced (address 0; excluded like the zero-size one).
+fn publish_symbols(co: &CodeObject) {
+    let mut t: Vec<Symbol> = KERNEL_NAMES
+        .iter()
+        .map(|n| Symbol::kernel(n, GPU_AGENT))
+        .collect();
+    for r in [&co.saxpy_calls, &co.cuid, &co.constants, &co.empty] {
+        t.push(Symbol::variable(r));
+    }
+    t.push(Symbol {
+        name: "stream_unplaced".into(),
+        kind: krphase_ffi::hsa_symbol_kind::VARIABLE,
+        agent: GPU_AGENT,
+        address: 0,
+        size: 16,
+        is_const: false,
+    });
+    symbols::publish(t);
+}
+
+static CODE_OBJECT_URI: &std::ffi::CStr = c"memory://emulated#offset=0x100000&size=0x100000";
+
+/// CODE_OBJECT LOAD (phase LOAD at load, UNLOAD at unload): carries both the rocprofiler agent
+/// id and the `hsa_agent_t` the code object was loaded for.
+fn deliver_load(phase: CallbackPhase) {
+    let kind = CallbackTracingKind::CODE_OBJECT.0;
+    let op = code_object_op::LOAD;
+    let subs = sdk().subscribers(kind, op);
+    let tid = thread_id();
+    let mut data = CodeObjectLoadData {
+        size: std::mem::size_of::<CodeObjectLoadData>() as u64,
+        code_object_id: CODE_OBJECT_ID,
+        agent_id: AgentId { handle: GPU_AGENT },
+        hsa_agent: memory::hsa_agent(GPU_AGENT),
+        uri: CODE_OBJECT_URI.as_ptr(),
+        load_base: 0x10_0000,
+        load_size: 0x10_0000,
+        load_delta: 0,
+        storage_type: code_object_storage::MEMORY,
+        storage: CodeObjectStorage {
+            memory: CodeObjectMemory {
+                memory_base: 0x10_0000,
+                memory_size: 0x10_0000,
+            },
+        },
+    };
+    for s in &subs {
+        let mut ud = UserData::default();
+        s.invoke(
+            tid,
+            CorrelationId::default(),
+            kind,
+            op,
+            phase,
+            (&mut data as *mut CodeObjectLoadData).cast(),
+            &mut ud,
+        );
+    }
+}
+
+/// Unregisters the kernel symbols, then unloads the code object (at finalization, before the
+/// tools' finalize).
 pub fn unload_code_object() {
     if CODE_OBJECT.get().is_some() {
         deliver_symbols(CallbackPhase::UNLOAD);
+        deliver_load(CallbackPhase::UNLOAD);
     }
 }
 
