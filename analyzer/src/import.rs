@@ -548,6 +548,43 @@ mod tests {
         assert_eq!(count(&c, "krphase_run"), 1);
     }
 
+    /// The format crate's golden file: one 2-pass window, one opt-out, one plain dispatch, with
+    /// known timestamps.
+    #[test]
+    fn golden_file_imports_with_exact_phases() {
+        let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/golden/small.krp");
+        let mut c = db::open_in_memory().unwrap();
+        let r = import_file(&mut c, &golden, Some("golden")).unwrap();
+        assert_eq!(
+            (r.windows, r.declines, r.dispatches, r.truncated),
+            (1, 1, 1, false)
+        );
+        let rep = report::run_report(&c, r.run_id).unwrap();
+        let total = |n: &str| rep.phases.iter().find(|p| p.phase == n).unwrap().total_ns;
+        assert_eq!(total("config"), 1020 - 1000);
+        assert_eq!(total("pre-pass"), 2000 - 1020);
+        assert_eq!(total("pass exec"), (3000 - 2000) + (4500 - 3500));
+        assert_eq!(total("gpu"), (2900 - 2100) + (4400 - 3600));
+        assert_eq!(total("restore"), 3500 - 3000);
+        assert_eq!(total("tail"), 4600 - 4500);
+        assert_eq!(total("window"), 4600 - 1000);
+        assert_eq!(rep.declines_by_reason.get("opt_out"), Some(&1));
+        assert_eq!(rep.dispatch_tax.plain_enqueue_mean_ns, Some(10.0));
+        assert_eq!(rep.bytes.snapshot_bytes_total, 4096);
+        assert_eq!(
+            rep.dispatches_seen, 2,
+            "the opt-out and its run-once are one dispatch"
+        );
+        let (kernel, queue): (String, i64) = c
+            .query_row(
+                "SELECT kernel, queue FROM krphase_window WHERE outcome = 'replayed'",
+                [],
+                |x| Ok((x.get(0)?, x.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((kernel.as_str(), queue), ("stream_copy", 3));
+    }
+
     #[test]
     fn truncated_file_loads_complete_blocks_and_is_marked() {
         let dir = tempfile::tempdir().unwrap();
