@@ -46,6 +46,26 @@ pub mod kind {
     pub const WINDOW_BYTES: u8 = 15;
     /// Tool notice. aux = [`super::Notice`] code, w0 = ts, w1/w2 = notice-specific.
     pub const NOTICE: u8 = 16;
+    /// Writable module-variable bytes the snapshot copies for one agent, from a walk of the
+    /// loaded executables' symbols; replaces the agent's previous value. aux =
+    /// [`super::attribution`], x = variables counted (saturating), w0 = ts, w1 = agent handle
+    /// ([`super::UNATTRIBUTED`] when no agent is known), w2 = bytes.
+    pub const MODULE_VARS: u8 = 17;
+}
+
+/// `agent` of a MODULE_VARS record whose HSA agent maps to no known agent handle.
+pub const UNATTRIBUTED: u64 = u64::MAX;
+
+/// How a MODULE_VARS record's HSA agent was mapped to the agent handle (aux).
+pub mod attribution {
+    /// No mapping known: the bytes count only in upper bounds.
+    pub const NONE: u8 = 0;
+    /// From a CODE_OBJECT LOAD record (it carries both the agent id and the `hsa_agent_t`).
+    pub const CODE_OBJECT: u8 = 1;
+    /// From an allocation: its agent and `hsa_amd_pointer_info`'s `agentOwner`.
+    pub const ALLOCATION: u8 = 2;
+    /// The only GPU agent the tool has seen.
+    pub const SINGLE_AGENT: u8 = 3;
 }
 
 /// Bits of `aux` in ALLOC/FREE records.
@@ -301,6 +321,16 @@ pub enum Event {
         a: u64,
         b: u64,
     },
+    ModuleVars {
+        thread: u32,
+        ts: u64,
+        /// Agent handle, or [`UNATTRIBUTED`].
+        agent: u64,
+        bytes: u64,
+        variables: u16,
+        /// [`attribution`] value.
+        attribution: u8,
+    },
     /// A string-table entry.
     Name {
         space: NameSpace,
@@ -476,6 +506,22 @@ impl Event {
                 a,
                 b,
             } => rec(NOTICE, notice.to_u8(), 0, thread, ts, a, b),
+            Event::ModuleVars {
+                thread,
+                ts,
+                agent,
+                bytes,
+                variables,
+                attribution,
+            } => rec(
+                MODULE_VARS,
+                attribution,
+                variables,
+                thread,
+                ts,
+                agent,
+                bytes,
+            ),
             Event::Name { .. } => return None,
             Event::Unknown {
                 kind,
@@ -605,6 +651,14 @@ impl Event {
                 a: w1,
                 b: w2,
             },
+            MODULE_VARS => Event::ModuleVars {
+                thread: t,
+                ts: w0,
+                agent: w1,
+                bytes: w2,
+                variables: r.x,
+                attribution: r.aux,
+            },
             k => Event::Unknown {
                 kind: k,
                 aux: r.aux,
@@ -728,6 +782,14 @@ mod tests {
                 notice: Notice::LayoutMismatch,
                 a: 5,
                 b: 6,
+            },
+            Event::ModuleVars {
+                thread: 1,
+                ts: 2,
+                agent: 3,
+                bytes: 8,
+                variables: 1,
+                attribution: attribution::CODE_OBJECT,
             },
             Event::Unknown {
                 kind: 200,

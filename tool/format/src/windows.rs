@@ -15,7 +15,7 @@
 //! records, so a dispatch is held until its completions arrive, a later dispatch on the same queue
 //! completes, [`Reconstructor::finish`] is called, or the pending limit evicts it.
 
-use crate::event::{Decision, Event, NameSpace};
+use crate::event::{Decision, Event, NameSpace, UNATTRIBUTED, alloc_class};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 
@@ -177,6 +177,8 @@ struct Group {
     enqueues: Vec<(u64, Option<u64>)>,
     completes: Vec<(u64, u64)>,
     bytes: Option<ByteEstimate>,
+    /// Reader-side estimate at the first enqueue (observe mode has no WINDOW_BYTES).
+    first_enqueue_bytes: Option<ByteEstimate>,
     /// A replayed drive-mode window (CONFIG EXIT seen with passes).
     drive_window: bool,
     /// The submitting thread has moved on to another dispatch.
@@ -196,6 +198,59 @@ pub struct Reconstructor {
     ready: VecDeque<Output>,
     max_pending: usize,
     evicted: u64,
+    footprint: Footprint,
+}
+
+/// Live allocations and module-variable bytes per agent, replayed from ALLOC/FREE and
+/// MODULE_VARS records: the snapshot estimate for windows the tool did not see open (observe
+/// mode). Holds only live allocations.
+#[derive(Debug, Default)]
+struct Footprint {
+    /// address → (agent, size, counted in the classified estimate).
+    live: HashMap<u64, (u64, u64, bool)>,
+    /// agent → (classified bytes, classified regions, all live bytes).
+    agents: HashMap<u64, (u64, u64, u64)>,
+    /// agent → (bytes, variables) of writable module variables.
+    module_vars: HashMap<u64, (u64, u64)>,
+    /// Module-variable bytes no agent could be named for (upper bounds only).
+    unattributed: u64,
+}
+
+impl Footprint {
+    fn alloc(&mut self, address: u64, agent: u64, size: u64, class: u8) {
+        self.free(address);
+        let snap = class & alloc_class::SNAPSHOT != 0;
+        self.live.insert(address, (agent, size, snap));
+        let e = self.agents.entry(agent).or_default();
+        e.2 += size;
+        if snap {
+            e.0 += size;
+            e.1 += 1;
+        }
+    }
+
+    fn free(&mut self, address: u64) {
+        let Some((agent, size, snap)) = self.live.remove(&address) else {
+            return;
+        };
+        if let Some(e) = self.agents.get_mut(&agent) {
+            e.2 = e.2.saturating_sub(size);
+            if snap {
+                e.0 = e.0.saturating_sub(size);
+                e.1 = e.1.saturating_sub(1);
+            }
+        }
+    }
+
+    fn estimate(&self, agent: u64) -> ByteEstimate {
+        let (c, r, u) = self.agents.get(&agent).copied().unwrap_or_default();
+        let (mb, mn) = self.module_vars.get(&agent).copied().unwrap_or_default();
+        ByteEstimate {
+            classified: c + mb,
+            classified_regions: (r + mn).min(u64::from(u16::MAX)) as u16,
+            upper_bound: u + mb + self.unattributed,
+        }
+    }
 }
 
 impl Default for Reconstructor {
@@ -220,7 +275,14 @@ impl Reconstructor {
             ready: VecDeque::new(),
             max_pending: max_pending.max(1),
             evicted: 0,
+            footprint: Footprint::default(),
         }
+    }
+
+    /// The snapshot byte estimate for `agent` at this point of the stream, from the live
+    /// allocations and module variables seen so far (what drive mode records at CONFIG ENTER).
+    pub fn footprint_estimate(&self, agent: u64) -> ByteEstimate {
+        self.footprint.estimate(agent)
     }
 
     /// Dispatches emitted before their records were complete because of the pending limit.
@@ -325,6 +387,12 @@ impl Reconstructor {
                 if at_enqueue {
                     self.placement.insert(thread, (agent, queue));
                 }
+                let est = self.footprint.estimate(agent);
+                let g = self.groups.get_mut(&dispatch_id).expect("group exists");
+                // The first enqueue's placement (it follows that enqueue's record).
+                if at_enqueue && g.enqueues.len() <= 1 && g.config_enter.is_none() {
+                    g.first_enqueue_bytes = Some(est);
+                }
                 if first {
                     self.per_queue
                         .entry(queue)
@@ -407,8 +475,12 @@ impl Reconstructor {
             } => {
                 self.mark_thread(thread, dispatch_id);
                 let place = self.placement.get(&thread).copied();
+                let est = place.map(|(agent, _)| self.footprint.estimate(agent));
                 let g = self.group(dispatch_id, thread);
                 g.kernel_id.get_or_insert(kernel_id);
+                if g.first_enqueue_bytes.is_none() && g.queue.is_none() {
+                    g.first_enqueue_bytes = est;
+                }
                 match g.in_pass {
                     Some(i) => g.passes[i].enqueue_enter = Some(ts),
                     None => g.enqueues.push((ts, None)),
@@ -453,6 +525,28 @@ impl Reconstructor {
                 self.try_close(dispatch_id);
                 if let Some(q) = queue {
                     self.seal_queue_before(q, dispatch_id);
+                }
+            }
+            Event::Alloc {
+                address,
+                size,
+                agent,
+                class,
+                ..
+            } => self.footprint.alloc(address, agent, size, class),
+            Event::Free { address, .. } => self.footprint.free(address),
+            Event::ModuleVars {
+                agent,
+                bytes,
+                variables,
+                ..
+            } => {
+                if agent == UNATTRIBUTED {
+                    self.footprint.unattributed = bytes;
+                } else {
+                    self.footprint
+                        .module_vars
+                        .insert(agent, (bytes, u64::from(variables)));
                 }
             }
             Event::WindowBytes {
@@ -681,7 +775,7 @@ impl Reconstructor {
             restores,
             pre_pass: None,
             tail: None,
-            bytes: g.bytes,
+            bytes: g.bytes.or(g.first_enqueue_bytes),
         }));
     }
 

@@ -321,3 +321,98 @@ fn an_enqueue_placement_applies_to_the_threads_later_enqueues() {
     }
     assert_eq!(n, 3);
 }
+
+#[test]
+fn observe_window_bytes_come_from_live_allocations_and_module_variables() {
+    use krphase_format::event::{UNATTRIBUTED, alloc_class as c, attribution};
+    use krphase_format::windows::ByteEstimate;
+    let snap = c::CLASSIFIED | c::COARSE | c::AFTER_CONFIGURE | c::SNAPSHOT;
+    let alloc = |address, size, agent, class| Event::Alloc {
+        thread: 1,
+        op: 1,
+        class,
+        address,
+        size,
+        agent,
+    };
+    let modvars = |agent, bytes, variables| Event::ModuleVars {
+        thread: 1,
+        ts: 1,
+        agent,
+        bytes,
+        variables,
+        attribution: attribution::CODE_OBJECT,
+    };
+    let mut evs = vec![
+        alloc(0x1000, 1000, 1, snap),
+        alloc(0x2000, 200, 1, c::CLASSIFIED | c::FINE | c::AFTER_CONFIGURE),
+        alloc(0x3000, 5000, 2, snap),
+        alloc(0x4000, 64, 1, snap),
+        Event::Free {
+            thread: 1,
+            op: 3,
+            class: snap,
+            address: 0x4000,
+            size: 64,
+            agent: 1,
+        },
+        modvars(1, 24, 2),
+        modvars(1, 8, 1), // a later walk replaces the agent's value
+        modvars(UNATTRIBUTED, 16, 1),
+    ];
+    // Dispatch 10 replayed twice on agent 1; an allocation between the passes is not counted.
+    for (pass, ts) in [(0u64, 100u64), (1, 300)] {
+        evs.push(Event::EnqueueEnter {
+            thread: 1,
+            ts,
+            dispatch_id: 10,
+            kernel_id: 1,
+        });
+        if pass == 0 {
+            evs.push(Event::DispatchInfo {
+                thread: 1,
+                dispatch_id: 10,
+                agent: 1,
+                queue: 4,
+            });
+        }
+        evs.push(Event::EnqueueExit {
+            thread: 1,
+            ts: ts + 5,
+            dispatch_id: 10,
+            correlation: 1,
+        });
+        evs.push(Event::Complete {
+            thread: 2,
+            dispatch_id: 10,
+            gpu_start: ts + 10,
+            gpu_end: ts + 50,
+        });
+        evs.push(alloc(0x5000 + pass, 777, 1, snap));
+    }
+    let mut rc = Reconstructor::new();
+    for e in &evs {
+        rc.push(e);
+    }
+    assert_eq!(
+        rc.footprint_estimate(2),
+        ByteEstimate {
+            classified: 5000,
+            classified_regions: 1,
+            upper_bound: 5016
+        }
+    );
+    rc.finish();
+    let Some(Output::Window(w)) = rc.pop() else {
+        panic!("one observe window")
+    };
+    assert_eq!(w.source, Source::Observe);
+    assert_eq!(
+        w.bytes,
+        Some(ByteEstimate {
+            classified: 1000 + 8,
+            classified_regions: 2,
+            upper_bound: 1200 + 8 + 16
+        })
+    );
+}
