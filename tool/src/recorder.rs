@@ -1,23 +1,24 @@
 //! The recording pipeline: lock-free thread-local buffers of fixed records, handed in batches
 //! over a bounded channel to one writer thread, buffers recycled through a return channel.
 //!
-//! Hot path (per event): a thread-local lookup, two relaxed loads (generation, recording), four
-//! relaxed 64-bit stores into the thread's slot and one release store of its length. No lock, no
-//! allocation, no system call. The slot is shared (as atomics) only so that finalize can collect
-//! the records of threads that are still alive; the owner takes its slot's flag with one
-//! compare-exchange per *batch*, never per event.
+//! Hot path (per event): one relaxed load of the state word (generation and recording flag), a
+//! thread-local base with no destructor and no borrow flag, four 64-bit stores into the thread's
+//! slot and one store of its length (all plain `mov`s on x86-64). No lock, no allocation, no
+//! system call. The slot is shared (as atomics) only so that finalize can collect the records of
+//! threads that are still alive; the owner takes its slot's flag with one compare-exchange per
+//! *batch*, never per event.
 
 use crate::config::OnFull;
 use crate::sys;
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
 use krphase_format::event::{DropClass, drop_class};
 use krphase_format::{FileWriter, Header, NameSpace, Record, Trailer};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -44,9 +45,10 @@ const OPEN: u8 = 0;
 const FLUSHING: u8 = 1;
 const CLOSED: u8 = 2;
 
-/// One thread's buffer. Only its owner appends; finalize reads it after closing it.
+/// One thread's buffer. Only its owner appends; finalize reads it after closing it. A slot lives
+/// for the process (an exiting thread returns it for reuse), so the owner holds `&'static Slot`.
 pub struct Slot {
-    words: Box<[[AtomicU64; 4]]>,
+    words: Box<[[AtomicU64; 4]; SLOT_RECORDS]>,
     len: AtomicUsize,
     state: AtomicU8,
 }
@@ -54,7 +56,12 @@ pub struct Slot {
 impl Slot {
     fn new() -> Slot {
         Slot {
-            words: (0..SLOT_RECORDS).map(|_| Default::default()).collect(),
+            // Built on the heap (a 32 KiB array on an application thread's stack is avoided).
+            words: (0..SLOT_RECORDS)
+                .map(|_| Default::default())
+                .collect::<Box<[[AtomicU64; 4]]>>()
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("SLOT_RECORDS elements")),
             len: AtomicUsize::new(0),
             state: AtomicU8::new(OPEN),
         }
@@ -97,7 +104,8 @@ pub struct Recorder {
     recording: AtomicBool,
     finished: AtomicBool,
     pub counters: Counters,
-    slots: Mutex<Vec<Weak<Slot>>>,
+    /// Slots of the threads attached to this recorder.
+    slots: Mutex<Vec<&'static Slot>>,
     writer: Mutex<Option<JoinHandle<()>>>,
     pub pid: u32,
     pub path: PathBuf,
@@ -139,7 +147,7 @@ impl Recorder {
     /// Stops recording (after a panic or a write error); finalize still writes the trailer.
     pub fn stop(&self) {
         self.recording.store(false, Ordering::Relaxed);
-        RECORDING.store(false, Ordering::Relaxed);
+        set_recording(false);
     }
 
     fn buffer(&self) -> Vec<Words> {
@@ -166,22 +174,22 @@ impl Recorder {
         self.counters.dropped_window.fetch_add(w, Ordering::Relaxed);
     }
 
-    /// Sends one batch, applying the drop policy when the writer is behind.
-    fn send_batch(&self, mut v: Vec<Words>, has_window: bool) {
+    /// Sends one batch, applying the drop policy when the writer is behind (replay-window
+    /// records are kept: sorted out only then, never per event).
+    fn send_batch(&self, mut v: Vec<Words>) {
         match self.tx.try_send(Msg::Records(v)) {
             Ok(()) => {}
             Err(TrySendError::Disconnected(_)) => {}
             Err(TrySendError::Full(Msg::Records(back))) => {
                 v = back;
                 if self.on_full == OnFull::Drop {
-                    if !has_window {
-                        self.count_drops(&v);
-                        return;
-                    }
                     // Keep the window events, drop the rest.
                     let (keep, drop): (Vec<Words>, Vec<Words>) =
                         v.iter().partition(|r| class_of(r) == DropClass::Window);
                     self.count_drops(&drop);
+                    if keep.is_empty() {
+                        return;
+                    }
                     v = keep;
                 }
                 if let Err(e) = self.tx.send_timeout(Msg::Records(v), SEND_TIMEOUT)
@@ -196,7 +204,7 @@ impl Recorder {
 
     /// Sends a few records outside any thread buffer (rare; treated as window records).
     pub fn send_records(&self, recs: &[Record]) {
-        self.send_batch(recs.iter().map(Record::to_words).collect(), true);
+        self.send_batch(recs.iter().map(Record::to_words).collect());
     }
 
     /// Sends string-table entries (rare; waits for the writer, bounded).
@@ -214,11 +222,9 @@ impl Recorder {
         }
         let deadline = Instant::now() + FINALIZE_BUDGET;
         self.recording.store(false, Ordering::Release);
-        RECORDING.store(false, Ordering::Release);
-        let slots: Vec<Arc<Slot>> = match self.slots.lock() {
-            Ok(g) => g.iter().filter_map(Weak::upgrade).collect(),
-            Err(p) => p.into_inner().iter().filter_map(Weak::upgrade).collect(),
-        };
+        set_recording(false);
+        let slots: Vec<&'static Slot> =
+            self.slots.lock().unwrap_or_else(|p| p.into_inner()).clone();
         for slot in slots {
             // Wait (bounded) for an owner that is handing a batch over right now.
             loop {
@@ -345,42 +351,64 @@ fn writer_loop(
 // The current recorder and the thread-local side.
 
 static CURRENT: Mutex<Option<Arc<Recorder>>> = Mutex::new(None);
-/// Whether the current recorder records (one load of a static on the hot path).
-static RECORDING: AtomicBool = AtomicBool::new(false);
-/// Bumped whenever the current recorder changes (install, fork); threads re-fetch on mismatch.
-static GENERATION: AtomicU64 = AtomicU64::new(0);
+/// `generation << 1 | recording`: the one word the hot path loads. The generation is bumped
+/// whenever the current recorder changes (install, fork); a thread whose attached value differs
+/// takes the slow path (re-attach, or return when not recording).
+static STATE: AtomicU64 = AtomicU64::new(0);
+const RECORDING_BIT: u64 = 1;
+/// A thread's attached state before it attached (never a value of `STATE`'s form with a
+/// generation that can be reached).
+const DETACHED: u64 = u64::MAX;
 
 type Factory = Box<dyn Fn() -> Option<Arc<Recorder>> + Send + Sync>;
 /// Builds a fresh recorder in a fork child.
 static FORK_FACTORY: OnceLock<Factory> = OnceLock::new();
+/// Slots of exited threads, reused by new threads (slots live for the process).
+static FREE_SLOTS: Mutex<Vec<&'static Slot>> = Mutex::new(Vec::new());
+
+fn set_recording(on: bool) {
+    if on {
+        STATE.fetch_or(RECORDING_BIT, Ordering::Release);
+    } else {
+        STATE.fetch_and(!RECORDING_BIT, Ordering::Release);
+    }
+}
+
+/// Next generation, with the recording bit of `rec` (call with `CURRENT` locked).
+fn bump_generation(rec: Option<&Arc<Recorder>>) {
+    let g = (STATE.load(Ordering::Relaxed) >> 1).wrapping_add(1) & (u64::MAX >> 2);
+    let on = rec.is_some_and(|r| r.is_recording());
+    STATE.store(g << 1 | u64::from(on), Ordering::Release);
+}
 
 /// Makes `rec` the process's recorder.
 pub fn install(rec: Arc<Recorder>) {
-    RECORDING.store(rec.is_recording(), Ordering::Release);
-    *CURRENT.lock().unwrap_or_else(|p| p.into_inner()) = Some(rec);
-    GENERATION.fetch_add(1, Ordering::Release);
+    let mut g = CURRENT.lock().unwrap_or_else(|p| p.into_inner());
+    bump_generation(Some(&rec));
+    *g = Some(rec);
 }
 
 pub fn set_fork_factory(f: Factory) {
     let _ = FORK_FACTORY.set(f);
 }
 
-/// The recorder of this process (a fork child gets its own, built on first use).
-pub fn current() -> Option<Arc<Recorder>> {
+/// The recorder of this process (a fork child gets its own, built on first use), and the
+/// `STATE` value it belongs to.
+fn current_with_state() -> (Option<Arc<Recorder>>, u64) {
     let mut g = CURRENT.lock().unwrap_or_else(|p| p.into_inner());
-    let pid = sys::getpid();
     if let Some(r) = g.as_ref()
-        && r.pid != pid
+        && r.pid != sys::getpid()
     {
         // Fork child: the parent's writer thread does not exist here.
         *g = FORK_FACTORY.get().and_then(|f| f());
-        RECORDING.store(
-            g.as_ref().is_some_and(|r| r.is_recording()),
-            Ordering::Release,
-        );
-        GENERATION.fetch_add(1, Ordering::Release);
+        bump_generation(g.as_ref());
     }
-    g.clone()
+    (g.clone(), STATE.load(Ordering::Acquire))
+}
+
+/// The recorder of this process (a fork child gets its own, built on first use).
+pub fn current() -> Option<Arc<Recorder>> {
+    current_with_state().0
 }
 
 /// The current recorder without building one (finalize, atexit).
@@ -390,85 +418,151 @@ pub fn peek() -> Option<Arc<Recorder>> {
 
 /// The recorder generation (changes when a fork child gets its own file).
 pub fn generation() -> u64 {
-    GENERATION.load(Ordering::Relaxed)
+    STATE.load(Ordering::Relaxed) >> 1
 }
 
-/// Called in a fork child: make every thread re-fetch the recorder.
+/// Called in a fork child: make every thread re-fetch the recorder (an atomic add only).
 pub fn forked() {
-    GENERATION.fetch_add(1, Ordering::Release);
+    STATE.fetch_add(2, Ordering::Release);
 }
 
-struct Local {
-    slot: Arc<Slot>,
-    rec: Option<Arc<Recorder>>,
-    generation: u64,
-    tid: u32,
-    len: usize,
+/// The hot per-thread state: `Copy` cells and no destructor, so reaching it is one TLS offset
+/// with no lazy-registration check and no borrow flag.
+struct Hot {
+    /// The `STATE` value this thread attached under; any other value sends it to the slow path.
+    state: Cell<u64>,
+    slot: Cell<Option<&'static Slot>>,
+    /// Records in the slot (the owner's copy; `Slot::len` is the published one).
+    len: Cell<usize>,
     /// A partly filled slot is handed over at the first event after this time.
-    flush_at: u64,
-    windows: usize,
-}
-
-impl Local {
-    fn attach(generation: u64) -> Local {
-        let rec = current();
-        let slot = Arc::new(Slot::new());
-        if let Some(r) = &rec {
-            let mut g = r.slots.lock().unwrap_or_else(|p| p.into_inner());
-            g.retain(|w| w.strong_count() > 0);
-            g.push(Arc::downgrade(&slot));
-        }
-        Local {
-            slot,
-            rec,
-            generation,
-            tid: sys::gettid(),
-            len: 0,
-            flush_at: u64::MAX,
-            windows: 0,
-        }
-    }
-
-    /// Hands the slot's records to the writer.
-    #[cold]
-    #[inline(never)]
-    fn flush(&mut self) {
-        if self.len == 0 {
-            return;
-        }
-        let n = self.len;
-        self.len = 0;
-        let has_window = self.windows > 0;
-        self.windows = 0;
-        let Some(rec) = self.rec.clone() else {
-            self.slot.len.store(0, Ordering::Release);
-            return;
-        };
-        if self
-            .slot
-            .state
-            .compare_exchange(OPEN, FLUSHING, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return; // finalize closed this slot and took its records
-        }
-        let mut v = rec.buffer();
-        self.slot.read(n, &mut v);
-        self.slot.len.store(0, Ordering::Release);
-        self.slot.state.store(OPEN, Ordering::Release);
-        rec.send_batch(v, has_window);
-    }
-}
-
-impl Drop for Local {
-    fn drop(&mut self) {
-        // Thread exit: deliver what is left.
-        self.flush();
-    }
+    flush_at: Cell<u64>,
+    tid: Cell<u32>,
 }
 
 thread_local! {
-    static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+    static HOT: Hot = const {
+        Hot {
+            state: Cell::new(DETACHED),
+            slot: Cell::new(None),
+            len: Cell::new(0),
+            flush_at: Cell::new(u64::MAX),
+            tid: Cell::new(0),
+        }
+    };
+    /// The recorder this thread's slot belongs to; its destructor delivers the slot at thread
+    /// exit. Touched only off the hot path.
+    static COLD: Cold = const { Cold { rec: RefCell::new(None) } };
+}
+
+struct Cold {
+    rec: RefCell<Option<Arc<Recorder>>>,
+}
+
+impl Drop for Cold {
+    fn drop(&mut self) {
+        // Thread exit: deliver what is left, give the slot back for the next thread.
+        let rec = self.rec.get_mut().take();
+        let _ = HOT.try_with(|h| {
+            h.state.set(DETACHED);
+            if let Some(rec) = &rec {
+                leave(h, rec);
+            }
+            if let Some(slot) = h.slot.take() {
+                slot.len.store(0, Ordering::Release);
+                FREE_SLOTS
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(slot);
+            }
+        });
+    }
+}
+
+/// Detaches the thread's slot from `rec`: delivers its records (in a fork child they are the
+/// parent's, which the parent writes: dropped here) and unregisters it.
+fn leave(h: &Hot, rec: &Recorder) {
+    if rec.pid == sys::getpid() {
+        flush_to(h, Some(rec));
+    } else {
+        h.len.set(0);
+    }
+    if let Some(slot) = h.slot.get() {
+        slot.len.store(0, Ordering::Release);
+        rec.slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|s| !std::ptr::eq(*s, slot));
+    }
+}
+
+/// Attaches the calling thread to the current recorder; false when there is none (or the
+/// thread is exiting).
+fn attach(h: &Hot) -> bool {
+    COLD.try_with(|c| {
+        let Ok(mut g) = c.rec.try_borrow_mut() else {
+            return false;
+        };
+        h.state.set(DETACHED);
+        if let Some(old) = g.take() {
+            leave(h, &old);
+        }
+        let (rec, state) = current_with_state();
+        let Some(rec) = rec else { return false };
+        let slot = h.slot.get().unwrap_or_else(|| {
+            let reused = FREE_SLOTS.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            reused.unwrap_or_else(|| Box::leak(Box::new(Slot::new())))
+        });
+        slot.len.store(0, Ordering::Release);
+        slot.state.store(OPEN, Ordering::Release);
+        rec.slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(slot);
+        h.slot.set(Some(slot));
+        h.len.set(0);
+        h.flush_at.set(u64::MAX);
+        h.tid.set(sys::gettid());
+        *g = Some(rec);
+        h.state.set(state);
+        true
+    })
+    .unwrap_or(false)
+}
+
+/// Hands the thread's records to its recorder's writer.
+#[cold]
+#[inline(never)]
+fn flush_hot(h: &Hot) {
+    let rec = COLD
+        .try_with(|c| c.rec.try_borrow().ok().and_then(|r| r.clone()))
+        .ok()
+        .flatten();
+    flush_to(h, rec.as_deref());
+}
+
+fn flush_to(h: &Hot, rec: Option<&Recorder>) {
+    let n = h.len.replace(0);
+    h.flush_at.set(u64::MAX);
+    let Some(slot) = h.slot.get() else { return };
+    if n == 0 {
+        return;
+    }
+    let Some(rec) = rec else {
+        slot.len.store(0, Ordering::Release);
+        return;
+    };
+    if slot
+        .state
+        .compare_exchange(OPEN, FLUSHING, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return; // finalize closed this slot and took its records
+    }
+    let mut v = rec.buffer();
+    slot.read(n, &mut v);
+    slot.len.store(0, Ordering::Release);
+    slot.state.store(OPEN, Ordering::Release);
+    rec.send_batch(v);
 }
 
 /// When to hand the thread's buffer over right after this record.
@@ -482,80 +576,75 @@ pub enum Flush {
 
 /// The calling thread's OS id (cached).
 pub fn thread_id() -> u32 {
-    LOCAL
-        .try_with(|l| l.try_borrow().ok().and_then(|l| l.as_ref().map(|l| l.tid)))
+    HOT.try_with(|h| h.tid.get())
         .ok()
-        .flatten()
+        .filter(|&t| t != 0)
         .unwrap_or_else(sys::gettid)
 }
 
 /// Records one event from the calling thread. `now` is a recent BOOTTIME reading used only for
 /// the buffer-age check (the caller already has one).
-#[inline]
+#[inline(always)]
 pub fn record(r: Record, now: u64, flush: Flush) {
-    if !RECORDING.load(Ordering::Relaxed) {
-        return;
-    }
-    let _ = LOCAL.try_with(|cell| {
-        let Ok(mut guard) = cell.try_borrow_mut() else {
-            return;
-        };
-        let gen_now = GENERATION.load(Ordering::Acquire);
-        match guard.as_mut() {
-            Some(l) if l.generation == gen_now => l.push(r, now, flush),
-            _ => attach_and_push(&mut guard, gen_now, r, now, flush),
-        }
-    });
+    let [head, w0, w1, w2] = r.to_words();
+    record_words(head, w0, w1, w2, now, flush == Flush::Now);
 }
 
-/// First event of a thread, or the recorder changed (fork): re-attach, then record.
+/// [`record`] on the record's words: six register arguments, no record on the stack.
+///
+/// Fast path: one relaxed load of `STATE`, one TLS base, four 64-bit stores into the thread's
+/// slot and a store of its length; no lock, allocation, system call or read-modify-write.
+#[inline(never)]
+fn record_words(head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
+    let state = STATE.load(Ordering::Relaxed);
+    let _ = HOT.try_with(
+        #[inline(always)]
+        |h| {
+            if h.state.get() != state {
+                // Kept a tail call, so the fast path needs no saved registers.
+                return attach_and_record(head, w0, w1, w2, now, flush_now);
+            }
+            let Some(slot) = h.slot.get() else { return };
+            // A record without a thread id gets the recording thread's.
+            let head = if head >> 32 == 0 {
+                head | (u64::from(h.tid.get()) << 32)
+            } else {
+                head
+            };
+            // `len < SLOT_RECORDS` always (a full slot is flushed at once); the mask lets the
+            // compiler drop the bounds check.
+            let i = h.len.get() & (SLOT_RECORDS - 1);
+            let w = &slot.words[i];
+            w[0].store(head, Ordering::Relaxed);
+            w[1].store(w0, Ordering::Relaxed);
+            w[2].store(w1, Ordering::Relaxed);
+            w[3].store(w2, Ordering::Relaxed);
+            slot.len.store(i + 1, Ordering::Release);
+            h.len.set(i + 1);
+            if i == 0 {
+                h.flush_at.set(now.saturating_add(FLUSH_AGE_NS));
+            }
+            if i + 1 == SLOT_RECORDS || flush_now || now > h.flush_at.get() {
+                flush_hot(h);
+            }
+        },
+    );
+}
+
+/// First event of a thread, the recorder changed (fork), or recording is off.
 #[cold]
 #[inline(never)]
-fn attach_and_push(guard: &mut Option<Local>, generation: u64, r: Record, now: u64, flush: Flush) {
-    if let Some(old) = guard.as_mut() {
-        old.flush();
-    }
-    guard.insert(Local::attach(generation)).push(r, now, flush);
-}
-
-impl Local {
-    #[inline(always)]
-    fn push(&mut self, mut r: Record, now: u64, flush: Flush) {
-        if self.rec.is_none() {
-            return;
-        }
-        if r.thread == 0 {
-            r.thread = self.tid;
-        }
-        let i = self.len;
-        let words = r.to_words();
-        let slot = &self.slot;
-        let w = &slot.words[i];
-        w[0].store(words[0], Ordering::Relaxed);
-        w[1].store(words[1], Ordering::Relaxed);
-        w[2].store(words[2], Ordering::Relaxed);
-        w[3].store(words[3], Ordering::Relaxed);
-        slot.len.store(i + 1, Ordering::Release);
-        self.len = i + 1;
-        if i == 0 {
-            self.flush_at = now.saturating_add(FLUSH_AGE_NS);
-        }
-        if drop_class(&r) == DropClass::Window {
-            self.windows += 1;
-        }
-        if self.len == SLOT_RECORDS || flush == Flush::Now || now > self.flush_at {
-            self.flush();
-        }
+fn attach_and_record(head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
+    if STATE.load(Ordering::Relaxed) & RECORDING_BIT != 0 && HOT.try_with(attach).unwrap_or(false) {
+        record_words(head, w0, w1, w2, now, flush_now);
     }
 }
 
 /// Flushes the calling thread's buffer (finalize on the finalizing thread).
 pub fn flush_current_thread() {
-    let _ = LOCAL.try_with(|cell| {
-        if let Ok(mut g) = cell.try_borrow_mut()
-            && let Some(l) = g.as_mut()
-        {
-            l.flush();
+    let _ = HOT.try_with(|h| {
+        if h.state.get() != DETACHED {
+            flush_hot(h);
         }
     });
 }
