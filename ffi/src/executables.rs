@@ -197,3 +197,120 @@ pub fn snapshot_includes(s: &SymbolInfo) -> bool {
         && u64::from(s.size) <= MAX_SNAPSHOT_VARIABLE
         && !s.name.starts_with("__hip_cuid_")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXEC: u64 = 0xE0;
+    const AGENT: u64 = 0xA0;
+    /// (name, kind, address, size, const)
+    const SYMS: [(&str, u32, u64, u32, bool); 5] = [
+        ("kern", hsa_symbol_kind::KERNEL, 0, 0, false),
+        ("counter", hsa_symbol_kind::VARIABLE, 0x1000, 8, false),
+        ("table", hsa_symbol_kind::VARIABLE, 0x2000, 64, true),
+        ("empty", hsa_symbol_kind::VARIABLE, 0x3000, 0, false),
+        ("__hip_cuid_ab", hsa_symbol_kind::VARIABLE, 0x4000, 1, false),
+    ];
+
+    unsafe extern "C" fn execs(cb: crate::types::HsaExecutableIterFn, d: *mut c_void) -> u32 {
+        // SAFETY: the walk's own trampoline and data.
+        unsafe { cb.unwrap()(HsaExecutable { handle: EXEC }, d) }
+    }
+
+    unsafe extern "C" fn syms(
+        e: HsaExecutable,
+        cb: crate::types::HsaSymbolIterFn,
+        d: *mut c_void,
+    ) -> u32 {
+        if e.handle != EXEC {
+            return 0x1011;
+        }
+        for i in 0..SYMS.len() as u64 {
+            // SAFETY: the walk's own trampoline and data.
+            let rc = unsafe { cb.unwrap()(e, HsaExecutableSymbol { handle: i + 1 }, d) };
+            if rc != 0 {
+                return rc;
+            }
+        }
+        0
+    }
+
+    unsafe extern "C" fn get_info(s: HsaExecutableSymbol, attr: u32, v: *mut c_void) -> u32 {
+        let Some(&(name, kind, addr, size, konst)) = SYMS.get(s.handle as usize - 1) else {
+            return 0x1001;
+        };
+        let var = kind == hsa_symbol_kind::VARIABLE;
+        // SAFETY: the caller passes storage of the attribute's size.
+        unsafe {
+            match attr {
+                hsa_symbol_info::TYPE => *v.cast::<u32>() = kind,
+                hsa_symbol_info::NAME_LENGTH => *v.cast::<u32>() = name.len() as u32,
+                hsa_symbol_info::NAME => {
+                    std::ptr::copy_nonoverlapping(name.as_ptr(), v.cast::<u8>(), name.len())
+                }
+                hsa_symbol_info::AGENT => *v.cast::<u64>() = AGENT,
+                hsa_symbol_info::VARIABLE_ADDRESS if var => *v.cast::<u64>() = addr,
+                hsa_symbol_info::VARIABLE_SIZE if var => *v.cast::<u32>() = size,
+                hsa_symbol_info::VARIABLE_IS_CONST if var => *v.cast::<u8>() = u8::from(konst),
+                _ => return 0x1001,
+            }
+        }
+        0
+    }
+
+    fn fns() -> HsaSymbolFns {
+        HsaSymbolFns {
+            iterate_executables: execs,
+            iterate_agent_symbols: None,
+            iterate_symbols: Some(syms),
+            symbol_get_info: get_info,
+        }
+    }
+
+    #[test]
+    fn walk_reads_every_symbol_and_the_filter_keeps_the_writable_variable() {
+        let f = fns();
+        let e = f.executables().unwrap();
+        assert_eq!(e, [HsaExecutable { handle: EXEC }]);
+        let infos: Vec<SymbolInfo> = f
+            .symbols(e[0])
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .map(|s| f.info(s).unwrap())
+            .collect();
+        assert_eq!(infos.len(), 5);
+        assert_eq!(infos[1].name, "counter");
+        assert_eq!(infos[1].agent, Some(HsaAgent { handle: AGENT }));
+        assert_eq!((infos[1].address, infos[1].size), (0x1000, 8));
+        assert!(infos[2].is_const);
+        let kept: Vec<&str> = infos
+            .iter()
+            .filter(|s| snapshot_includes(s))
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(kept, ["counter"]);
+        assert!(f.agent_symbols(e[0], HsaAgent { handle: AGENT }).is_none());
+        assert_eq!(
+            f.symbols(HsaExecutable { handle: 1 }).unwrap(),
+            Err(HsaError(0x1011))
+        );
+    }
+
+    #[test]
+    fn filter_skips_zero_address_and_oversized_variables() {
+        let v = |address, size| SymbolInfo {
+            kind: hsa_symbol_kind::VARIABLE,
+            name: "v".into(),
+            agent: None,
+            address,
+            size,
+            is_const: false,
+        };
+        assert!(snapshot_includes(&v(0x10, 4)));
+        assert!(!snapshot_includes(&v(0, 4)));
+        assert!(snapshot_includes(&v(0x10, 1 << 30)));
+        assert!(!snapshot_includes(&v(0x10, (1 << 30) + 1)));
+    }
+}
