@@ -225,11 +225,6 @@ impl Errors {
     }
 }
 
-/// Writable module variables are in the snapshot but no tracing service reports them (see the
-/// report: no HSA executable-symbol walk is available to a tool on the emulator). The emulator's
-/// code object has one: the 8-byte saxpy call counter.
-const MODULE_VARIABLE_BYTES: u64 = 8;
-
 /// Checks a drive-mode run against its truth; returns the number of windows matched.
 fn check_drive(r: &Run, n: u64, errs: &mut Errors) -> usize {
     r.assert_ok();
@@ -316,11 +311,19 @@ fn check_drive(r: &Run, n: u64, errs: &mut Errors) -> usize {
             tail.duration(),
             u(&t["config_exit"]) - u(&tp[tp.len() - 1]["exit"]),
         );
+        // Tracked allocations plus the writable module variables the tool walked (the
+        // emulator's code object also has a const, a zero-size, an unplaced and a cuid
+        // variable, all of which the snapshot skips).
         let b = w.bytes.expect("byte estimate");
         assert_eq!(
-            b.classified + MODULE_VARIABLE_BYTES,
+            b.classified,
             u(&t["snapshot"]["bytes"]),
             "classified estimate for dispatch {id}"
+        );
+        assert_eq!(
+            u64::from(b.classified_regions),
+            u(&t["snapshot"]["regions"]),
+            "classified regions for dispatch {id}"
         );
         assert!(b.upper_bound >= b.classified);
     }
@@ -550,6 +553,10 @@ fn observe_mode_with_the_internal_driver_both_orders() {
                 .unwrap_or_else(|| panic!("{order}: no window for {id}"));
             assert_eq!(w.source, Source::Observe);
             assert_eq!(w.executed_passes, 3);
+            // Reader-side estimate: live allocations + module variables at the first pass.
+            let b = w.bytes.expect("observe-mode byte estimate");
+            assert_eq!(b.classified, u(&t["snapshot"]["bytes"]), "{order}: {id}");
+            assert!(b.upper_bound >= b.classified);
             let tp = t["passes"].as_array().unwrap();
             for (p, q) in w.passes.iter().zip(tp) {
                 assert_eq!(p.gpu_start, Some(u(&q["gpu_start"])));

@@ -196,6 +196,19 @@ unsafe extern "C" fn tracing_callback(
                 info,
                 tid,
             );
+        } else if record.kind == ops.code_object_kind && record.operation == code_object_op::LOAD {
+            // Loaded executables changed: module variables are walked again at the next window.
+            t.modvars.mark_dirty();
+            // SAFETY: CODE_OBJECT LOAD payloads are `CodeObjectLoadData`, live for this callback;
+            // `size` is read first and `hsa_agent` (bytes 24..32) only when it lies inside.
+            let pair = (!record.payload.is_null()).then(|| unsafe {
+                let d = record.payload as *const krphase_ffi::CodeObjectLoadData;
+                ((*d).size >= 32).then(|| ((*d).agent_id.handle, (*d).hsa_agent.handle))
+            });
+            if let Some(Some((agent, hsa))) = pair {
+                t.modvars
+                    .learn_pair(hsa, agent, krphase_format::event::attribution::CODE_OBJECT);
+            }
         } else if record.kind == ops.code_object_kind
             && record.operation == code_object_op::DEVICE_KERNEL_SYMBOL_REGISTER
             && record.phase == CallbackPhase::LOAD
@@ -240,6 +253,12 @@ fn pointer_class(t: &tool::Tool, address: u64) -> Option<crate::alloc::PointerCl
     Some(crate::alloc::PointerClass {
         type_: info.type_,
         global_flags: if flags_fit { info.global_flags } else { 0 },
+        // agentOwner sits at offset 40.
+        agent_owner: if info.size.min(full) >= 48 {
+            info.agent_owner.handle
+        } else {
+            0
+        },
     })
     .filter(|c| c.type_ != hsa_pointer_type::UNKNOWN)
 }

@@ -1,9 +1,9 @@
 //! Live device allocations per agent, for the snapshot byte estimate at window start.
 //!
 //! The SDK's snapshot copies coarse-grained, non-kernarg allocations owned by the replaying agent
-//! that were made after the replay service was configured (plus writable module variables, which
-//! no tracing service reports). The tracker keeps two sums per agent: that classified figure and
-//! an upper bound over every live allocation on the agent.
+//! that were made after the replay service was configured, plus writable module variables, which
+//! no tracing service reports (see [`crate::modvars`]). The tracker keeps two sums per agent: that
+//! classified figure and an upper bound over every live allocation on the agent.
 
 use krphase_ffi::{hsa_global_flag, hsa_pointer_type};
 use krphase_format::event::alloc_class;
@@ -15,6 +15,8 @@ use std::sync::Mutex;
 pub struct PointerClass {
     pub type_: u32,
     pub global_flags: u32,
+    /// `agentOwner` (`hsa_agent_t` handle; 0 when the runtime did not fill it).
+    pub agent_owner: u64,
 }
 
 /// Class bits (see `krphase_format::event::alloc_class`) for one allocation.
@@ -126,6 +128,7 @@ mod tests {
         Some(PointerClass {
             type_: hsa_pointer_type::HSA,
             global_flags: flags,
+            agent_owner: 0,
         })
     }
 

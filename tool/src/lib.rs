@@ -2,12 +2,14 @@
 //!
 //! The only exported symbol is `rocprofiler_configure` ([`abi`]). [`tool`] holds the state and
 //! the reactions to SDK callbacks, [`recorder`] the lock-free per-thread buffers and the writer
-//! thread, [`alloc`] the snapshot byte estimate, [`config`] and [`output`] the environment (C5).
+//! thread, [`alloc`] the snapshot byte estimate (with
+//! [`modvars`], the module-scope variables), [`config`] and [`output`] the environment (C5).
 //! The file format is `krphase-format`.
 
 mod abi;
 pub mod alloc;
 pub mod config;
+pub mod modvars;
 pub mod output;
 pub mod recorder;
 mod sys;

@@ -2,6 +2,7 @@
 
 use crate::alloc::{AllocTracker, Live, PointerClass, classify};
 use crate::config::{self, Config};
+use crate::modvars::ModVars;
 use crate::output;
 use crate::recorder::{self, Flush, Recorder};
 use crate::{say, say_once, sys};
@@ -51,6 +52,8 @@ pub struct Tool {
     /// kernel id → matches the filter.
     kernels: RwLock<HashMap<u64, bool>>,
     allocs: AllocTracker,
+    /// Writable module variables per agent (the snapshot bytes no tracing reports).
+    pub modvars: ModVars,
     pub ctx: ContextId,
     replay_configured: AtomicBool,
     panicked: AtomicBool,
@@ -205,6 +208,7 @@ pub fn configure(cb: krphase_ffi::CallbackTracingFn) -> Result<(), Declined> {
         layout_forced,
         kernels: RwLock::new(HashMap::new()),
         allocs: AllocTracker::default(),
+        modvars: ModVars::default(),
         ctx,
         replay_configured: AtomicBool::new(replay_configured),
         panicked: AtomicBool::new(false),
@@ -462,8 +466,14 @@ impl Tool {
             Flush::Lazy,
         );
         if decision == Decision::Replay {
-            let e = self.allocs.estimate(info.agent_id.handle);
-            let regions = e.classified_regions.min(u64::from(u16::MAX)) as u16;
+            let agent = info.agent_id.handle;
+            if self.modvars.is_dirty() {
+                self.refresh_modvars(agent);
+            }
+            let e = self.allocs.estimate(agent);
+            // Module variables: the attributed ones are in the snapshot; unattributed ones may be.
+            let (mv, unattributed) = self.modvars.for_agent(agent);
+            let regions = (e.classified_regions + mv.variables).min(u64::from(u16::MAX)) as u16;
             recorder::record(
                 rec(
                     kind::WINDOW_BYTES,
@@ -471,8 +481,8 @@ impl Tool {
                     regions,
                     th,
                     d,
-                    e.classified,
-                    e.upper_bound,
+                    e.classified + mv.bytes,
+                    e.upper_bound + mv.bytes + unattributed.bytes,
                 ),
                 ts,
                 Flush::Lazy,
@@ -648,6 +658,10 @@ impl Tool {
 
     pub fn on_enqueue(&self, enter: bool, info: &KernelDispatchInfo, tid: u32, corr: u64, ts: u64) {
         let d = info.dispatch_id;
+        if enter && self.modvars.is_dirty() {
+            // Observe mode has no CONFIG ENTER: the walk runs before a dispatch's first record.
+            self.refresh_modvars(info.agent_id.handle);
+        }
         if enter {
             recorder::record(
                 rec(kind::ENQUEUE_ENTER, 0, 0, tid, ts, d, info.kernel_id),
@@ -706,12 +720,26 @@ impl Tool {
         let ts = sys::boottime_ns();
         match op {
             m::ALLOCATE | m::VMEM_ALLOCATE => {
-                let class = classify(info, self.replay_configured(), op == m::VMEM_ALLOCATE);
+                // Observe mode: the replay owner configured its service before the application
+                // allocated (tools configure first), so every allocation seen is tracked.
+                let after = self.replay_configured() || self.mode() == Mode::Observe;
+                let class = classify(info, after, op == m::VMEM_ALLOCATE);
                 self.allocs.on_alloc(address, Live { agent, size, class });
+                if let Some(owner) = info.map(|i| i.agent_owner).filter(|&o| o != 0)
+                    && class & alloc_class::COARSE != 0
+                {
+                    self.modvars.learn_pair(
+                        owner,
+                        agent,
+                        krphase_format::event::attribution::ALLOCATION,
+                    );
+                }
+                // Flushed at once: the reader's live-allocation state must precede the
+                // dispatches of other threads that use it (allocations are rare).
                 recorder::record(
                     rec(kind::ALLOC, class, op as u16, tid, address, size, agent),
                     ts,
-                    Flush::Lazy,
+                    Flush::Now,
                 );
             }
             m::FREE | m::VMEM_FREE => {
@@ -726,7 +754,7 @@ impl Tool {
                 recorder::record(
                     rec(kind::FREE, class, op as u16, tid, address, size, agent),
                     ts,
-                    Flush::Lazy,
+                    Flush::Now,
                 );
             }
             _ => {}
@@ -734,6 +762,7 @@ impl Tool {
     }
 
     pub fn on_kernel_symbol(&self, kernel_id: u64, name: &str) {
+        self.modvars.mark_dirty();
         let matches = self.cfg.filter.as_ref().is_none_or(|r| r.is_match(name));
         self.kernels
             .write()
@@ -741,6 +770,45 @@ impl Tool {
             .insert(kernel_id, matches);
         if let Some(r) = recorder::current() {
             r.send_names(vec![(NameSpace::Kernel, kernel_id, name.to_string())]);
+        }
+    }
+
+    /// Walks the loaded executables' module variables again and records what changed.
+    #[cold]
+    #[inline(never)]
+    fn refresh_modvars(&self, agent: u64) {
+        let fns = self.sdk.as_ref().and_then(Sdk::hsa_symbols);
+        if fns.is_none() && self.sdk.is_some() {
+            say_once(
+                &NO_HSA_SYMBOLS,
+                "ROCr's executable-symbol functions are not in this process; module-scope variables are left out of the byte estimate",
+            );
+        }
+        let (changes, err) = self.modvars.refresh_if_dirty(fns.as_ref(), Some(agent));
+        if let Some(e) = err {
+            say_once(
+                &NO_HSA_SYMBOLS,
+                &format!(
+                    "walking HSA executable symbols failed ({e}); module-scope variables are left out of the byte estimate"
+                ),
+            );
+        }
+        let ts = sys::boottime_ns();
+        for c in changes {
+            let n = c.bytes.variables.min(u64::from(u16::MAX)) as u16;
+            recorder::record(
+                rec(
+                    kind::MODULE_VARS,
+                    c.attribution,
+                    n,
+                    0,
+                    ts,
+                    c.agent,
+                    c.bytes.bytes,
+                ),
+                ts,
+                Flush::Now,
+            );
         }
     }
 
@@ -778,6 +846,7 @@ impl Tool {
 }
 
 static SMALL_PAYLOAD: AtomicBool = AtomicBool::new(false);
+static NO_HSA_SYMBOLS: AtomicBool = AtomicBool::new(false);
 /// Where the last panic happened, kept by the quiet panic hook for the one-line report.
 static PANIC_WHAT: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
 
@@ -888,6 +957,7 @@ pub fn install_synthetic(vars: &[(&str, &str)], path: &Path) -> Result<(), Strin
         layout: AtomicU8::new(layout),
         kernels: RwLock::new(HashMap::new()),
         allocs: AllocTracker::default(),
+        modvars: ModVars::default(),
         ctx: ContextId::default(),
         replay_configured: AtomicBool::new(mode == Mode::Drive),
         panicked: AtomicBool::new(false),
