@@ -118,7 +118,9 @@ pub fn synthetic_entry_points() -> (
     (Some(tracing_callback), Some(pass_count))
 }
 
-/// One callback for every traced kind; dispatches on the record's kind and operation.
+/// One callback for every traced kind; dispatches on the record's kind (a table filled at
+/// configure time from the numbers found by name). Kernel-dispatch records, the per-dispatch
+/// hot path, are handled inline; every other kind is out of line.
 unsafe extern "C" fn tracing_callback(
     record: CallbackTracingRecord,
     _user_data: *mut UserData,
@@ -135,96 +137,123 @@ unsafe extern "C" fn tracing_callback(
     };
     guard((), || {
         let Some(t) = tool::get() else { return };
-        let tid = record.thread_id as u32;
-        let ops = &t.ops;
-        if Some(record.kind) == ops.replay_kind {
-            // SAFETY: a KERNEL_REPLAY record's payload is the replay data, live and writable
-            // for the duration of this callback; from_raw checks its size field.
-            let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else {
-                return;
-            };
-            let enter = record.phase == CallbackPhase::ENTER;
-            if Some(record.operation) == ops.config {
-                if enter {
-                    let corr = (
-                        record.correlation_id.internal,
-                        record.correlation_id.ancestor,
-                    );
-                    t.on_config_enter(&mut p, tid, corr, Some(pass_count), ts);
-                } else {
-                    t.on_config_exit(p.dispatch_info().dispatch_id, tid, ts);
-                }
-            } else if Some(record.operation) == ops.pass {
-                t.on_pass(&p, enter, tid, ts);
+        match t.routes.get(record.kind) {
+            tool::Route::Dispatch => {
+                crate::recorder::with_thread(|th| on_dispatch(t, th, &record, ts));
             }
-        } else if record.kind == ops.dispatch_kind {
-            if record.payload.is_null() {
-                return;
-            }
-            // SAFETY: KERNEL_DISPATCH payloads are `KernelDispatchData` (152 B or more, 8-aligned),
-            // live for this callback; only the fields used are read.
-            let data = unsafe { &*(record.payload as *const KernelDispatchData) };
-            match record.operation {
-                kernel_dispatch_op::ENQUEUE => t.on_enqueue(
-                    record.phase == CallbackPhase::ENTER,
-                    &data.dispatch_info,
-                    tid,
-                    record.correlation_id.internal,
-                    ts,
-                ),
-                kernel_dispatch_op::COMPLETE => t.on_complete(
-                    data.dispatch_info.dispatch_id,
-                    data.start_timestamp,
-                    data.end_timestamp,
-                    tid,
-                ),
-                _ => {}
-            }
-        } else if record.kind == ops.alloc_kind {
-            if record.payload.is_null() || record.phase == CallbackPhase::ENTER {
-                return; // the address is known at EXIT
-            }
-            // SAFETY: MEMORY_ALLOCATION payloads are `MemoryAllocationData` (48 B), live for
-            // this callback.
-            let m = unsafe { (record.payload as *const MemoryAllocationData).read_unaligned() };
-            let info = pointer_class(t, m.address);
-            t.on_alloc(
-                record.operation,
-                m.agent_id.handle,
-                m.address,
-                m.allocation_size,
-                info,
-                tid,
-            );
-        } else if record.kind == ops.code_object_kind && record.operation == code_object_op::LOAD {
-            // Loaded executables changed: module variables are walked again at the next window.
-            t.modvars.mark_dirty();
-            // SAFETY: CODE_OBJECT LOAD payloads are `CodeObjectLoadData`, live for this callback;
-            // `size` is read first and `hsa_agent` (bytes 24..32) only when it lies inside.
-            let pair = (!record.payload.is_null()).then(|| unsafe {
-                let d = record.payload as *const krphase_ffi::CodeObjectLoadData;
-                ((*d).size >= 32).then(|| ((*d).agent_id.handle, (*d).hsa_agent.handle))
-            });
-            if let Some(Some((agent, hsa))) = pair {
-                t.modvars
-                    .learn_pair(hsa, agent, krphase_format::event::attribution::CODE_OBJECT);
-            }
-        } else if record.kind == ops.code_object_kind
-            && record.operation == code_object_op::DEVICE_KERNEL_SYMBOL_REGISTER
-            && record.phase == CallbackPhase::LOAD
-            && !record.payload.is_null()
-        {
-            // SAFETY: kernel-symbol payloads are `KernelSymbolData` (88 B), live for this
-            // callback.
-            let k = unsafe { (record.payload as *const KernelSymbolData).read_unaligned() };
-            if k.kernel_name.is_null() {
-                return;
-            }
-            // SAFETY: the SDK's kernel name is a NUL-terminated string live for this callback.
-            let name = unsafe { CStr::from_ptr(k.kernel_name) }.to_string_lossy();
-            t.on_kernel_symbol(k.kernel_id, &name);
+            tool::Route::Ignore => {}
+            _ => on_other(t, &record, ts),
         }
     });
+}
+
+/// KERNEL_DISPATCH: enqueue ENTER/EXIT and completion.
+#[inline(always)]
+fn on_dispatch(
+    t: &tool::Tool,
+    th: crate::recorder::Thread,
+    record: &CallbackTracingRecord,
+    ts: u64,
+) {
+    if record.payload.is_null() {
+        return;
+    }
+    // SAFETY: KERNEL_DISPATCH payloads are `KernelDispatchData` (152 B or more, 8-aligned),
+    // live for this callback; only the fields used are read.
+    let data = unsafe { &*(record.payload as *const KernelDispatchData) };
+    let tid = record.thread_id as u32;
+    match (record.operation, record.phase) {
+        (kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER) => {
+            t.on_enqueue_enter(th, &data.dispatch_info, tid, ts)
+        }
+        (kernel_dispatch_op::ENQUEUE, _) => t.on_enqueue_exit(
+            th,
+            data.dispatch_info.dispatch_id,
+            tid,
+            record.correlation_id.internal,
+            ts,
+        ),
+        (kernel_dispatch_op::COMPLETE, _) => t.on_complete(
+            th,
+            data.dispatch_info.dispatch_id,
+            data.start_timestamp,
+            data.end_timestamp,
+            tid,
+        ),
+        _ => {}
+    }
+}
+
+/// Every kind but KERNEL_DISPATCH: replay CONFIG/PASS, allocations, kernel symbols.
+#[inline(never)]
+fn on_other(t: &tool::Tool, record: &CallbackTracingRecord, ts: u64) {
+    let tid = record.thread_id as u32;
+    let ops = &t.ops;
+    let route = t.routes.get(record.kind);
+    if route == tool::Route::Replay {
+        // SAFETY: a KERNEL_REPLAY record's payload is the replay data, live and writable
+        // for the duration of this callback; from_raw checks its size field.
+        let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else {
+            return;
+        };
+        let enter = record.phase == CallbackPhase::ENTER;
+        if Some(record.operation) == ops.config {
+            if enter {
+                let corr = (
+                    record.correlation_id.internal,
+                    record.correlation_id.ancestor,
+                );
+                t.on_config_enter(&mut p, tid, corr, Some(pass_count), ts);
+            } else {
+                t.on_config_exit(p.dispatch_info().dispatch_id, tid, ts);
+            }
+        } else if Some(record.operation) == ops.pass {
+            t.on_pass(&p, enter, tid, ts);
+        }
+    } else if route == tool::Route::Alloc {
+        if record.payload.is_null() || record.phase == CallbackPhase::ENTER {
+            return; // the address is known at EXIT
+        }
+        // SAFETY: MEMORY_ALLOCATION payloads are `MemoryAllocationData` (48 B), live for
+        // this callback.
+        let m = unsafe { (record.payload as *const MemoryAllocationData).read_unaligned() };
+        let info = pointer_class(t, m.address);
+        t.on_alloc(
+            record.operation,
+            m.agent_id.handle,
+            m.address,
+            m.allocation_size,
+            info,
+            tid,
+        );
+    } else if route == tool::Route::CodeObject && record.operation == code_object_op::LOAD {
+        // Loaded executables changed: module variables are walked again at the next window.
+        t.modvars.mark_dirty();
+        // SAFETY: CODE_OBJECT LOAD payloads are `CodeObjectLoadData`, live for this callback;
+        // `size` is read first and `hsa_agent` (bytes 24..32) only when it lies inside.
+        let pair = (!record.payload.is_null()).then(|| unsafe {
+            let d = record.payload as *const krphase_ffi::CodeObjectLoadData;
+            ((*d).size >= 32).then(|| ((*d).agent_id.handle, (*d).hsa_agent.handle))
+        });
+        if let Some(Some((agent, hsa))) = pair {
+            t.modvars
+                .learn_pair(hsa, agent, krphase_format::event::attribution::CODE_OBJECT);
+        }
+    } else if route == tool::Route::CodeObject
+        && record.operation == code_object_op::DEVICE_KERNEL_SYMBOL_REGISTER
+        && record.phase == CallbackPhase::LOAD
+        && !record.payload.is_null()
+    {
+        // SAFETY: kernel-symbol payloads are `KernelSymbolData` (88 B), live for this
+        // callback.
+        let k = unsafe { (record.payload as *const KernelSymbolData).read_unaligned() };
+        if k.kernel_name.is_null() {
+            return;
+        }
+        // SAFETY: the SDK's kernel name is a NUL-terminated string live for this callback.
+        let name = unsafe { CStr::from_ptr(k.kernel_name) }.to_string_lossy();
+        t.on_kernel_symbol(k.kernel_id, &name);
+    }
 }
 
 /// Classifies an address with `hsa_amd_pointer_info` when the process has it.

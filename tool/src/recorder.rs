@@ -437,7 +437,11 @@ struct Hot {
     /// A partly filled slot is handed over at the first event after this time.
     flush_at: Cell<u64>,
     tid: Cell<u32>,
+    /// Placement (agent, queue) last recorded by [`Thread::record_placed`] in this attachment.
+    place: Cell<(u64, u64)>,
 }
+
+const NO_PLACE: (u64, u64) = (u64::MAX, u64::MAX);
 
 thread_local! {
     static HOT: Hot = const {
@@ -447,6 +451,7 @@ thread_local! {
             len: Cell::new(0),
             flush_at: Cell::new(u64::MAX),
             tid: Cell::new(0),
+            place: Cell::new(NO_PLACE),
         }
     };
     /// The recorder this thread's slot belongs to; its destructor delivers the slot at thread
@@ -522,6 +527,7 @@ fn attach(h: &Hot) -> bool {
         h.len.set(0);
         h.flush_at.set(u64::MAX);
         h.tid.set(sys::gettid());
+        h.place.set(NO_PLACE);
         *g = Some(rec);
         h.state.set(state);
         true
@@ -582,62 +588,88 @@ pub fn thread_id() -> u32 {
         .unwrap_or_else(sys::gettid)
 }
 
-/// Records one event from the calling thread. `now` is a recent BOOTTIME reading used only for
-/// the buffer-age check (the caller already has one).
+/// The calling thread's recording state, reached once per callback ([`with_thread`]).
+#[derive(Clone, Copy)]
+pub struct Thread<'a>(&'a Hot);
+
+/// Runs `f` with the calling thread's recording handle: one thread-local access for a whole
+/// callback (in a dlopen'ed library each access is a `__tls_get_addr` call). `None` only while
+/// the thread is being torn down.
 #[inline(always)]
-pub fn record(r: Record, now: u64, flush: Flush) {
-    let [head, w0, w1, w2] = r.to_words();
-    record_words(head, w0, w1, w2, now, flush == Flush::Now);
+pub fn with_thread<R>(f: impl FnOnce(Thread<'_>) -> R) -> Option<R> {
+    HOT.try_with(|h| f(Thread(h))).ok()
 }
 
-/// [`record`] on the record's words: six register arguments, no record on the stack.
+/// Records one event from the calling thread. `now` is a recent BOOTTIME reading used only for
+/// the buffer-age check (the caller already has one).
+pub fn record(r: Record, now: u64, flush: Flush) {
+    with_thread(|t| t.record(r, now, flush));
+}
+
+impl Thread<'_> {
+    /// [`record`] on this thread's handle.
+    #[inline(always)]
+    pub fn record(self, r: Record, now: u64, flush: Flush) {
+        let [head, w0, w1, w2] = r.to_words();
+        push(self.0, head, w0, w1, w2, now, flush == Flush::Now);
+    }
+
+    /// Records `r`, then `place_rec` when `place` differs from the placement this thread last
+    /// recorded since it attached (so once per file and whenever it changes).
+    #[inline(always)]
+    pub fn record_placed(self, r: Record, place: (u64, u64), place_rec: Record, now: u64) {
+        self.record(r, now, Flush::Lazy);
+        if self.0.place.get() != place && self.0.state.get() != DETACHED {
+            self.0.place.set(place);
+            self.record(place_rec, now, Flush::Lazy);
+        }
+    }
+}
+
+/// Appends one record to the thread's slot.
 ///
-/// Fast path: one relaxed load of `STATE`, one TLS base, four 64-bit stores into the thread's
-/// slot and a store of its length; no lock, allocation, system call or read-modify-write.
-#[inline(never)]
-fn record_words(head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
-    let state = STATE.load(Ordering::Relaxed);
-    let _ = HOT.try_with(
-        #[inline(always)]
-        |h| {
-            if h.state.get() != state {
-                // Kept a tail call, so the fast path needs no saved registers.
-                return attach_and_record(head, w0, w1, w2, now, flush_now);
-            }
-            let Some(slot) = h.slot.get() else { return };
-            // A record without a thread id gets the recording thread's.
-            let head = if head >> 32 == 0 {
-                head | (u64::from(h.tid.get()) << 32)
-            } else {
-                head
-            };
-            // `len < SLOT_RECORDS` always (a full slot is flushed at once); the mask lets the
-            // compiler drop the bounds check.
-            let i = h.len.get() & (SLOT_RECORDS - 1);
-            let w = &slot.words[i];
-            w[0].store(head, Ordering::Relaxed);
-            w[1].store(w0, Ordering::Relaxed);
-            w[2].store(w1, Ordering::Relaxed);
-            w[3].store(w2, Ordering::Relaxed);
-            slot.len.store(i + 1, Ordering::Release);
-            h.len.set(i + 1);
-            if i == 0 {
-                h.flush_at.set(now.saturating_add(FLUSH_AGE_NS));
-            }
-            if i + 1 == SLOT_RECORDS || flush_now || now > h.flush_at.get() {
-                flush_hot(h);
-            }
-        },
-    );
+/// Fast path: one relaxed load of `STATE`, four 64-bit stores into the slot and a store of its
+/// length; no lock, allocation, system call or read-modify-write. Everything else is a cold
+/// call.
+#[inline(always)]
+fn push(h: &Hot, head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
+    if h.state.get() != STATE.load(Ordering::Relaxed) {
+        return attach_and_record(head, w0, w1, w2, now, flush_now);
+    }
+    let Some(slot) = h.slot.get() else { return };
+    // A record without a thread id gets the recording thread's.
+    let head = if head >> 32 == 0 {
+        head | (u64::from(h.tid.get()) << 32)
+    } else {
+        head
+    };
+    // `len < SLOT_RECORDS` always (a full slot is flushed at once); the mask lets the compiler
+    // drop the bounds check.
+    let i = h.len.get() & (SLOT_RECORDS - 1);
+    let w = &slot.words[i];
+    w[0].store(head, Ordering::Relaxed);
+    w[1].store(w0, Ordering::Relaxed);
+    w[2].store(w1, Ordering::Relaxed);
+    w[3].store(w2, Ordering::Relaxed);
+    slot.len.store(i + 1, Ordering::Release);
+    h.len.set(i + 1);
+    if i == 0 {
+        h.flush_at.set(now.saturating_add(FLUSH_AGE_NS));
+    }
+    if i + 1 == SLOT_RECORDS || flush_now || now > h.flush_at.get() {
+        flush_hot(h);
+    }
 }
 
 /// First event of a thread, the recorder changed (fork), or recording is off.
 #[cold]
 #[inline(never)]
 fn attach_and_record(head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
-    if STATE.load(Ordering::Relaxed) & RECORDING_BIT != 0 && HOT.try_with(attach).unwrap_or(false) {
-        record_words(head, w0, w1, w2, now, flush_now);
-    }
+    let _ = HOT.try_with(|h| {
+        if STATE.load(Ordering::Relaxed) & RECORDING_BIT != 0 && attach(h) {
+            push(h, head, w0, w1, w2, now, flush_now);
+        }
+    });
 }
 
 /// Flushes the calling thread's buffer (finalize on the finalizing thread).

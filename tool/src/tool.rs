@@ -4,7 +4,7 @@ use crate::alloc::{AllocTracker, Live, PointerClass, classify};
 use crate::config::{self, Config};
 use crate::modvars::ModVars;
 use crate::output;
-use crate::recorder::{self, Flush, Recorder};
+use crate::recorder::{self, Flush, Recorder, Thread};
 use crate::{say, say_once, sys};
 use krphase_ffi::{
     CallbackTracingKind, ContextId, KernelDispatchInfo, PayloadLayout, ReplayPassCountFn,
@@ -40,11 +40,56 @@ pub struct Ops {
     pub code_object_kind: CallbackTracingKind,
 }
 
+/// What the tracing callback does with a record of a given kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    Ignore,
+    Replay,
+    Dispatch,
+    Alloc,
+    CodeObject,
+}
+
+/// Kind number → [`Route`], filled once from the numbers found by name, so the callback
+/// dispatches with one indexed load instead of a chain of compares.
+#[derive(Debug, Clone, Copy)]
+pub struct Routes([Route; Routes::LEN]);
+
+impl Routes {
+    const LEN: usize = 64;
+
+    pub fn new(ops: &Ops) -> Routes {
+        let mut t = [Route::Ignore; Routes::LEN];
+        let mut set = |k: CallbackTracingKind, r: Route| {
+            if let Some(e) = t.get_mut(k.0 as usize) {
+                *e = r;
+            }
+        };
+        set(ops.code_object_kind, Route::CodeObject);
+        set(ops.alloc_kind, Route::Alloc);
+        set(ops.dispatch_kind, Route::Dispatch);
+        if let Some(k) = ops.replay_kind {
+            set(k, Route::Replay);
+        }
+        Routes(t)
+    }
+
+    #[inline(always)]
+    pub fn get(&self, kind: CallbackTracingKind) -> Route {
+        self.0
+            .get(kind.0 as usize)
+            .copied()
+            .unwrap_or(Route::Ignore)
+    }
+}
+
 pub struct Tool {
     pub cfg: Config,
     /// `None` only for the synthetic set-up benchmarks and tests use ([`install_synthetic`]).
     pub sdk: Option<Sdk>,
     pub ops: Ops,
+    /// `ops` as a kind → route table.
+    pub routes: Routes,
     /// The mode in effect (drive falls back to observe on status 15).
     mode: AtomicU8,
     layout: AtomicU8,
@@ -202,6 +247,7 @@ pub fn configure(cb: krphase_ffi::CallbackTracingFn) -> Result<(), Declined> {
     let tool = Tool {
         cfg,
         sdk: Some(sdk),
+        routes: Routes::new(&ops),
         ops,
         mode: AtomicU8::new(mode.to_u8()),
         layout: AtomicU8::new(layout),
@@ -656,51 +702,36 @@ impl Tool {
         recorder::record(rec(kind::CONFIG_EXIT, 0, 0, tid, ts, d, 0), ts, Flush::Now);
     }
 
-    pub fn on_enqueue(&self, enter: bool, info: &KernelDispatchInfo, tid: u32, corr: u64, ts: u64) {
+    /// ENQUEUE ENTER: the enqueue record, and the placement when it changed for this thread
+    /// (the reader applies it to the thread's later enqueues).
+    #[inline(always)]
+    pub fn on_enqueue_enter(&self, th: Thread, info: &KernelDispatchInfo, tid: u32, ts: u64) {
         let d = info.dispatch_id;
-        if enter && self.modvars.is_dirty() {
+        if self.modvars.is_dirty() {
             // Observe mode has no CONFIG ENTER: the walk runs before a dispatch's first record.
             self.refresh_modvars(info.agent_id.handle);
         }
-        if enter {
-            recorder::record(
-                rec(kind::ENQUEUE_ENTER, 0, 0, tid, ts, d, info.kernel_id),
-                ts,
-                Flush::Lazy,
-            );
-            // Placement is recorded when it changes for this thread (and once per file): the
-            // reader applies it to the thread's later enqueues.
-            let place = (
-                info.agent_id.handle,
-                info.queue_id.handle,
-                recorder::generation(),
-            );
-            if LAST_PLACE.with(|c| c.replace(place)) != place {
-                recorder::record(
-                    rec(
-                        kind::DISPATCH_INFO,
-                        1,
-                        0,
-                        tid,
-                        d,
-                        info.agent_id.handle,
-                        info.queue_id.handle,
-                    ),
-                    ts,
-                    Flush::Lazy,
-                );
-            }
-        } else {
-            recorder::record(
-                rec(kind::ENQUEUE_EXIT, 0, 0, tid, ts, d, corr),
-                ts,
-                Flush::Lazy,
-            );
-        }
+        let (agent, queue) = (info.agent_id.handle, info.queue_id.handle);
+        th.record_placed(
+            rec(kind::ENQUEUE_ENTER, 0, 0, tid, ts, d, info.kernel_id),
+            (agent, queue),
+            rec(kind::DISPATCH_INFO, 1, 0, tid, d, agent, queue),
+            ts,
+        );
     }
 
-    pub fn on_complete(&self, d: u64, start: u64, end: u64, tid: u32) {
-        recorder::record(
+    #[inline(always)]
+    pub fn on_enqueue_exit(&self, th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
+        th.record(
+            rec(kind::ENQUEUE_EXIT, 0, 0, tid, ts, d, corr),
+            ts,
+            Flush::Lazy,
+        );
+    }
+
+    #[inline(always)]
+    pub fn on_complete(&self, th: Thread, d: u64, start: u64, end: u64, tid: u32) {
+        th.record(
             rec(kind::COMPLETE, 0, 0, tid, d, start, end),
             end,
             Flush::Lazy,
@@ -880,11 +911,6 @@ pub fn inject_panic_at_next_config() {
 /// A forced layout is checked once, at the first PASS.
 static LAYOUT_CONFIRMED: AtomicBool = AtomicBool::new(false);
 
-thread_local! {
-    /// Placement (agent, queue, recorder generation) this thread last recorded at an enqueue.
-    static LAST_PLACE: Cell<(u64, u64, u64)> = const { Cell::new((u64::MAX, u64::MAX, u64::MAX)) };
-}
-
 /// SDK finalize or the atexit safety net: flush and write the trailer (bounded).
 pub fn finalize(flags: u64) {
     let Some(r) = recorder::peek() else { return };
@@ -952,6 +978,7 @@ pub fn install_synthetic(vars: &[(&str, &str)], path: &Path) -> Result<(), Strin
         layout_forced: cfg.layout.is_some(),
         cfg,
         sdk: None,
+        routes: Routes::new(&ops),
         ops,
         mode: AtomicU8::new(mode.to_u8()),
         layout: AtomicU8::new(layout),
