@@ -185,6 +185,19 @@ fn main() {
         let _ = std::fs::remove_dir_all(&dir);
         return;
     }
+    if std::env::var_os("KRPHASE_BENCH_WRITER_ONLY").is_some() {
+        // Only the writer measurement (for profiling it).
+        krphase::tool::install_synthetic(
+            &[("KRPHASE_MODE", "observe"), ("KRPHASE_ON_FULL", "block")],
+            &path,
+        )
+        .expect("install");
+        let per_thread = 5_000_000usize;
+        let secs = two_producers(per_thread);
+        println!("{:.1} M events/s", (2 * per_thread) as f64 / secs / 1e6);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     if std::env::args().any(|a| a == "--list") {
         return; // `cargo test --benches` probing
     }
@@ -236,22 +249,7 @@ fn main() {
 
     // Writer: two producer threads, block policy, count what reached the file.
     let per_thread = 5_000_000usize;
-    let t = Instant::now();
-    let hs: Vec<_> = (0..2)
-        .map(|_| {
-            std::thread::spawn(move || {
-                let mut d = driver();
-                for _ in 0..per_thread {
-                    d.complete();
-                }
-            })
-        })
-        .collect();
-    for h in hs {
-        h.join().expect("producer");
-    }
-    krphase::tool::finalize(0);
-    let secs = t.elapsed().as_secs_f64();
+    let secs = two_producers(per_thread);
     let peak = vm_kib("VmHWM:").saturating_sub(rss0);
     let mut r = krphase_format::FileReader::open(&path).expect("read back");
     let n = r.by_ref().count() as u64;
@@ -318,6 +316,27 @@ fn main() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two threads record `per_thread` COMPLETE events each, then the file is finished; returns
+/// the wall seconds from the first event to the synced file.
+fn two_producers(per_thread: usize) -> f64 {
+    let t = Instant::now();
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut d = driver();
+                for _ in 0..per_thread {
+                    d.complete();
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().expect("producer");
+    }
+    krphase::tool::finalize(0);
+    t.elapsed().as_secs_f64()
 }
 
 /// Runs this binary under callgrind with two event counts; returns Ir per event: inside the

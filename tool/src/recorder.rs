@@ -15,7 +15,7 @@ use krphase_format::event::{DropClass, drop_class};
 use krphase_format::{FileWriter, Header, NameSpace, Record, Trailer};
 use std::cell::{Cell, RefCell};
 use std::fs::File;
-use std::io;
+use std::io::{self, BufWriter};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -31,6 +31,9 @@ const FLUSH_AGE_NS: u64 = 50_000_000;
 /// Longest a producer waits for the writer (window events, or `KRPHASE_ON_FULL=block`) before
 /// dropping and counting, so nothing can hang the application.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// Bytes the writer gathers before a system call: under load whole blocks go out in ~1 MiB
+/// writes; whatever is gathered is written as soon as the channel is idle.
+const WRITE_BUFFER: usize = 1 << 20;
 /// finalize's whole budget: flush, trailer, writer join.
 pub const FINALIZE_BUDGET: Duration = Duration::from_secs(1);
 
@@ -115,7 +118,8 @@ impl Recorder {
     /// Creates the file, writes the header and starts the writer thread.
     pub fn create(path: PathBuf, header: &Header, on_full: OnFull) -> io::Result<Arc<Recorder>> {
         let file = File::create(&path)?;
-        let writer = FileWriter::new(file, header)?;
+        let mut writer = FileWriter::new(BufWriter::with_capacity(WRITE_BUFFER, file), header)?;
+        writer.flush()?; // the header is on disk before the first event
         let (tx, rx) = bounded::<Msg>(CHANNEL_BATCHES);
         let (pool_tx, pool_rx) = bounded::<Vec<Words>>(CHANNEL_BATCHES);
         let (done_tx, done_rx) = bounded(1);
@@ -281,24 +285,21 @@ impl Recorder {
     }
 }
 
-fn writer_loop(
-    mut w: FileWriter<File>,
-    rx: Receiver<Msg>,
-    pool_tx: Sender<Vec<Words>>,
-) -> io::Result<()> {
+type Out = FileWriter<BufWriter<File>>;
+
+fn writer_loop(mut w: Out, rx: Receiver<Msg>, pool_tx: Sender<Vec<Words>>) -> io::Result<()> {
     let mut pending: Vec<Words> = Vec::with_capacity(krphase_format::block::MAX_RECORDS_PER_BLOCK);
     let mut failed: Option<io::Error> = None;
-    let write =
-        |w: &mut FileWriter<File>, pending: &mut Vec<Words>, failed: &mut Option<io::Error>| {
-            if !pending.is_empty()
-                && failed.is_none()
-                && let Err(e) = w.write_words(pending)
-            {
-                crate::say(&format!("write failed, recording stops: {e}"));
-                *failed = Some(e);
-            }
-            pending.clear();
-        };
+    let write = |w: &mut Out, pending: &mut Vec<Words>, failed: &mut Option<io::Error>| {
+        if !pending.is_empty()
+            && failed.is_none()
+            && let Err(e) = w.write_words(pending)
+        {
+            crate::say(&format!("write failed, recording stops: {e}"));
+            *failed = Some(e);
+        }
+        pending.clear();
+    };
     while let Ok(first) = rx.recv() {
         let mut msg = Some(first);
         while let Some(m) = msg.take() {
@@ -332,13 +333,22 @@ fn writer_loop(
                         return Err(e);
                     }
                     w.write_trailer(&t)?;
-                    w.flush()?;
-                    return w.get_ref().sync_data();
+                    // No fsync: the page cache holds a complete file that outlives the process
+                    // (a SIGKILL loses nothing written), and syncing a large file would outlast
+                    // finalize's budget.
+                    return w.flush();
                 }
             }
             msg = rx.try_recv().ok();
         }
+        // The channel is idle: everything gathered goes to the file now.
         write(&mut w, &mut pending, &mut failed);
+        if failed.is_none()
+            && let Err(e) = w.flush()
+        {
+            crate::say(&format!("write failed, recording stops: {e}"));
+            failed = Some(e);
+        }
     }
     write(&mut w, &mut pending, &mut failed);
     match failed {
