@@ -111,6 +111,43 @@ fn run_stats(conn: &Connection, run: i64, samples: &mut [Vec<f64>]) -> Result<Ru
     Ok(s)
 }
 
+type XFn = fn(&RunStats) -> Option<f64>;
+/// A sweep dimension: file-name tag, axis label, and the run's coordinate.
+type SweepDim = (&'static str, &'static str, XFn);
+
+/// The runs forming the sweep along `dims[d]`: runs are grouped by the other dimensions
+/// (bucketed), and the group with the most distinct values along `d` wins, so a sweep never
+/// mixes, say, two footprints into one pass-count point.
+fn sweep_group<'a>(all: &[&'a RunStats], dims: &[SweepDim], d: usize) -> Vec<&'a RunStats> {
+    let mut groups: BTreeMap<Vec<Option<i64>>, Vec<&'a RunStats>> = BTreeMap::new();
+    for s in all {
+        let key = dims
+            .iter()
+            .enumerate()
+            .filter(|(o, _)| *o != d)
+            .map(|(_, (_, _, f))| f(s).map(sweep_key))
+            .collect();
+        groups.entry(key).or_default().push(s);
+    }
+    let xf = dims[d].2;
+    let rank = |g: &Vec<&RunStats>| {
+        let mut xs: Vec<i64> = g.iter().filter_map(|s| xf(s).map(sweep_key)).collect();
+        xs.sort_unstable();
+        xs.dedup();
+        (xs.len(), g.len())
+    };
+    groups.into_values().max_by_key(rank).unwrap_or_default()
+}
+
+/// Bucket of a sweep coordinate: values within about 3 % share a bucket, so repeated runs
+/// of one configuration pool while a real step (2 -> 4 passes, 1 -> 4 MiB) separates.
+fn sweep_key(x: f64) -> i64 {
+    if x <= 0.0 {
+        return i64::MIN;
+    }
+    (x.log2() * 24.0).round() as i64
+}
+
 /// Writes the plots for `runs` (every run when empty) into `dir`; returns the files written.
 pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>> {
     let runs: Vec<i64> = if runs.is_empty() {
@@ -204,8 +241,7 @@ pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>>
                 .push(s);
         }
     }
-    type XFn = fn(&RunStats) -> Option<f64>;
-    let dims: [(&str, &str, XFn); 3] = [
+    let dims: [SweepDim; 3] = [
         ("passes", "passes per window", |s| {
             Some(s.passes as f64 / s.windows as f64)
         }),
@@ -218,13 +254,14 @@ pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>>
             |s| s.depth,
         ),
     ];
-    for (wl, group) in &by_workload {
-        for (dim, xlabel, xf) in dims {
+    for (wl, all) in &by_workload {
+        for (d, (dim, xlabel, xf)) in dims.iter().enumerate() {
+            let group = sweep_group(all, &dims, d);
             // Mean per phase at each distinct x (runs at the same x are pooled).
             let mut at: BTreeMap<i64, (f64, Vec<(f64, u64)>)> = BTreeMap::new();
             for s in group {
                 let Some(x) = xf(s) else { continue };
-                let key = (x * 1000.0).round() as i64;
+                let key = sweep_key(x);
                 let e = at
                     .entry(key)
                     .or_insert_with(|| (x, vec![(0.0, 0); PHASES.len()]));
@@ -308,6 +345,42 @@ mod tests {
             let s = std::fs::read_to_string(f).unwrap();
             assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
         }
+    }
+
+    #[test]
+    fn a_sweep_holds_the_other_dimensions_constant() {
+        let run = |label: &str, passes: i64, mib: i64| RunStats {
+            label: label.into(),
+            windows: 10,
+            passes: passes * 10,
+            bytes: (mib * 10) << 20,
+            ..RunStats::default()
+        };
+        // 2 and 4 passes at 1 MiB, plus 2 passes at 1, 4 and 64 MiB.
+        let runs = [
+            run("2p-1m", 2, 1),
+            run("4p-1m", 4, 1),
+            run("2p-4m", 2, 4),
+            run("2p-64m", 2, 64),
+        ];
+        let all: Vec<&RunStats> = runs.iter().collect();
+        let dims: [SweepDim; 3] = [
+            ("passes", "", |s| Some(s.passes as f64 / s.windows as f64)),
+            ("footprint", "", |s| {
+                Some(s.bytes as f64 / s.windows as f64 / (1 << 20) as f64)
+            }),
+            ("depth", "", |s| s.depth),
+        ];
+        let labels = |g: Vec<&RunStats>| g.iter().map(|s| s.label.clone()).collect::<Vec<_>>();
+        // The pass sweep keeps the footprint at 1 MiB: the 4 and 64 MiB runs stay out.
+        assert_eq!(labels(sweep_group(&all, &dims, 0)), ["2p-1m", "4p-1m"]);
+        // The footprint sweep keeps 2 passes: the 4-pass run stays out.
+        assert_eq!(
+            labels(sweep_group(&all, &dims, 1)),
+            ["2p-1m", "2p-4m", "2p-64m"]
+        );
+        assert_eq!(sweep_key(2.0), sweep_key(2.02));
+        assert_ne!(sweep_key(2.0), sweep_key(3.0));
     }
 
     #[test]
