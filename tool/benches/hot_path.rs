@@ -8,7 +8,8 @@
 //! * writer throughput: events/s sustained from two threads with `KRPHASE_ON_FULL=block`
 //!   (no drops), and the process's peak RSS growth;
 //! * callgrind instructions per event, when `valgrind` is on PATH (runs this binary under
-//!   callgrind twice with different event counts and takes the difference).
+//!   callgrind twice with different event counts and takes the difference; skipped with
+//!   `KRPHASE_BENCH_NO_CALLGRIND=1`).
 
 use krphase_ffi::{
     CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchData, UserData,
@@ -158,6 +159,10 @@ fn driver() -> Driver {
     data.dispatch_info.kernel_id = 1;
     data.dispatch_info.agent_id.handle = 2;
     data.dispatch_info.queue_id.handle = 3;
+    // GPU timestamps are in the BOOTTIME domain, like the host's: the recorder's buffer-age
+    // check compares them.
+    data.start_timestamp = krphase::boottime_ns();
+    data.end_timestamp = data.start_timestamp + 5;
     Driver {
         cb: cb.expect("callback"),
         data,
@@ -178,8 +183,13 @@ fn main() {
         )
         .expect("install");
         let mut d = driver();
+        let per_dispatch = std::env::var_os("KRPHASE_BENCH_CALLGRIND_DISPATCH").is_some();
         for _ in 0..n {
-            d.enqueue_exit();
+            if per_dispatch {
+                d.dispatch();
+            } else {
+                d.enqueue_exit();
+            }
         }
         krphase::tool::finalize(0);
         let _ = std::fs::remove_dir_all(&dir);
@@ -342,6 +352,9 @@ fn two_producers(per_thread: usize) -> f64 {
 /// Runs this binary under callgrind with two event counts; returns Ir per event: inside the
 /// callback only (the recording thread's cost), and for the whole process (writer included).
 fn callgrind_per_event() -> Option<(f64, f64)> {
+    if std::env::var_os("KRPHASE_BENCH_NO_CALLGRIND").is_some() {
+        return None;
+    }
     Some((
         callgrind_diff(Some("--toggle-collect=*tracing_callback*"))?,
         callgrind_diff(None)?,
