@@ -5,8 +5,9 @@
 //! first test that needs them runs `cargo build` for exactly those packages in the same profile
 //! and target directory. Cargo has released its build lock by the time tests run.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 /// Paths of the built artifacts.
@@ -88,4 +89,40 @@ pub fn scratch_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
+}
+
+/// `PATH` with the built binaries first (for launchers that find `krphase-emu` by name).
+pub fn path_with_artifacts() -> String {
+    let old = std::env::var("PATH").unwrap_or_default();
+    format!("{}:{old}", artifacts().profile_dir.display())
+}
+
+/// A child's exit status, stdout and stderr, for assertion messages.
+pub fn output_text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs the analyzer as `krphase --db DB ARGS...`.
+pub fn krphase_db<S: AsRef<OsStr>>(db: &Path, args: &[S]) -> Output {
+    Command::new(&artifacts().krphase)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("run krphase")
+}
+
+/// The emulator's ground truth (`KRPHASE_EMU_TRUTH`): one JSON value per line. Panics when the
+/// file is missing or a line is not JSON.
+pub fn read_truth(path: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("truth file {}: {e}", path.display()));
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("truth lines are JSON"))
+        .collect()
 }

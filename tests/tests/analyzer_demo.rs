@@ -30,12 +30,7 @@ fn demo_dir() -> &'static PathBuf {
 }
 
 fn krphase(db: &Path, args: &[&str]) -> String {
-    let o = Command::new(&krphase_tests::artifacts().krphase)
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("run krphase");
+    let o = krphase_tests::krphase_db(db, args);
     assert!(
         o.status.success(),
         "krphase {args:?}: {}",
@@ -116,11 +111,7 @@ fn report_json_agrees_with_the_emulator_truth() {
             .to_string_lossy()
             .into_owned();
         let truth_path = Path::new(&path).with_file_name(format!("{stem}.truth.jsonl"));
-        let truth: Vec<Value> = std::fs::read_to_string(&truth_path)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
+        let truth = krphase_tests::read_truth(&truth_path);
         let windows: Vec<&Value> = truth.iter().filter(|t| t["type"] == "window").collect();
         let replayed: Vec<&Value> = windows
             .iter()

@@ -3,7 +3,6 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
 
@@ -32,12 +31,7 @@ fn setup(name: &str) -> Case {
 }
 
 fn run<S: AsRef<OsStr>>(db: &Path, args: &[S]) -> (bool, String, String) {
-    let o = Command::new(&krphase_tests::artifacts().krphase)
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("run krphase");
+    let o = krphase_tests::krphase_db(db, args);
     (
         o.status.success(),
         String::from_utf8_lossy(&o.stdout).into_owned(),

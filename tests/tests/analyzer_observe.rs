@@ -36,12 +36,7 @@ fn observe_mode_windows_match_the_truth() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     let db = dir.join("k.db");
     let run = |args: &[&std::ffi::OsStr]| {
-        let o = Command::new(&a.krphase)
-            .arg("--db")
-            .arg(&db)
-            .args(args)
-            .output()
-            .unwrap();
+        let o = krphase_tests::krphase_db(&db, args);
         assert!(
             o.status.success(),
             "{args:?}: {}",
@@ -59,11 +54,7 @@ fn observe_mode_windows_match_the_truth() {
     ]))
     .unwrap();
     let r = &report["runs"][0];
-    let truth: Vec<Value> = std::fs::read_to_string(&truth)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let truth = krphase_tests::read_truth(&truth);
     let replayed: Vec<&Value> = truth
         .iter()
         .filter(|t| t["type"] == "window" && t["outcome"] == "replayed")

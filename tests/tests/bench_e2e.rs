@@ -8,15 +8,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use krphase_analyzer::harness;
-use krphase_tests::{artifacts, scratch_dir};
+use krphase_tests::{artifacts, output_text, path_with_artifacts, read_truth, scratch_dir};
 use rusqlite::Connection;
-
-/// PATH with the built binaries first.
-fn path_with_artifacts() -> String {
-    let a = artifacts();
-    let old = std::env::var("PATH").unwrap_or_default();
-    format!("{}:{old}", a.profile_dir.display())
-}
 
 fn krphase(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(&artifacts().krphase)
@@ -28,22 +21,11 @@ fn krphase(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .expect("run krphase")
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 /// Replayed windows per pid in the ground truth, and the requested passes seen.
 fn truth_replayed(path: &Path) -> (HashMap<i64, usize>, HashSet<i64>) {
     let mut per_pid = HashMap::new();
     let mut passes = HashSet::new();
-    let f = std::fs::File::open(path).expect("truth file");
-    for line in std::io::BufReader::new(f).lines() {
-        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+    for v in read_truth(path) {
         if v["type"] == "window" && v["outcome"] == "replayed" {
             *per_pid.entry(v["pid"].as_i64().unwrap()).or_insert(0) += 1;
             passes.insert(v["requested_passes"].as_i64().unwrap());
@@ -113,7 +95,7 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
         ],
         &[("KRPHASE_EMU_TRUTH", &truth_s)],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", output_text(&o));
 
     // The CSV: replay_perf.py's header, one row per measurement, every run successful.
     let csv = std::fs::read_to_string(dir.join("bench.csv")).unwrap();
@@ -200,7 +182,7 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
         "{f:?}"
     );
     let report = krphase(&dir, &["--db", "bench.db", "report"], &[]);
-    assert!(report.status.success(), "{}", text(&report));
+    assert!(report.status.success(), "{}", output_text(&report));
     let out = String::from_utf8_lossy(&report.stdout);
     assert!(out.contains("P5  drain share of window"), "{out}");
     assert!(out.contains("P6  non-replayed dispatch tax"), "{out}");
@@ -220,7 +202,7 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
         ],
         &[],
     );
-    assert!(imp.status.success(), "{}", text(&imp));
+    assert!(imp.status.success(), "{}", output_text(&imp));
     let conn2 = Connection::open(dir.join("imported.db")).unwrap();
     let linked: i64 = conn2
         .query_row("SELECT COUNT(*) FROM krphase_measurement_run", [], |r| {
@@ -229,7 +211,7 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
         .unwrap();
     // 9 rows with an output directory x 2 timed runs, and the total row linked to the 3
     // single-group measurements' runs.
-    assert_eq!(linked, 18 + 6, "{}", text(&imp));
+    assert_eq!(linked, 18 + 6, "{}", output_text(&imp));
 }
 
 fn write_script(path: &Path, body: &str) {
@@ -261,7 +243,7 @@ fn always_failing_measurements_are_still_rows() {
         ],
         &[],
     );
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", output_text(&o));
     let rows = harness::read_csv(&dir.join("f.csv")).unwrap();
     assert_eq!(rows.len(), 2);
     for r in rows {
@@ -281,7 +263,7 @@ fn always_failing_measurements_are_still_rows() {
         ],
         &[],
     );
-    assert_eq!(missing.status.code(), Some(2), "{}", text(&missing));
+    assert_eq!(missing.status.code(), Some(2), "{}", output_text(&missing));
 }
 
 #[test]
@@ -347,7 +329,7 @@ fn ctrl_c_writes_the_finished_rows_and_exits_non_zero() {
             .success()
     );
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(130), "{}", output_text(&out));
     let rows = harness::read_csv(&dir.join("c.csv")).unwrap();
     let variants: Vec<String> = rows.into_iter().map(|r| r.variant).collect();
     assert_eq!(variants, vec!["no-replay".to_string()]);

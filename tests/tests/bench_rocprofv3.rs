@@ -7,18 +7,16 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use krphase_tests::{artifacts, scratch_dir};
+use krphase_tests::{artifacts, output_text, path_with_artifacts, read_truth, scratch_dir};
 
 const APP: [&str; 5] = ["run", "stream", "--elements", "4096", "--iterations"];
+
+/// Kernel replay as rocprofv3 gates it: the mode and the beta flag.
+const KERNEL_REPLAY: [&str; 3] = ["--replay-mode", "kernel", "--kernel-replay-beta-enabled"];
 
 /// Runs the stand-in with `args` then `-- krphase-emu run stream ...`, truth into `truth`.
 fn rocprofv3(dir: &Path, args: &[&str], truth: &Path) -> Output {
     let a = artifacts();
-    let path = format!(
-        "{}:{}",
-        a.profile_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     Command::new(&a.emu)
         .current_dir(dir)
         .arg("rocprofv3")
@@ -27,7 +25,7 @@ fn rocprofv3(dir: &Path, args: &[&str], truth: &Path) -> Output {
         .arg(&a.emu)
         .args(APP)
         .arg("2")
-        .env("PATH", path)
+        .env("PATH", path_with_artifacts())
         .env("KRPHASE_EMU_TRUTH", truth)
         .env_remove("ROCP_TOOL_LIBRARIES")
         .env_remove("KRPHASE_EMU_DRIVER_PASSES")
@@ -36,21 +34,19 @@ fn rocprofv3(dir: &Path, args: &[&str], truth: &Path) -> Output {
         .expect("run krphase-emu rocprofv3")
 }
 
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+/// Runs the stand-in, which must succeed, and returns the ground truth per pid.
+fn rocprofv3_ok(dir: &Path, args: &[&str], truth_path: &Path) -> Truth {
+    let o = rocprofv3(dir, args, truth_path);
+    assert!(o.status.success(), "{}", output_text(&o));
+    truth(truth_path)
 }
 
 /// Per pid: (result lines, replayed windows, the requested passes of the replayed windows).
-fn truth(path: &Path) -> HashMap<i64, (usize, usize, Vec<i64>)> {
-    let mut m: HashMap<i64, (usize, usize, Vec<i64>)> = HashMap::new();
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    for line in text.lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+type Truth = HashMap<i64, (usize, usize, Vec<i64>)>;
+
+fn truth(path: &Path) -> Truth {
+    let mut m = Truth::new();
+    for v in read_truth(path) {
         let e = m.entry(v["pid"].as_i64().unwrap()).or_default();
         match v["type"].as_str() {
             Some("result") => e.0 += 1,
@@ -71,16 +67,13 @@ fn json(path: &Path) -> serde_json::Value {
 #[test]
 fn several_pmc_groups_run_the_app_once_per_group() {
     let dir = scratch_dir("rv3-app-replay");
-    let t = dir.join("truth.jsonl");
-    let o = rocprofv3(
+    let procs = rocprofv3_ok(
         &dir,
         &[
             "--pmc", "A", "B", "--pmc", "A", "C", "--pmc", "A", "D", "-d", "out", "-o", "r",
         ],
-        &t,
+        &dir.join("truth.jsonl"),
     );
-    assert!(o.status.success(), "{}", text(&o));
-    let procs = truth(&t);
     assert_eq!(procs.len(), 3, "one process per group: {procs:?}");
     assert!(
         procs
@@ -98,13 +91,9 @@ fn several_pmc_groups_run_the_app_once_per_group() {
 #[test]
 fn kernel_replay_drives_one_pass_per_group_in_one_run() {
     let dir = scratch_dir("rv3-kernel-replay");
-    let t = dir.join("truth.jsonl");
-    let o = rocprofv3(
-        &dir,
+    let args = [
+        &KERNEL_REPLAY[..],
         &[
-            "--replay-mode",
-            "kernel",
-            "--kernel-replay-beta-enabled",
             "--pmc",
             "A",
             "--pmc",
@@ -117,10 +106,9 @@ fn kernel_replay_drives_one_pass_per_group_in_one_run() {
             "json",
             "csv",
         ],
-        &t,
-    );
-    assert!(o.status.success(), "{}", text(&o));
-    let procs = truth(&t);
+    ]
+    .concat();
+    let procs = rocprofv3_ok(&dir, &args, &dir.join("truth.jsonl"));
     assert_eq!(procs.len(), 1);
     let (results, replayed, passes) = procs.values().next().unwrap();
     assert_eq!((*results, *replayed), (1, 10));
@@ -134,30 +122,25 @@ fn kernel_replay_drives_one_pass_per_group_in_one_run() {
 #[test]
 fn include_regex_reaches_the_driver() {
     let dir = scratch_dir("rv3-filter");
-    let t = dir.join("truth.jsonl");
-    let base = [
-        "--replay-mode",
-        "kernel",
-        "--kernel-replay-beta-enabled",
-        "--pmc",
-        "A",
-        "--pmc",
-        "B",
-        "--kernel-include-regex",
-    ];
-    let none: Vec<&str> = base
-        .iter()
-        .copied()
-        .chain(["^__no_such_kernel__$"])
-        .collect();
-    let o = rocprofv3(&dir, &none, &t);
-    assert!(o.status.success(), "{}", text(&o));
-    assert!(truth(&t).values().all(|(_, replayed, _)| *replayed == 0));
-    let t2 = dir.join("truth-triad.jsonl");
-    let triad: Vec<&str> = base.iter().copied().chain(["^stream_triad$"]).collect();
-    let o = rocprofv3(&dir, &triad, &t2);
-    assert!(o.status.success(), "{}", text(&o));
-    let replayed: usize = truth(&t2).values().map(|(_, r, _)| r).sum();
+    let with_regex = |regex| {
+        [
+            &KERNEL_REPLAY[..],
+            &["--pmc", "A", "--pmc", "B", "--kernel-include-regex", regex],
+        ]
+        .concat()
+    };
+    let none = rocprofv3_ok(
+        &dir,
+        &with_regex("^__no_such_kernel__$"),
+        &dir.join("truth.jsonl"),
+    );
+    assert!(none.values().all(|(_, replayed, _)| *replayed == 0));
+    let triad = rocprofv3_ok(
+        &dir,
+        &with_regex("^stream_triad$"),
+        &dir.join("truth-triad.jsonl"),
+    );
+    let replayed: usize = triad.values().map(|(_, r, _)| r).sum();
     assert_eq!(replayed, 2, "one triad per iteration");
 }
 
@@ -170,11 +153,12 @@ fn input_file_groups_rotate_across_dispatches() {
         r#"{"jobs":[{"pmc_groups":[["A"],["B"],["C"]],"pmc_group_interval":1}]}"#,
     )
     .unwrap();
-    let t = dir.join("truth.jsonl");
     let input_s = input.display().to_string();
-    let o = rocprofv3(&dir, &["-i", &input_s, "-d", "out"], &t);
-    assert!(o.status.success(), "{}", text(&o));
-    let procs = truth(&t);
+    let procs = rocprofv3_ok(
+        &dir,
+        &["-i", &input_s, "-d", "out"],
+        &dir.join("truth.jsonl"),
+    );
     assert_eq!(procs.len(), 1);
     assert!(procs.values().all(|(_, replayed, _)| *replayed == 0));
     let j = json(&dir.join("out/out_results.json"));
@@ -192,26 +176,23 @@ fn input_file_groups_rotate_across_dispatches() {
 fn beta_flag_alone_stays_on_application_replay() {
     let dir = scratch_dir("rv3-beta-only");
     let t = dir.join("truth.jsonl");
-    let o = rocprofv3(
-        &dir,
-        &[
-            "--kernel-replay-beta-enabled",
-            "--pmc",
-            "A",
-            "--pmc",
-            "B",
-            "-d",
-            "out",
-        ],
-        &t,
-    );
-    assert!(o.status.success(), "{}", text(&o));
+    let beta_only = [
+        "--kernel-replay-beta-enabled",
+        "--pmc",
+        "A",
+        "--pmc",
+        "B",
+        "-d",
+        "out",
+    ];
+    let o = rocprofv3(&dir, &beta_only, &t);
+    assert!(o.status.success(), "{}", output_text(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("does not enable kernel replay"));
     let procs = truth(&t);
     assert_eq!(procs.len(), 2);
     assert!(procs.values().all(|(_, replayed, _)| *replayed == 0));
     let refused = rocprofv3(&dir, &["--replay-mode", "kernel", "--pmc", "A"], &t);
-    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert_eq!(refused.status.code(), Some(1), "{}", output_text(&refused));
     let bad = rocprofv3(&dir, &["--bogus"], &t);
-    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert_eq!(bad.status.code(), Some(2), "{}", output_text(&bad));
 }

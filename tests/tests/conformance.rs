@@ -2,7 +2,7 @@
 //! through the C ABI by the krphase-probe tool (loaded via ROCP_TOOL_LIBRARIES) and against the
 //! emulator's ground truth (KRPHASE_EMU_TRUTH). One test per rule.
 
-use krphase_tests::{artifacts, scratch_dir};
+use krphase_tests::{artifacts, output_text, read_truth, scratch_dir};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -24,10 +24,8 @@ impl Run {
     fn ok(&self) -> &Self {
         assert!(
             self.out.status.success(),
-            "emulator failed: {:?}\nstdout:\n{}\nstderr:\n{}",
-            self.out.status,
-            self.stdout(),
-            self.stderr()
+            "emulator failed: {}",
+            output_text(&self.out)
         );
         self
     }
@@ -41,11 +39,35 @@ impl Run {
             .cloned()
             .unwrap_or_default()
     }
-    /// Probe replay records for one dispatch.
-    fn replay_of(&self, dispatch: u64) -> Vec<Value> {
-        self.list("replay")
+    /// Probe records of list `key` for one dispatch.
+    fn list_of(&self, key: &str, dispatch: u64) -> Vec<Value> {
+        self.list(key)
             .into_iter()
             .filter(|r| r["dispatch_id"] == dispatch)
+            .collect()
+    }
+    /// Field `field` of every record of list `key` for one dispatch.
+    fn field_of(&self, key: &str, dispatch: u64, field: &str) -> Vec<u64> {
+        self.list_of(key, dispatch)
+            .iter()
+            .map(|r| r[field].as_u64().expect("numeric field"))
+            .collect()
+    }
+    /// Probe replay records for one dispatch.
+    fn replay_of(&self, dispatch: u64) -> Vec<Value> {
+        self.list_of("replay", dispatch)
+    }
+    /// One dispatch's replay callbacks in order, as `op-phase` (`config-enter`, `pass-exit`, ...).
+    fn callback_sequence(&self, dispatch: u64) -> Vec<String> {
+        self.replay_of(dispatch)
+            .iter()
+            .map(|x| {
+                format!(
+                    "{}-{}",
+                    x["op"].as_str().unwrap(),
+                    x["phase"].as_str().unwrap()
+                )
+            })
             .collect()
     }
     fn replay(&self, op: &str, phase: &str) -> Vec<Value> {
@@ -62,9 +84,9 @@ impl Run {
             .collect()
     }
     fn completes(&self, dispatch: u64) -> Vec<Value> {
-        self.list("dispatch")
+        self.list_of("dispatch", dispatch)
             .into_iter()
-            .filter(|d| d["op"] == "complete" && d["dispatch_id"] == dispatch)
+            .filter(|d| d["op"] == "complete")
             .collect()
     }
 }
@@ -98,11 +120,12 @@ fn run_emu(name: &str, probe_env: &[(&str, &str)], emu_args: &[&str], with_probe
         .ok()
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or(Value::Null);
-    let truth = std::fs::read_to_string(&truth)
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("truth lines are JSON"))
-        .collect();
+    // A run that fails before the emulator opens the truth file leaves none.
+    let truth = if truth.exists() {
+        read_truth(&truth)
+    } else {
+        Vec::new()
+    };
     Run { out, probe, truth }
 }
 
@@ -113,6 +136,18 @@ fn probe(name: &str, scenario: &str, extra: &[(&str, &str)], emu_args: &[&str]) 
 }
 
 const SAXPY2: &[&str] = &["saxpy", "--elements", "64", "--iterations", "2"];
+
+/// `krphase-emu run` arguments: `WORKLOAD --elements N --iterations N EXTRA...`.
+fn workload_args<'a>(
+    workload: &'a str,
+    elements: &'a str,
+    iterations: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![workload, "--elements", elements, "--iterations", iterations];
+    args.extend_from_slice(extra);
+    args
+}
 
 /// Dispatch ids that got a CONFIG ENTER.
 fn config_dispatches(r: &Run) -> Vec<u64> {
@@ -136,17 +171,7 @@ fn fixed_pass_count_runs_n_passes_between_one_config_pair() {
     let ds = config_dispatches(&r);
     assert_eq!(ds.len(), 2);
     for d in ds {
-        let recs = r.replay_of(d);
-        let seq: Vec<String> = recs
-            .iter()
-            .map(|x| {
-                format!(
-                    "{}-{}",
-                    x["op"].as_str().unwrap(),
-                    x["phase"].as_str().unwrap()
-                )
-            })
-            .collect();
+        let seq = r.callback_sequence(d);
         let mut want = vec!["config-enter".to_string()];
         for _ in 0..3 {
             want.push("pass-enter".into());
@@ -181,33 +206,27 @@ fn fixed_pass_count_runs_n_passes_between_one_config_pair() {
     assert_eq!(r.stderr().matches("outcome=replayed").count(), 2);
 }
 
+/// A dispatch that got CONFIG ENTER then EXIT at once and ran once, not replayed.
+fn assert_config_without_passes(r: &Run, d: u64, what: &str) {
+    assert_eq!(
+        r.callback_sequence(d),
+        vec!["config-enter", "config-exit"],
+        "{what}: CONFIG EXIT at once, no PASS"
+    );
+    assert_eq!(
+        r.completes(d).len(),
+        1,
+        "{what}: the dispatch runs once with the reserved id"
+    );
+}
+
 fn assert_opt_out(name: &str, scenario: &str, reason: &str, pass_count_calls: usize) {
     let r = probe(name, scenario, &[], SAXPY2);
     r.ok();
     let ds = config_dispatches(&r);
     assert_eq!(ds.len(), 2);
     for d in &ds {
-        let seq: Vec<String> = r
-            .replay_of(*d)
-            .iter()
-            .map(|x| {
-                format!(
-                    "{}-{}",
-                    x["op"].as_str().unwrap(),
-                    x["phase"].as_str().unwrap()
-                )
-            })
-            .collect();
-        assert_eq!(
-            seq,
-            vec!["config-enter", "config-exit"],
-            "{scenario}: CONFIG EXIT at once, no PASS"
-        );
-        assert_eq!(
-            r.completes(*d).len(),
-            1,
-            "{scenario}: the dispatch runs once with the reserved id"
-        );
+        assert_config_without_passes(&r, *d, scenario);
     }
     assert_eq!(r.list("pass_count").len(), pass_count_calls);
     let declines = r.truth_of("decline");
@@ -271,12 +290,7 @@ fn indefinite_loop_consults_continue_after_every_pass() {
             enters.iter().all(|p| p["total_passes"] == 0),
             "total_passes is 0 in an indefinite loop"
         );
-        let conts: Vec<u64> = r
-            .list("continue")
-            .iter()
-            .filter(|c| c["dispatch_id"] == d)
-            .map(|c| c["current_pass"].as_u64().unwrap())
-            .collect();
+        let conts = r.field_of("continue", d, "current_pass");
         assert_eq!(
             conts,
             vec![0, 1, 2],
@@ -300,12 +314,7 @@ fn fixed_loop_never_consults_continue_after_last_pass() {
     );
     r.ok();
     for d in config_dispatches(&r) {
-        let conts: Vec<u64> = r
-            .list("continue")
-            .iter()
-            .filter(|c| c["dispatch_id"] == d)
-            .map(|c| c["current_pass"].as_u64().unwrap())
-            .collect();
+        let conts = r.field_of("continue", d, "current_pass");
         assert_eq!(
             conts,
             vec![0, 1, 2],
@@ -381,23 +390,13 @@ fn user_data_is_a_fresh_copy_of_the_config_value_per_pass() {
             vec![7],
             "CONFIG EXIT sees the CONFIG value"
         );
-        let conts: Vec<u64> = r
-            .list("continue")
-            .iter()
-            .filter(|c| c["dispatch_id"] == d)
-            .map(|c| c["user_data"].as_u64().unwrap())
-            .collect();
+        let conts = r.field_of("continue", d, "user_data");
         assert_eq!(
             conts,
             vec![1000, 1001],
             "continue gets the pass-scoped value"
         );
-        let pc: Vec<u64> = r
-            .list("pass_count")
-            .iter()
-            .filter(|c| c["dispatch_id"] == d)
-            .map(|c| c["user_data"].as_u64().unwrap())
-            .collect();
+        let pc = r.field_of("pass_count", d, "user_data");
         assert_eq!(
             pc,
             vec![7],
@@ -489,17 +488,12 @@ fn driver_first_owns_replay_and_the_tool_gets_15() {
         "driver-first",
         "basic",
         &[],
-        &[
+        &workload_args(
             "saxpy",
-            "--elements",
             "64",
-            "--iterations",
             "2",
-            "--driver-passes",
-            "3",
-            "--driver-order",
-            "first",
-        ],
+            &["--driver-passes", "3", "--driver-order", "first"],
+        ),
     );
     r.ok();
     assert_eq!(r.probe["claim"], 15);
@@ -526,17 +520,12 @@ fn driver_refused_claim_aborts_the_process() {
         "driver-last",
         "basic",
         &[],
-        &[
+        &workload_args(
             "saxpy",
-            "--elements",
             "64",
-            "--iterations",
             "1",
-            "--driver-passes",
-            "3",
-            "--driver-order",
-            "last",
-        ],
+            &["--driver-passes", "3", "--driver-order", "last"],
+        ),
     );
     assert!(
         !r.out.status.success(),
@@ -601,20 +590,9 @@ fn one_application_completion_per_logical_dispatch() {
     for (name, args) in [
         (
             "once-replayed",
-            vec![
-                "queue-depth",
-                "--elements",
-                "32",
-                "--iterations",
-                "3",
-                "--depth",
-                "5",
-            ],
+            workload_args("queue-depth", "32", "3", &["--depth", "5"]),
         ),
-        (
-            "once-graph",
-            vec!["graph", "--elements", "32", "--iterations", "2"],
-        ),
+        ("once-graph", workload_args("graph", "32", "2", &[])),
     ] {
         let r = probe(name, "basic", &[("PROBE_PASSES", "3")], &args);
         r.ok();
@@ -627,15 +605,7 @@ fn one_application_completion_per_logical_dispatch() {
 }
 
 fn saxpy_result(name: &str, passes: Option<&str>, order: &str) -> String {
-    let mut args = vec![
-        "saxpy",
-        "--elements",
-        "4096",
-        "--iterations",
-        "5",
-        "--restore-order",
-        order,
-    ];
+    let mut args = workload_args("saxpy", "4096", "5", &["--restore-order", order]);
     if let Some(p) = passes {
         args.extend(["--driver-passes", p]);
     }
@@ -668,17 +638,12 @@ fn restore_order_device_moves_restore_after_pass_enter() {
         let r = run_emu(
             &format!("order-{order}"),
             &[],
-            &[
+            &workload_args(
                 "saxpy",
-                "--elements",
                 "64",
-                "--iterations",
                 "1",
-                "--driver-passes",
-                "3",
-                "--restore-order",
-                order,
-            ],
+                &["--driver-passes", "3", "--restore-order", order],
+            ),
             false,
         );
         r.ok();
@@ -719,12 +684,7 @@ fn graph_and_multi_packet_are_declined_without_config_and_warned_once() {
             "only single-packet dispatch submissions are replayed",
         ),
     ] {
-        let r = probe(
-            w,
-            "basic",
-            &[],
-            &[w, "--elements", "32", "--iterations", "3"],
-        );
+        let r = probe(w, "basic", &[], &workload_args(w, "32", "3", &[]));
         r.ok();
         assert!(r.list("replay").is_empty(), "{w}: no CONFIG at all");
         let declines = r.truth_of("decline");
@@ -753,23 +713,7 @@ fn assert_sdk_decline(r: &Run, reason: &str) {
     let ds = config_dispatches(r);
     assert!(!ds.is_empty());
     for d in &ds {
-        let seq: Vec<String> = r
-            .replay_of(*d)
-            .iter()
-            .map(|x| {
-                format!(
-                    "{}-{}",
-                    x["op"].as_str().unwrap(),
-                    x["phase"].as_str().unwrap()
-                )
-            })
-            .collect();
-        assert_eq!(
-            seq,
-            vec!["config-enter", "config-exit"],
-            "{reason}: CONFIG ENTER/EXIT, no PASS"
-        );
-        assert_eq!(r.completes(*d).len(), 1, "{reason}: runs once");
+        assert_config_without_passes(r, *d, reason);
     }
     let windows = r.truth_of("window");
     assert_eq!(windows.len(), ds.len());
@@ -792,12 +736,7 @@ fn assert_sdk_decline(r: &Run, reason: &str) {
 
 #[test]
 fn vmem_is_declined_as_untracked_memory() {
-    let r = probe(
-        "vmem",
-        "basic",
-        &[],
-        &["vmem", "--elements", "32", "--iterations", "2"],
-    );
+    let r = probe("vmem", "basic", &[], &workload_args("vmem", "32", "2", &[]));
     assert_sdk_decline(&r, "untracked_memory");
     assert!(
         r.truth_of("window")
@@ -825,15 +764,7 @@ fn forced_sdk_declines_stop_at_their_stage() {
             &format!("decline-{reason}"),
             "basic",
             &[],
-            &[
-                "saxpy",
-                "--elements",
-                "32",
-                "--iterations",
-                "2",
-                "--decline",
-                reason,
-            ],
+            &workload_args("saxpy", "32", "2", &["--decline", reason]),
         );
         assert_sdk_decline(&r, reason);
         for w in r.truth_of("window") {
@@ -853,15 +784,7 @@ fn forced_sdk_declines_stop_at_their_stage() {
         "budget",
         "basic",
         &[],
-        &[
-            "saxpy",
-            "--elements",
-            "64",
-            "--iterations",
-            "1",
-            "--footprint-budget",
-            "100",
-        ],
+        &workload_args("saxpy", "64", "1", &["--footprint-budget", "100"]),
     );
     assert_sdk_decline(&r, "footprint_budget");
 }
@@ -877,15 +800,7 @@ fn both_payload_layouts_and_the_168_byte_variant() {
             &format!("layout-{layout}"),
             "early-exit",
             &[("PROBE_LAYOUT", probe_layout), ("PROBE_PASSES", "3")],
-            &[
-                "saxpy",
-                "--elements",
-                "64",
-                "--iterations",
-                "2",
-                "--payload-layout",
-                layout,
-            ],
+            &workload_args("saxpy", "64", "2", &["--payload-layout", layout]),
         );
         r.ok();
         for d in config_dispatches(&r) {
@@ -910,15 +825,7 @@ fn all_three_kind_numbers_are_found_by_name() {
             &format!("kind-{kind}"),
             "basic",
             &[("PROBE_PASSES", "2")],
-            &[
-                "saxpy",
-                "--elements",
-                "64",
-                "--iterations",
-                "1",
-                "--replay-kind",
-                kind,
-            ],
+            &workload_args("saxpy", "64", "1", &["--replay-kind", kind]),
         );
         r.ok();
         assert_eq!(r.probe["replay_kind"].to_string(), kind);
@@ -946,7 +853,7 @@ fn sample_basic_one_replay_four_passes() {
         "sample-basic",
         "basic",
         &[("PROBE_PASSES", "4"), ("PROBE_KERNEL", "saxpy")],
-        &["saxpy", "--elements", "64", "--iterations", "1"],
+        &workload_args("saxpy", "64", "1", &[]),
     );
     r.ok();
     assert_eq!(r.replay("config", "enter").len(), 1);
@@ -959,7 +866,7 @@ fn sample_opt_out_replays_only_the_target() {
         "sample-opt-out",
         "basic",
         &[("PROBE_PASSES", "3"), ("PROBE_KERNEL", "stream_triad")],
-        &["stream", "--elements", "64", "--iterations", "2"],
+        &workload_args("stream", "64", "2", &[]),
     );
     r.ok();
     assert_eq!(
@@ -983,7 +890,7 @@ fn memory_allocations_are_traced_and_classified() {
         "memory",
         "observe",
         &[],
-        &["stream", "--elements", "64", "--iterations", "1"],
+        &workload_args("stream", "64", "1", &[]),
     );
     r.ok();
     let mem = r.list("memory");
@@ -1054,15 +961,7 @@ fn must_show_stream_1m_with_driver_4_passes() {
     let r = run_emu(
         "must-show",
         &[],
-        &[
-            "stream",
-            "--elements",
-            "1048576",
-            "--iterations",
-            "10",
-            "--driver-passes",
-            "4",
-        ],
+        &workload_args("stream", "1048576", "10", &["--driver-passes", "4"]),
         false,
     );
     r.ok();
@@ -1197,15 +1096,7 @@ fn sdk_policy_environment_variables() {
     let r = run_emu(
         "no-vmem-decline",
         &[("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_VMEM", "0")],
-        &[
-            "vmem",
-            "--elements",
-            "16",
-            "--iterations",
-            "2",
-            "--driver-passes",
-            "3",
-        ],
+        &workload_args("vmem", "16", "2", &["--driver-passes", "3"]),
         false,
     );
     assert_eq!(r.out.status.code(), Some(1));
@@ -1222,15 +1113,7 @@ fn sdk_policy_environment_variables() {
     let r = run_emu(
         "max-snapshot",
         &[("ROCPROFILER_KERNEL_REPLAY_MAX_SNAPSHOT_BYTES", "100")],
-        &[
-            "saxpy",
-            "--elements",
-            "64",
-            "--iterations",
-            "1",
-            "--driver-passes",
-            "3",
-        ],
+        &workload_args("saxpy", "64", "1", &["--driver-passes", "3"]),
         false,
     );
     r.ok();
@@ -1242,19 +1125,12 @@ fn writer_lock_serializes_windows_per_agent_only() {
     let r = run_emu(
         "agents",
         &[],
-        &[
+        &workload_args(
             "multi-queue",
-            "--elements",
             "20000",
-            "--iterations",
             "4",
-            "--threads",
-            "4",
-            "--agents",
-            "2",
-            "--driver-passes",
-            "3",
-        ],
+            &["--threads", "4", "--agents", "2", "--driver-passes", "3"],
+        ),
         false,
     );
     r.ok();
