@@ -6,6 +6,9 @@ fn derive(args: &[&str]) -> Option<ReplayConfig> {
     derive_replay_config(Some(args)).expect("valid arguments")
 }
 
+/// The benchmark mode most tests record under.
+const TRO: &str = "tool-runtime-overhead";
+
 fn fresh() -> Connection {
     let conn = Connection::open_in_memory().unwrap();
     create_schema(&conn).unwrap();
@@ -137,8 +140,11 @@ fn replay_mode_kernel_is_recognised() {
 
 // --- config rows --------------------------------------------------------------------------------
 
+/// Two counter groups under the replay flag.
+const TWO_GROUPS_REPLAY: &[&str] = &["--pmc", "A", "--pmc", "B", REPLAY_FLAG];
+
 fn config(conn: &Connection, args: &[&str]) -> i64 {
-    let data = ConfigData::from_args("tool-runtime-overhead", args).unwrap();
+    let data = ConfigData::from_args(TRO, args).unwrap();
     insert_or_reuse_config(conn, &data, None).unwrap()
 }
 
@@ -156,7 +162,7 @@ fn replay_columns(conn: &Connection, id: i64) -> (Option<i64>, Option<i64>, Opti
 fn application_replay_and_kernel_replay_are_distinct_configs() {
     let conn = fresh();
     let app = config(&conn, &["--pmc", "A", "--pmc", "B"]);
-    let rep = config(&conn, &["--pmc", "A", "--pmc", "B", REPLAY_FLAG]);
+    let rep = config(&conn, TWO_GROUPS_REPLAY);
     assert_ne!(app, rep);
     assert_eq!(
         replay_columns(&conn, app),
@@ -171,7 +177,7 @@ fn application_replay_and_kernel_replay_are_distinct_configs() {
 #[test]
 fn group_count_separates_otherwise_identical_runs() {
     let conn = fresh();
-    let two = config(&conn, &["--pmc", "A", "--pmc", "B", REPLAY_FLAG]);
+    let two = config(&conn, TWO_GROUPS_REPLAY);
     let four = config(
         &conn,
         &[
@@ -192,8 +198,8 @@ fn group_count_separates_otherwise_identical_runs() {
 #[test]
 fn identical_runs_reuse_one_row() {
     let conn = fresh();
-    let a = config(&conn, &["--pmc", "A", "--pmc", "B", REPLAY_FLAG]);
-    let b = config(&conn, &["--pmc", "A", "--pmc", "B", REPLAY_FLAG]);
+    let a = config(&conn, TWO_GROUPS_REPLAY);
+    let b = config(&conn, TWO_GROUPS_REPLAY);
     assert_eq!(a, b);
     let rows: i64 = conn
         .query_row("SELECT COUNT(*) FROM benchmark_config", [], |r| r.get(0))
@@ -206,7 +212,7 @@ fn sdk_id_is_not_hashed_and_the_first_one_is_kept() {
     let conn = fresh();
     conn.execute_batch("INSERT INTO benchmarked_sdk (id, hash_id) VALUES (1, 'a'), (2, 'b')")
         .unwrap();
-    let data = ConfigData::from_args("tool-runtime-overhead", &["--pmc", "A"]).unwrap();
+    let data = ConfigData::from_args(TRO, &["--pmc", "A"]).unwrap();
     let first = insert_or_reuse_config(&conn, &data, Some(1)).unwrap();
     let second = insert_or_reuse_config(&conn, &data, Some(2)).unwrap();
     assert_eq!(first, second);
@@ -222,11 +228,7 @@ fn sdk_id_is_not_hashed_and_the_first_one_is_kept() {
 
 #[test]
 fn label_names_the_collection_mode() {
-    let data = ConfigData::from_args(
-        "tool-runtime-overhead",
-        &["--pmc", "A", "--pmc", "B", REPLAY_FLAG],
-    )
-    .unwrap();
+    let data = ConfigData::from_args(TRO, TWO_GROUPS_REPLAY).unwrap();
     let label = data.label();
     assert!(label.contains("Kernel Replay"), "{label}");
     assert!(label.contains("Counter Groups=2"), "{label}");
@@ -373,6 +375,26 @@ fn stat(
     cfg
 }
 
+/// A single-pass (one group) reference run's mean.
+fn single_pass(conn: &Connection, bench_mode: &str, metric: &str, mean: f64) -> i64 {
+    stat(conn, bench_mode, "single-pass", Some(1), metric, mean)
+}
+
+/// A kernel-replay run's mean with four counter groups.
+fn replay_4_groups(conn: &Connection, bench_mode: &str, metric: &str, mean: f64) -> i64 {
+    stat(conn, bench_mode, "kernel-replay", Some(4), metric, mean)
+}
+
+/// How many rows the wall-time replay view has for one config.
+fn replay_wall_time_rows(conn: &Connection, cfg: i64) -> i64 {
+    conn.query_row(
+        "SELECT COUNT(*) FROM benchmark_replay_wall_time WHERE cfg_id = ?1",
+        [cfg],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
 fn replay_row(conn: &Connection, metric: &str, cfg: i64) -> (f64, Option<f64>, Option<f64>) {
     conn.query_row(
         &format!(
@@ -388,22 +410,8 @@ fn replay_row(conn: &Connection, metric: &str, cfg: i64) -> (f64, Option<f64>, O
 #[test]
 fn projection_and_speedup() {
     let conn = fresh();
-    let single = stat(
-        &conn,
-        "tool-runtime-overhead",
-        "single-pass",
-        Some(1),
-        "wall_time",
-        10.0,
-    );
-    let replay = stat(
-        &conn,
-        "tool-runtime-overhead",
-        "kernel-replay",
-        Some(4),
-        "wall_time",
-        20.0,
-    );
+    let single = single_pass(&conn, TRO, "wall_time", 10.0);
+    let replay = replay_4_groups(&conn, TRO, "wall_time", 20.0);
     assert_eq!(
         replay_row(&conn, "wall_time", single),
         (10.0, Some(10.0), Some(1.0))
@@ -417,51 +425,17 @@ fn projection_and_speedup() {
 #[test]
 fn run_without_a_single_group_reference_still_appears() {
     let conn = fresh();
-    let replay = stat(
-        &conn,
-        "tool-runtime-overhead",
-        "kernel-replay",
-        Some(4),
-        "wall_time",
-        20.0,
-    );
+    let replay = replay_4_groups(&conn, TRO, "wall_time", 20.0);
     assert_eq!(replay_row(&conn, "wall_time", replay), (20.0, None, None));
 }
 
 #[test]
 fn reference_row_is_not_duplicated_by_repeated_runs() {
     let conn = fresh();
-    stat(
-        &conn,
-        "tool-runtime-overhead",
-        "single-pass",
-        Some(1),
-        "wall_time",
-        10.0,
-    );
-    stat(
-        &conn,
-        "tool-runtime-overhead",
-        "single-pass",
-        Some(1),
-        "wall_time",
-        12.0,
-    );
-    let replay = stat(
-        &conn,
-        "tool-runtime-overhead",
-        "kernel-replay",
-        Some(4),
-        "wall_time",
-        20.0,
-    );
-    let n: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM benchmark_replay_wall_time WHERE cfg_id = ?1",
-            [replay],
-            |r| r.get(0),
-        )
-        .unwrap();
+    single_pass(&conn, TRO, "wall_time", 10.0);
+    single_pass(&conn, TRO, "wall_time", 12.0);
+    let replay = replay_4_groups(&conn, TRO, "wall_time", 20.0);
+    let n = replay_wall_time_rows(&conn, replay);
     assert_eq!(n, 1);
     // The smallest single-pass mean is the reference.
     assert_eq!(
@@ -473,60 +447,18 @@ fn reference_row_is_not_duplicated_by_repeated_runs() {
 #[test]
 fn projection_only_applies_to_additive_metrics() {
     let conn = fresh();
-    stat(
-        &conn,
-        "tool-runtime-overhead",
-        "single-pass",
-        Some(1),
-        "peak_rss",
-        100.0,
-    );
-    let replay = stat(
-        &conn,
-        "tool-runtime-overhead",
-        "kernel-replay",
-        Some(4),
-        "peak_rss",
-        120.0,
-    );
+    single_pass(&conn, TRO, "peak_rss", 100.0);
+    let replay = replay_4_groups(&conn, TRO, "peak_rss", 120.0);
     assert_eq!(replay_row(&conn, "peak_rss", replay), (120.0, None, None));
 }
 
 #[test]
 fn reference_is_scoped_to_benchmark_mode() {
     let conn = fresh();
-    stat(
-        &conn,
-        "sdk-callback-overhead",
-        "single-pass",
-        Some(1),
-        "wall_time",
-        10.0,
-    );
-    stat(
-        &conn,
-        "tool-runtime-overhead",
-        "single-pass",
-        Some(1),
-        "wall_time",
-        30.0,
-    );
-    let a = stat(
-        &conn,
-        "sdk-callback-overhead",
-        "kernel-replay",
-        Some(4),
-        "wall_time",
-        20.0,
-    );
-    let b = stat(
-        &conn,
-        "tool-runtime-overhead",
-        "kernel-replay",
-        Some(4),
-        "wall_time",
-        30.0,
-    );
+    single_pass(&conn, "sdk-callback-overhead", "wall_time", 10.0);
+    single_pass(&conn, TRO, "wall_time", 30.0);
+    let a = replay_4_groups(&conn, "sdk-callback-overhead", "wall_time", 20.0);
+    let b = replay_4_groups(&conn, TRO, "wall_time", 30.0);
     assert_eq!(
         replay_row(&conn, "wall_time", a),
         (20.0, Some(40.0), Some(2.0))
@@ -540,30 +472,10 @@ fn reference_is_scoped_to_benchmark_mode() {
 #[test]
 fn runs_without_counters_are_excluded() {
     let conn = fresh();
-    let unknown = stat(
-        &conn,
-        "tool-runtime-overhead",
-        "unknown",
-        None,
-        "wall_time",
-        5.0,
-    );
-    let none = stat(
-        &conn,
-        "tool-runtime-overhead",
-        "none",
-        Some(0),
-        "wall_time",
-        5.0,
-    );
+    let unknown = stat(&conn, TRO, "unknown", None, "wall_time", 5.0);
+    let none = stat(&conn, TRO, "none", Some(0), "wall_time", 5.0);
     for cfg in [unknown, none] {
-        let n: i64 = conn
-            .query_row(
-                "SELECT COUNT(*) FROM benchmark_replay_wall_time WHERE cfg_id = ?1",
-                [cfg],
-                |r| r.get(0),
-            )
-            .unwrap();
+        let n = replay_wall_time_rows(&conn, cfg);
         assert_eq!(n, 0);
     }
 }
@@ -645,7 +557,7 @@ fn statistics_are_generated_and_updated() {
 #[test]
 fn kernel_filter_and_environment_separate_rows() {
     let conn = fresh();
-    let plain = config(&conn, &["--pmc", "A", "--pmc", "B", REPLAY_FLAG]);
+    let plain = config(&conn, TWO_GROUPS_REPLAY);
     let filtered = config(
         &conn,
         &[

@@ -171,18 +171,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
             "SELECT label, pid, host, command, mode, passes, truncated, \"end\" - \"start\"
              FROM krphase_run WHERE id = ?1",
             [run_id],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                    r.get(6)?,
-                    r.get(7)?,
-                ))
-            },
+            |r| Info::try_from(r),
         )
         .optional()?;
     let Some((label, pid, host, command, mode, passes, truncated, wall_ns)) = info else {
@@ -288,25 +277,16 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
     let plain_ns = plain_ns.unwrap_or(0);
 
     let wall = wall_ns.unwrap_or(0) as f64;
+    let group = |name: &str, count: u64, total_ns: i64| Group {
+        group: name.into(),
+        count,
+        total_ns,
+        share_of_wall: ratio(total_ns as f64, wall),
+    };
     let groups = vec![
-        Group {
-            group: "replayed".into(),
-            count: replayed,
-            total_ns: window_total,
-            share_of_wall: ratio(window_total as f64, wall),
-        },
-        Group {
-            group: "declined".into(),
-            count: declined,
-            total_ns: declined_ns,
-            share_of_wall: ratio(declined_ns as f64, wall),
-        },
-        Group {
-            group: "no CONFIG".into(),
-            count: plain_n,
-            total_ns: plain_ns,
-            share_of_wall: ratio(plain_ns as f64, wall),
-        },
+        group("replayed", replayed, window_total),
+        group("declined", declined, declined_ns),
+        group("no CONFIG", plain_n, plain_ns),
     ];
 
     let snapshot_time = if log_joined {
@@ -427,16 +407,7 @@ fn measurement(
             "SELECT measurement_id, experiment, variant, mode, median_s, source
              FROM krphase_run_measurement WHERE run_id = ?1 ORDER BY measurement_id DESC LIMIT 1",
             [run_id],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            },
+            |r| Row::try_from(r),
         )
         .optional()?;
     let Some((id, experiment, variant, mode, median_s, source)) = row else {
@@ -639,16 +610,9 @@ fn render_text(r: &RunReport, markdown: bool, out: &mut String) {
     );
     for p in &r.phases {
         if p.samples == 0 {
-            t.add_row(vec![
-                p.phase.clone(),
-                "0".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-            ]);
+            let mut row = vec![p.phase.clone(), "0".into()];
+            row.resize(8, "-".into());
+            t.add_row(row);
             continue;
         }
         t.add_row(vec![
