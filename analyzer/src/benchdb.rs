@@ -575,14 +575,11 @@ pub fn insert_or_reuse_config(
     sdk_id: Option<i64>,
 ) -> Result<i64> {
     let hash = data.hash_id();
-    if let Some(id) = conn
-        .query_row(
-            "SELECT id FROM benchmark_config WHERE hash_id = ?1 ORDER BY id LIMIT 1",
-            [&hash],
-            |r| r.get::<_, i64>(0),
-        )
-        .optional()?
-    {
+    if let Some(id) = first_id(
+        conn,
+        "SELECT id FROM benchmark_config WHERE hash_id = ?1 ORDER BY id LIMIT 1",
+        [&hash],
+    )? {
         return Ok(id);
     }
     let mut cols = vec![
@@ -647,14 +644,11 @@ pub fn insert_or_reuse_app(
             .replace([' ', '\n'], "")
             .as_bytes(),
     );
-    if let Some(id) = conn
-        .query_row(
-            "SELECT id FROM benchmarked_app WHERE hash_id = ?1 AND md5sum = ?2 ORDER BY id LIMIT 1",
-            params![hash, md5sum],
-            |r| r.get::<_, i64>(0),
-        )
-        .optional()?
-    {
+    if let Some(id) = first_id(
+        conn,
+        "SELECT id FROM benchmarked_app WHERE hash_id = ?1 AND md5sum = ?2 ORDER BY id LIMIT 1",
+        params![hash, md5sum],
+    )? {
         return Ok(id);
     }
     conn.execute(
@@ -697,6 +691,28 @@ pub fn insert_metrics(
     Ok(conn.last_insert_rowid())
 }
 
+/// The id the query's first row holds, if any.
+fn first_id(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> Result<Option<i64>> {
+    Ok(conn.query_row(sql, params, |r| r.get(0)).optional()?)
+}
+
+/// The raw, non-NULL values of one metric column for an (app, cfg, sdk) group, as REAL.
+pub fn metric_values(
+    conn: &Connection,
+    metric: &str,
+    app: i64,
+    cfg: i64,
+    sdk: Option<i64>,
+) -> Result<Vec<f64>> {
+    Ok(conn
+        .prepare(&format!(
+            "SELECT CAST({metric} AS REAL) FROM benchmark_metrics WHERE app_id = ?1 AND \
+             cfg_id = ?2 AND sdk_id IS ?3 AND {metric} IS NOT NULL"
+        ))?
+        .query_map(params![app, cfg, sdk], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?)
+}
+
 /// Recomputes `benchmark_statistics` for every (app, cfg, sdk) and metric from the metrics rows,
 /// updating an existing row for the same ids and metric. std_dev is the sample standard
 /// deviation, NULL below two samples.
@@ -707,13 +723,7 @@ pub fn generate_statistics(conn: &Connection) -> Result<()> {
         .collect::<rusqlite::Result<_>>()?;
     for (app, cfg, sdk) in groups {
         for (metric, unit) in METRICS {
-            let values: Vec<f64> = conn
-                .prepare(&format!(
-                    "SELECT CAST({metric} AS REAL) FROM benchmark_metrics WHERE app_id = ?1 AND \
-                     cfg_id = ?2 AND sdk_id IS ?3 AND {metric} IS NOT NULL"
-                ))?
-                .query_map(params![app, cfg, sdk], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+            let values = metric_values(conn, metric, app, cfg, sdk)?;
             if values.is_empty() {
                 continue;
             }
@@ -766,14 +776,11 @@ pub fn generate_statistics(conn: &Connection) -> Result<()> {
 /// Finds or inserts the sdk row for a version text ("X.Y.Z"; other text leaves the numbers NULL).
 pub fn insert_or_reuse_sdk(conn: &Connection, version: &str) -> Result<i64> {
     let hash = md5_hex(format!("krphase-sdk-version:{version}").as_bytes());
-    if let Some(id) = conn
-        .query_row(
-            "SELECT id FROM benchmarked_sdk WHERE hash_id = ?1 ORDER BY id LIMIT 1",
-            [&hash],
-            |r| r.get::<_, i64>(0),
-        )
-        .optional()?
-    {
+    if let Some(id) = first_id(
+        conn,
+        "SELECT id FROM benchmarked_sdk WHERE hash_id = ?1 ORDER BY id LIMIT 1",
+        [&hash],
+    )? {
         return Ok(id);
     }
     let parts: Vec<Option<i64>> = version.split('.').map(|p| p.parse().ok()).collect();

@@ -88,19 +88,6 @@ pub fn load_copy(path: &Path) -> Result<Connection> {
     Ok(mem)
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
 /// Summary of one import.
 #[derive(Debug, Default)]
 pub struct BenchmarkImport {
@@ -162,13 +149,7 @@ pub fn import_benchmark(
         let mut q = stmt.query([])?;
         while let Some(r) = q.next()? {
             let (app, cfg, sdk): (i64, i64, Option<i64>) = (r.get(0)?, r.get(1)?, r.get(2)?);
-            let raw: Vec<f64> = src
-                .prepare(&format!(
-                    "SELECT CAST({metric} AS REAL) FROM benchmark_metrics WHERE app_id = ?1 AND \
-                     cfg_id = ?2 AND sdk_id IS ?3 AND {metric} IS NOT NULL"
-                ))?
-                .query_map(params![app, cfg, sdk], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
+            let raw = benchdb::metric_values(&src, metric, app, cfg, sdk)?;
             let rss: Option<f64> = src.query_row(
                 "SELECT MAX(CAST(peak_rss AS REAL)) FROM benchmark_metrics WHERE app_id = ?1 AND \
                  cfg_id = ?2 AND sdk_id IS ?3",
@@ -215,7 +196,7 @@ pub fn import_benchmark(
                 variant: r.get(4)?,
                 mode: r.get(5)?,
                 detail,
-                median: median(raw).or(mean),
+                median: super::child::median(&raw).or(mean),
                 min: r.get(10)?,
                 max: r.get(11)?,
                 rss_kib: rss.map(|mb| (mb * 1024.0).round() as i64),

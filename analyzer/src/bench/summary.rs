@@ -76,23 +76,30 @@ pub struct BenchSummary {
 
 const SOURCES: &str = "('krphase-bench', 'replay_perf')";
 
+/// The `krphase_measurement` columns [`MeasurementRef::from_row`] reads, in order.
+const MEASUREMENT_COLUMNS: &str = "id, variant, median_s, peak_child_rss_kib";
+
+impl MeasurementRef {
+    fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        Ok(MeasurementRef {
+            id: r.get(0)?,
+            variant: r.get(1)?,
+            median_s: r.get(2)?,
+            peak_child_rss_kib: r.get(3)?,
+        })
+    }
+}
+
 fn latest(conn: &Connection, experiment: &str, variant: &str) -> Result<Option<MeasurementRef>> {
     Ok(conn
         .query_row(
             &format!(
-                "SELECT id, variant, median_s, peak_child_rss_kib FROM krphase_measurement \
+                "SELECT {MEASUREMENT_COLUMNS} FROM krphase_measurement \
                  WHERE source IN {SOURCES} AND experiment = ?1 AND variant = ?2 \
                  ORDER BY id DESC LIMIT 1"
             ),
             params![experiment, variant],
-            |r| {
-                Ok(MeasurementRef {
-                    id: r.get(0)?,
-                    variant: r.get(1)?,
-                    median_s: r.get(2)?,
-                    peak_child_rss_kib: r.get(3)?,
-                })
-            },
+            MeasurementRef::from_row,
         )
         .optional()?)
 }
@@ -108,17 +115,9 @@ fn latest_like(conn: &Connection, experiment: &str, prefix: &str) -> Result<Vec<
     let mut out = Vec::new();
     for id in ids {
         out.push(conn.query_row(
-            "SELECT id, variant, median_s, peak_child_rss_kib FROM krphase_measurement WHERE id \
-             = ?1",
+            &format!("SELECT {MEASUREMENT_COLUMNS} FROM krphase_measurement WHERE id = ?1"),
             [id],
-            |r| {
-                Ok(MeasurementRef {
-                    id: r.get(0)?,
-                    variant: r.get(1)?,
-                    median_s: r.get(2)?,
-                    peak_child_rss_kib: r.get(3)?,
-                })
-            },
+            MeasurementRef::from_row,
         )?);
     }
     Ok(out)
@@ -140,16 +139,7 @@ fn drain_share(conn: &Connection, m: &MeasurementRef) -> Result<DrainShare> {
          LEFT JOIN krphase_sdk_log l ON l.id = v.sdk_log_id \
          WHERE mr.measurement_id = ?1 AND v.outcome = 'replayed'",
         [m.id],
-        |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, Option<i64>>(2)?,
-                r.get::<_, Option<i64>>(3)?,
-                r.get::<_, Option<i64>>(4)?,
-                r.get::<_, Option<i64>>(5)?,
-            ))
-        },
+        |r| <(i64, i64, Option<i64>, Option<i64>, Option<i64>, Option<i64>)>::try_from(r),
     )?;
     let ratio = |a: Option<i64>, b: Option<i64>| match (a, b) {
         (Some(a), Some(b)) if b > 0 => Some(a as f64 / b as f64),
