@@ -116,7 +116,9 @@ pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> 
         dispatch += 1;
         let kernel = 1 + i % 2;
         let d = dispatch;
-        let ev = [
+        let bytes = 8 << 20;
+        let start = t;
+        for e in [
             Event::ConfigEnter {
                 thread,
                 ts: t,
@@ -136,15 +138,6 @@ pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> 
                 internal: d,
                 ancestor: 0,
             },
-        ];
-        let bytes = 8 << 20;
-        let start = t;
-        for e in ev {
-            push(&mut buf, &mut w, e)?;
-        }
-        push(
-            &mut buf,
-            &mut w,
             Event::WindowBytes {
                 thread,
                 dispatch_id: d,
@@ -152,89 +145,68 @@ pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> 
                 regions: 3,
                 upper_bound: bytes + 4096,
             },
-        )?;
-        push(
-            &mut buf,
-            &mut w,
             Event::PassCountEnter {
                 thread,
                 ts: t + 200,
                 dispatch_id: d,
             },
-        )?;
-        t += 400;
-        push(
-            &mut buf,
-            &mut w,
             Event::PassCountReturn {
                 thread,
-                ts: t,
+                ts: t + 400,
                 dispatch_id: d,
                 passes: u64::from(n),
             },
-        )?;
+        ] {
+            push(&mut buf, &mut w, e)?;
+        }
+        t += 400;
         let pre = rng.next(500_000, 300_000);
         truth.prepass_ns += pre;
         t += pre;
         for p in 0..n {
             let enter = t;
-            push(
-                &mut buf,
-                &mut w,
+            let gpu = rng.next(100_000, 50_000);
+            let (gs, ge) = (t + 5_000, t + 5_000 + gpu);
+            let exit = ge + 20_000;
+            for e in [
                 Event::PassEnter {
                     thread,
-                    ts: t,
+                    ts: enter,
                     dispatch_id: d,
                     pass: p,
                     total: n,
                     layout: 2,
                 },
-            )?;
-            push(
-                &mut buf,
-                &mut w,
                 Event::EnqueueEnter {
                     thread,
-                    ts: t + 1_000,
+                    ts: enter + 1_000,
                     dispatch_id: d,
                     kernel_id: kernel,
                 },
-            )?;
-            push(
-                &mut buf,
-                &mut w,
                 Event::EnqueueExit {
                     thread,
-                    ts: t + 3_000,
+                    ts: enter + 3_000,
                     dispatch_id: d,
                     correlation: d,
                 },
-            )?;
-            let gpu = rng.next(100_000, 50_000);
-            let (gs, ge) = (t + 5_000, t + 5_000 + gpu);
-            t = ge + 20_000;
-            push(
-                &mut buf,
-                &mut w,
                 Event::Complete {
                     thread: 2,
                     dispatch_id: d,
                     gpu_start: gs,
                     gpu_end: ge,
                 },
-            )?;
-            push(
-                &mut buf,
-                &mut w,
                 Event::PassExit {
                     thread,
-                    ts: t,
+                    ts: exit,
                     dispatch_id: d,
                     pass: p,
                     total: n,
                     layout: 2,
                 },
-            )?;
+            ] {
+                push(&mut buf, &mut w, e)?;
+            }
+            t = exit;
             truth.pass_ns += t - enter;
             truth.gpu_ns += gpu;
             if p + 1 < n {
