@@ -28,6 +28,23 @@ fn guard(f: impl FnOnce() -> u32 + std::panic::UnwindSafe) -> u32 {
     catch_unwind(f).unwrap_or(ERR)
 }
 
+/// Stores `v` through an optional out-pointer (NULL: the caller does not want the value).
+fn store<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        // SAFETY: non-NULL out-pointers are the caller's, of the type the ABI declares.
+        unsafe { p.write(v) };
+    }
+}
+
+/// Stores `v()` through a required out-pointer; INVALID_ARGUMENT when it is NULL.
+fn store_required<T>(p: *mut T, v: impl FnOnce() -> T) -> u32 {
+    if p.is_null() {
+        return INVALID;
+    }
+    store(p, v());
+    OK
+}
+
 /// Referenced from `main` so the linker keeps this module's symbols.
 pub fn keep() {
     std::hint::black_box(
@@ -44,10 +61,7 @@ pub extern "C" fn rocprofiler_get_version(
     guard(|| {
         let (a, b, c) = sdk().version();
         for (p, v) in [(major, a), (minor, b), (patch, c)] {
-            if !p.is_null() {
-                // SAFETY: non-NULL output pointers are the caller's u32s.
-                unsafe { *p = v };
-            }
+            store(p, v);
         }
         OK
     })
@@ -56,19 +70,14 @@ pub extern "C" fn rocprofiler_get_version(
 #[unsafe(no_mangle)]
 pub extern "C" fn rocprofiler_get_version_triplet(info: *mut VersionTriplet) -> u32 {
     guard(|| {
-        if info.is_null() {
-            return INVALID;
-        }
-        let (major, minor, patch) = sdk().version();
-        // SAFETY: non-NULL, the caller's triplet.
-        unsafe {
-            *info = VersionTriplet {
+        store_required(info, || {
+            let (major, minor, patch) = sdk().version();
+            VersionTriplet {
                 major,
                 minor,
                 patch,
             }
-        };
-        OK
+        })
     })
 }
 
@@ -98,10 +107,7 @@ pub extern "C" fn rocprofiler_stop_context(id: ContextId) -> u32 {
 pub extern "C" fn rocprofiler_context_is_active(id: ContextId, status: *mut c_int) -> u32 {
     guard(|| match sdk().context_is_active(id) {
         Ok(a) => {
-            if !status.is_null() {
-                // SAFETY: non-NULL, the caller's int.
-                unsafe { *status = c_int::from(a) };
-            }
+            store(status, c_int::from(a));
             OK
         }
         Err(s) => s.0,
@@ -112,10 +118,7 @@ pub extern "C" fn rocprofiler_context_is_active(id: ContextId, status: *mut c_in
 pub extern "C" fn rocprofiler_context_is_valid(id: ContextId, status: *mut c_int) -> u32 {
     guard(|| {
         let valid = sdk().context_exists(id);
-        if !status.is_null() {
-            // SAFETY: non-NULL, the caller's int.
-            unsafe { *status = c_int::from(valid) };
-        }
+        store(status, c_int::from(valid));
         if valid {
             OK
         } else {
@@ -146,14 +149,8 @@ pub extern "C" fn rocprofiler_configure_callback_tracing_service(
 }
 
 fn write_name(s: &'static CString, name: *mut *const c_char, len: *mut u64) {
-    if !name.is_null() {
-        // SAFETY: non-NULL, the caller's pointer slot.
-        unsafe { *name = s.as_ptr() };
-    }
-    if !len.is_null() {
-        // SAFETY: non-NULL, the caller's u64.
-        unsafe { *len = s.as_bytes().len() as u64 };
-    }
+    store(name, s.as_ptr());
+    store(len, s.as_bytes().len() as u64);
 }
 
 #[unsafe(no_mangle)]
@@ -196,14 +193,8 @@ pub extern "C" fn rocprofiler_query_callback_tracing_kind_operation_name(
                 OK
             }
             None => {
-                if !name.is_null() {
-                    // SAFETY: non-NULL, the caller's pointer slot.
-                    unsafe { *name = std::ptr::null() };
-                }
-                if !name_len.is_null() {
-                    // SAFETY: non-NULL, the caller's u64.
-                    unsafe { *name_len = 0 };
-                }
+                store(name, std::ptr::null());
+                store(name_len, 0);
                 Status::OPERATION_NOT_FOUND.0
             }
         }
@@ -253,26 +244,12 @@ pub extern "C" fn rocprofiler_iterate_callback_tracing_kind_operations(
 
 #[unsafe(no_mangle)]
 pub extern "C" fn rocprofiler_get_timestamp(ts: *mut u64) -> u32 {
-    guard(|| {
-        if ts.is_null() {
-            return INVALID;
-        }
-        // SAFETY: non-NULL, the caller's u64.
-        unsafe { *ts = clock::now_ns() };
-        OK
-    })
+    guard(|| store_required(ts, clock::now_ns))
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn rocprofiler_get_thread_id(tid: *mut u64) -> u32 {
-    guard(|| {
-        if tid.is_null() {
-            return INVALID;
-        }
-        // SAFETY: non-NULL, the caller's u64.
-        unsafe { *tid = clock::thread_id() };
-        OK
-    })
+    guard(|| store_required(tid, clock::thread_id))
 }
 
 static STATUS_NAMES: LazyLock<Vec<CString>> = LazyLock::new(|| {
@@ -299,22 +276,20 @@ pub extern "C" fn rocprofiler_get_status_string(status: u32) -> *const c_char {
     rocprofiler_get_status_name(status)
 }
 
-fn write_int(p: *mut c_int, v: i32) -> u32 {
-    if !p.is_null() {
-        // SAFETY: non-NULL, the caller's int.
-        unsafe { *p = v };
-    }
-    OK
-}
-
 #[unsafe(no_mangle)]
 pub extern "C" fn rocprofiler_is_initialized(status: *mut c_int) -> u32 {
-    guard(|| write_int(status, sdk().init_status()))
+    guard(|| {
+        store(status, sdk().init_status());
+        OK
+    })
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn rocprofiler_is_finalized(status: *mut c_int) -> u32 {
-    guard(|| write_int(status, sdk().fini_status()))
+    guard(|| {
+        store(status, sdk().fini_status());
+        OK
+    })
 }
 
 #[unsafe(no_mangle)]
@@ -342,14 +317,9 @@ pub extern "C" fn hsa_amd_pointer_info(
     })
     .unwrap_or(HSA_INVALID_ARGUMENT);
     if r == 0 {
-        if !num_agents_accessible.is_null() {
-            // SAFETY: non-NULL, the caller's u32.
-            unsafe { *num_agents_accessible = 0 };
-        }
-        if !accessible.is_null() {
-            // SAFETY: non-NULL, the caller's pointer slot; no list is allocated.
-            unsafe { *accessible = std::ptr::null_mut() };
-        }
+        // No list is allocated.
+        store(num_agents_accessible, 0);
+        store(accessible, std::ptr::null_mut());
     }
     r
 }

@@ -279,6 +279,39 @@ pub fn write_packets(queue: &Queue, launches: Vec<Launch>, graph: bool) -> Vec<A
     apps
 }
 
+/// Payload fields outside a pass (CONFIG ENTER and EXIT): no pass index, callbacks or toggles.
+fn config_fields() -> PayloadFields {
+    PayloadFields {
+        current: 0,
+        total: 0,
+        pass_count: None,
+        cont: None,
+        toggles: false,
+    }
+}
+
+/// CONFIG EXIT: builds its payload and invokes the callback; returns the CONFIG EXIT timestamp,
+/// taken just before the callback.
+fn config_exit(
+    owner: &Subscriber,
+    w: &Window,
+    layout: LayoutOpt,
+    info: KernelDispatchInfo,
+    config_ud: &mut UserData,
+) -> u64 {
+    let mut ep = build_payload(layout, info, config_fields());
+    let t = now_ns();
+    invoke_replay(
+        owner,
+        w,
+        replay_op::CONFIG,
+        CallbackPhase::EXIT,
+        &mut ep,
+        config_ud,
+    );
+    t
+}
+
 fn invoke_replay(
     sub: &Subscriber,
     w: &Window,
@@ -334,17 +367,9 @@ fn window(
         pool: (0, 0),
         reentrancy: false,
     };
-    let none = || PayloadFields {
-        current: 0,
-        total: 0,
-        pass_count: None,
-        cont: None,
-        toggles: false,
-    };
-
     // CONFIG ENTER, then the pass-count call with the value stored at ENTER.
     let mut config_ud = UserData::default();
-    let mut cp = build_payload(cfg.layout, info, none());
+    let mut cp = build_payload(cfg.layout, info, config_fields());
     w.config_enter = now_ns();
     invoke_replay(
         &owner,
@@ -376,16 +401,7 @@ fn window(
                 ),
             );
         }
-        let mut ep = build_payload(cfg.layout, info, none());
-        let exit = now_ns();
-        invoke_replay(
-            &owner,
-            &w,
-            replay_op::CONFIG,
-            CallbackPhase::EXIT,
-            &mut ep,
-            &mut config_ud,
-        );
+        let exit = config_exit(&owner, &w, cfg.layout, info, &mut config_ud);
         decline_truth(
             dispatch_id,
             l.kernel_id,
@@ -457,26 +473,8 @@ fn finish_declined(
         88,
         &w.outcome_line(reason),
     );
-    let mut ep = build_payload(
-        cfg.layout,
-        dispatch_info(queue, &l, w.dispatch_id),
-        PayloadFields {
-            current: 0,
-            total: 0,
-            pass_count: None,
-            cont: None,
-            toggles: false,
-        },
-    );
-    w.config_exit = now_ns();
-    invoke_replay(
-        owner,
-        w,
-        replay_op::CONFIG,
-        CallbackPhase::EXIT,
-        &mut ep,
-        &mut config_ud,
-    );
+    let info = dispatch_info(queue, &l, w.dispatch_id);
+    w.config_exit = config_exit(owner, w, cfg.layout, info, &mut config_ud);
     if truth::enabled() {
         truth::write(&w.truth(reason));
     }
@@ -743,29 +741,10 @@ fn locked_window(
     log::log(level, "replay_diagnostics.cpp", 88, &outcome);
     let pre_exit = now_ns();
     log::log(Level::Info, "queue_hooks.cpp", 512, &w.phase_line(pre_exit));
-    let mut ep = build_payload(
-        cfg.layout,
-        info,
-        PayloadFields {
-            current: 0,
-            total: 0,
-            pass_count: None,
-            cont: None,
-            toggles: false,
-        },
-    );
-    w.config_exit = now_ns();
+    w.config_exit = config_exit(owner, w, cfg.layout, info, &mut config_ud);
     if let Some(t) = w.tail.as_mut() {
         t.end = w.config_exit;
     }
-    invoke_replay(
-        owner,
-        w,
-        replay_op::CONFIG,
-        CallbackPhase::EXIT,
-        &mut ep,
-        &mut config_ud,
-    );
     // The application's completion, exactly once, behind a barrier.
     queue.push(Packet::Barrier {
         signal: None,
