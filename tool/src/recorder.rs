@@ -1,5 +1,6 @@
-//! The recording pipeline: lock-free thread-local buffers of fixed records, handed in batches
-//! over a bounded channel to one writer thread, buffers recycled through a return channel.
+//! The recording pipeline: lock-free thread-local buffers of fixed records. A full buffer is
+//! handed over whole (no copy on the recording thread) through a bounded channel to one writer
+//! thread, which copies it out and recycles it; the thread continues in a spare buffer.
 //!
 //! Hot path (per event): one relaxed load of the state word (generation and recording flag), a
 //! thread-local base with no destructor and no borrow flag, four 64-bit stores into the thread's
@@ -44,9 +45,13 @@ fn class_of(w: &Words) -> DropClass {
     drop_class(&Record::from_words(*w))
 }
 
+/// Slot states. OPEN: its thread appends. FLUSHING: its thread is handing it over (finalize
+/// waits). SENT: on its way to the writer, which copies it out and recycles it (finalize skips
+/// it: the writer writes it before the trailer). CLOSED: finalize took its records.
 const OPEN: u8 = 0;
 const FLUSHING: u8 = 1;
 const CLOSED: u8 = 2;
+const SENT: u8 = 3;
 
 /// One thread's buffer. Only its owner appends; finalize reads it after closing it. A slot lives
 /// for the process (an exiting thread returns it for reuse), so the owner holds `&'static Slot`.
@@ -84,6 +89,9 @@ impl Slot {
 
 enum Msg {
     Records(Vec<Words>),
+    /// A thread's buffer itself and its record count: the writer copies the records out (the
+    /// producer does no copy) and recycles the slot.
+    Slot(&'static Slot, usize),
     Names(Vec<(NameSpace, u64, String)>),
     Finish(Trailer),
 }
@@ -102,6 +110,8 @@ pub struct Counters {
 pub struct Recorder {
     tx: Sender<Msg>,
     pool_rx: Receiver<Vec<Words>>,
+    /// Slots the writer has emptied, for threads handing theirs over.
+    spare_rx: Receiver<&'static Slot>,
     done_rx: Receiver<io::Result<()>>,
     on_full: OnFull,
     recording: AtomicBool,
@@ -122,16 +132,18 @@ impl Recorder {
         writer.flush()?; // the header is on disk before the first event
         let (tx, rx) = bounded::<Msg>(CHANNEL_BATCHES);
         let (pool_tx, pool_rx) = bounded::<Vec<Words>>(CHANNEL_BATCHES);
+        let (spare_tx, spare_rx) = bounded::<&'static Slot>(CHANNEL_BATCHES);
         let (done_tx, done_rx) = bounded(1);
         let handle = std::thread::Builder::new()
             .name("krphase-writer".into())
             .spawn(move || {
-                let r = writer_loop(writer, rx, pool_tx);
+                let r = writer_loop(writer, rx, pool_tx, spare_tx);
                 let _ = done_tx.send(r);
             })?;
         Ok(Arc::new(Recorder {
             tx,
             pool_rx,
+            spare_rx,
             done_rx,
             on_full,
             recording: AtomicBool::new(true),
@@ -152,6 +164,55 @@ impl Recorder {
     pub fn stop(&self) {
         self.recording.store(false, Ordering::Relaxed);
         set_recording(false);
+    }
+
+    /// An empty slot: one the writer emptied, one an exited thread left, or a new one.
+    fn spare_slot(&self) -> &'static Slot {
+        let s = self
+            .spare_rx
+            .try_recv()
+            .ok()
+            .or_else(|| FREE_SLOTS.lock().unwrap_or_else(|p| p.into_inner()).pop())
+            .unwrap_or_else(|| Box::leak(Box::new(Slot::new())));
+        s.len.store(0, Ordering::Release);
+        s.state.store(OPEN, Ordering::Release);
+        s
+    }
+
+    /// Hands a thread's slot holding `n` records to the writer and returns the slot the
+    /// thread continues in. Called with `slot` in state FLUSHING.
+    fn hand_over(&self, slot: &'static Slot, n: usize) -> &'static Slot {
+        let fresh = self.spare_slot();
+        {
+            let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            match g.iter_mut().find(|s| std::ptr::eq(**s, slot)) {
+                Some(e) => *e = fresh,
+                None => g.push(fresh),
+            }
+        }
+        slot.state.store(SENT, Ordering::Release);
+        let back = match self.tx.try_send(Msg::Slot(slot, n)) {
+            Ok(()) => return fresh,
+            Err(TrySendError::Full(m)) if self.on_full == OnFull::Block => {
+                match self.tx.send_timeout(m, SEND_TIMEOUT) {
+                    Ok(()) => return fresh,
+                    Err(e) => e.into_inner(),
+                }
+            }
+            Err(e) => e.into_inner(),
+        };
+        // The writer is behind (or gone): copy the records out and apply the drop policy.
+        if let Msg::Slot(slot, n) = back {
+            let mut v = self.buffer();
+            slot.read(n, &mut v);
+            slot.len.store(0, Ordering::Release);
+            FREE_SLOTS
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(slot);
+            self.send_batch(v);
+        }
+        fresh
     }
 
     fn buffer(&self) -> Vec<Words> {
@@ -236,7 +297,7 @@ impl Recorder {
                     .state
                     .compare_exchange(OPEN, CLOSED, Ordering::AcqRel, Ordering::Acquire)
                 {
-                    Ok(_) | Err(CLOSED) => break,
+                    Ok(_) | Err(CLOSED) | Err(SENT) => break,
                     Err(_) if Instant::now() < deadline => std::thread::yield_now(),
                     Err(_) => break,
                 }
@@ -287,7 +348,12 @@ impl Recorder {
 
 type Out = FileWriter<BufWriter<File>>;
 
-fn writer_loop(mut w: Out, rx: Receiver<Msg>, pool_tx: Sender<Vec<Words>>) -> io::Result<()> {
+fn writer_loop(
+    mut w: Out,
+    rx: Receiver<Msg>,
+    pool_tx: Sender<Vec<Words>>,
+    spare_tx: Sender<&'static Slot>,
+) -> io::Result<()> {
     let mut pending: Vec<Words> = Vec::with_capacity(krphase_format::block::MAX_RECORDS_PER_BLOCK);
     let mut failed: Option<io::Error> = None;
     let write = |w: &mut Out, pending: &mut Vec<Words>, failed: &mut Option<io::Error>| {
@@ -308,6 +374,19 @@ fn writer_loop(mut w: Out, rx: Receiver<Msg>, pool_tx: Sender<Vec<Words>>) -> io
                     // A full slot's batch is a block on its own: no copy into `pending`.
                     write(&mut w, &mut v, &mut failed);
                     let _ = pool_tx.try_send(v);
+                }
+                Msg::Slot(slot, n) => {
+                    slot.read(n, &mut pending);
+                    slot.len.store(0, Ordering::Release);
+                    if let Err(e) = spare_tx.try_send(slot) {
+                        FREE_SLOTS
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .push(e.into_inner());
+                    }
+                    if pending.len() >= SLOT_RECORDS {
+                        write(&mut w, &mut pending, &mut failed);
+                    }
                 }
                 Msg::Records(mut v) => {
                     pending.extend_from_slice(&v);
@@ -574,11 +653,8 @@ fn flush_to(h: &Hot, rec: Option<&Recorder>) {
     {
         return; // finalize closed this slot and took its records
     }
-    let mut v = rec.buffer();
-    slot.read(n, &mut v);
-    slot.len.store(0, Ordering::Release);
-    slot.state.store(OPEN, Ordering::Release);
-    rec.send_batch(v);
+    // The slot itself goes to the writer; the thread continues in another.
+    h.slot.set(Some(rec.hand_over(slot, n)));
 }
 
 /// When to hand the thread's buffer over right after this record.
