@@ -28,6 +28,11 @@ fn guard(f: impl FnOnce() -> u32 + std::panic::UnwindSafe) -> u32 {
     catch_unwind(f).unwrap_or(ERR)
 }
 
+/// [`guard`] for the HSA functions, which answer a panic with INVALID_ARGUMENT.
+fn hsa_guard(f: impl FnOnce() -> u32 + std::panic::UnwindSafe) -> u32 {
+    catch_unwind(f).unwrap_or(HSA_INVALID_ARGUMENT)
+}
+
 /// Stores `v` through an optional out-pointer (NULL: the caller does not want the value).
 fn store<T>(p: *mut T, v: T) {
     if !p.is_null() {
@@ -301,7 +306,7 @@ pub extern "C" fn hsa_amd_pointer_info(
     accessible: *mut *mut HsaAgent,
 ) -> u32 {
     let (p, i) = (ptr as usize, info as usize);
-    let r = catch_unwind(move || {
+    let r = hsa_guard(move || {
         let info = i as *mut HsaAmdPointerInfo;
         if info.is_null() {
             return HSA_INVALID_ARGUMENT;
@@ -314,8 +319,7 @@ pub extern "C" fn hsa_amd_pointer_info(
         }
         memory::pointer_info(p as u64, info);
         0
-    })
-    .unwrap_or(HSA_INVALID_ARGUMENT);
+    });
     if r == 0 {
         // No list is allocated.
         store(num_agents_accessible, 0);
@@ -336,13 +340,25 @@ fn iterate<T: Copy>(items: &[T], mut call: impl FnMut(T) -> u32) -> u32 {
     0
 }
 
+/// Walks an executable's symbols (all, or those of one agent) with `call`, as [`iterate`] does.
+fn walk_symbols(
+    executable: HsaExecutable,
+    agent: Option<HsaAgent>,
+    call: impl FnMut(HsaExecutableSymbol) -> u32,
+) -> u32 {
+    match symbols::symbols_of(executable, agent) {
+        Ok(v) => iterate(&v, call),
+        Err(rc) => rc,
+    }
+}
+
 #[unsafe(no_mangle)]
 pub extern "C" fn hsa_ven_amd_loader_iterate_executables(
     callback: HsaExecutableIterFn,
     data: *mut c_void,
 ) -> u32 {
     let data = data as usize;
-    catch_unwind(move || {
+    hsa_guard(move || {
         let Some(cb) = callback else {
             return HSA_INVALID_ARGUMENT;
         };
@@ -351,7 +367,6 @@ pub extern "C" fn hsa_ven_amd_loader_iterate_executables(
             unsafe { cb(e, data as *mut c_void) }
         })
     })
-    .unwrap_or(HSA_INVALID_ARGUMENT)
 }
 
 #[unsafe(no_mangle)]
@@ -361,19 +376,15 @@ pub extern "C" fn hsa_executable_iterate_symbols(
     data: *mut c_void,
 ) -> u32 {
     let data = data as usize;
-    catch_unwind(move || {
+    hsa_guard(move || {
         let Some(cb) = callback else {
             return HSA_INVALID_ARGUMENT;
         };
-        match symbols::symbols_of(executable, None) {
-            Ok(v) => iterate(&v, |sym| {
-                // SAFETY: the caller's callback with hsa.h's signature.
-                unsafe { cb(executable, sym, data as *mut c_void) }
-            }),
-            Err(rc) => rc,
-        }
+        walk_symbols(executable, None, |sym| {
+            // SAFETY: the caller's callback with hsa.h's signature.
+            unsafe { cb(executable, sym, data as *mut c_void) }
+        })
     })
-    .unwrap_or(HSA_INVALID_ARGUMENT)
 }
 
 #[unsafe(no_mangle)]
@@ -384,19 +395,15 @@ pub extern "C" fn hsa_executable_iterate_agent_symbols(
     data: *mut c_void,
 ) -> u32 {
     let data = data as usize;
-    catch_unwind(move || {
+    hsa_guard(move || {
         let Some(cb) = callback else {
             return HSA_INVALID_ARGUMENT;
         };
-        match symbols::symbols_of(executable, Some(agent)) {
-            Ok(v) => iterate(&v, |sym| {
-                // SAFETY: the caller's callback with hsa.h's signature.
-                unsafe { cb(executable, agent, sym, data as *mut c_void) }
-            }),
-            Err(rc) => rc,
-        }
+        walk_symbols(executable, Some(agent), |sym| {
+            // SAFETY: the caller's callback with hsa.h's signature.
+            unsafe { cb(executable, agent, sym, data as *mut c_void) }
+        })
     })
-    .unwrap_or(HSA_INVALID_ARGUMENT)
 }
 
 #[unsafe(no_mangle)]
@@ -406,7 +413,7 @@ pub extern "C" fn hsa_executable_symbol_get_info(
     value: *mut c_void,
 ) -> u32 {
     let value = value as usize;
-    catch_unwind(move || {
+    hsa_guard(move || {
         if value == 0 {
             return HSA_INVALID_ARGUMENT;
         }
@@ -422,7 +429,6 @@ pub extern "C" fn hsa_executable_symbol_get_info(
             Err(rc) => rc,
         }
     })
-    .unwrap_or(HSA_INVALID_ARGUMENT)
 }
 
 /// Emulator-only test hook (not an SDK symbol): submits one small dispatch to the GPU agent from
