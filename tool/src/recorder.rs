@@ -168,12 +168,7 @@ impl Recorder {
 
     /// An empty slot: one the writer emptied, one an exited thread left, or a new one.
     fn spare_slot(&self) -> &'static Slot {
-        let s = self
-            .spare_rx
-            .try_recv()
-            .ok()
-            .or_else(|| FREE_SLOTS.lock().unwrap_or_else(|p| p.into_inner()).pop())
-            .unwrap_or_else(|| Box::leak(Box::new(Slot::new())));
+        let s = self.spare_rx.try_recv().unwrap_or_else(|_| free_slot());
         s.len.store(0, Ordering::Release);
         s.state.store(OPEN, Ordering::Release);
         s
@@ -206,10 +201,7 @@ impl Recorder {
             let mut v = self.buffer();
             slot.read(n, &mut v);
             slot.len.store(0, Ordering::Release);
-            FREE_SLOTS
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(slot);
+            give_back(slot);
             self.send_batch(v);
         }
         fresh
@@ -379,10 +371,7 @@ fn writer_loop(
                     slot.read(n, &mut pending);
                     slot.len.store(0, Ordering::Release);
                     if let Err(e) = spare_tx.try_send(slot) {
-                        FREE_SLOTS
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .push(e.into_inner());
+                        give_back(e.into_inner());
                     }
                     if pending.len() >= SLOT_RECORDS {
                         write(&mut w, &mut pending, &mut failed);
@@ -454,6 +443,23 @@ type Factory = Box<dyn Fn() -> Option<Arc<Recorder>> + Send + Sync>;
 static FORK_FACTORY: OnceLock<Factory> = OnceLock::new();
 /// Slots of exited threads, reused by new threads (slots live for the process).
 static FREE_SLOTS: Mutex<Vec<&'static Slot>> = Mutex::new(Vec::new());
+
+/// An empty slot from [`FREE_SLOTS`], or a new one. Never waits for the lock (in a fork child a
+/// thread that no longer exists may hold it): on contention a new slot is made.
+fn free_slot() -> &'static Slot {
+    FREE_SLOTS
+        .try_lock()
+        .ok()
+        .and_then(|mut g| g.pop())
+        .unwrap_or_else(|| Box::leak(Box::new(Slot::new())))
+}
+
+/// Gives an emptied slot back for reuse; on lock contention it is left unused (32 KiB).
+fn give_back(slot: &'static Slot) {
+    if let Ok(mut g) = FREE_SLOTS.try_lock() {
+        g.push(slot);
+    }
+}
 
 fn set_recording(on: bool) {
     if on {
@@ -563,10 +569,7 @@ impl Drop for Cold {
             }
             if let Some(slot) = h.slot.take() {
                 slot.len.store(0, Ordering::Release);
-                FREE_SLOTS
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(slot);
+                give_back(slot);
             }
         });
     }
@@ -575,11 +578,13 @@ impl Drop for Cold {
 /// Detaches the thread's slot from `rec`: delivers its records (in a fork child they are the
 /// parent's, which the parent writes: dropped here) and unregisters it.
 fn leave(h: &Hot, rec: &Recorder) {
-    if rec.pid == sys::getpid() {
-        flush_to(h, Some(rec));
-    } else {
+    if rec.pid != sys::getpid() {
+        // Fork child: the parent's recorder is not touched (its locks may be held by threads
+        // that do not exist here); the slot is reset when the thread attaches again.
         h.len.set(0);
+        return;
     }
+    flush_to(h, Some(rec));
     if let Some(slot) = h.slot.get() {
         slot.len.store(0, Ordering::Release);
         rec.slots
@@ -602,10 +607,7 @@ fn attach(h: &Hot) -> bool {
         }
         let (rec, state) = current_with_state();
         let Some(rec) = rec else { return false };
-        let slot = h.slot.get().unwrap_or_else(|| {
-            let reused = FREE_SLOTS.lock().unwrap_or_else(|p| p.into_inner()).pop();
-            reused.unwrap_or_else(|| Box::leak(Box::new(Slot::new())))
-        });
+        let slot = h.slot.get().unwrap_or_else(|| free_slot());
         slot.len.store(0, Ordering::Release);
         slot.state.store(OPEN, Ordering::Release);
         rec.slots
