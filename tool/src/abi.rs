@@ -108,6 +108,27 @@ unsafe extern "C" fn pass_count(info: KernelDispatchInfo, _user_data: UserData) 
     guard(1, || tool::get().map_or(1, |t| t.on_pass_count(&info)))
 }
 
+/// The continue callback handed to the SDK at CONFIG ENTER. A panic stops the loop (0): an
+/// indefinite loop must end.
+unsafe extern "C" fn replay_continue(
+    info: KernelDispatchInfo,
+    current_pass: u64,
+    total_passes: u64,
+    _user_data: UserData,
+) -> c_int {
+    guard(0, || {
+        tool::get().map_or(0, |t| {
+            c_int::from(t.on_continue(&info, current_pass, total_passes))
+        })
+    })
+}
+
+/// The continue callback, for driving the tool with synthetic records.
+#[doc(hidden)]
+pub fn synthetic_continue() -> krphase_ffi::ReplayContinueFn {
+    Some(replay_continue)
+}
+
 /// The callbacks the SDK would call, for driving the tool with synthetic records
 /// (see `tool::install_synthetic`).
 #[doc(hidden)]
@@ -203,7 +224,13 @@ fn on_other(t: &tool::Tool, record: &CallbackTracingRecord, ts: u64) {
                     record.correlation_id.internal,
                     record.correlation_id.ancestor,
                 );
-                t.on_config_enter(&mut p, tid, corr, Some(pass_count), ts);
+                t.on_config_enter(
+                    &mut p,
+                    tid,
+                    corr,
+                    (Some(pass_count), Some(replay_continue)),
+                    ts,
+                );
             } else {
                 t.on_config_exit(p.dispatch_info().dispatch_id, tid, ts);
             }

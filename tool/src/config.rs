@@ -14,13 +14,20 @@ pub enum OnFull {
     Block,
 }
 
-/// The largest `KRPHASE_PASSES` accepted.
+/// The largest `KRPHASE_PASSES` (and `KRPHASE_MAX_PASSES`) accepted.
 pub const MAX_PASSES: u32 = 4096;
+
+/// `KRPHASE_MAX_PASSES` default: passes an indefinite loop (`KRPHASE_PASSES=0`) runs.
+pub const DEFAULT_MAX_PASSES: u32 = 2;
 
 #[derive(Debug, Clone)]
 pub struct Config {
     pub requested_mode: Mode,
+    /// N returned by the pass-count callback; 0 = an indefinite loop ended by the continue
+    /// callback after `max_passes` passes.
     pub passes: u32,
+    /// Passes an indefinite loop runs (`KRPHASE_MAX_PASSES`, >= 1).
+    pub max_passes: u32,
     pub filter: Option<Regex>,
     pub layout: Option<PayloadLayout>,
     pub on_full: OnFull,
@@ -71,10 +78,21 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
     let passes = match set("KRPHASE_PASSES") {
         None => 2,
         Some(v) => match v.trim().parse::<u32>() {
+            Ok(n) if n <= MAX_PASSES => n,
+            _ => {
+                return Err(format!(
+                    "KRPHASE_PASSES={v:?} is not a whole number from 0 (indefinite) to {MAX_PASSES}"
+                ));
+            }
+        },
+    };
+    let max_passes = match set("KRPHASE_MAX_PASSES") {
+        None => DEFAULT_MAX_PASSES,
+        Some(v) => match v.trim().parse::<u32>() {
             Ok(n) if (1..=MAX_PASSES).contains(&n) => n,
             _ => {
                 return Err(format!(
-                    "KRPHASE_PASSES={v:?} is not a whole number from 1 to {MAX_PASSES}"
+                    "KRPHASE_MAX_PASSES={v:?} is not a whole number from 1 to {MAX_PASSES}"
                 ));
             }
         },
@@ -107,6 +125,7 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
     Ok(Some(Config {
         requested_mode,
         passes,
+        max_passes,
         filter,
         layout,
         on_full,
@@ -141,6 +160,7 @@ mod tests {
     fn defaults() {
         let c = parse(&[]).unwrap().unwrap();
         assert_eq!(c.passes, 2);
+        assert_eq!(c.max_passes, DEFAULT_MAX_PASSES);
         assert_eq!(c.effective_mode(), Mode::Drive);
         assert_eq!(c.on_full, OnFull::Drop);
         assert!(c.filter.is_none() && c.layout.is_none());
@@ -162,8 +182,12 @@ mod tests {
         for (k, v) in [
             ("KRPHASE_DISABLE", "maybe"),
             ("KRPHASE_MODE", "fast"),
-            ("KRPHASE_PASSES", "0"),
+            ("KRPHASE_PASSES", "-1"),
             ("KRPHASE_PASSES", "two"),
+            ("KRPHASE_PASSES", "4097"),
+            ("KRPHASE_MAX_PASSES", "0"),
+            ("KRPHASE_MAX_PASSES", "many"),
+            ("KRPHASE_MAX_PASSES", "5000"),
             ("KRPHASE_KERNEL_FILTER", "(unclosed"),
             ("KRPHASE_PAYLOAD_LAYOUT", "z"),
             ("KRPHASE_ON_FULL", "explode"),
@@ -172,6 +196,16 @@ mod tests {
             assert!(e.starts_with(k), "{e}");
             assert!(!e.contains('\n'), "{e}");
         }
+    }
+
+    #[test]
+    fn indefinite_loop_and_its_bound() {
+        let c = parse(&[("KRPHASE_PASSES", "0"), ("KRPHASE_MAX_PASSES", "3")])
+            .unwrap()
+            .unwrap();
+        assert_eq!((c.passes, c.max_passes), (0, 3));
+        let c = parse(&[("KRPHASE_PASSES", "0")]).unwrap().unwrap();
+        assert_eq!((c.passes, c.max_passes), (0, DEFAULT_MAX_PASSES));
     }
 
     #[test]

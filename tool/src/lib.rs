@@ -15,7 +15,7 @@ pub mod recorder;
 mod sys;
 pub mod tool;
 
-pub use abi::synthetic_entry_points;
+pub use abi::{synthetic_continue, synthetic_entry_points};
 pub use sys::boottime_ns;
 
 /// One `[krphase]` line on stderr.

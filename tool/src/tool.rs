@@ -7,8 +7,8 @@ use crate::output;
 use crate::recorder::{self, Flush, Recorder, Thread};
 use crate::{say, say_once, sys};
 use krphase_ffi::{
-    CallbackTracingKind, ContextId, KernelDispatchInfo, PayloadLayout, ReplayPassCountFn,
-    ReplayPayload, Sdk, Status, TracingOperation,
+    CallbackTracingKind, ContextId, KernelDispatchInfo, PayloadLayout, ReplayContinueFn,
+    ReplayPassCountFn, ReplayPayload, Sdk, Status, TracingOperation,
 };
 use krphase_format::event::{Decision, Notice, alloc_class, kind};
 use krphase_format::{Header, Mode, NameSpace, RECORD_SIZE, Record};
@@ -27,6 +27,12 @@ const LAYOUT_STOPPED: u8 = 3;
 /// Offsets of `total_passes` in Layout B and Layout A (where the first PASS finds N).
 fn total_offset(l: PayloadLayout) -> usize {
     l.offsets().total_passes
+}
+
+/// Offsets of `current_pass` in Layout B and Layout A (where an indefinite loop's second PASS
+/// finds its index: `total_passes` is 0 in both candidate slots then).
+fn current_offset(l: PayloadLayout) -> usize {
+    l.offsets().current_pass
 }
 
 /// Operation numbers found by name.
@@ -419,13 +425,13 @@ impl Tool {
         g.get(&kernel_id).copied().unwrap_or(false)
     }
 
-    /// KERNEL_REPLAY CONFIG ENTER: choose, set the pass-count callback, record.
+    /// KERNEL_REPLAY CONFIG ENTER: choose, set the pass-count (and continue) callback, record.
     pub fn on_config_enter(
         &self,
         p: &mut ReplayPayload,
         tid: u32,
         corr: (u64, u64),
-        pass_count: ReplayPassCountFn,
+        (pass_count, cont): (ReplayPassCountFn, ReplayContinueFn),
         ts: u64,
     ) {
         if INJECT_PANIC.swap(false, Ordering::Relaxed) {
@@ -440,10 +446,15 @@ impl Tool {
             Decision::FilteredOut
         } else if self.cfg.passes == 1 {
             Decision::PassesOne
+        } else if self.cfg.passes == 0 {
+            Decision::Indefinite
         } else {
             Decision::Replay
         };
-        if matches!(decision, Decision::Replay | Decision::PassesOne) {
+        if matches!(
+            decision,
+            Decision::Replay | Decision::PassesOne | Decision::Indefinite
+        ) {
             if !p.has_pass_fields() {
                 say_once(
                     &SMALL_PAYLOAD,
@@ -454,23 +465,30 @@ impl Tool {
                 );
                 decision = Decision::Stopped;
             } else {
-                match layout {
-                    LAYOUT_A => {
-                        p.set_pass_count(PayloadLayout::A, pass_count);
-                    }
-                    LAYOUT_B => {
-                        p.set_pass_count(PayloadLayout::B, pass_count);
-                    }
-                    _ => {
-                        // Not confirmed yet: both slots (§5.3). The other layout's slot is a pass
-                        // field the SDK rewrites for every PASS.
-                        p.set_pass_count(PayloadLayout::A, pass_count);
-                        p.set_pass_count(PayloadLayout::B, pass_count);
-                    }
+                // The continue callback records every decision of a replaying loop (and ends
+                // an indefinite one); a declining PASSES=1 leaves it NULL.
+                let cont = if decision == Decision::PassesOne {
+                    None
+                } else {
+                    cont
+                };
+                let layouts: &[PayloadLayout] = match layout {
+                    LAYOUT_A => &[PayloadLayout::A],
+                    LAYOUT_B => &[PayloadLayout::B],
+                    // Not confirmed yet: both slots (§5.3). The other layout's slots are pass
+                    // fields the SDK rewrites for every PASS.
+                    _ => &[PayloadLayout::A, PayloadLayout::B],
+                };
+                for &l in layouts {
+                    p.set_pass_count(l, pass_count);
+                    p.set_continue(l, cont);
                 }
             }
         }
-        let asked = matches!(decision, Decision::Replay | Decision::PassesOne);
+        let asked = matches!(
+            decision,
+            Decision::Replay | Decision::PassesOne | Decision::Indefinite
+        );
         WINDOW.with(|w| {
             w.set(WindowTls {
                 dispatch: d,
@@ -511,7 +529,7 @@ impl Tool {
             ts,
             Flush::Lazy,
         );
-        if decision == Decision::Replay {
+        if matches!(decision, Decision::Replay | Decision::Indefinite) {
             let agent = info.agent_id.handle;
             if self.modvars.is_dirty() {
                 self.refresh_modvars(agent);
@@ -566,7 +584,33 @@ impl Tool {
         n
     }
 
-    /// PASS ENTER/EXIT. At the first PASS the layout is confirmed by where N sits.
+    /// `replay_continue`, called by the SDK after PASS EXIT (never after the last pass of a
+    /// fixed loop). A fixed loop always continues; an indefinite one stops once
+    /// `KRPHASE_MAX_PASSES` passes have run. One CONTINUE record per call, no allocation.
+    pub fn on_continue(&self, info: &KernelDispatchInfo, current: u64, total: u64) -> bool {
+        let ts = sys::boottime_ns();
+        let d = info.dispatch_id;
+        let done = current.saturating_add(1);
+        let more = !self.panicked()
+            && if total > 0 {
+                done < total
+            } else {
+                done < u64::from(self.cfg.max_passes)
+            };
+        let word = (current & u64::from(u32::MAX)) | (total.min(u64::from(u32::MAX)) << 32);
+        let own = sys::boottime_ns()
+            .saturating_sub(ts)
+            .min(u64::from(u16::MAX)) as u16;
+        recorder::record(
+            rec(kind::CONTINUE, u8::from(more), own, 0, ts, d, word),
+            ts,
+            Flush::Lazy,
+        );
+        more
+    }
+
+    /// PASS ENTER/EXIT. At the first PASS the layout is confirmed by where N sits (an
+    /// indefinite loop: at the second PASS, by where the pass index sits).
     pub fn on_pass(&self, p: &ReplayPayload, enter: bool, tid: u32, ts: u64) {
         let info = p.dispatch_info();
         let d = info.dispatch_id;
@@ -575,7 +619,15 @@ impl Tool {
             && (layout == LAYOUT_UNKNOWN
                 || (self.layout_forced && !LAYOUT_CONFIRMED.load(Ordering::Relaxed)))
         {
-            layout = self.confirm_layout(p, layout);
+            let seen = WINDOW.with(|w| {
+                let st = w.get();
+                if st.dispatch == d { st.passes } else { 0 }
+            });
+            if self.cfg.passes > 0 {
+                layout = self.confirm_layout(p, layout, total_offset, u64::from(self.cfg.passes));
+            } else if seen > 0 {
+                layout = self.confirm_layout(p, layout, current_offset, u64::from(seen));
+            }
         }
         let (index, total) = match layout {
             LAYOUT_A | LAYOUT_B => {
@@ -626,10 +678,16 @@ impl Tool {
         recorder::record(rec(k, aux, 0, tid, ts, d, word), ts, Flush::Lazy);
     }
 
-    fn confirm_layout(&self, p: &ReplayPayload, current: u8) -> u8 {
-        let n = u64::from(self.cfg.passes);
-        let at_b = p.slot(total_offset(PayloadLayout::B));
-        let at_a = p.slot(total_offset(PayloadLayout::A));
+    /// Confirms the layout by where the field at `field(layout)` holds `n`.
+    fn confirm_layout(
+        &self,
+        p: &ReplayPayload,
+        current: u8,
+        field: fn(PayloadLayout) -> usize,
+        n: u64,
+    ) -> u8 {
+        let at_b = p.slot(field(PayloadLayout::B));
+        let at_a = p.slot(field(PayloadLayout::A));
         let found = match current {
             LAYOUT_A if at_a == Some(n) => LAYOUT_A,
             LAYOUT_B if at_b == Some(n) => LAYOUT_B,
@@ -645,10 +703,15 @@ impl Tool {
             Ok(_) => {
                 LAYOUT_CONFIRMED.store(true, Ordering::Relaxed);
                 if found == LAYOUT_STOPPED {
+                    let what = if field(PayloadLayout::B) == total_offset(PayloadLayout::B) {
+                        "total_passes"
+                    } else {
+                        "current_pass"
+                    };
                     say(&format!(
-                        "replay payload layout not recognised (total_passes={n} at neither offset {} nor {}); driving stopped, later dispatches run once",
-                        total_offset(PayloadLayout::B),
-                        total_offset(PayloadLayout::A)
+                        "replay payload layout not recognised ({what}={n} at neither offset {} nor {}); driving stopped, later dispatches run once",
+                        field(PayloadLayout::B),
+                        field(PayloadLayout::A)
                     ));
                     self.notice(Notice::LayoutMismatch, at_b.unwrap_or(0), at_a.unwrap_or(0));
                 } else {

@@ -27,8 +27,9 @@ pub mod kind {
     pub const PASS_ENTER: u8 = 7;
     /// PASS EXIT; fields as [`PASS_ENTER`].
     pub const PASS_EXIT: u8 = 8;
-    /// `replay_continue` decision. aux = 1 continue / 0 stop, w0 = ts, w1 = dispatch id,
-    /// w2 = current pass.
+    /// One `replay_continue` call. aux = 1 continue / 0 stop, x = the callback's own time in ns
+    /// (entry → just before returning; saturating), w0 = ts at entry, w1 = dispatch id,
+    /// w2 = current pass (low 32 bits) | total passes << 32 (0 total: indefinite loop).
     pub const CONTINUE: u8 = 9;
     /// KERNEL_DISPATCH ENQUEUE ENTER. w0 = ts, w1 = dispatch id, w2 = kernel id.
     pub const ENQUEUE_ENTER: u8 = 10;
@@ -95,6 +96,9 @@ pub enum Decision {
     Stopped,
     /// KRPHASE_PASSES=1: the pass-count callback returns 1.
     PassesOne,
+    /// KRPHASE_PASSES=0: the pass-count callback returns 0 and the continue callback is set (an
+    /// indefinite loop, ended by the continue callback).
+    Indefinite,
     /// A value this reader does not know.
     Unknown(u8),
 }
@@ -106,6 +110,7 @@ impl Decision {
             Decision::FilteredOut => 1,
             Decision::Stopped => 2,
             Decision::PassesOne => 3,
+            Decision::Indefinite => 4,
             Decision::Unknown(v) => v,
         }
     }
@@ -115,6 +120,7 @@ impl Decision {
             1 => Decision::FilteredOut,
             2 => Decision::Stopped,
             3 => Decision::PassesOne,
+            4 => Decision::Indefinite,
             v => Decision::Unknown(v),
         }
     }
@@ -268,10 +274,19 @@ pub enum Event {
     },
     Continue {
         thread: u32,
+        /// Entry of the continue callback.
         ts: u64,
         dispatch_id: u64,
+        /// The pass just finished (0-based), as the SDK passed it.
         pass: u64,
+        /// Non-zero returned: the loop continues.
         result: bool,
+        /// Total passes as the SDK passed it (0: indefinite loop).
+        #[serde(default)]
+        total: u32,
+        /// The callback's own time, entry → just before returning (saturating at 65535 ns).
+        #[serde(default)]
+        duration_ns: u16,
     },
     EnqueueEnter {
         thread: u32,
@@ -449,7 +464,17 @@ impl Event {
                 dispatch_id,
                 pass,
                 result,
-            } => rec(CONTINUE, u8::from(result), 0, thread, ts, dispatch_id, pass),
+                total,
+                duration_ns,
+            } => rec(
+                CONTINUE,
+                u8::from(result),
+                duration_ns,
+                thread,
+                ts,
+                dispatch_id,
+                pass_word(pass as u32, total),
+            ),
             Event::EnqueueEnter {
                 thread,
                 ts,
@@ -600,8 +625,10 @@ impl Event {
                 thread: t,
                 ts: w0,
                 dispatch_id: w1,
-                pass: w2,
+                pass: u64::from(w2 as u32),
                 result: r.aux != 0,
+                total: (w2 >> 32) as u32,
+                duration_ns: r.x,
             },
             ENQUEUE_ENTER => Event::EnqueueEnter {
                 thread: t,
@@ -729,6 +756,8 @@ mod tests {
                 dispatch_id: 3,
                 pass: 1,
                 result: true,
+                total: 4,
+                duration_ns: 35,
             },
             Event::ConfigExit {
                 thread: 1,

@@ -3,7 +3,10 @@
 //!
 //! * **Drive mode** (the tool owned KERNEL_REPLAY): a window is CONFIG ENTER … PASS … CONFIG EXIT
 //!   on one thread. Pre-pass = pass-count return → PASS 0 ENTER (lock, admission, drains,
-//!   snapshot); restore i = PASS i EXIT → PASS i+1 ENTER; tail = last PASS EXIT → CONFIG EXIT.
+//!   snapshot); the gap PASS i EXIT → PASS i+1 ENTER is the continue phase (EXIT → the continue
+//!   callback's return, when a CONTINUE record exists) and restore i (the rest); tail = last
+//!   PASS EXIT → CONFIG EXIT. A PASS ENTER without PASS EXIT (`pass_drain_stuck`) is an
+//!   incomplete pass: the window keeps it, counts only completed passes and is `Declined`.
 //!   Kernel-dispatch COMPLETE records (one per pass, same dispatch id) give each pass's GPU time.
 //!   A CONFIG pair without PASS is a tool opt-out ([`Decline`]) or, when the tool asked for
 //!   N > 1, an SDK decline (a [`Window`] with [`Outcome::Declined`]).
@@ -45,13 +48,39 @@ pub struct Pass {
     pub enqueue_exit: Option<u64>,
     pub gpu_start: Option<u64>,
     pub gpu_end: Option<u64>,
+    /// PASS ENTER without PASS EXIT: the SDK broke the loop in this pass (`pass_drain_stuck`),
+    /// or the file ends inside it.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub incomplete: bool,
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The gap after PASS `after_pass`: `start..end` is the restore (continue return, or PASS EXIT
+/// when no CONTINUE record exists, → next PASS ENTER).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Restore {
     pub after_pass: u32,
     pub start: u64,
     pub end: u64,
+    /// PASS EXIT → the continue callback's return (the SDK's loop decision), when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continue_phase: Option<Interval>,
+}
+
+/// One call of the tool's `replay_continue` (drive mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContinueCall {
+    /// The pass just finished, as the SDK passed it.
+    pub after_pass: u32,
+    /// Total passes as the SDK passed it (0: indefinite loop).
+    pub total: u32,
+    /// Callback entry → just before it returned.
+    pub call: Interval,
+    /// The loop continues.
+    pub result: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,9 +127,16 @@ pub struct Window {
     pub restores: Vec<Restore>,
     /// Pass-count return → PASS 0 ENTER.
     pub pre_pass: Option<Interval>,
-    /// Last PASS EXIT → CONFIG EXIT.
+    /// Last PASS EXIT → CONFIG EXIT (none when the last pass is incomplete).
     pub tail: Option<Interval>,
     pub bytes: Option<ByteEstimate>,
+    /// Every continue decision, in order (drive mode; empty in older files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub continues: Vec<ContinueCall>,
+    /// Incomplete pass's ENTER → CONFIG EXIT: the stuck pass, the SDK's drain wait and the loop
+    /// exit (`pass_drain_stuck`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stuck: Option<Interval>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,6 +209,7 @@ struct Group {
     requested: Option<u64>,
     config_exit: Option<u64>,
     passes: Vec<Pass>,
+    continues: Vec<ContinueCall>,
     in_pass: Option<usize>,
     enqueues: Vec<(u64, Option<u64>)>,
     completes: Vec<(u64, u64)>,
@@ -183,6 +220,8 @@ struct Group {
     drive_window: bool,
     /// The submitting thread has moved on to another dispatch.
     thread_done: bool,
+    /// A later dispatch on the same queue completed (so did everything before it).
+    queue_sealed: bool,
 }
 
 /// Turns events into [`Output`]s. Feed with [`push`](Self::push), take results with
@@ -452,6 +491,28 @@ impl Reconstructor {
                 }
                 g.in_pass = None;
             }
+            Event::Continue {
+                thread,
+                ts,
+                dispatch_id,
+                pass,
+                result,
+                total,
+                duration_ns,
+            } => {
+                let g = self.group(dispatch_id, thread);
+                if g.continues.len() < 1 << 20 {
+                    g.continues.push(ContinueCall {
+                        after_pass: pass.min(u64::from(u32::MAX)) as u32,
+                        total,
+                        call: Interval {
+                            start: ts,
+                            end: ts.saturating_add(u64::from(duration_ns)),
+                        },
+                        result,
+                    });
+                }
+            }
             Event::ConfigExit {
                 thread,
                 ts,
@@ -583,6 +644,7 @@ impl Reconstructor {
         for s in sealed {
             if let Some(g) = self.groups.get_mut(&s) {
                 g.thread_done = true;
+                g.queue_sealed = true;
             }
             self.try_close(s);
         }
@@ -591,7 +653,12 @@ impl Reconstructor {
     fn try_close(&mut self, d: u64) {
         let Some(g) = self.groups.get(&d) else { return };
         let close = if g.drive_window {
+            // A stuck pass may never complete: its window closes once every completed pass has
+            // its COMPLETE and a later dispatch on the queue completed (a late COMPLETE of the
+            // stuck pass would precede that one).
+            let completed = g.passes.iter().filter(|p| p.exit.is_some()).count();
             g.completes.len() >= g.passes.len()
+                || (completed < g.passes.len() && g.completes.len() >= completed && g.queue_sealed)
         } else {
             g.thread_done
                 && g.config_exit.is_some() == g.config_enter.is_some()
@@ -614,6 +681,8 @@ impl Reconstructor {
             (Some(Decision::FilteredOut), _) => Some(DeclineReason::OptOut),
             (Some(Decision::Stopped), _) => Some(DeclineReason::Stopped),
             (_, Some(1)) | (Some(Decision::PassesOne), _) => Some(DeclineReason::PassCountOne),
+            // N = 0 with the continue callback set: an indefinite loop the SDK declined.
+            (Some(Decision::Indefinite), _) => None,
             (_, Some(0)) => Some(DeclineReason::ZeroWithoutContinue),
             (_, None) => Some(DeclineReason::OptOut),
             _ => None,
@@ -648,6 +717,8 @@ impl Reconstructor {
                 pre_pass: None,
                 tail: None,
                 bytes: g.bytes,
+                continues: Vec::new(),
+                stuck: None,
             }),
         };
         self.ready.push_back(out);
@@ -664,14 +735,28 @@ impl Reconstructor {
                 p.gpu_start = Some(s);
                 p.gpu_end = Some(e);
             }
+            for p in &mut g.passes {
+                p.incomplete = p.enter.is_some() && p.exit.is_none();
+            }
+            let continues = &g.continues;
             let restores = g
                 .passes
                 .windows(2)
                 .filter_map(|w| {
+                    let (exit, next) = (w[0].exit?, w[1].enter?);
+                    // The SDK calls continue between this EXIT and the next ENTER; a record
+                    // outside that gap (clock trouble) is ignored.
+                    let ret = continues
+                        .iter()
+                        .rev()
+                        .find(|c| c.after_pass == w[0].index)
+                        .map(|c| c.call.end.clamp(exit, next.max(exit)))
+                        .filter(|_| next >= exit);
                     Some(Restore {
                         after_pass: w[0].index,
-                        start: w[0].exit?,
-                        end: w[1].enter?,
+                        start: ret.unwrap_or(exit),
+                        end: next,
+                        continue_phase: ret.map(|end| Interval { start: exit, end }),
                     })
                 })
                 .collect();
@@ -679,9 +764,24 @@ impl Reconstructor {
                 (Some(start), Some(end)) => Some(Interval { start, end }),
                 _ => None,
             };
-            let tail = match (g.passes.last().and_then(|p| p.exit), g.config_exit) {
+            let last = g.passes.last();
+            let tail = match (last.and_then(|p| p.exit), g.config_exit) {
                 (Some(start), Some(end)) => Some(Interval { start, end }),
                 _ => None,
+            };
+            let stuck = match (
+                last.filter(|p| p.incomplete).and_then(|p| p.enter),
+                g.config_exit,
+            ) {
+                (Some(start), Some(end)) => Some(Interval { start, end }),
+                _ => None,
+            };
+            let executed = g.passes.iter().filter(|p| p.exit.is_some()).count() as u64;
+            // The SDK broke the loop inside a pass: its outcome line says declined.
+            let outcome = if stuck.is_some() {
+                Outcome::Declined
+            } else {
+                Outcome::Replayed
             };
             self.ready.push_back(Output::Window(Window {
                 dispatch_id: d,
@@ -692,9 +792,9 @@ impl Reconstructor {
                 queue: g.queue,
                 thread: g.thread,
                 source: Source::Drive,
-                outcome: Outcome::Replayed,
+                outcome,
                 requested_passes: g.requested,
-                executed_passes: g.passes.len() as u64,
+                executed_passes: executed,
                 config_enter: g.config_enter,
                 pass_count_return: g.pass_count_return,
                 config_exit: g.config_exit,
@@ -703,6 +803,8 @@ impl Reconstructor {
                 pre_pass,
                 tail,
                 bytes: g.bytes,
+                continues: g.continues,
+                stuck,
             }));
             return;
         }
@@ -742,6 +844,7 @@ impl Reconstructor {
                 enqueue_exit: g.enqueues.get(i).and_then(|e| e.1),
                 gpu_start: g.completes.get(i).map(|c| c.0),
                 gpu_end: g.completes.get(i).map(|c| c.1),
+                incomplete: false,
             })
             .collect();
         let restores = passes
@@ -753,6 +856,7 @@ impl Reconstructor {
                     // Without a per-pass enqueue (an SDK that enqueues once per window), the
                     // next pass's GPU start bounds the gap from above.
                     end: w[1].enqueue_enter.or(w[1].gpu_start)?,
+                    continue_phase: None,
                 })
             })
             .collect();
@@ -776,6 +880,8 @@ impl Reconstructor {
             pre_pass: None,
             tail: None,
             bytes: g.bytes.or(g.first_enqueue_bytes),
+            continues: g.continues,
+            stuck: None,
         }));
     }
 

@@ -1,0 +1,320 @@
+//! Window reconstruction with continue decisions (the gap after a pass split into the continue
+//! call and the restore) and with a pass that never exits (`pass_drain_stuck`).
+
+use krphase_format::Event;
+use krphase_format::event::Decision;
+use krphase_format::windows::{DeclineReason, Interval, Outcome, Output, Reconstructor, Window};
+
+const T: u32 = 7;
+const AGENT: u64 = 1;
+const QUEUE: u64 = 3;
+
+/// CONFIG ENTER, placement and pass-count of dispatch `d`, starting at `t0`.
+fn open(d: u64, t0: u64, decision: Decision, n: u64) -> Vec<Event> {
+    vec![
+        Event::ConfigEnter {
+            thread: T,
+            ts: t0,
+            dispatch_id: d,
+            kernel_id: 9,
+            decision,
+        },
+        Event::DispatchInfo {
+            thread: T,
+            dispatch_id: d,
+            agent: AGENT,
+            queue: QUEUE,
+        },
+        Event::PassCountEnter {
+            thread: T,
+            ts: t0 + 10,
+            dispatch_id: d,
+        },
+        Event::PassCountReturn {
+            thread: T,
+            ts: t0 + 20,
+            dispatch_id: d,
+            passes: n,
+        },
+    ]
+}
+
+fn pass(d: u64, i: u32, total: u32, enter: u64, exit: Option<u64>) -> Vec<Event> {
+    let mut v = vec![Event::PassEnter {
+        thread: T,
+        ts: enter,
+        dispatch_id: d,
+        pass: i,
+        total,
+        layout: 2,
+    }];
+    if let Some(exit) = exit {
+        v.push(Event::PassExit {
+            thread: T,
+            ts: exit,
+            dispatch_id: d,
+            pass: i,
+            total,
+            layout: 2,
+        });
+    }
+    v
+}
+
+fn cont(d: u64, i: u64, total: u32, ts: u64, own: u16, result: bool) -> Event {
+    Event::Continue {
+        thread: T,
+        ts,
+        dispatch_id: d,
+        pass: i,
+        result,
+        total,
+        duration_ns: own,
+    }
+}
+
+fn complete(d: u64, start: u64, end: u64) -> Event {
+    Event::Complete {
+        thread: 99,
+        dispatch_id: d,
+        gpu_start: start,
+        gpu_end: end,
+    }
+}
+
+fn config_exit(d: u64, ts: u64) -> Event {
+    Event::ConfigExit {
+        thread: T,
+        ts,
+        dispatch_id: d,
+    }
+}
+
+/// Pushes everything; returns what came out before `finish` and after it.
+fn reconstruct(evs: &[Event]) -> (Vec<Output>, Vec<Output>) {
+    let mut rc = Reconstructor::new();
+    let mut before = Vec::new();
+    for e in evs {
+        rc.push(e);
+        while let Some(o) = rc.pop() {
+            before.push(o);
+        }
+    }
+    rc.finish();
+    let mut after = Vec::new();
+    while let Some(o) = rc.pop() {
+        after.push(o);
+    }
+    (before, after)
+}
+
+fn only_window(out: &[Output]) -> &Window {
+    let w: Vec<&Window> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::Window(w) => Some(w),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(w.len(), 1, "{out:#?}");
+    w[0]
+}
+
+#[test]
+fn continue_records_split_each_gap_into_continue_and_restore() {
+    let d = 5;
+    let mut evs = open(d, 1_000, Decision::Replay, 3);
+    evs.extend(pass(d, 0, 3, 2_000, Some(3_000)));
+    evs.push(cont(d, 0, 3, 3_100, 40, true));
+    evs.extend(pass(d, 1, 3, 4_000, Some(5_000)));
+    evs.push(cont(d, 1, 3, 5_200, 60, true));
+    evs.extend(pass(d, 2, 3, 6_500, Some(7_000)));
+    evs.push(config_exit(d, 7_300));
+    for (s, e) in [(2_100, 2_900), (4_100, 4_900), (6_600, 6_900)] {
+        evs.push(complete(d, s, e));
+    }
+    let (out, rest) = reconstruct(&evs);
+    assert!(rest.is_empty(), "emitted once every pass completed");
+    let w = only_window(&out);
+    assert_eq!(w.outcome, Outcome::Replayed);
+    assert_eq!(w.executed_passes, 3);
+    assert_eq!(w.continues.len(), 2);
+    assert_eq!(
+        w.continues[1].call,
+        Interval {
+            start: 5_200,
+            end: 5_260
+        }
+    );
+    assert!(w.continues.iter().all(|c| c.result && c.total == 3));
+    assert_eq!(w.restores.len(), 2);
+    let r0 = w.restores[0];
+    assert_eq!(
+        r0.continue_phase,
+        Some(Interval {
+            start: 3_000,
+            end: 3_140
+        })
+    );
+    assert_eq!((r0.start, r0.end), (3_140, 4_000));
+    let r1 = w.restores[1];
+    assert_eq!(r1.continue_phase.map(|i| i.duration()), Some(260));
+    assert_eq!((r1.start, r1.end), (5_260, 6_500));
+    // The two parts tile the gap exactly.
+    for (r, p) in w.restores.iter().zip(w.passes.windows(2)) {
+        let c = r.continue_phase.expect("continue phase");
+        assert_eq!(c.start, p[0].exit.unwrap());
+        assert_eq!(c.end, r.start);
+        assert_eq!(r.end, p[1].enter.unwrap());
+    }
+    assert_eq!(w.tail.map(|t| t.duration()), Some(300));
+    assert!(w.stuck.is_none() && w.passes.iter().all(|p| !p.incomplete));
+}
+
+#[test]
+fn without_continue_records_the_whole_gap_is_the_restore() {
+    let d = 6;
+    let mut evs = open(d, 1_000, Decision::Replay, 2);
+    evs.extend(pass(d, 0, 2, 2_000, Some(3_000)));
+    evs.extend(pass(d, 1, 2, 4_000, Some(5_000)));
+    evs.push(config_exit(d, 5_100));
+    evs.push(complete(d, 2_100, 2_900));
+    evs.push(complete(d, 4_100, 4_900));
+    let (out, _) = reconstruct(&evs);
+    let w = only_window(&out);
+    assert!(w.continues.is_empty());
+    assert_eq!(w.restores.len(), 1);
+    assert_eq!((w.restores[0].start, w.restores[0].end), (3_000, 4_000));
+    assert_eq!(w.restores[0].continue_phase, None);
+}
+
+#[test]
+fn indefinite_loop_ends_with_a_stop_decision_in_the_tail() {
+    let d = 7;
+    let mut evs = open(d, 1_000, Decision::Indefinite, 0);
+    let mut t = 2_000;
+    for i in 0..3u32 {
+        evs.extend(pass(d, i, 0, t, Some(t + 500)));
+        evs.push(cont(d, u64::from(i), 0, t + 600, 30, i < 2));
+        evs.push(complete(d, t + 100, t + 400));
+        t += 1_000;
+    }
+    evs.push(config_exit(d, t));
+    let (out, _) = reconstruct(&evs);
+    let w = only_window(&out);
+    assert_eq!(w.requested_passes, Some(0));
+    assert_eq!(w.executed_passes, 3);
+    assert_eq!(w.restores.len(), 2);
+    assert_eq!(
+        w.continues.iter().map(|c| c.result).collect::<Vec<_>>(),
+        [true, true, false]
+    );
+    // The last (stop) decision sits in the tail, not in a restore.
+    let last = w.continues[2].call;
+    let tail = w.tail.expect("tail");
+    assert!(tail.start <= last.start && last.end <= tail.end);
+}
+
+#[test]
+fn an_indefinite_loop_the_sdk_declined_is_a_declined_window_not_an_opt_out() {
+    let d = 8;
+    let mut evs = open(d, 1_000, Decision::Indefinite, 0);
+    evs.push(config_exit(d, 1_500));
+    let (out, _) = reconstruct(&evs);
+    let w = only_window(&out);
+    assert_eq!(w.outcome, Outcome::Declined);
+    assert_eq!(w.executed_passes, 0);
+    // The same without a continue callback is the tool's own opt-out.
+    let mut evs = open(d, 1_000, Decision::Replay, 0);
+    evs.push(config_exit(d, 1_500));
+    let (out, _) = reconstruct(&evs);
+    assert!(
+        matches!(&out[..], [Output::Decline(x)] if x.reason == DeclineReason::ZeroWithoutContinue),
+        "{out:#?}"
+    );
+}
+
+/// Passes 0..k complete, pass k enters and never exits; CONFIG EXIT follows.
+fn stuck_window(d: u64, k: u32, n: u32) -> Vec<Event> {
+    let mut evs = open(d, 1_000, Decision::Replay, u64::from(n));
+    let mut t = 2_000;
+    for i in 0..k {
+        evs.extend(pass(d, i, n, t, Some(t + 500)));
+        evs.push(cont(d, u64::from(i), n, t + 550, 20, true));
+        evs.push(complete(d, t + 100, t + 400));
+        t += 1_000;
+    }
+    evs.extend(pass(d, k, n, t, None));
+    evs.push(config_exit(d, t + 50_000));
+    evs
+}
+
+#[test]
+fn a_pass_without_exit_is_kept_incomplete_and_not_counted() {
+    for k in [0u32, 1, 2] {
+        let d = 20 + u64::from(k);
+        let evs = stuck_window(d, k, 4);
+        let (before, after) = reconstruct(&evs);
+        let all: Vec<Output> = before.into_iter().chain(after).collect();
+        let w = only_window(&all);
+        assert_eq!(w.dispatch_id, d);
+        assert_eq!(w.outcome, Outcome::Declined, "the SDK broke the loop");
+        assert_eq!(w.requested_passes, Some(4));
+        assert_eq!(w.executed_passes, u64::from(k), "completed passes only");
+        assert_eq!(w.passes.len(), k as usize + 1);
+        let stuck = w.passes.last().unwrap();
+        assert!(stuck.incomplete && stuck.enter.is_some() && stuck.exit.is_none());
+        assert!(w.passes[..k as usize].iter().all(|p| !p.incomplete));
+        assert_eq!(
+            w.restores.len(),
+            k as usize,
+            "a restore before every pass but the first"
+        );
+        assert!(w.tail.is_none(), "no PASS EXIT ends the loop");
+        assert_eq!(w.stuck.map(|s| s.duration()), Some(50_000));
+        assert_eq!(w.pre_pass.map(|p| p.end), Some(2_000));
+        for (p, i) in w.passes.iter().zip(0u64..u64::from(k)) {
+            assert_eq!(p.gpu_start, Some(2_100 + i * 1_000));
+        }
+    }
+}
+
+#[test]
+fn a_stuck_window_closes_when_a_later_dispatch_on_its_queue_completes() {
+    let d = 30;
+    let mut evs = stuck_window(d, 1, 2);
+    // The next dispatch on the same queue (not replayed) runs and completes.
+    evs.push(Event::EnqueueEnter {
+        thread: T,
+        ts: 100_000,
+        dispatch_id: d + 1,
+        kernel_id: 9,
+    });
+    evs.push(Event::DispatchInfo {
+        thread: T,
+        dispatch_id: d + 1,
+        agent: AGENT,
+        queue: QUEUE,
+    });
+    evs.push(complete(d + 1, 100_100, 100_200));
+    let (before, _) = reconstruct(&evs);
+    let w = only_window(&before);
+    assert_eq!((w.dispatch_id, w.executed_passes), (d, 1));
+}
+
+#[test]
+fn a_late_completion_of_the_stuck_pass_fills_its_gpu_times() {
+    let d = 40;
+    let mut evs = stuck_window(d, 1, 3);
+    evs.push(complete(d, 80_000, 90_000));
+    let (before, after) = reconstruct(&evs);
+    assert!(after.is_empty());
+    let w = only_window(&before);
+    let stuck = w.passes.last().unwrap();
+    assert!(stuck.incomplete);
+    assert_eq!(
+        (stuck.gpu_start, stuck.gpu_end),
+        (Some(80_000), Some(90_000))
+    );
+    assert_eq!(w.executed_passes, 1);
+}
