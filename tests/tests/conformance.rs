@@ -789,6 +789,145 @@ fn forced_sdk_declines_stop_at_their_stage() {
     assert_sdk_decline(&r, "footprint_budget");
 }
 
+/// The stuck-pass drain limit the tests use (the SDK waits 60 s).
+const STUCK_TIMEOUT_MS: u64 = 50;
+
+/// saxpy with the probe asking for 3 passes and pass `k`'s drain forced stuck.
+fn stuck_run(name: &str, k: &str, iterations: &str, extra: &[&str]) -> Run {
+    let timeout = STUCK_TIMEOUT_MS.to_string();
+    let mut args = vec!["--decline", "pass_drain_stuck", "--stuck-pass", k];
+    args.extend_from_slice(&["--drain-timeout-ms", &timeout]);
+    args.extend_from_slice(extra);
+    probe(
+        name,
+        "basic",
+        &[("PROBE_PASSES", "3")],
+        &workload_args("saxpy", "64", iterations, &args),
+    )
+}
+
+/// One window stuck at pass `k` (case d): PASS ENTER for 0..=k, PASS EXIT for 0..k only, then
+/// CONFIG EXIT; the WARNING outcome line; the truth window with the stuck pass's exit null, a
+/// restore after each completed pass but none after the stuck one; the stuck kernel still
+/// completes once, after CONFIG EXIT.
+fn assert_stuck_window(r: &Run, d: u64, k: u64, window: &Value) {
+    let mut want = vec!["config-enter".to_string()];
+    for i in 0..=k {
+        want.push("pass-enter".into());
+        if i < k {
+            want.push("pass-exit".into());
+        }
+    }
+    want.push("config-exit".into());
+    assert_eq!(r.callback_sequence(d), want, "stuck at pass {k}");
+    let current: Vec<u64> = passes_of(r, d, "enter")
+        .iter()
+        .map(|p| p["current_pass"].as_u64().unwrap())
+        .collect();
+    assert_eq!(current, (0..=k).collect::<Vec<_>>());
+    assert_eq!(
+        r.completes(d).len() as u64,
+        k + 1,
+        "the stuck pass's kernel still completes, once"
+    );
+    let line = format!(
+        "[kernel-replay] dispatch_id={d} outcome=declined reason=pass_drain_stuck requested_passes=3 executed_passes={k} "
+    );
+    let stderr = r.stderr();
+    let outcome: Vec<&str> = stderr.lines().filter(|l| l.contains(&line)).collect();
+    assert_eq!(outcome.len(), 1, "one outcome line for {d}: {stderr}");
+    assert!(outcome[0].starts_with('W'), "WARNING: {}", outcome[0]);
+
+    assert_eq!(window["dispatch_id"], d);
+    assert_eq!(window["outcome"], "declined");
+    assert_eq!(window["reason"], "pass_drain_stuck");
+    assert_eq!(window["requested_passes"], 3);
+    assert_eq!(window["executed_passes"], k);
+    let passes = window["passes"].as_array().unwrap();
+    assert_eq!(passes.len() as u64, k + 1);
+    for (i, p) in passes.iter().enumerate() {
+        assert_eq!(p["index"], i as u64);
+        let stuck = i as u64 == k;
+        assert_eq!(
+            p["exit"].is_null(),
+            stuck,
+            "pass {i}: exit null only when stuck"
+        );
+        assert_eq!(p["gpu_end"].is_null(), stuck);
+    }
+    let after: Vec<u64> = window["restores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["after_pass"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        after,
+        (0..k).collect::<Vec<_>>(),
+        "no restore after the stuck pass"
+    );
+    // The drain waited the whole limit before giving up on the pass.
+    let stuck_enter = passes[k as usize]["enter"].as_u64().unwrap();
+    let exit = window["config_exit"].as_u64().unwrap();
+    assert!(
+        exit - stuck_enter >= STUCK_TIMEOUT_MS * 1_000_000,
+        "gave up after {} ns",
+        exit - stuck_enter
+    );
+}
+
+#[test]
+fn pass_drain_stuck_breaks_the_loop_without_pass_exit() {
+    for (k, order) in [(0, "host"), (1, "host"), (1, "device")] {
+        let r = stuck_run(
+            &format!("stuck-{k}-{order}"),
+            &k.to_string(),
+            "2",
+            &["--restore-order", order],
+        );
+        r.ok();
+        let ds = config_dispatches(&r);
+        let windows = r.truth_of("window");
+        assert_eq!((ds.len(), windows.len()), (2, 2), "pass {k}, {order}");
+        for (d, w) in ds.iter().zip(&windows) {
+            assert_stuck_window(&r, *d, k, w);
+        }
+        // Every dispatch's application completion fired exactly once (the emulator fails the
+        // run otherwise), and saxpy's result equals one run: the stuck kernel started from the
+        // restored snapshot and nothing restored after it.
+        assert!(
+            r.result_line().contains(" ok ") && r.result_line().contains("counter=2"),
+            "pass {k}, {order}: {}",
+            r.result_line()
+        );
+    }
+}
+
+#[test]
+fn dispatch_after_a_stuck_window_replays_normally() {
+    let r = stuck_run("stuck-then-normal", "1", "3", &["--stuck-windows", "1"]);
+    r.ok();
+    let ds = config_dispatches(&r);
+    let windows = r.truth_of("window");
+    assert_eq!((ds.len(), windows.len()), (3, 3));
+    assert_stuck_window(&r, ds[0], 1, &windows[0]);
+    for (d, w) in ds[1..].iter().zip(&windows[1..]) {
+        let mut want = vec!["config-enter".to_string()];
+        for _ in 0..3 {
+            want.extend(["pass-enter".to_string(), "pass-exit".to_string()]);
+        }
+        want.push("config-exit".into());
+        assert_eq!(r.callback_sequence(*d), want);
+        assert_eq!(r.completes(*d).len(), 3);
+        assert_eq!(w["outcome"], "replayed");
+        assert_eq!(w["executed_passes"], 3);
+        // The next window's drains waited for the stuck kernel, which had finished.
+        assert!(w["agent_drain"]["end"].as_u64() > windows[0]["config_exit"].as_u64());
+    }
+    assert_eq!(r.stderr().matches("outcome=replayed").count(), 2);
+    assert!(r.result_line().contains("counter=3"), "{}", r.result_line());
+}
+
 #[test]
 fn both_payload_layouts_and_the_168_byte_variant() {
     for (layout, probe_layout, size, toggles) in [
@@ -1027,6 +1166,34 @@ fn bad_input_is_one_clear_line_and_a_nonzero_exit() {
             "KRPHASE_EMU_TRUTH",
         ),
         (vec!["saxpy", "--replay-kind", "24"], vec![], "24"),
+        (
+            vec!["saxpy", "--drain-timeout-ms", "0"],
+            vec![],
+            "--drain-timeout-ms",
+        ),
+        (
+            vec![
+                "saxpy",
+                "--decline",
+                "pass_drain_stuck",
+                "--stuck-pass",
+                "x",
+            ],
+            vec![],
+            "--stuck-pass",
+        ),
+        (vec!["saxpy", "--stuck-pass", "1"], vec![], "--stuck-pass"),
+        (
+            vec![
+                "saxpy",
+                "--decline",
+                "pass_drain_stuck",
+                "--stuck-windows",
+                "0",
+            ],
+            vec![],
+            "--stuck-windows",
+        ),
     ];
     for (args, env, needle) in cases {
         let mut cmd = Command::new(&a.emu);

@@ -133,8 +133,16 @@ struct Done {
     async_active: Arc<AtomicUsize>,
 }
 
-static COMPLETIONS: LazyLock<Sender<Done>> = LazyLock::new(|| {
-    let (tx, rx) = unbounded::<Done>();
+/// What the async-handler thread processes, in retirement order.
+enum Retired {
+    Kernel(Box<Done>),
+    /// A barrier carrying the application's completion: fired after the records of every kernel
+    /// that retired before it (a stuck replay pass's kernel included).
+    AppBarrier(Arc<AppCompletion>),
+}
+
+static COMPLETIONS: LazyLock<Sender<Retired>> = LazyLock::new(|| {
+    let (tx, rx) = unbounded::<Retired>();
     std::thread::Builder::new()
         .name("emu-async-handler".into())
         .spawn(move || completion_thread(rx))
@@ -155,9 +163,16 @@ pub fn agent_lock(agent: u64) -> &'static RwLock<()> {
     &AGENT_LOCKS[agent as usize]
 }
 
-fn completion_thread(rx: Receiver<Done>) {
+fn completion_thread(rx: Receiver<Retired>) {
     let kind = CallbackTracingKind::KERNEL_DISPATCH.0;
-    for done in rx {
+    for retired in rx {
+        let done = match retired {
+            Retired::Kernel(d) => d,
+            Retired::AppBarrier(app) => {
+                app.fire();
+                continue;
+            }
+        };
         let p = &done.packet;
         let subs = sdk().subscribers(kind, kernel_dispatch_op::COMPLETE);
         for s in subs.iter().filter(|s| !p.suppressed.contains(&s.context)) {
@@ -200,19 +215,19 @@ fn worker(rx: Receiver<Packet>, async_active: Arc<AtomicUsize>) {
                 let start = now_ns();
                 (k.body)();
                 let end = now_ns().max(start + 1);
-                let _ = completions.send(Done {
+                let _ = completions.send(Retired::Kernel(Box::new(Done {
                     packet: k,
                     start,
                     end,
                     async_active: async_active.clone(),
-                });
+                })));
             }
             Packet::Barrier { signal, app } => {
                 if let Some(s) = signal {
                     s.add(-1);
                 }
                 if let Some(a) = app {
-                    a.fire();
+                    let _ = completions.send(Retired::AppBarrier(a));
                 }
             }
         }

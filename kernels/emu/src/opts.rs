@@ -53,8 +53,9 @@ pub enum RestoreOrder {
     Device,
 }
 
-/// SDK declines that `--decline` can force (the `reentrant_dispatch` and `pass_drain_stuck`
-/// reasons arise only from real conditions).
+/// SDK declines that `--decline` can force (`reentrant_dispatch` arises only from a real
+/// condition). `pass_drain_stuck` holds the kernel of pass `--stuck-pass` until the pass drain
+/// has given up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DeclineOpt {
     #[value(name = "untracked_memory")]
@@ -67,6 +68,8 @@ pub enum DeclineOpt {
     AgentDrainStuck,
     #[value(name = "snapshot_failed")]
     SnapshotFailed,
+    #[value(name = "pass_drain_stuck")]
+    PassDrainStuck,
 }
 
 impl DeclineOpt {
@@ -77,6 +80,7 @@ impl DeclineOpt {
             DeclineOpt::QueueDrainStuck => "queue_drain_stuck",
             DeclineOpt::AgentDrainStuck => "agent_drain_stuck",
             DeclineOpt::SnapshotFailed => "snapshot_failed",
+            DeclineOpt::PassDrainStuck => "pass_drain_stuck",
         }
     }
 }
@@ -132,6 +136,18 @@ pub struct RunOpts {
     /// Force this SDK decline for every accepted dispatch.
     #[arg(long, value_enum)]
     pub decline: Option<DeclineOpt>,
+    /// With `--decline pass_drain_stuck`: the 0-based pass whose drain never completes (default
+    /// 1). A window that ends before reaching this pass replays normally.
+    #[arg(long, value_name = "K")]
+    pub stuck_pass: Option<u64>,
+    /// With `--decline pass_drain_stuck`: only the first N windows that reach the stuck pass get
+    /// stuck; later ones replay normally (default: every one).
+    #[arg(long, value_name = "N")]
+    pub stuck_windows: Option<u64>,
+    /// Total wait of each drain (queue, agent, pass) before it counts as stuck, in 12 equal slices
+    /// (the SDK: 60000, 5 s x 12).
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_DRAIN_TIMEOUT_MS)]
+    pub drain_timeout_ms: u64,
     /// Snapshot byte budget (footprint over it declines with footprint_budget).
     #[arg(long)]
     pub footprint_budget: Option<u64>,
@@ -142,6 +158,11 @@ pub struct RunOpts {
     #[arg(long)]
     pub tool_list_quirk: bool,
 }
+
+/// The SDK's drain limit: 12 slices of 5 s.
+pub const DEFAULT_DRAIN_TIMEOUT_MS: u64 = 60_000;
+/// Longest accepted `--drain-timeout-ms` (one hour).
+pub const MAX_DRAIN_TIMEOUT_MS: u64 = 3_600_000;
 
 fn parse_kind(s: &str) -> Result<u32, String> {
     match s {
@@ -162,6 +183,13 @@ fn parse_version(s: &str) -> Result<(u32, u32, u32), String> {
     Ok((p(parts[0])?, p(parts[1])?, p(parts[2])?))
 }
 
+/// `--decline pass_drain_stuck`: which pass sticks, and in how many windows (None: every one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StuckSettings {
+    pub pass: u64,
+    pub windows: Option<u64>,
+}
+
 /// The internal driver client's settings, resolved from the command line and env.
 #[derive(Debug, Clone)]
 pub struct DriverSettings {
@@ -171,6 +199,32 @@ pub struct DriverSettings {
 }
 
 impl RunOpts {
+    /// Checks the drain options: the timeout's range, and that the stuck-pass options come with
+    /// `--decline pass_drain_stuck`.
+    pub fn stuck(&self) -> Result<Option<StuckSettings>, String> {
+        if self.drain_timeout_ms == 0 || self.drain_timeout_ms > MAX_DRAIN_TIMEOUT_MS {
+            return Err(format!(
+                "--drain-timeout-ms must be 1 to {MAX_DRAIN_TIMEOUT_MS}, got {}",
+                self.drain_timeout_ms
+            ));
+        }
+        if self.stuck_windows == Some(0) {
+            return Err("--stuck-windows must be at least 1".into());
+        }
+        if self.decline != Some(DeclineOpt::PassDrainStuck) {
+            if self.stuck_pass.is_some() || self.stuck_windows.is_some() {
+                return Err(
+                    "--stuck-pass and --stuck-windows need --decline pass_drain_stuck".into(),
+                );
+            }
+            return Ok(None);
+        }
+        Ok(Some(StuckSettings {
+            pass: self.stuck_pass.unwrap_or(1),
+            windows: self.stuck_windows,
+        }))
+    }
+
     /// Resolves the driver options: CLI first, then KRPHASE_EMU_DRIVER_* env vars.
     pub fn driver(&self) -> Result<Option<DriverSettings>, String> {
         let env = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());

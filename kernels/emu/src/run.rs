@@ -80,6 +80,10 @@ pub fn main(args: &[OsString]) -> i32 {
     if !(o.link_gbps > 0.0 && o.link_gbps.is_finite()) {
         return fail("--link-gbps must be a positive number");
     }
+    let stuck = match o.stuck() {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
     let driver = match o.driver() {
         Ok(d) => d,
         Err(e) => return fail(&e),
@@ -108,6 +112,8 @@ pub fn main(args: &[OsString]) -> i32 {
         gbps: o.link_gbps,
         decline_on_vmem,
         decline_on_untracked_pool,
+        stuck,
+        drain_timeout: std::time::Duration::from_millis(o.drain_timeout_ms),
     });
 
     let tool_list = std::env::var("ROCP_TOOL_LIBRARIES").unwrap_or_default();

@@ -12,7 +12,7 @@ use crate::device::{
 use crate::kinds::{self, replay_op};
 use crate::log::{self, Level};
 use crate::memory::{self, Snapshot};
-use crate::opts::{DeclineOpt, LayoutOpt, RestoreOrder};
+use crate::opts::{DeclineOpt, LayoutOpt, RestoreOrder, StuckSettings};
 use crate::sdk::{Subscriber, sdk};
 use crate::{ids, truth};
 use krphase_ffi::{
@@ -22,7 +22,7 @@ use krphase_ffi::{
 use parking_lot::Mutex;
 use serde_json::json;
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -45,6 +45,10 @@ pub struct ReplayConfig {
     pub gbps: f64,
     pub decline_on_vmem: bool,
     pub decline_on_untracked_pool: bool,
+    /// `--decline pass_drain_stuck`: the pass whose kernel is held, and in how many windows.
+    pub stuck: Option<StuckSettings>,
+    /// Total wait of each drain before it counts as stuck (the SDK: 60 s).
+    pub drain_timeout: Duration,
 }
 
 static CONFIG: OnceLock<ReplayConfig> = OnceLock::new();
@@ -62,13 +66,14 @@ fn config() -> &'static ReplayConfig {
         gbps: 12.0,
         decline_on_vmem: true,
         decline_on_untracked_pool: false,
+        stuck: None,
+        drain_timeout: DRAIN_SLICE * DRAIN_SLICES,
     })
 }
 
-/// Drain waits run in 5 s slices, at most 12 of them.
+/// Drain waits run in 5 s slices, at most 12 of them (`--drain-timeout-ms` scales the slice).
 const DRAIN_SLICE: Duration = Duration::from_secs(5);
 const DRAIN_SLICES: u32 = 12;
-const AGENT_DRAIN_LIMIT: Duration = Duration::from_secs(60);
 const AGENT_DRAIN_POLL: Duration = Duration::from_millis(2);
 /// Admission: the assumed link speed and the projected copy time that only warns.
 const ASSUMED_GBPS: f64 = 4.0;
@@ -78,6 +83,38 @@ thread_local! {
     static IN_WINDOW: Cell<u64> = const { Cell::new(0) };
     /// Set when a dispatch was submitted from inside this thread's window (reentrancy).
     static REENTRANCY_SEEN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Windows whose pass drain was made stuck so far (`--stuck-windows` caps it).
+static STUCK_WINDOWS: AtomicU64 = AtomicU64::new(0);
+
+/// Waits for `signal` in 12 slices of the configured drain timeout; false when it never reached 0.
+fn drain_wait(signal: &Signal) -> bool {
+    let slice = config().drain_timeout / DRAIN_SLICES;
+    (0..DRAIN_SLICES).any(|_| signal.wait_zero(slice))
+}
+
+/// Whether this window's pass `pass` is the forced stuck one: the right pass, and the
+/// `--stuck-windows` budget not used up (each window counts once, when it reaches the pass).
+fn forced_stuck(pass: u64) -> bool {
+    let Some(st) = config().stuck else {
+        return false;
+    };
+    pass == st.pass
+        && STUCK_WINDOWS
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (st.windows.is_none_or(|max| n < max)).then_some(n + 1)
+            })
+            .is_ok()
+}
+
+/// A kernel body that first waits for `gate` to open: the stuck pass's kernel, held on the
+/// queue worker (so its queue and the agent stay busy) until the window has given up on it.
+fn held(body: KernelBody, gate: Arc<Signal>) -> KernelBody {
+    Arc::new(move || {
+        while !gate.wait_zero(DRAIN_SLICE) {}
+        body()
+    })
 }
 
 static WARN_GRAPH: AtomicBool = AtomicBool::new(false);
@@ -544,7 +581,7 @@ fn locked_window(
         signal: Some(drain.clone()),
         app: None,
     });
-    let drained = (0..DRAIN_SLICES).any(|_| drain.wait_zero(DRAIN_SLICE));
+    let drained = drain_wait(&drain);
     w.queue_drain = Some(Span {
         start: t,
         end: now_ns(),
@@ -566,7 +603,7 @@ fn locked_window(
         if active == 0 {
             break;
         }
-        if begun.elapsed() > AGENT_DRAIN_LIMIT {
+        if begun.elapsed() > cfg.drain_timeout {
             stuck = true;
             break;
         }
@@ -617,6 +654,8 @@ fn locked_window(
     let total = w.requested;
     LOCAL_STOPPED.with(|s| s.borrow_mut().clear());
     let mut reason = "none";
+    // The held kernel of a forced stuck pass, released once the window is over.
+    let mut gate: Option<Arc<Signal>> = None;
     let mut i: u64 = 0;
     loop {
         let mut pass_ud = config_ud; // a fresh copy of the CONFIG value per pass
@@ -650,8 +689,14 @@ fn locked_window(
         // Submit the pass with a pooled signal; the application's signal is left out.
         let signal = Signal::new(1);
         let times = Arc::new(Mutex::new((0, 0)));
+        let mut body = l.body.clone();
+        if forced_stuck(i) {
+            let g = Signal::new(1);
+            body = held(body, g.clone());
+            gate = Some(g);
+        }
         let packet = KernelPacket {
-            body: l.body.clone(),
+            body,
             info,
             corr: w.corr.internal,
             thread_id: w.thread,
@@ -662,15 +707,16 @@ fn locked_window(
             },
         };
         enqueue(queue, packet);
-        let done = (0..DRAIN_SLICES).any(|_| signal.wait_zero(DRAIN_SLICE));
-        let gpu = *times.lock();
-        w.executed = i + 1;
+        let done = drain_wait(&signal);
         if !done {
+            // No PASS EXIT and no restore: the pass's kernel is still running (its records and
+            // signal arrive whenever it finishes); executed_passes counts the completed ones.
+            w.executed = i;
             w.passes.push(PassRec {
                 index: i,
                 enter,
                 exit: None,
-                gpu,
+                gpu: None,
             });
             reason = "pass_drain_stuck";
             w.tail = Some(Span {
@@ -679,6 +725,8 @@ fn locked_window(
             });
             break;
         }
+        let gpu = Some(*times.lock());
+        w.executed = i + 1;
         let mut px = build_payload(
             cfg.layout,
             info,
@@ -745,11 +793,14 @@ fn locked_window(
     if let Some(t) = w.tail.as_mut() {
         t.end = w.config_exit;
     }
-    // The application's completion, exactly once, behind a barrier.
+    // The application's completion, exactly once, behind a barrier (so behind a stuck kernel).
     queue.push(Packet::Barrier {
         signal: None,
         app: Some(app.clone()),
     });
+    if let Some(g) = gate {
+        g.add(-1); // the stuck kernel finishes eventually
+    }
     if truth::enabled() {
         truth::write(&w.truth(reason));
     }

@@ -19,12 +19,13 @@ pub(super) fn span(s: &Option<Span>) -> Value {
     }
 }
 
-/// One executed pass: host enter/exit (exit missing for a stuck pass) and GPU start/end.
+/// One executed pass: host enter/exit and GPU start/end (exit and GPU times missing for a stuck
+/// pass: its kernel had not finished when the window ended).
 pub(super) struct PassRec {
     pub(super) index: u64,
     pub(super) enter: u64,
     pub(super) exit: Option<u64>,
-    pub(super) gpu: (u64, u64),
+    pub(super) gpu: Option<(u64, u64)>,
 }
 
 /// Everything one window measured, filled in as the timeline advances.
@@ -135,7 +136,7 @@ impl Window {
             "lock_wait": span(&self.lock_wait), "admission": span(&self.admission),
             "queue_drain": span(&self.queue_drain), "agent_drain": span(&self.agent_drain),
             "snapshot": self.snapshot.as_ref().map_or(Value::Null, |(s, b, r)| json!({"start": s.start, "end": s.end, "bytes": b, "regions": r})),
-            "passes": self.passes.iter().map(|p| json!({"index": p.index, "enter": p.enter, "exit": p.exit, "gpu_start": p.gpu.0, "gpu_end": p.gpu.1})).collect::<Vec<_>>(),
+            "passes": self.passes.iter().map(|p| json!({"index": p.index, "enter": p.enter, "exit": p.exit, "gpu_start": p.gpu.map(|g| g.0), "gpu_end": p.gpu.map(|g| g.1)})).collect::<Vec<_>>(),
             "restores": self.restores.iter().map(|(i, s, b)| json!({"after_pass": i, "start": s.start, "end": s.end, "bytes": b})).collect::<Vec<_>>(),
             "tail": span(&self.tail),
             "config_exit": self.config_exit,
