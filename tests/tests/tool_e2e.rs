@@ -83,6 +83,7 @@ fn run(name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     for k in [
         "KRPHASE_MODE",
         "KRPHASE_PASSES",
+        "KRPHASE_MAX_PASSES",
         "KRPHASE_KERNEL_FILTER",
         "KRPHASE_PAYLOAD_LAYOUT",
         "KRPHASE_ON_FULL",
@@ -298,13 +299,16 @@ fn check_drive(r: &Run, n: u64, errs: &mut Errors) -> usize {
         for (x, q) in w.restores.iter().zip(trs) {
             let i = u(&q["after_pass"]) as usize;
             assert_eq!(x.after_pass as usize, i);
+            // The whole gap PASS i EXIT → PASS i+1 ENTER = continue phase + restore.
+            let gap_start = x.continue_phase.map_or(x.start, |c| c.start);
             errs.add(
-                "restore",
-                x.end - x.start,
+                "exit_to_enter",
+                x.end - gap_start,
                 u(&tp[i + 1]["enter"]) - u(&tp[i]["exit"]),
             );
             errs.add_phases("restore", x.end - x.start, u(&q["end"]) - u(&q["start"]));
         }
+        check_continues(w, n);
         let tail = w.tail.expect("tail");
         errs.add(
             "tail",
@@ -328,6 +332,27 @@ fn check_drive(r: &Run, n: u64, errs: &mut Errors) -> usize {
         assert!(b.upper_bound >= b.classified);
     }
     truth_windows.len()
+}
+
+/// A fixed loop of `n` passes: one continue decision after every pass but the last, each
+/// "continue", and each splitting its gap into continue + restore.
+fn check_continues(w: &Window, n: u64) {
+    let after: Vec<u32> = w.continues.iter().map(|c| c.after_pass).collect();
+    let want: Vec<u32> = (0..n.saturating_sub(1) as u32).collect();
+    assert_eq!(
+        after, want,
+        "continue after passes 0..N-2, never after the last"
+    );
+    for c in &w.continues {
+        assert!(c.result, "a fixed loop always continues");
+        assert_eq!(u64::from(c.total), n);
+        assert!(c.call.end >= c.call.start);
+    }
+    for (x, p) in w.restores.iter().zip(w.passes.windows(2)) {
+        let c = x.continue_phase.expect("a continue phase in every gap");
+        assert_eq!(c.start, p[0].exit.unwrap());
+        assert_eq!((c.end, x.end), (x.start, p[1].enter.unwrap()));
+    }
 }
 
 #[test]
@@ -943,4 +968,137 @@ fn sixty_four_threads_thousand_replayed_dispatches_drive_mode() {
             .filter(|w| w.passes.iter().all(|p| p.gpu_end.is_some()))
             .count()
     );
+}
+
+/// The restore the tool measures (continue return → next PASS ENTER) against the truth: the
+/// same span (the truth's restore start → next PASS ENTER; asserted) and the restore phase
+/// alone (informational: the emulator's own post-restore log formatting and payload build sit
+/// in the span but in no phase).
+fn restore_errors(r: &Run, errs: &mut Errors) {
+    let d = decode(&r.krp());
+    let by_id: HashMap<u64, &Window> = d.windows.iter().map(|w| (w.dispatch_id, w)).collect();
+    for t in r.truth_of("window") {
+        let w = by_id[&u(&t["dispatch_id"])];
+        for (x, q) in w.restores.iter().zip(t["restores"].as_array().unwrap()) {
+            assert!(x.continue_phase.is_some());
+            let i = u(&q["after_pass"]) as usize;
+            let next_enter = u(&t["passes"][i + 1]["enter"]);
+            errs.add("restore", x.end - x.start, next_enter - u(&q["start"]));
+            errs.add_phases(
+                "restore_phase",
+                x.end - x.start,
+                u(&q["end"]) - u(&q["start"]),
+            );
+            let c = x.continue_phase.unwrap();
+            // EXIT → continue return holds the PASS EXIT callback and the continue call:
+            // host bookkeeping, never a copy.
+            assert!(
+                c.duration() < u(&q["end"]) - u(&q["start"]) + 20_000,
+                "continue phase {c:?} looks like a restore"
+            );
+        }
+    }
+}
+
+#[test]
+fn continue_decisions_are_recorded_and_split_each_gap_for_n_2_and_4() {
+    let mut errs = Errors::default();
+    let mut fit = Errors::default();
+    for n in [2u64, 4] {
+        for layout in ["a", "b"] {
+            let ns = n.to_string();
+            let r = run(
+                &format!("continue-{n}-{layout}"),
+                &[
+                    "stream",
+                    "--elements",
+                    "65536",
+                    "--iterations",
+                    "2",
+                    "--payload-layout",
+                    layout,
+                ],
+                &[("KRPHASE_PASSES", &ns), ("KRPHASE_MODE", "drive")],
+            );
+            // check_drive asserts N-1 continue records per window, none after the last pass.
+            check_drive(&r, n, &mut fit);
+            restore_errors(&r, &mut errs);
+        }
+    }
+    errs.check();
+    fit.check();
+}
+
+#[test]
+fn indefinite_loop_runs_max_passes_per_window() {
+    for layout in ["a", "b"] {
+        let r = run(
+            &format!("indefinite-{layout}"),
+            &[
+                "stream",
+                "--elements",
+                "4096",
+                "--iterations",
+                "2",
+                "--payload-layout",
+                layout,
+            ],
+            &[
+                ("KRPHASE_PASSES", "0"),
+                ("KRPHASE_MAX_PASSES", "3"),
+                ("KRPHASE_MODE", "drive"),
+            ],
+        );
+        r.assert_ok();
+        assert!(r.krphase_lines().is_empty(), "{:?}", r.krphase_lines());
+        let truth = r.truth_of("window");
+        assert!(!truth.is_empty());
+        for t in &truth {
+            assert_eq!(t["outcome"], "replayed");
+            assert_eq!(u(&t["requested_passes"]), 0, "an indefinite loop");
+            assert_eq!(u(&t["executed_passes"]), 3);
+        }
+        let d = decode(&r.krp());
+        assert_eq!(d.header.passes, 0);
+        assert!(
+            d.notices
+                .contains(&krphase_format::event::Notice::LayoutConfirmed),
+            "the layout is confirmed at the second pass: {:?}",
+            d.notices
+        );
+        let replayed: Vec<&Window> = d
+            .windows
+            .iter()
+            .filter(|w| w.outcome == Outcome::Replayed)
+            .collect();
+        assert_eq!(replayed.len(), truth.len());
+        for w in replayed {
+            assert_eq!(w.requested_passes, Some(0));
+            assert_eq!(w.executed_passes, 3);
+            assert_eq!(w.restores.len(), 2);
+            let calls: Vec<(u32, u32, bool)> = w
+                .continues
+                .iter()
+                .map(|c| (c.after_pass, c.total, c.result))
+                .collect();
+            assert_eq!(calls, [(0, 0, true), (1, 0, true), (2, 0, false)]);
+            assert!(w.restores.iter().all(|x| x.continue_phase.is_some()));
+        }
+    }
+}
+
+#[test]
+fn bad_max_passes_declines_with_one_line() {
+    for v in ["0", "lots"] {
+        let r = run(
+            &format!("bad-max-passes-{v}"),
+            &["saxpy", "--elements", "4096", "--iterations", "1"],
+            &[("KRPHASE_PASSES", "0"), ("KRPHASE_MAX_PASSES", v)],
+        );
+        r.assert_ok();
+        let lines = r.krphase_lines();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains("KRPHASE_MAX_PASSES"), "{lines:?}");
+        assert!(r.krp_files().is_empty());
+    }
 }
