@@ -207,11 +207,8 @@ fn run(cli: Cli) -> Result<()> {
                 .iter()
                 .map(|&id| report::run_report(&conn, id))
                 .collect::<Result<Vec<_>>>()?;
-            print!("{}", report::render(&reports, format)?);
-            if matches!(format, report::Format::Table | report::Format::Markdown) {
-                // Whole-run bench experiments (P1-P6), when the database holds any.
-                print!("{}", bench::summary::render(&conn)?);
-            }
+            // With the whole-run bench experiments (P1-P6), when the database holds any.
+            print!("{}", report::render_with_bench(&conn, &reports, format)?);
             Ok(())
         }
         Cmd::Import { files, label } => {

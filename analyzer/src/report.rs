@@ -838,6 +838,30 @@ pub fn render(reports: &[RunReport], format: Format) -> Result<String> {
     })
 }
 
+/// Renders reports in `format` together with the database's whole-run bench summary (P1-P6),
+/// when it holds bench measurements: the `bench` key of the JSON, the summary text after a table
+/// or Markdown report. CSV carries the runs only.
+pub fn render_with_bench(
+    conn: &Connection,
+    reports: &[RunReport],
+    format: Format,
+) -> Result<String> {
+    use crate::bench::summary;
+    Ok(match format {
+        Format::Json => {
+            let mut v = serde_json::json!({ "runs": reports });
+            if let Some(b) = summary::report_json(conn)? {
+                v["bench"] = serde_json::to_value(b)?;
+            }
+            let mut s = serde_json::to_string_pretty(&v)?;
+            s.push('\n');
+            s
+        }
+        Format::Csv => render(reports, format)?,
+        Format::Table | Format::Markdown => render(reports, format)? + &summary::render(conn)?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

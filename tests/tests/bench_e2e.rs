@@ -188,6 +188,39 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
     assert!(out.contains("P6  non-replayed dispatch tax"), "{out}");
     assert!(tax.in_process_tax_per_dispatch_ns.is_some(), "{tax:?}");
     assert!(drain.median_window_share.is_some(), "{drain:?}");
+    // The JSON report carries the same P5/P6 figures, units in the field names.
+    let json = krphase(
+        &dir,
+        &["--db", "bench.db", "report", "--format", "json"],
+        &[],
+    );
+    assert!(json.status.success(), "{}", output_text(&json));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let b = &v["bench"];
+    assert_eq!(
+        b["p5_drain"]["drain_share_of_window_fraction"].as_f64(),
+        Some(share)
+    );
+    assert_eq!(
+        b["p5_drain"]["median_window_drain_share_fraction"].as_f64(),
+        drain.median_window_share
+    );
+    assert_eq!(
+        b["p6_dispatch_tax"]["dispatches_per_run"].as_f64(),
+        Some(50.0)
+    );
+    assert_eq!(
+        b["p6_dispatch_tax"]["in_process_tax_per_dispatch_ns"].as_f64(),
+        tax.in_process_tax_per_dispatch_ns
+    );
+    assert!(b["p6_dispatch_tax"]["whole_run_tax_per_dispatch_ns"].is_number());
+    let experiments: Vec<&str> = b["experiments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["experiment"].as_str().unwrap())
+        .collect();
+    assert_eq!(experiments, ["P1", "P3", "P5", "P6"]);
 
     // The CSV re-imported as replay_perf output: rows linked to the same phase files.
     let imp = krphase(

@@ -260,6 +260,194 @@ pub fn summarize(conn: &Connection) -> Result<Option<BenchSummary>> {
     Ok(Some(s))
 }
 
+/// One measurement row as `krphase report --format json` lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct MeasurementJson {
+    pub measurement_id: i64,
+    pub source: Option<String>,
+    pub variant: Option<String>,
+    pub mode: Option<String>,
+    pub median_s: Option<f64>,
+    pub min_s: Option<f64>,
+    pub max_s: Option<f64>,
+    pub peak_child_rss_kib: Option<i64>,
+    pub samples: Option<i64>,
+    pub failures: Option<String>,
+    /// Phase-file runs linked to the measurement.
+    pub linked_runs: i64,
+}
+
+/// One experiment (P1..P6) and its measurements: the latest row of each variant, by id.
+#[derive(Debug, Clone, Serialize)]
+pub struct ExperimentJson {
+    pub experiment: Option<String>,
+    pub measurements: Vec<MeasurementJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SpeedupJson {
+    pub application_replay_s: Option<f64>,
+    pub multiplexed_s: Option<f64>,
+    pub kernel_replay_s: Option<f64>,
+    /// Application replay time over kernel replay time.
+    pub speedup_vs_application_replay_factor: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FootprintJson {
+    pub measurement_id: i64,
+    pub variant: String,
+    pub median_s: Option<f64>,
+    pub peak_child_rss_kib: Option<i64>,
+    pub replayed_windows: i64,
+    pub tool_estimate_bytes_per_window: Option<f64>,
+    pub sdk_bytes_per_window: Option<f64>,
+}
+
+/// P5 with units in the names; fractions are in 0..1.
+#[derive(Debug, Clone, Serialize)]
+pub struct DrainJson {
+    pub measurement_id: i64,
+    pub replayed_windows: i64,
+    pub windows_with_drain: i64,
+    pub drain_total_ns: Option<i64>,
+    /// Window time summed over the windows with a drain figure.
+    pub window_total_ns: Option<i64>,
+    /// Σ drain / Σ window.
+    pub drain_share_of_window_fraction: Option<f64>,
+    /// Median over the windows of each window's drain / window.
+    pub median_window_drain_share_fraction: Option<f64>,
+    /// Σ pre-pass (lock + drain + snapshot) / Σ window: an upper bound on the drain share.
+    pub prepass_share_of_window_fraction: Option<f64>,
+}
+
+/// P6 with units in the names.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaxJson {
+    pub baseline_measurement_id: i64,
+    pub baseline_median_s: Option<f64>,
+    pub replay_active_measurement_id: i64,
+    pub replay_active_median_s: Option<f64>,
+    pub dispatches_per_run: Option<f64>,
+    /// (replay-active − baseline median) / dispatches per run.
+    pub whole_run_tax_per_dispatch_ns: Option<f64>,
+    /// Mean enqueue cost measured by the tool, replay active minus baseline.
+    pub in_process_tax_per_dispatch_ns: Option<f64>,
+    pub enqueue_mean_ns_replay_active: Option<f64>,
+    pub enqueue_mean_ns_baseline: Option<f64>,
+}
+
+/// The bench summary in `krphase report --format json` (key `bench`).
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchJson {
+    pub experiments: Vec<ExperimentJson>,
+    pub p1_speedup: Option<SpeedupJson>,
+    pub p2_passes: Vec<MeasurementJson>,
+    pub p3_footprints: Vec<FootprintJson>,
+    pub p5_drain: Option<DrainJson>,
+    pub p6_dispatch_tax: Option<TaxJson>,
+}
+
+/// The latest row of every (experiment, variant) from the bench sources, grouped by experiment.
+fn experiment_rows(conn: &Connection) -> Result<Vec<ExperimentJson>> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT m.id, m.source, m.experiment, m.variant, m.mode, m.median_s, m.min_s, m.max_s,                 m.peak_child_rss_kib, m.samples, m.failures,                 (SELECT COUNT(*) FROM krphase_measurement_run mr WHERE mr.measurement_id = m.id)          FROM krphase_measurement m          WHERE m.id IN (SELECT MAX(id) FROM krphase_measurement WHERE source IN {SOURCES}                         GROUP BY experiment, variant)          ORDER BY m.experiment, m.id"
+    ))?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, Option<String>>(2)?,
+                MeasurementJson {
+                    measurement_id: r.get(0)?,
+                    source: r.get(1)?,
+                    variant: r.get(3)?,
+                    mode: r.get(4)?,
+                    median_s: r.get(5)?,
+                    min_s: r.get(6)?,
+                    max_s: r.get(7)?,
+                    peak_child_rss_kib: r.get(8)?,
+                    samples: r.get(9)?,
+                    failures: r.get(10)?,
+                    linked_runs: r.get(11)?,
+                },
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut out: Vec<ExperimentJson> = Vec::new();
+    for (experiment, m) in rows {
+        match out.last_mut() {
+            Some(e) if e.experiment == experiment => e.measurements.push(m),
+            _ => out.push(ExperimentJson {
+                experiment,
+                measurements: vec![m],
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// The JSON form of the summary; `None` when the database holds no bench measurement.
+pub fn report_json(conn: &Connection) -> Result<Option<BenchJson>> {
+    let Some(s) = summarize(conn)? else {
+        return Ok(None);
+    };
+    let experiments = experiment_rows(conn)?;
+    let p2_passes = experiments
+        .iter()
+        .filter(|e| e.experiment.as_deref() == Some("P2"))
+        .flat_map(|e| e.measurements.iter().cloned())
+        .filter(|m| s.passes.iter().any(|p| p.id == m.measurement_id))
+        .collect();
+    let p1 = (s.application_replay_s.is_some()
+        || s.kernel_replay_s.is_some()
+        || s.multiplexed_s.is_some())
+    .then_some(SpeedupJson {
+        application_replay_s: s.application_replay_s,
+        multiplexed_s: s.multiplexed_s,
+        kernel_replay_s: s.kernel_replay_s,
+        speedup_vs_application_replay_factor: s.speedup_vs_application_replay,
+    });
+    Ok(Some(BenchJson {
+        experiments,
+        p1_speedup: p1,
+        p2_passes,
+        p3_footprints: s
+            .footprints
+            .into_iter()
+            .map(|f| FootprintJson {
+                measurement_id: f.measurement.id,
+                variant: f.measurement.variant,
+                median_s: f.measurement.median_s,
+                peak_child_rss_kib: f.measurement.peak_child_rss_kib,
+                replayed_windows: f.replayed_windows,
+                tool_estimate_bytes_per_window: f.estimate_bytes_per_window,
+                sdk_bytes_per_window: f.sdk_bytes_per_window,
+            })
+            .collect(),
+        p5_drain: s.drain.map(|d| DrainJson {
+            measurement_id: d.measurement_id,
+            replayed_windows: d.windows,
+            windows_with_drain: d.windows_with_drain,
+            drain_total_ns: d.drain_ns,
+            window_total_ns: d.window_ns,
+            drain_share_of_window_fraction: d.share,
+            median_window_drain_share_fraction: d.median_window_share,
+            prepass_share_of_window_fraction: d.prepass_share,
+        }),
+        p6_dispatch_tax: s.tax.map(|t| TaxJson {
+            baseline_measurement_id: t.baseline.id,
+            baseline_median_s: t.baseline.median_s,
+            replay_active_measurement_id: t.filtered.id,
+            replay_active_median_s: t.filtered.median_s,
+            dispatches_per_run: t.dispatches_per_run,
+            whole_run_tax_per_dispatch_ns: t.whole_run_tax_per_dispatch_s.map(|s| s * 1e9),
+            in_process_tax_per_dispatch_ns: t.in_process_tax_per_dispatch_ns,
+            enqueue_mean_ns_replay_active: t.enqueue_mean_ns_filtered,
+            enqueue_mean_ns_baseline: t.enqueue_mean_ns_baseline,
+        }),
+    }))
+}
+
 fn secs(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.3} s"))
 }
@@ -359,4 +547,165 @@ pub fn render(conn: &Connection) -> Result<String> {
     Ok(summarize(conn)?
         .map(|s| render_summary(&s))
         .unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run 1 (P5): two replayed windows with joined phase lines; runs 2 and 3 (P6 baseline and
+    /// replay active): four plain dispatches each, enqueue 100 ns and 150 ns. All figures known.
+    fn bench_db() -> Connection {
+        let c = crate::db::open_in_memory().unwrap();
+        for run in 1..=3 {
+            c.execute(
+                "INSERT INTO krphase_run (id, path, file_hash, imported_at) \
+                 VALUES (?1, 'f', ?2, 'now')",
+                params![run, format!("h{run}")],
+            )
+            .unwrap();
+        }
+        c.execute(
+            "INSERT INTO krphase_log_file (id, path, file_hash, imported_at) \
+             VALUES (1, 'l', 'lh', 'now')",
+            [],
+        )
+        .unwrap();
+        // (start, pass_count_return, first_pass_enter, end, SDK snapshot ns): drain = pre-pass
+        // − snapshot = 800 and 400 ns over windows of 2100 and 1000 ns.
+        for (i, w) in [[0, 100, 1100, 2100, 200], [5000, 5100, 5600, 6000, 100]]
+            .iter()
+            .enumerate()
+        {
+            let id = i as i64 + 1;
+            c.execute(
+                "INSERT INTO krphase_window (id, run_id, dispatch_id, outcome, \"start\", \
+                 pass_count_return, first_pass_enter, \"end\") \
+                 VALUES (?1, 1, ?1, 'replayed', ?2, ?3, ?4, ?5)",
+                params![id, w[0], w[1], w[2], w[3]],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO krphase_sdk_log (log_file_id, run_id, window_id, pid, dispatch_id, \
+                 snapshot_ns) VALUES (1, 1, ?1, 1, ?1, ?2)",
+                params![id, w[4]],
+            )
+            .unwrap();
+        }
+        for (run, enqueue) in [(2, 100), (3, 150)] {
+            for d in 0..4 {
+                c.execute(
+                    "INSERT INTO krphase_dispatch (run_id, dispatch_id, \"start\", \"end\") \
+                     VALUES (?1, ?2, ?3, ?4)",
+                    params![run, d, d * 1000, d * 1000 + enqueue],
+                )
+                .unwrap();
+            }
+        }
+        // (id, experiment, variant, median_s, linked run); id 4 is an older P6 baseline that
+        // the newer id 6 supersedes.
+        let rows: [(i64, &str, &str, f64, Option<i64>); 7] = [
+            (1, "P1", "application-replay-all-groups", 3.0, None),
+            (2, "P1", "multiplexed-all-groups", 2.0, None),
+            (3, "P1", "replay-all-groups", 1.5, None),
+            (4, "P6", "no-replay", 9.0, None),
+            (5, "P5", "drain-share", 0.5, Some(1)),
+            (6, "P6", "no-replay", 1.0, Some(2)),
+            (7, "P6", "replay-active-none-matched", 1.000_002, Some(3)),
+        ];
+        for (id, experiment, variant, median, run) in rows {
+            c.execute(
+                "INSERT INTO krphase_measurement (id, source, experiment, variant, median_s, \
+                 samples) VALUES (?1, 'krphase-bench', ?2, ?3, ?4, 2)",
+                params![id, experiment, variant, median],
+            )
+            .unwrap();
+            if let Some(run) = run {
+                c.execute(
+                    "INSERT INTO krphase_measurement_run VALUES (?1, ?2)",
+                    params![id, run],
+                )
+                .unwrap();
+            }
+        }
+        c
+    }
+
+    fn close(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-9 * b.abs().max(1.0))
+    }
+
+    #[test]
+    fn json_summary_carries_p5_and_p6_with_units() {
+        let c = bench_db();
+        let j = report_json(&c)
+            .unwrap()
+            .expect("bench measurements present");
+        let d = j.p5_drain.as_ref().expect("P5");
+        assert_eq!((d.replayed_windows, d.windows_with_drain), (2, 2));
+        assert_eq!(
+            (d.drain_total_ns, d.window_total_ns),
+            (Some(1200), Some(3100))
+        );
+        assert!(close(d.drain_share_of_window_fraction, 1200.0 / 3100.0));
+        assert!(close(
+            d.median_window_drain_share_fraction,
+            (800.0 / 2100.0 + 400.0 / 1000.0) / 2.0
+        ));
+        assert!(close(d.prepass_share_of_window_fraction, 1500.0 / 3100.0));
+        let t = j.p6_dispatch_tax.as_ref().expect("P6");
+        assert_eq!(
+            (t.baseline_measurement_id, t.replay_active_measurement_id),
+            (6, 7),
+            "the latest baseline"
+        );
+        assert_eq!(t.dispatches_per_run, Some(4.0));
+        assert!(close(t.whole_run_tax_per_dispatch_ns, 2e-6 / 4.0 * 1e9));
+        assert!(close(t.in_process_tax_per_dispatch_ns, 50.0));
+        assert!(close(t.enqueue_mean_ns_baseline, 100.0));
+        let p1 = j.p1_speedup.as_ref().expect("P1");
+        assert!(close(p1.speedup_vs_application_replay_factor, 2.0));
+        // Per experiment: the latest row of each variant, in experiment order.
+        let per: Vec<(Option<&str>, Vec<i64>)> = j
+            .experiments
+            .iter()
+            .map(|e| {
+                (
+                    e.experiment.as_deref(),
+                    e.measurements.iter().map(|m| m.measurement_id).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            per,
+            vec![
+                (Some("P1"), vec![1, 2, 3]),
+                (Some("P5"), vec![5]),
+                (Some("P6"), vec![6, 7]),
+            ]
+        );
+        assert_eq!(j.experiments[2].measurements[0].linked_runs, 1);
+
+        // The report's JSON carries it under `bench`, next to the runs.
+        let v: serde_json::Value = serde_json::from_str(
+            &crate::report::render_with_bench(&c, &[], crate::report::Format::Json).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(v["runs"], serde_json::json!([]));
+        assert_eq!(v["bench"]["p5_drain"]["drain_total_ns"], 1200);
+        assert_eq!(v["bench"]["p6_dispatch_tax"]["dispatches_per_run"], 4.0);
+        assert!(v["bench"]["p6_dispatch_tax"]["in_process_tax_per_dispatch_ns"].is_number());
+        assert!(v["bench"]["p6_dispatch_tax"]["whole_run_tax_per_dispatch_ns"].is_number());
+    }
+
+    #[test]
+    fn json_has_no_bench_key_without_bench_measurements() {
+        let c = crate::db::open_in_memory().unwrap();
+        assert!(report_json(&c).unwrap().is_none());
+        let v: serde_json::Value = serde_json::from_str(
+            &crate::report::render_with_bench(&c, &[], crate::report::Format::Json).unwrap(),
+        )
+        .unwrap();
+        assert!(v.get("bench").is_none(), "{v}");
+    }
 }
