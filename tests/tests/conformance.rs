@@ -926,6 +926,18 @@ fn dispatch_after_a_stuck_window_replays_normally() {
     }
     assert_eq!(r.stderr().matches("outcome=replayed").count(), 2);
     assert!(r.result_line().contains("counter=3"), "{}", r.result_line());
+
+    // A window that ends before the stuck pass (3 passes, pass 3 would stick) replays normally.
+    let r = stuck_run("stuck-unreached", "3", "2", &[]);
+    r.ok();
+    let windows = r.truth_of("window");
+    assert_eq!(windows.len(), 2);
+    assert!(
+        windows
+            .iter()
+            .all(|w| w["outcome"] == "replayed" && w["executed_passes"] == 3)
+    );
+    assert!(!r.stderr().contains("pass_drain_stuck"));
 }
 
 #[test]

@@ -133,7 +133,8 @@ pub struct RunOpts {
     /// SDK version reported by rocprofiler_get_version(_triplet).
     #[arg(long, default_value = "1.4.1", value_parser = parse_version)]
     pub sdk_version: (u32, u32, u32),
-    /// Force this SDK decline for every accepted dispatch.
+    /// Force this SDK decline for every accepted dispatch (`pass_drain_stuck`: every window
+    /// reaching pass `--stuck-pass`, up to `--stuck-windows` of them).
     #[arg(long, value_enum)]
     pub decline: Option<DeclineOpt>,
     /// With `--decline pass_drain_stuck`: the 0-based pass whose drain never completes (default
