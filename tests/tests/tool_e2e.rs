@@ -1104,3 +1104,78 @@ fn bad_max_passes_declines_with_one_line() {
         assert!(r.krp_files().is_empty());
     }
 }
+
+/// `pass_drain_stuck` (reference §3 case d): PASS ENTER of the stuck pass without PASS EXIT.
+/// Each window is kept, declined, with the stuck pass incomplete and only completed passes
+/// counted; the stuck kernel's late completion does not become a stray dispatch.
+#[test]
+fn a_stuck_pass_without_pass_exit_is_an_incomplete_pass_of_a_declined_window() {
+    for (stuck_pass, windows) in [("1", "2"), ("0", "1")] {
+        let r = run(
+            &format!("stuck-pass-{stuck_pass}"),
+            &[
+                "stream",
+                "--elements",
+                "4096",
+                "--iterations",
+                "1",
+                "--decline",
+                "pass_drain_stuck",
+                "--stuck-pass",
+                stuck_pass,
+                "--stuck-windows",
+                windows,
+                "--drain-timeout-ms",
+                "24",
+            ],
+            &[("KRPHASE_PASSES", "3"), ("KRPHASE_MODE", "drive")],
+        );
+        r.assert_ok();
+        assert!(r.krphase_lines().is_empty(), "{:?}", r.krphase_lines());
+        let d = decode(&r.krp());
+        let truth = r.truth_of("window");
+        assert_eq!(d.windows.len(), truth.len(), "every window kept");
+        let by_id: HashMap<u64, &Window> = d.windows.iter().map(|w| (w.dispatch_id, w)).collect();
+        let mut stuck_seen = 0;
+        for t in &truth {
+            let id = u(&t["dispatch_id"]);
+            let w = by_id[&id];
+            let tp = t["passes"].as_array().unwrap();
+            assert_eq!(w.passes.len(), tp.len(), "dispatch {id}");
+            assert_eq!(w.executed_passes, u(&t["executed_passes"]), "dispatch {id}");
+            assert_eq!(w.restores.len(), t["restores"].as_array().unwrap().len());
+            assert_eq!(w.requested_passes, Some(3));
+            for (p, q) in w.passes.iter().zip(tp) {
+                assert_eq!(p.incomplete, q["exit"].is_null(), "dispatch {id}");
+                if !q["gpu_start"].is_null() {
+                    assert_eq!(p.gpu_start, Some(u(&q["gpu_start"])));
+                }
+            }
+            if t["reason"] == "pass_drain_stuck" {
+                stuck_seen += 1;
+                assert_eq!(t["outcome"], "declined");
+                assert_eq!(w.outcome, Outcome::Declined);
+                let k = tp.len() - 1;
+                assert_eq!(w.executed_passes, k as u64);
+                assert!(w.tail.is_none());
+                let s = w.stuck.expect("stuck interval");
+                assert_eq!(Some(s.start), w.passes[k].enter);
+                assert_eq!(Some(s.end), w.config_exit);
+                assert!(s.start >= u(&tp[k]["enter"]) && s.end >= u(&t["config_exit"]));
+                // Continue is asked after every completed pass, never for the stuck one.
+                let after: Vec<u32> = w.continues.iter().map(|c| c.after_pass).collect();
+                assert_eq!(after, (0..k as u32).collect::<Vec<_>>());
+            } else {
+                assert_eq!(w.outcome, Outcome::Replayed);
+                assert_eq!(w.executed_passes, 3);
+                check_continues(w, 3);
+            }
+        }
+        assert_eq!(stuck_seen, windows.parse::<usize>().unwrap());
+        assert!(
+            d.plains.iter().all(|p| !by_id.contains_key(&p.dispatch_id)),
+            "a late completion of a stuck pass is not a separate dispatch"
+        );
+        assert_eq!(d.trailer.unwrap().windows as usize, truth.len());
+    }
+}
