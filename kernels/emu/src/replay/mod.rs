@@ -390,6 +390,7 @@ fn window(
         executed: 0,
         config_enter: 0,
         pass_count_return: 0,
+        setup: None,
         lock_wait: None,
         admission: None,
         queue_drain: None,
@@ -468,17 +469,24 @@ fn window(
         return;
     }
 
+    // Each phase boundary below is one clock reading, shared by the end of one phase and the
+    // start of the next, so the truth's phases tile the window without gaps.
     let t = now_ns();
+    w.setup = Some(Span {
+        start: w.pass_count_return,
+        end: t,
+    });
     let guard = agent_lock(queue.agent).write();
+    let locked = now_ns();
     w.lock_wait = Some(Span {
         start: t,
-        end: now_ns(),
+        end: locked,
     });
     // Saved and restored: a window may open inside another agent's window on this thread.
     let outer_window = IN_WINDOW.with(|c| c.replace(queue.agent));
     let outer_seen = REENTRANCY_SEEN.with(|c| c.replace(false));
     let result = locked_window(
-        queue, &l, &app, &owner, pass_sub, &mut w, config_ud, cont, info,
+        queue, &l, &app, &owner, pass_sub, &mut w, config_ud, cont, info, locked,
     );
     match result {
         Ok(()) => {}
@@ -504,12 +512,14 @@ fn finish_declined(
     reason: &str,
 ) {
     let cfg = config();
-    log::log(
-        Level::Warning,
-        "replay_diagnostics.cpp",
-        88,
-        &w.outcome_line(reason),
-    );
+    if log::enabled(Level::Warning) {
+        log::log(
+            Level::Warning,
+            "replay_diagnostics.cpp",
+            88,
+            &w.outcome_line(reason),
+        );
+    }
     let info = dispatch_info(queue, &l, w.dispatch_id);
     w.config_exit = config_exit(owner, w, cfg.layout, info, &mut config_ud);
     if truth::enabled() {
@@ -532,20 +542,21 @@ fn locked_window(
     mut config_ud: UserData,
     cont: ReplayContinueFn,
     info: KernelDispatchInfo,
+    locked: u64,
 ) -> Result<(), &'static str> {
     let cfg = config();
     let forced = cfg.decline;
     let agent = queue.agent;
 
-    // Admission, before any copy.
-    let t = now_ns();
+    // Admission, before any copy; it starts where the lock wait ended.
+    let mut t = locked;
     let inv = memory::inventory(agent);
     w.footprint = memory::total(&inv);
     w.vmem = memory::untracked_vmem(agent);
     w.pool = memory::untracked_pool(agent);
     let projected_passes = if w.requested == 0 { 2 } else { w.requested };
     let projected_s = (w.footprint.0 * projected_passes) as f64 / (ASSUMED_GBPS * 1e9);
-    if projected_s > WARN_SECONDS {
+    if projected_s > WARN_SECONDS && log::enabled(Level::Warning) {
         log::log(
             Level::Warning,
             "replay_diagnostics.cpp",
@@ -566,33 +577,29 @@ fn locked_window(
     } else {
         None
     };
-    w.admission = Some(Span {
-        start: t,
-        end: now_ns(),
-    });
+    let end = now_ns();
+    w.admission = Some(Span { start: t, end });
+    t = end;
     if let Some(r) = reason {
         return Err(r);
     }
 
     // Queue drain: a barrier-AND with a private signal on this queue.
-    let t = now_ns();
     let drain = Signal::new(1);
     queue.push(Packet::Barrier {
         signal: Some(drain.clone()),
         app: None,
     });
     let drained = drain_wait(&drain);
-    w.queue_drain = Some(Span {
-        start: t,
-        end: now_ns(),
-    });
+    let end = now_ns();
+    w.queue_drain = Some(Span { start: t, end });
+    t = end;
     if !drained || forced == Some(DeclineOpt::QueueDrainStuck) {
         std::mem::forget(drain); // deliberately leaked, as the SDK does
         return Err("queue_drain_stuck");
     }
 
     // Agent drain: every queue's async handlers have run.
-    let t = now_ns();
     let begun = Instant::now();
     let mut stuck = false;
     loop {
@@ -609,34 +616,29 @@ fn locked_window(
         }
         std::thread::sleep(AGENT_DRAIN_POLL);
     }
-    w.agent_drain = Some(Span {
-        start: t,
-        end: now_ns(),
-    });
+    let end = now_ns();
+    w.agent_drain = Some(Span { start: t, end });
+    t = end;
     if stuck || forced == Some(DeclineOpt::AgentDrainStuck) {
         return Err("agent_drain_stuck");
     }
 
     // Snapshot: a real copy of every tracked region plus writable module variables.
-    let t = now_ns();
     let snap: Snapshot = memory::snap(inv, cfg.gbps);
     let regions = snap.regions.len() as u64;
-    w.snapshot = Some((
-        Span {
-            start: t,
-            end: now_ns(),
-        },
-        snap.bytes,
-        regions,
-    ));
-    log::log(
-        Level::Info,
-        "memory_snapshot.cpp",
-        412,
-        &format!(
-            "kernel-replay snapshot: captured {regions} regions (tracked allocations + module variables) for agent {agent}"
-        ),
-    );
+    let end = now_ns();
+    w.snapshot = Some((Span { start: t, end }, snap.bytes, regions));
+    t = end;
+    if log::enabled(Level::Info) {
+        log::log(
+            Level::Info,
+            "memory_snapshot.cpp",
+            412,
+            &format!(
+                "kernel-replay snapshot: captured {regions} regions (tracked allocations + module variables) for agent {agent}"
+            ),
+        );
+    }
     if forced == Some(DeclineOpt::SnapshotFailed) {
         log::log(
             Level::Warning,
@@ -670,7 +672,12 @@ fn locked_window(
                 toggles: true,
             },
         );
+        // Prepare: from the previous phase's end (snapshot, restore or continue) to PASS ENTER.
         let enter = now_ns();
+        let prepare = Span {
+            start: t,
+            end: enter,
+        };
         if let Some(ps) = &pass_sub {
             IN_PASS_ENTER.with(|c| c.set(true));
             invoke_replay(
@@ -684,7 +691,8 @@ fn locked_window(
             IN_PASS_ENTER.with(|c| c.set(false));
         }
         if i > 0 && cfg.restore_order == RestoreOrder::Device {
-            restore(w, &snap, i - 1, cfg.gbps);
+            let start = now_ns();
+            restore(w, &snap, i - 1, cfg.gbps, start);
         }
         // Submit the pass with a pooled signal; the application's signal is left out.
         let signal = Signal::new(1);
@@ -717,6 +725,9 @@ fn locked_window(
                 enter,
                 exit: None,
                 gpu: None,
+                prepare,
+                exit_callback: None,
+                continue_phase: None,
             });
             reason = "pass_drain_stuck";
             w.tail = Some(Span {
@@ -749,46 +760,63 @@ fn locked_window(
                 &mut pass_ud,
             );
         }
+        let returned = now_ns();
         w.tail = Some(Span {
-            start: now_ns(),
+            start: returned,
             end: 0,
         });
+        t = returned;
+        // The tool may override replay_continue at PASS EXIT for this pass only.
+        let (_, pass_cont) = read_callbacks(cfg.layout, &mut px);
+        let (more, continue_phase) = if total > 0 && i + 1 >= total {
+            (false, None) // never consulted after the last pass of a fixed loop
+        } else {
+            let more = if let Some(f) = pass_cont {
+                // SAFETY: the tool stored this callback with the header's signature.
+                unsafe { f(info, i, total, pass_ud) != 0 }
+            } else {
+                total > 0
+            };
+            let end = now_ns();
+            let c = Span { start: t, end };
+            t = end;
+            (more, Some(c))
+        };
         w.passes.push(PassRec {
             index: i,
             enter,
             exit: Some(exit),
             gpu,
+            prepare,
+            exit_callback: Some(Span {
+                start: exit,
+                end: returned,
+            }),
+            continue_phase,
         });
-        // The tool may override replay_continue at PASS EXIT for this pass only.
-        let (_, pass_cont) = read_callbacks(cfg.layout, &mut px);
-        let more = if total > 0 && i + 1 >= total {
-            false // never consulted after the last pass of a fixed loop
-        } else if let Some(f) = pass_cont {
-            // SAFETY: the tool stored this callback with the header's signature.
-            unsafe { f(info, i, total, pass_ud) != 0 }
-        } else {
-            total > 0
-        };
         if !more {
             break;
         }
         if cfg.restore_order == RestoreOrder::Host {
-            restore(w, &snap, i, cfg.gbps);
+            t = restore(w, &snap, i, cfg.gbps, t);
         }
         i += 1;
     }
     LOCAL_STOPPED.with(|s| s.borrow_mut().clear());
     w.reentrancy = REENTRANCY_SEEN.with(|c| c.replace(false));
 
-    let outcome = w.outcome_line(reason);
     let level = if reason == "none" && !w.reentrancy {
         Level::Info
     } else {
         Level::Warning
     };
-    log::log(level, "replay_diagnostics.cpp", 88, &outcome);
-    let pre_exit = now_ns();
-    log::log(Level::Info, "queue_hooks.cpp", 512, &w.phase_line(pre_exit));
+    if log::enabled(level) {
+        log::log(level, "replay_diagnostics.cpp", 88, &w.outcome_line(reason));
+    }
+    if log::enabled(Level::Info) {
+        let pre_exit = now_ns();
+        log::log(Level::Info, "queue_hooks.cpp", 512, &w.phase_line(pre_exit));
+    }
     w.config_exit = config_exit(owner, w, cfg.layout, info, &mut config_ud);
     if let Some(t) = w.tail.as_mut() {
         t.end = w.config_exit;
@@ -807,25 +835,23 @@ fn locked_window(
     Ok(())
 }
 
-fn restore(w: &mut Window, snap: &Snapshot, after_pass: u64, gbps: f64) {
-    let t = now_ns();
+/// Restores the snapshot; the restore phase starts at `start` (the previous phase's end) and its
+/// end is returned, to start the next phase.
+fn restore(w: &mut Window, snap: &Snapshot, after_pass: u64, gbps: f64, start: u64) -> u64 {
     let bytes = memory::restore(snap, gbps);
-    w.restores.push((
-        after_pass,
-        Span {
-            start: t,
-            end: now_ns(),
-        },
-        bytes,
-    ));
-    log::log(
-        Level::Info,
-        "memory_snapshot.cpp",
-        468,
-        &format!(
-            "kernel-replay restore: restored {}/{} regions",
-            snap.regions.len(),
-            snap.regions.len()
-        ),
-    );
+    let end = now_ns();
+    w.restores.push((after_pass, Span { start, end }, bytes));
+    if log::enabled(Level::Info) {
+        log::log(
+            Level::Info,
+            "memory_snapshot.cpp",
+            468,
+            &format!(
+                "kernel-replay restore: restored {}/{} regions",
+                snap.regions.len(),
+                snap.regions.len()
+            ),
+        );
+    }
+    end
 }

@@ -6,6 +6,7 @@ use krphase_ffi::CorrelationId;
 use serde_json::{Value, json};
 
 /// A measured interval, CLOCK_BOOTTIME ns.
+#[derive(Clone, Copy)]
 pub(super) struct Span {
     pub(super) start: u64,
     pub(super) end: u64,
@@ -26,6 +27,13 @@ pub(super) struct PassRec {
     pub(super) enter: u64,
     pub(super) exit: Option<u64>,
     pub(super) gpu: Option<(u64, u64)>,
+    /// Previous phase's end → PASS ENTER: local-context setup and the PASS payload build.
+    pub(super) prepare: Span,
+    /// PASS EXIT invoked → returned.
+    pub(super) exit_callback: Option<Span>,
+    /// PASS EXIT returned → the continue decision made (the replay_continue call, if any);
+    /// null after the last pass of a fixed loop, where nothing is consulted.
+    pub(super) continue_phase: Option<Span>,
 }
 
 /// Everything one window measured, filled in as the timeline advances.
@@ -40,6 +48,8 @@ pub(super) struct Window {
     pub(super) executed: u64,
     pub(super) config_enter: u64,
     pub(super) pass_count_return: u64,
+    /// Pass-count return → writer-lock request: opt-out and reentrancy checks.
+    pub(super) setup: Option<Span>,
     pub(super) lock_wait: Option<Span>,
     pub(super) admission: Option<Span>,
     pub(super) queue_drain: Option<Span>,
@@ -133,10 +143,10 @@ impl Window {
             "outcome": if reason == "none" { "replayed" } else { "declined" }, "reason": reason,
             "requested_passes": self.requested, "executed_passes": self.executed,
             "config_enter": self.config_enter, "pass_count_return": self.pass_count_return,
-            "lock_wait": span(&self.lock_wait), "admission": span(&self.admission),
+            "setup": span(&self.setup), "lock_wait": span(&self.lock_wait), "admission": span(&self.admission),
             "queue_drain": span(&self.queue_drain), "agent_drain": span(&self.agent_drain),
             "snapshot": self.snapshot.as_ref().map_or(Value::Null, |(s, b, r)| json!({"start": s.start, "end": s.end, "bytes": b, "regions": r})),
-            "passes": self.passes.iter().map(|p| json!({"index": p.index, "enter": p.enter, "exit": p.exit, "gpu_start": p.gpu.map(|g| g.0), "gpu_end": p.gpu.map(|g| g.1)})).collect::<Vec<_>>(),
+            "passes": self.passes.iter().map(|p| json!({"index": p.index, "enter": p.enter, "exit": p.exit, "gpu_start": p.gpu.map(|g| g.0), "gpu_end": p.gpu.map(|g| g.1), "prepare": span(&Some(p.prepare)), "exit_callback": span(&p.exit_callback), "continue": span(&p.continue_phase)})).collect::<Vec<_>>(),
             "restores": self.restores.iter().map(|(i, s, b)| json!({"after_pass": i, "start": s.start, "end": s.end, "bytes": b})).collect::<Vec<_>>(),
             "tail": span(&self.tail),
             "config_exit": self.config_exit,
