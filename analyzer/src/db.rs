@@ -8,11 +8,12 @@ use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension};
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
-/// Every statement is `IF NOT EXISTS`, so re-running one is harmless.
-const MIGRATIONS: &[&str] = &[r#"
+/// Migrations run in one transaction from the recorded version on, so each runs once per database.
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE IF NOT EXISTS krphase_run (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL,
@@ -97,7 +98,16 @@ CREATE TABLE IF NOT EXISTS krphase_measurement (
 CREATE TABLE IF NOT EXISTS krphase_measurement_run (
     measurement_id INTEGER, run_id INTEGER, PRIMARY KEY (measurement_id, run_id)
 );
-"#];
+"#,
+    // 2: the continue phase (PASS EXIT -> replay_continue return; restore_* is now the rest of
+    // the gap) and stuck passes (`pass_drain_stuck`). Older rows keep NULL / 0.
+    r#"
+ALTER TABLE krphase_window ADD COLUMN continue_ns BIGINT;  -- sum of the continue phases
+ALTER TABLE krphase_window ADD COLUMN stuck_ns BIGINT;     -- stuck pass ENTER .. CONFIG EXIT
+ALTER TABLE krphase_pass ADD COLUMN incomplete INTEGER NOT NULL DEFAULT 0; -- ENTER without EXIT
+ALTER TABLE krphase_pass ADD COLUMN continue_ns BIGINT;    -- this PASS EXIT .. continue return
+"#,
+];
 
 /// Views are dropped and re-created on every open, so a newer build's definitions always win
 /// (an old `CREATE VIEW IF NOT EXISTS` would keep stale ones).
@@ -118,8 +128,8 @@ SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w
        COALESCE(l.snapshot_ns, l.snap_ns) AS snapshot_ns,
        COALESCE((w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns),
                 l.lock_drain_ns) AS drain_ns,
-       w.pass_ns, w.gpu_ns, w.restore_ns, w.restores,
-       w."end" - w.last_pass_exit AS tail_ns,
+       w.pass_ns, w.gpu_ns, w.continue_ns, w.restore_ns, w.restores,
+       w."end" - w.last_pass_exit AS tail_ns, w.stuck_ns,
        COALESCE(l.snapshot_bytes, w.bytes_estimate) AS snapshot_bytes,
        l.id AS sdk_log_id
 FROM krphase_window w
@@ -135,6 +145,7 @@ SELECT r.id AS run_id, r.label, r.pid, r.host, r.mode, r.passes, r.truncated,
        (SELECT SUM(window_ns) FROM krphase_window_phase v WHERE v.run_id = r.id AND v.outcome = 'replayed') AS replay_window_ns,
        (SELECT SUM(prepass_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS prepass_ns,
        (SELECT SUM(pass_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS pass_ns,
+       (SELECT SUM(continue_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS continue_ns,
        (SELECT SUM(restore_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS restore_ns,
        (SELECT SUM(tail_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS tail_ns,
        (SELECT SUM(snapshot_bytes) FROM krphase_window_phase v WHERE v.run_id = r.id AND v.outcome = 'replayed') AS snapshot_bytes
@@ -370,6 +381,67 @@ mod tests {
                 .unwrap();
             assert_eq!(n, 1, "{t}");
         }
+    }
+
+    /// A version-1 database (before the continue phase) migrates in place and keeps its rows.
+    #[test]
+    fn version_1_database_migrates_and_keeps_its_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("v1.db");
+        {
+            let c = Connection::open(&p).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.execute_batch(
+                "CREATE TABLE krphase_schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL);
+                 INSERT INTO krphase_schema_version VALUES (1, 'then');
+                 INSERT INTO krphase_run (id, path, file_hash, imported_at) VALUES (1, 'p', 'h', 'then');
+                 INSERT INTO krphase_window (id, run_id, dispatch_id, outcome, \"start\", \"end\", restore_ns, restores)
+                   VALUES (5, 1, 9, 'replayed', 100, 900, 300, 1);
+                 INSERT INTO krphase_pass (window_id, run_id, pass_index, \"start\", \"end\")
+                   VALUES (5, 1, 0, 200, 400), (5, 1, 1, 700, 800);",
+            )
+            .unwrap();
+            // The version-1 view, as an old build left it.
+            c.execute_batch(
+                "CREATE VIEW krphase_window_phase AS SELECT id AS window_id FROM krphase_window;",
+            )
+            .unwrap();
+        }
+        let c = open(&p).unwrap();
+        let v: i64 = c
+            .query_row("SELECT MAX(version) FROM krphase_schema_version", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(v, SCHEMA_VERSION);
+        let row: (i64, i64, Option<i64>, Option<i64>, Option<i64>) = c
+            .query_row(
+                "SELECT dispatch_id, restore_ns, continue_ns, stuck_ns, window_ns
+                 FROM krphase_window_phase WHERE window_id = 5",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .unwrap();
+        assert_eq!(row, (9, 300, None, None, Some(800)));
+        let passes: Vec<(i64, i64, Option<i64>)> = c
+            .prepare(
+                "SELECT pass_index, incomplete, continue_ns FROM krphase_pass ORDER BY pass_index",
+            )
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(passes, vec![(0, 0, None), (1, 0, None)]);
+        drop(c);
+        // Opening again runs nothing twice.
+        let c = open(&p).unwrap();
+        let n: i64 = c
+            .query_row("SELECT COUNT(*) FROM krphase_schema_version", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(n, SCHEMA_VERSION);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! `krphase export perfetto RUN -o trace.json`: Chrome trace-event JSON that opens in Perfetto.
 //!
 //! One track per host thread and one per queue. Each window is a slice on its thread with nested
-//! config, pre-pass (split into drain and snapshot when an SDK log is joined), pass, restore and
+//! config, pre-pass (split into drain and snapshot when an SDK log is joined), pass, continue
+//! (PASS EXIT → replay_continue return, when recorded), restore and
 //! tail slices; each pass's GPU execution is a slice on its queue's track; declines are instant
 //! events. Written as a stream, one event at a time.
 
@@ -94,7 +95,8 @@ pub fn export_perfetto(conn: &Connection, run_id: i64, path: &Path) -> Result<u6
     };
 
     let mut passes = conn.prepare_cached(
-        "SELECT pass_index, \"start\", \"end\", gpu_start, gpu_end, restore_start, restore_end
+        "SELECT pass_index, \"start\", \"end\", gpu_start, gpu_end, restore_start, restore_end,
+                continue_ns, incomplete
          FROM krphase_pass WHERE window_id = ?1 ORDER BY pass_index",
     )?;
     let mut windows = conn.prepare(
@@ -157,14 +159,32 @@ pub fn export_perfetto(conn: &Connection, run_id: i64, path: &Path) -> Result<u6
         let mut prow = passes.query([wid])?;
         while let Some(p) = prow.next()? {
             let idx: i64 = p.get(0)?;
+            let exit: Option<i64> = p.get(2)?;
+            let incomplete = p.get::<_, i64>(8)? != 0;
             out.slice(
                 tid,
                 &format!("pass {idx}"),
                 "pass",
                 p.get(1)?,
-                p.get(2)?,
-                json!({}),
+                // A stuck pass never exited: it lasts until CONFIG EXIT.
+                if incomplete { exit.or(end) } else { exit },
+                if incomplete {
+                    json!({"incomplete": true})
+                } else {
+                    json!({})
+                },
             )?;
+            // The continue decision: PASS EXIT → replay_continue return, before the restore.
+            if let (Some(x), Some(c)) = (exit, p.get::<_, Option<i64>>(7)?) {
+                out.slice(
+                    tid,
+                    "continue",
+                    "continue",
+                    Some(x),
+                    Some(x + c.max(0)),
+                    json!({"after_pass": idx}),
+                )?;
+            }
             out.slice(
                 tid,
                 "restore",

@@ -301,7 +301,7 @@ fn i(v: Option<u64>) -> Option<i64> {
 }
 
 /// Columns of a `krphase_pass` row, and the most rows one INSERT carries.
-const PASS_COLUMNS: usize = 9;
+const PASS_COLUMNS: usize = 11;
 const MAX_PASS_ROWS: usize = 8;
 
 /// Cached insert statements for one run.
@@ -322,15 +322,17 @@ impl<'t> Inserter<'t> {
                 "INSERT INTO krphase_window (run_id, dispatch_id, correlation_id, kernel_id, kernel,
                    agent, queue, thread, outcome, reason, requested_passes, executed_passes,
                    \"start\", \"end\", pass_count_return, first_pass_enter, last_pass_exit,
-                   pass_ns, gpu_ns, restore_ns, restores, bytes_estimate, bytes_upper, regions)
-                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24)",
+                   pass_ns, gpu_ns, restore_ns, restores, bytes_estimate, bytes_upper, regions,
+                   continue_ns, stuck_ns)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26)",
             )?,
             passes: (1..=MAX_PASS_ROWS)
                 .map(|n| {
                     let row = format!("({})", ["?"; PASS_COLUMNS].join(","));
                     tx.prepare_cached(&format!(
                         "INSERT INTO krphase_pass (window_id, run_id, pass_index, \"start\", \"end\",
-                           gpu_start, gpu_end, restore_start, restore_end) VALUES {}",
+                           gpu_start, gpu_end, restore_start, restore_end, incomplete, continue_ns)
+                         VALUES {}",
                         vec![row; n].join(",")
                     ))
                 })
@@ -377,6 +379,14 @@ impl<'t> Inserter<'t> {
             .iter()
             .map(|r| r.end.saturating_sub(r.start))
             .sum();
+        let phase_ns = |i: &krphase_format::windows::Interval| i.end.saturating_sub(i.start);
+        let continues: Vec<u64> = w
+            .restores
+            .iter()
+            .filter_map(|r| r.continue_phase.as_ref().map(phase_ns))
+            .collect();
+        let continue_ns = (!continues.is_empty()).then(|| continues.iter().sum::<u64>() as i64);
+        let stuck_ns = w.stuck.as_ref().map(|s| phase_ns(s) as i64);
         let first_enter = w
             .pre_pass
             .map(|p| p.end)
@@ -388,6 +398,8 @@ impl<'t> Inserter<'t> {
         let (outcome, reason) = match w.outcome {
             Outcome::Replayed => ("replayed", "none"),
             // The SDK's reason is only in its log; the view takes it from a joined log line.
+            // ... except a stuck pass: the SDK broke the loop inside it.
+            Outcome::Declined if w.stuck.is_some() => ("declined", "pass_drain_stuck"),
             Outcome::Declined => ("declined", "unknown"),
         };
         // Observe-mode windows have no CONFIG pair: span the passes instead.
@@ -424,6 +436,8 @@ impl<'t> Inserter<'t> {
             w.bytes.map(|b| b.classified as i64),
             w.bytes.map(|b| b.upper_bound as i64),
             w.bytes.map(|b| i64::from(b.classified_regions)),
+            continue_ns,
+            stuck_ns,
         ])?;
         let window_id = self.conn.last_insert_rowid();
         // All of a window's passes in one multi-row INSERT (statement overhead dominates).
@@ -441,6 +455,8 @@ impl<'t> Inserter<'t> {
                     i(p.gpu_end),
                     r.map(|r| r.start as i64),
                     r.map(|r| r.end as i64),
+                    Some(i64::from(p.incomplete)),
+                    r.and_then(|r| r.continue_phase.as_ref().map(|c| phase_ns(c) as i64)),
                 ];
                 for (c, v) in values.iter().enumerate() {
                     stmt.raw_bind_parameter(k * PASS_COLUMNS + c + 1, v)?;
@@ -478,6 +494,8 @@ impl<'t> Inserter<'t> {
             None::<i64>,
             None::<i64>,
             0i64,
+            None::<i64>,
+            None::<i64>,
             None::<i64>,
             None::<i64>,
             None::<i64>,
@@ -665,3 +683,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "import_continue_tests.rs"]
+mod continue_tests;

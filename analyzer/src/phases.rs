@@ -44,9 +44,14 @@ pub const PHASES: &[Phase] = &[
         what: "sum of the passes' GPU execution",
     },
     Phase {
+        name: "continue",
+        column: "continue_ns",
+        what: "sum of PASS EXIT to the replay_continue return (the SDK's loop decision)",
+    },
+    Phase {
         name: "restore",
         column: "restore_ns",
-        what: "sum of PASS EXIT to next PASS ENTER (one restore each)",
+        what: "sum of the continue return (PASS EXIT without one) to the next PASS ENTER",
     },
     Phase {
         name: "tail",
@@ -83,8 +88,10 @@ pub struct WindowRow {
     pub end: Option<i64>,
     pub restores: Option<i64>,
     pub snapshot_bytes: Option<i64>,
+    /// Stuck pass ENTER to CONFIG EXIT (`pass_drain_stuck`); `None` for other windows.
+    pub stuck_ns: Option<i64>,
     /// Values in the order of [`PHASES`], ns; `None` when not measured.
-    pub phase_ns: [Option<i64>; 9],
+    pub phase_ns: [Option<i64>; PHASES.len()],
 }
 
 impl WindowRow {
@@ -130,7 +137,7 @@ pub fn for_each_window(
     let cols: Vec<&str> = PHASES.iter().map(|p| p.column).collect();
     let sql = format!(
         "SELECT window_id, dispatch_id, COALESCE(kernel, ''), queue, thread, outcome, reason,
-                executed_passes, \"start\", \"end\", restores, snapshot_bytes, {}
+                executed_passes, \"start\", \"end\", restores, snapshot_bytes, stuck_ns, {}
          FROM krphase_window_phase WHERE window_id BETWEEN ?2 AND ?3 AND +run_id = ?1
          ORDER BY window_id",
         cols.join(", ")
@@ -155,8 +162,9 @@ pub fn for_each_window(
         w.end = r.get(9)?;
         w.restores = r.get(10)?;
         w.snapshot_bytes = r.get(11)?;
+        w.stuck_ns = r.get(12)?;
         for i in 0..PHASES.len() {
-            w.phase_ns[i] = r.get(12 + i)?;
+            w.phase_ns[i] = r.get(13 + i)?;
         }
         f(&w)?;
     }

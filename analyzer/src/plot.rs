@@ -18,6 +18,7 @@ const STACK: &[&str] = &[
     "snapshot",
     "pre-pass",
     "pass exec",
+    "continue",
     "restore",
     "tail",
 ];

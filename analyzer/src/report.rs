@@ -53,6 +53,10 @@ pub struct Windows {
     pub replayed: u64,
     pub declined: u64,
     pub total: u64,
+    /// Declined windows whose last pass never exited (`pass_drain_stuck`); among `declined`.
+    pub stuck: u64,
+    /// Their stuck pass ENTER → CONFIG EXIT, summed.
+    pub stuck_ns: i64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -187,7 +191,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
             max: 0,
         })
         .collect();
-    let (mut replayed, mut declined) = (0u64, 0u64);
+    let (mut replayed, mut declined, mut stuck, mut stuck_ns) = (0u64, 0u64, 0u64, 0i64);
     let mut by_reason: BTreeMap<String, u64> = BTreeMap::new();
     let (mut declined_ns, mut opt_out_n, mut opt_out_ns) = (0i64, 0u64, 0i64);
     let (mut snap_bytes, mut restore_bytes, mut log_joined) = (0i64, 0i64, false);
@@ -202,6 +206,10 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
             let plain: bool = has_plain.query_row([run_id, w.dispatch_id], |r| r.get(0))?;
             declined_without_plain += i64::from(!plain);
             declined += 1;
+            if let Some(ns) = w.stuck_ns {
+                stuck += 1;
+                stuck_ns += ns.max(0);
+            }
             *by_reason.entry(w.reason.clone()).or_default() += 1;
             let ns = w.phase_ns[WINDOW].unwrap_or(0);
             declined_ns += ns;
@@ -375,6 +383,8 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
             replayed,
             declined,
             total: replayed + declined,
+            stuck,
+            stuck_ns,
         },
         declines_by_reason: by_reason,
         groups,
@@ -572,6 +582,14 @@ fn render_text(r: &RunReport, markdown: bool, out: &mut String) {
             .collect();
         let _ = writeln!(out, "declined by reason: {}", reasons.join(", "));
     }
+    if r.windows.stuck > 0 {
+        let _ = writeln!(
+            out,
+            "stuck passes: {} windows, {} from the stuck PASS ENTER to CONFIG EXIT",
+            r.windows.stuck,
+            fmt_ns(r.windows.stuck_ns as f64)
+        );
+    }
     if markdown {
         out.push('\n');
     }
@@ -740,6 +758,13 @@ fn render_csv(reports: &[RunReport]) -> Result<String> {
             "declined",
             "count",
             r.windows.declined.to_string(),
+        )?;
+        row("windows", "stuck", "count", r.windows.stuck.to_string())?;
+        row(
+            "windows",
+            "stuck",
+            "total_ns",
+            r.windows.stuck_ns.to_string(),
         )?;
         row("dispatches", "seen", "count", r.dispatches_seen.to_string())?;
         for (k, v) in &r.declines_by_reason {
