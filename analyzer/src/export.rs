@@ -4,7 +4,8 @@
 //! config, pre-pass (split into drain and snapshot when an SDK log is joined), pass, continue
 //! (PASS EXIT → replay_continue return, when recorded), restore and
 //! tail slices; each pass's GPU execution is a slice on its queue's track; declines are instant
-//! events. Written as a stream, one event at a time.
+//! events (a stuck window, `pass_drain_stuck`, also keeps its slices, the stuck pass up to CONFIG
+//! EXIT). Written as a stream, one event at a time.
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
@@ -102,7 +103,8 @@ pub fn export_perfetto(conn: &Connection, run_id: i64, path: &Path) -> Result<u6
     let mut windows = conn.prepare(
         "SELECT w.id, w.dispatch_id, COALESCE(w.kernel, '?'), COALESCE(w.thread, 0), w.queue,
                 w.outcome, v.reason, w.executed_passes, w.\"start\", w.\"end\", w.pass_count_return,
-                w.first_pass_enter, w.last_pass_exit, v.snapshot_ns, v.drain_ns, v.snapshot_bytes
+                w.first_pass_enter, w.last_pass_exit, v.snapshot_ns, v.drain_ns, v.snapshot_bytes,
+                w.stuck_ns
          FROM krphase_window w JOIN krphase_window_phase v ON v.window_id = w.id
          WHERE w.run_id = ?1 ORDER BY w.id",
     )?;
@@ -125,7 +127,11 @@ pub fn export_perfetto(conn: &Connection, run_id: i64, path: &Path) -> Result<u6
                                "args": {"dispatch_id": dispatch, "kernel": kernel, "outcome": outcome}});
                 out.emit(v)?;
             }
-            continue;
+            // A stuck window (`pass_drain_stuck`) still ran passes: draw them, the stuck one
+            // up to CONFIG EXIT.
+            if r.get::<_, Option<i64>>(16)?.is_none() {
+                continue;
+            }
         }
         let pcr: Option<i64> = r.get(10)?;
         let first_enter: Option<i64> = r.get(11)?;
@@ -163,7 +169,11 @@ pub fn export_perfetto(conn: &Connection, run_id: i64, path: &Path) -> Result<u6
             let incomplete = p.get::<_, i64>(8)? != 0;
             out.slice(
                 tid,
-                &format!("pass {idx}"),
+                &if incomplete {
+                    format!("pass {idx} (stuck)")
+                } else {
+                    format!("pass {idx}")
+                },
                 "pass",
                 p.get(1)?,
                 // A stuck pass never exited: it lasts until CONFIG EXIT.

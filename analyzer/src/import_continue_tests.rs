@@ -288,11 +288,22 @@ fn perfetto_export_nests_continue_before_the_restore() {
             .collect()
     };
     let (cont, restore) = (named("continue"), named("restore"));
-    assert_eq!(cont.len(), 2, "declined windows have no slices");
-    assert_eq!(restore.len(), 2);
+    // Two in the replayed window, one in the stuck window.
+    assert_eq!((cont.len(), restore.len()), (3, 3), "{slices:?}");
     for (c, r) in cont.iter().zip(&restore) {
         // The continue slice ends where its restore starts.
         assert!((c.0 + c.1 - r.0).abs() < 1e-9, "{c:?} {r:?}");
     }
     assert!((cont[0].1 - 0.070).abs() < 1e-9 && (cont[1].1 - 0.050).abs() < 1e-9);
+    // The stuck window keeps its slices: pass 0, its continue phase, and the stuck pass 1 up to
+    // CONFIG EXIT; plus the decline marker.
+    assert_eq!(named("pass 1 (stuck)"), vec![(11.0, 48.0)]);
+    assert!((cont[2].0 - 10.5).abs() < 1e-9 && (cont[2].1 - 0.070).abs() < 1e-9);
+    let marker = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "i" && e["name"] == "declined: pass_drain_stuck")
+        .count();
+    assert_eq!(marker, 1);
 }
