@@ -246,6 +246,22 @@ fn report_shows_the_continue_phase_and_counts_stuck_windows() {
     );
     assert_eq!(rep.windows.stuck_ns, 48_000);
     assert_eq!(rep.declines_by_reason.get("pass_drain_stuck"), Some(&1));
+    // Per pass index: window 1's three passes and window 2's completed pass 0, not its stuck
+    // pass 1 (GPU 300 ns each).
+    let per: Vec<(i64, u64, Option<f64>, f64)> = rep
+        .gpu
+        .per_pass
+        .iter()
+        .map(|p| (p.pass_index, p.passes, p.host_mean_ns, p.gpu_mean_ns))
+        .collect();
+    assert_eq!(
+        per,
+        vec![
+            (0, 2, Some(500.0), 300.0),
+            (1, 1, Some(500.0), 300.0),
+            (2, 1, Some(500.0), 300.0)
+        ]
+    );
 
     let json = report::render(std::slice::from_ref(&rep), report::Format::Json).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();

@@ -316,13 +316,15 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
     };
 
     // Per pass index: aggregated here while scanning the clustered pass table in order (an SQL
-    // GROUP BY would sort every pass row).
+    // GROUP BY would sort every pass row). A stuck pass (no PASS EXIT) is left out: its GPU
+    // interval spans the SDK's drain wait, not a pass.
     // (passes, host samples, host sum, GPU sum); observe-mode passes have no host interval.
     let mut by_index: BTreeMap<i64, (u64, u64, i64, i64)> = BTreeMap::new();
     if let Some((lo, hi)) = phases::window_range(conn, run_id)? {
         let mut stmt = conn.prepare_cached(
             "SELECT pass_index, \"end\" - \"start\", gpu_end - gpu_start
-             FROM krphase_pass WHERE window_id BETWEEN ?2 AND ?3 AND +run_id = ?1",
+             FROM krphase_pass WHERE window_id BETWEEN ?2 AND ?3 AND +run_id = ?1
+               AND +incomplete = 0",
         )?;
         let mut rows = stmt.query([run_id, lo, hi])?;
         while let Some(r) = rows.next()? {
