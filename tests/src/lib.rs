@@ -126,3 +126,54 @@ pub fn read_truth(path: &Path) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).expect("truth lines are JSON"))
         .collect()
 }
+
+/// Files of one emulator run made by [`run_logged`], all in its scratch directory.
+pub struct LoggedRun {
+    /// The scratch directory.
+    pub dir: PathBuf,
+    /// The tool's phase file (`KRPHASE_OUTPUT`).
+    pub krp: PathBuf,
+    /// The emulator's stderr with the SDK log at `ROCPROFILER_LOG_LEVEL=info`.
+    pub log: PathBuf,
+    /// The emulator's ground truth (`KRPHASE_EMU_TRUTH`).
+    pub truth: PathBuf,
+}
+
+/// Runs `krphase-emu run ARGS` with the tool loaded, its SDK log captured, ground truth on,
+/// `KRPHASE_MODE` unset and `env` added; panics unless the emulator succeeds.
+pub fn run_logged(name: &str, args: &[&str], env: &[(&str, &str)]) -> LoggedRun {
+    let a = artifacts();
+    let dir = scratch_dir(name);
+    let (krp, log, truth) = (
+        dir.join("run.krp"),
+        dir.join("stderr.log"),
+        dir.join("truth.jsonl"),
+    );
+    let mut cmd = Command::new(&a.emu);
+    cmd.arg("run")
+        .args(args)
+        .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
+        .env("KRPHASE_OUTPUT", &krp)
+        .env("ROCPROFILER_LOG_LEVEL", "info")
+        .env("KRPHASE_EMU_TRUTH", &truth)
+        .env_remove("KRPHASE_MODE")
+        .stderr(std::fs::File::create(&log).expect("create the log file"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("run the emulator");
+    assert!(o.status.success(), "{}", output_text(&o));
+    LoggedRun {
+        dir,
+        krp,
+        log,
+        truth,
+    }
+}
+
+/// Runs `krphase --db DB ARGS...`, panics unless it succeeds, and returns its stdout.
+pub fn krphase_db_ok<S: AsRef<OsStr> + std::fmt::Debug>(db: &Path, args: &[S]) -> String {
+    let o = krphase_db(db, args);
+    assert!(o.status.success(), "{args:?}: {}", output_text(&o));
+    String::from_utf8(o.stdout).expect("krphase prints UTF-8")
+}

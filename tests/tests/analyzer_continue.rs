@@ -2,22 +2,14 @@
 //! stuck windows, checked by ordering against the emulator's ground truth (no timing goals).
 
 use std::collections::HashMap;
-use std::process::Command;
 
 use serde_json::Value;
 
 #[test]
 fn continue_phase_and_stuck_windows_agree_with_the_truth() {
-    let a = krphase_tests::artifacts();
-    let dir = krphase_tests::scratch_dir("analyzer-continue");
-    let (krp, log, truth) = (
-        dir.join("run.krp"),
-        dir.join("stderr.log"),
-        dir.join("truth.jsonl"),
-    );
-    let o = Command::new(&a.emu)
-        .args([
-            "run",
+    let emu = krphase_tests::run_logged(
+        "analyzer-continue",
+        &[
             "stream",
             "--elements",
             "16384",
@@ -31,29 +23,14 @@ fn continue_phase_and_stuck_windows_agree_with_the_truth() {
             "2",
             "--drain-timeout-ms",
             "12",
-        ])
-        .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
-        .env("KRPHASE_PASSES", "3")
-        .env("KRPHASE_OUTPUT", &krp)
-        .env("ROCPROFILER_LOG_LEVEL", "info")
-        .env("KRPHASE_EMU_TRUTH", &truth)
-        .env_remove("KRPHASE_MODE")
-        .stderr(std::fs::File::create(&log).unwrap())
-        .output()
-        .expect("run the emulator");
-    assert!(o.status.success(), "{}", krphase_tests::output_text(&o));
-    let db = dir.join("k.db");
-    let run = |args: &[&std::ffi::OsStr]| {
-        let o = krphase_tests::krphase_db(&db, args);
-        assert!(
-            o.status.success(),
-            "{args:?}: {}",
-            krphase_tests::output_text(&o)
-        );
-        String::from_utf8(o.stdout).unwrap()
-    };
+        ],
+        &[("KRPHASE_PASSES", "3")],
+    );
+    let (krp, log, truth) = (&emu.krp, &emu.log, &emu.truth);
+    let db = emu.dir.join("k.db");
+    let run = |args: &[&std::ffi::OsStr]| krphase_tests::krphase_db_ok(&db, args);
     run(&["import".as_ref(), krp.as_os_str()]);
-    let truth = krphase_tests::read_truth(&truth);
+    let truth = krphase_tests::read_truth(truth);
     let windows: HashMap<i64, &Value> = truth
         .iter()
         .filter(|t| t["type"] == "window")

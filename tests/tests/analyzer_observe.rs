@@ -1,22 +1,13 @@
 //! An observe-mode run (the emulator's rocprofv3-like client owns replay, the tool only watches):
 //! import, join the SDK log, and check the report against the emulator's ground truth.
 
-use std::process::Command;
-
 use serde_json::Value;
 
 #[test]
 fn observe_mode_windows_match_the_truth() {
-    let a = krphase_tests::artifacts();
-    let dir = krphase_tests::scratch_dir("analyzer-observe");
-    let (krp, log, truth) = (
-        dir.join("run.krp"),
-        dir.join("stderr.log"),
-        dir.join("truth.jsonl"),
-    );
-    let o = Command::new(&a.emu)
-        .args([
-            "run",
+    let emu = krphase_tests::run_logged(
+        "analyzer-observe",
+        &[
             "saxpy",
             "--elements",
             "65536",
@@ -24,26 +15,12 @@ fn observe_mode_windows_match_the_truth() {
             "6",
             "--driver-passes",
             "3",
-        ])
-        .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
-        .env("KRPHASE_OUTPUT", &krp)
-        .env("ROCPROFILER_LOG_LEVEL", "info")
-        .env("KRPHASE_EMU_TRUTH", &truth)
-        .env_remove("KRPHASE_MODE")
-        .stderr(std::fs::File::create(&log).unwrap())
-        .output()
-        .expect("run the emulator");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
-    let db = dir.join("k.db");
-    let run = |args: &[&std::ffi::OsStr]| {
-        let o = krphase_tests::krphase_db(&db, args);
-        assert!(
-            o.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        String::from_utf8(o.stdout).unwrap()
-    };
+        ],
+        &[],
+    );
+    let (krp, log, truth) = (&emu.krp, &emu.log, &emu.truth);
+    let db = emu.dir.join("k.db");
+    let run = |args: &[&std::ffi::OsStr]| krphase_tests::krphase_db_ok(&db, args);
     run(&["import".as_ref(), krp.as_os_str()]);
     let joined = run(&["import-log".as_ref(), log.as_os_str()]);
     assert!(joined.contains("joined to run 1"), "{joined}");
@@ -54,7 +31,7 @@ fn observe_mode_windows_match_the_truth() {
     ]))
     .unwrap();
     let r = &report["runs"][0];
-    let truth = krphase_tests::read_truth(&truth);
+    let truth = krphase_tests::read_truth(truth);
     let replayed: Vec<&Value> = truth
         .iter()
         .filter(|t| t["type"] == "window" && t["outcome"] == "replayed")
