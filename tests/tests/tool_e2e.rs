@@ -54,6 +54,23 @@ impl Run {
     fn truth_of(&self, ty: &str) -> Vec<&Value> {
         self.truth.iter().filter(|v| v["type"] == ty).collect()
     }
+    /// The emulator succeeded and the tool printed no `[krphase]` line.
+    fn assert_quiet_ok(&self) {
+        self.assert_ok();
+        assert!(
+            self.krphase_lines().is_empty(),
+            "unexpected tool lines: {:?}",
+            self.krphase_lines()
+        );
+    }
+    /// The emulator succeeded and the tool printed exactly one `[krphase]` line, containing
+    /// `what` (`ctx` names the case in the message).
+    fn assert_one_line(&self, what: &str, ctx: &str) {
+        self.assert_ok();
+        let lines = self.krphase_lines();
+        assert_eq!(lines.len(), 1, "{ctx}: {lines:?}");
+        assert!(lines[0].contains(what), "{ctx}: {lines:?}");
+    }
     fn assert_ok(&self) {
         assert!(
             self.out.status.success(),
@@ -126,6 +143,20 @@ struct Decoded {
     truncated: bool,
     records: u64,
     notices: Vec<krphase_format::event::Notice>,
+}
+
+impl Decoded {
+    /// The windows with this outcome.
+    fn with_outcome(&self, outcome: Outcome) -> Vec<&Window> {
+        self.windows
+            .iter()
+            .filter(|w| w.outcome == outcome)
+            .collect()
+    }
+    /// Every window by its dispatch id.
+    fn by_id(&self) -> HashMap<u64, &Window> {
+        self.windows.iter().map(|w| (w.dispatch_id, w)).collect()
+    }
 }
 
 fn decode(path: &Path) -> Decoded {
@@ -241,23 +272,14 @@ fn len(v: &Value) -> u64 {
 
 /// Checks a drive-mode run against its truth; returns the number of windows matched.
 fn check_drive(r: &Run, n: u64, errs: &mut Errors) -> usize {
-    r.assert_ok();
-    assert!(
-        r.krphase_lines().is_empty(),
-        "unexpected tool lines: {:?}",
-        r.krphase_lines()
-    );
+    r.assert_quiet_ok();
     let d = decode(&r.krp());
     assert!(!d.truncated);
     let tr = d.trailer.expect("trailer after a clean exit");
     assert_eq!(tr.dropped_window, 0);
     let truth_windows = r.truth_of("window");
     assert!(!truth_windows.is_empty());
-    let replayed: Vec<&Window> = d
-        .windows
-        .iter()
-        .filter(|w| w.outcome == Outcome::Replayed)
-        .collect();
+    let replayed = d.with_outcome(Outcome::Replayed);
     assert_eq!(replayed.len(), truth_windows.len(), "windows 1:1");
     assert_eq!(tr.windows as usize, truth_windows.len());
     let by_id: HashMap<u64, &Window> = replayed.iter().map(|w| (w.dispatch_id, *w)).collect();
@@ -487,10 +509,7 @@ fn wrong_forced_layout_stops_driving_once() {
         ],
         &[("KRPHASE_PAYLOAD_LAYOUT", "a")],
     );
-    r.assert_ok();
-    let lines = r.krphase_lines();
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].contains("driving stopped"), "{lines:?}");
+    r.assert_one_line("driving stopped", "wrong layout");
     assert!(
         r.truth_of("window").is_empty(),
         "nothing replayed through a wrong layout"
@@ -577,11 +596,7 @@ fn sdk_declines_are_windows_with_outcome_declined() {
     let truth = r.truth_of("window");
     assert!(!truth.is_empty());
     assert!(truth.iter().all(|t| t["outcome"] == "declined"));
-    let declined: Vec<&Window> = d
-        .windows
-        .iter()
-        .filter(|w| w.outcome == Outcome::Declined)
-        .collect();
+    let declined = d.with_outcome(Outcome::Declined);
     assert_eq!(declined.len(), truth.len());
     assert_eq!(d.trailer.unwrap().declines as usize, truth.len());
     for w in declined {
@@ -617,7 +632,7 @@ fn observe_mode_with_the_internal_driver_both_orders() {
         );
         let truth = r.truth_of("window");
         assert!(!truth.is_empty());
-        let by_id: HashMap<u64, &Window> = d.windows.iter().map(|w| (w.dispatch_id, w)).collect();
+        let by_id = d.by_id();
         for t in &truth {
             let id = u(&t["dispatch_id"]);
             let w = by_id
@@ -664,10 +679,7 @@ fn drive_mode_falls_back_to_observe_when_replay_is_owned() {
         ],
         &[("KRPHASE_MODE", "drive")],
     );
-    r.assert_ok();
-    let lines = r.krphase_lines();
-    assert_eq!(lines.len(), 1, "{lines:?}");
-    assert!(lines[0].contains("status 15"), "{lines:?}");
+    r.assert_one_line("status 15", "replay owned");
     let d = decode(&r.krp());
     assert!(
         d.notices
@@ -768,13 +780,7 @@ fn sigkill_halfway_leaves_a_readable_file() {
     assert!(!st.success());
     let d = decode(&krp);
     assert!(d.trailer.is_none(), "no trailer after SIGKILL");
-    assert!(
-        d.windows
-            .iter()
-            .filter(|w| w.outcome == Outcome::Replayed)
-            .count()
-            > 10
-    );
+    assert!(d.with_outcome(Outcome::Replayed).len() > 10);
 }
 
 #[test]
@@ -816,10 +822,7 @@ fn bad_environment_and_unwritable_path_decline_with_one_line() {
             &["saxpy", "--elements", "1024", "--iterations", "2"],
             &env,
         );
-        r.assert_ok();
-        let lines = r.krphase_lines();
-        assert_eq!(lines.len(), 1, "{name}: {lines:?}");
-        assert!(lines[0].contains(what), "{name}: {lines:?}");
+        r.assert_one_line(what, name);
         assert!(r.krp_files().is_empty(), "{name}: no file");
     }
 }
@@ -841,11 +844,7 @@ fn other_workloads_match_truth_counts() {
         let t = r.truth_of("window");
         let replayed = t.iter().filter(|w| w["outcome"] == "replayed").count();
         let declined = t.len() - replayed;
-        let tool_replayed: Vec<&Window> = d
-            .windows
-            .iter()
-            .filter(|w| w.outcome == Outcome::Replayed)
-            .collect();
+        let tool_replayed = d.with_outcome(Outcome::Replayed);
         assert_eq!(tool_replayed.len(), replayed, "{wl}: replayed windows");
         assert_eq!(
             d.windows.len() - tool_replayed.len(),
@@ -994,11 +993,7 @@ fn sixty_four_threads_thousand_replayed_dispatches_drive_mode() {
     let t = d.trailer.expect("trailer");
     assert_eq!(t.dropped_window, 0);
     assert_eq!(t.windows, 64_000);
-    let replayed: Vec<&Window> = d
-        .windows
-        .iter()
-        .filter(|w| w.outcome == Outcome::Replayed)
-        .collect();
+    let replayed = d.with_outcome(Outcome::Replayed);
     assert_eq!(replayed.len(), 64_000);
     assert!(
         replayed
@@ -1022,7 +1017,7 @@ fn sixty_four_threads_thousand_replayed_dispatches_drive_mode() {
 /// it (the restore and the next pass's prepare).
 fn restore_errors(r: &Run, errs: &mut Errors) {
     let d = decode(&r.krp());
-    let by_id: HashMap<u64, &Window> = d.windows.iter().map(|w| (w.dispatch_id, w)).collect();
+    let by_id = d.by_id();
     for t in r.truth_of("window") {
         let w = by_id[&u(&t["dispatch_id"])];
         for (x, q) in w.restores.iter().zip(t["restores"].as_array().unwrap()) {
@@ -1097,8 +1092,7 @@ fn indefinite_loop_runs_max_passes_per_window() {
                 ("KRPHASE_MODE", "drive"),
             ],
         );
-        r.assert_ok();
-        assert!(r.krphase_lines().is_empty(), "{:?}", r.krphase_lines());
+        r.assert_quiet_ok();
         let truth = r.truth_of("window");
         assert!(!truth.is_empty());
         for t in &truth {
@@ -1114,11 +1108,7 @@ fn indefinite_loop_runs_max_passes_per_window() {
             "the layout is confirmed at the second pass: {:?}",
             d.notices
         );
-        let replayed: Vec<&Window> = d
-            .windows
-            .iter()
-            .filter(|w| w.outcome == Outcome::Replayed)
-            .collect();
+        let replayed = d.with_outcome(Outcome::Replayed);
         assert_eq!(replayed.len(), truth.len());
         for w in replayed {
             assert_eq!(w.requested_passes, Some(0));
@@ -1143,10 +1133,7 @@ fn bad_max_passes_declines_with_one_line() {
             &["saxpy", "--elements", "4096", "--iterations", "1"],
             &[("KRPHASE_PASSES", "0"), ("KRPHASE_MAX_PASSES", v)],
         );
-        r.assert_ok();
-        let lines = r.krphase_lines();
-        assert_eq!(lines.len(), 1, "{lines:?}");
-        assert!(lines[0].contains("KRPHASE_MAX_PASSES"), "{lines:?}");
+        r.assert_one_line("KRPHASE_MAX_PASSES", v);
         assert!(r.krp_files().is_empty());
     }
 }
@@ -1176,12 +1163,11 @@ fn a_stuck_pass_without_pass_exit_is_an_incomplete_pass_of_a_declined_window() {
             ],
             &[("KRPHASE_PASSES", "3"), ("KRPHASE_MODE", "drive")],
         );
-        r.assert_ok();
-        assert!(r.krphase_lines().is_empty(), "{:?}", r.krphase_lines());
+        r.assert_quiet_ok();
         let d = decode(&r.krp());
         let truth = r.truth_of("window");
         assert_eq!(d.windows.len(), truth.len(), "every window kept");
-        let by_id: HashMap<u64, &Window> = d.windows.iter().map(|w| (w.dispatch_id, w)).collect();
+        let by_id = d.by_id();
         let mut stuck_seen = 0;
         for t in &truth {
             let id = u(&t["dispatch_id"]);
