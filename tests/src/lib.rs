@@ -177,3 +177,33 @@ pub fn krphase_db_ok<S: AsRef<OsStr> + std::fmt::Debug>(db: &Path, args: &[S]) -
     assert!(o.status.success(), "{args:?}: {}", output_text(&o));
     String::from_utf8(o.stdout).expect("krphase prints UTF-8")
 }
+
+impl LoggedRun {
+    /// The analyzer database of this run (`DIR/k.db`).
+    pub fn db(&self) -> PathBuf {
+        self.dir.join("k.db")
+    }
+
+    /// `krphase --db DIR/k.db ARGS...`, checked; returns its stdout.
+    pub fn krphase<S: AsRef<OsStr> + std::fmt::Debug>(&self, args: &[S]) -> String {
+        krphase_db_ok(&self.db(), args)
+    }
+
+    /// The first run of `krphase report --format json`.
+    pub fn report_run(&self) -> serde_json::Value {
+        let report: serde_json::Value =
+            serde_json::from_str(&self.krphase(&["report", "--format", "json"]))
+                .expect("the report is JSON");
+        report["runs"][0].clone()
+    }
+}
+
+/// The row of phase `name` in a report run's `phases`; panics when it is missing.
+pub fn report_phase<'a>(run: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    run["phases"]
+        .as_array()
+        .expect("phases")
+        .iter()
+        .find(|p| p["phase"] == name)
+        .unwrap_or_else(|| panic!("no phase {name} in the report"))
+}

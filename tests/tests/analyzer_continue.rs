@@ -26,11 +26,8 @@ fn continue_phase_and_stuck_windows_agree_with_the_truth() {
         ],
         &[("KRPHASE_PASSES", "3")],
     );
-    let (krp, log, truth) = (&emu.krp, &emu.log, &emu.truth);
-    let db = emu.dir.join("k.db");
-    let run = |args: &[&std::ffi::OsStr]| krphase_tests::krphase_db_ok(&db, args);
-    run(&["import".as_ref(), krp.as_os_str()]);
-    let truth = krphase_tests::read_truth(truth);
+    emu.krphase(&["import".as_ref(), emu.krp.as_os_str()]);
+    let truth = krphase_tests::read_truth(&emu.truth);
     let windows: HashMap<i64, &Value> = truth
         .iter()
         .filter(|t| t["type"] == "window")
@@ -47,13 +44,7 @@ fn continue_phase_and_stuck_windows_agree_with_the_truth() {
     assert_eq!(stuck_truth, 2, "the emulator stuck two windows");
 
     // From the file alone: stuck windows are declined pass_drain_stuck and counted.
-    let report: Value = serde_json::from_str(&run(&[
-        "report".as_ref(),
-        "--format".as_ref(),
-        "json".as_ref(),
-    ]))
-    .unwrap();
-    let r = &report["runs"][0];
+    let r = &emu.report_run();
     assert_eq!(r["windows"]["stuck"].as_u64(), Some(stuck_truth as u64));
     assert_eq!(
         r["windows"]["replayed"].as_u64(),
@@ -63,23 +54,18 @@ fn continue_phase_and_stuck_windows_agree_with_the_truth() {
         r["declines_by_reason"]["pass_drain_stuck"].as_u64(),
         Some(stuck_truth as u64)
     );
-    let cont = r["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["phase"] == "continue")
-        .unwrap();
+    let cont = krphase_tests::report_phase(r, "continue");
     assert_eq!(cont["samples"].as_u64(), Some(replayed_truth as u64));
 
     // Joining the log keeps the count (the SDK's reason is the same).
-    let joined = run(&["import-log".as_ref(), log.as_os_str()]);
+    let joined = emu.krphase(&["import-log".as_ref(), emu.log.as_os_str()]);
     assert!(joined.contains("joined to run 1"), "{joined}");
 
     // Per pass, by ordering against the emulator's call sites: PASS EXIT (truth) <= the tool's
     // PASS EXIT <= its continue return <= the emulator's continue return; the restore then runs
     // to the tool's next PASS ENTER, after the emulator's. A stuck pass starts after the
     // emulator's ENTER and the window ends after the emulator's CONFIG EXIT.
-    let c = rusqlite::Connection::open(&db).unwrap();
+    let c = rusqlite::Connection::open(emu.db()).unwrap();
     let mut stmt = c
         .prepare(
             "SELECT w.dispatch_id, w.outcome, w.executed_passes, w.\"end\", w.stuck_ns,

@@ -18,20 +18,11 @@ fn observe_mode_windows_match_the_truth() {
         ],
         &[],
     );
-    let (krp, log, truth) = (&emu.krp, &emu.log, &emu.truth);
-    let db = emu.dir.join("k.db");
-    let run = |args: &[&std::ffi::OsStr]| krphase_tests::krphase_db_ok(&db, args);
-    run(&["import".as_ref(), krp.as_os_str()]);
-    let joined = run(&["import-log".as_ref(), log.as_os_str()]);
+    emu.krphase(&["import".as_ref(), emu.krp.as_os_str()]);
+    let joined = emu.krphase(&["import-log".as_ref(), emu.log.as_os_str()]);
     assert!(joined.contains("joined to run 1"), "{joined}");
-    let report: Value = serde_json::from_str(&run(&[
-        "report".as_ref(),
-        "--format".as_ref(),
-        "json".as_ref(),
-    ]))
-    .unwrap();
-    let r = &report["runs"][0];
-    let truth = krphase_tests::read_truth(truth);
+    let r = &emu.report_run();
+    let truth = krphase_tests::read_truth(&emu.truth);
     let replayed: Vec<&Value> = truth
         .iter()
         .filter(|t| t["type"] == "window" && t["outcome"] == "replayed")
@@ -42,12 +33,7 @@ fn observe_mode_windows_match_the_truth() {
         replayed.len() as u64
     );
     assert_eq!(r["passes_per_window"].as_f64(), Some(3.0));
-    let restores = r["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["phase"] == "restore")
-        .unwrap();
+    let restores = krphase_tests::report_phase(r, "restore");
     assert_eq!(restores["samples"].as_u64().unwrap(), replayed.len() as u64);
     // The snapshot comes from the joined log; bytes agree with the truth.
     let bytes: i64 = replayed
