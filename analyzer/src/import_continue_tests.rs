@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use krphase_format::event::Decision;
+use krphase_format::synthetic::Synthetic;
 use krphase_format::{Event, FileWriter, NameSpace, Record, Trailer};
 use rusqlite::Connection;
 
@@ -17,105 +18,36 @@ const QUEUE: u64 = 3;
 /// pass index, incomplete, continue ns, restore start, restore end.
 type PassRow = (i64, i64, Option<i64>, Option<i64>, Option<i64>);
 
-fn open(d: u64, t0: u64, n: u64) -> Vec<Event> {
-    vec![
-        Event::ConfigEnter {
-            thread: T,
-            ts: t0,
-            dispatch_id: d,
-            kernel_id: 1,
-            decision: Decision::Replay,
-        },
-        Event::DispatchInfo {
-            thread: T,
-            dispatch_id: d,
-            agent: 1,
-            queue: QUEUE,
-        },
-        Event::PassCountEnter {
-            thread: T,
-            ts: t0 + 10,
-            dispatch_id: d,
-        },
-        Event::PassCountReturn {
-            thread: T,
-            ts: t0 + 20,
-            dispatch_id: d,
-            passes: n,
-        },
-    ]
-}
-
-fn pass(d: u64, i: u32, total: u32, enter: u64, exit: Option<u64>) -> Vec<Event> {
-    let mut v = vec![Event::PassEnter {
-        thread: T,
-        ts: enter,
-        dispatch_id: d,
-        pass: i,
-        total,
-        layout: 2,
-    }];
-    v.extend(exit.map(|ts| Event::PassExit {
-        thread: T,
-        ts,
-        dispatch_id: d,
-        pass: i,
-        total,
-        layout: 2,
-    }));
-    v
-}
-
-fn cont(d: u64, i: u64, total: u32, ts: u64, own: u16, result: bool) -> Event {
-    Event::Continue {
-        thread: T,
-        ts,
-        dispatch_id: d,
-        pass: i,
-        result,
-        total,
-        duration_ns: own,
-    }
-}
-
-fn complete(d: u64, start: u64, end: u64) -> Event {
-    Event::Complete {
-        thread: 99,
-        dispatch_id: d,
-        gpu_start: start,
-        gpu_end: end,
-    }
-}
-
-fn config_exit(d: u64, ts: u64) -> Event {
-    Event::ConfigExit {
-        thread: T,
-        ts,
-        dispatch_id: d,
-    }
-}
+/// Dispatches of kernel 1 from thread `T` on queue `QUEUE` of agent 1, payload layout 2.
+const S: Synthetic = Synthetic {
+    thread: T,
+    kernel_id: 1,
+    agent: 1,
+    queue: QUEUE,
+    layout: 2,
+};
 
 /// Window 1: three passes with continue calls; continue phases 70 + 50 ns, restores 430 + 450 ns,
 /// the stop decision after the last pass falls in the tail. Window 2: pass 1 of 3 never exits
 /// (`pass_drain_stuck`), stuck ENTER 12 000 → CONFIG EXIT 60 000; its one continue phase 70 ns.
 fn events() -> Vec<Event> {
-    let mut e = open(1, 1_000, 3);
-    e.extend(pass(1, 0, 3, 2_000, Some(2_500)));
-    e.push(cont(1, 0, 3, 2_550, 20, true));
-    e.extend(pass(1, 1, 3, 3_000, Some(3_500)));
-    e.push(cont(1, 1, 3, 3_540, 10, true));
-    e.extend(pass(1, 2, 3, 4_000, Some(4_500)));
-    e.push(cont(1, 2, 3, 4_520, 10, false));
-    e.push(config_exit(1, 4_600));
+    let mut e = S.open(1, 1_000, Decision::Replay, 3);
+    e.extend(S.pass(1, 0, 3, 2_000, Some(2_500)));
+    e.push(S.cont(1, 0, 3, 2_550, 20, true));
+    e.extend(S.pass(1, 1, 3, 3_000, Some(3_500)));
+    e.push(S.cont(1, 1, 3, 3_540, 10, true));
+    e.extend(S.pass(1, 2, 3, 4_000, Some(4_500)));
+    e.push(S.cont(1, 2, 3, 4_520, 10, false));
+    e.push(S.config_exit(1, 4_600));
     for (s, x) in [(2_100, 2_400), (3_100, 3_400), (4_100, 4_400)] {
-        e.push(complete(1, s, x));
+        e.push(S.complete(1, s, x));
     }
-    e.extend(open(2, 10_000, 3));
-    e.extend(pass(2, 0, 3, 11_000, Some(11_500)));
-    e.push(cont(2, 0, 3, 11_550, 20, true));
-    e.push(complete(2, 11_100, 11_400));
-    e.extend(pass(2, 1, 3, 12_000, None));
-    e.push(config_exit(2, 60_000));
+    e.extend(S.open(2, 10_000, Decision::Replay, 3));
+    e.extend(S.pass(2, 0, 3, 11_000, Some(11_500)));
+    e.push(S.cont(2, 0, 3, 11_550, 20, true));
+    e.push(S.complete(2, 11_100, 11_400));
+    e.extend(S.pass(2, 1, 3, 12_000, None));
+    e.push(S.config_exit(2, 60_000));
     e
 }
 

@@ -12,6 +12,7 @@ pub mod event;
 pub mod header;
 pub mod read;
 pub mod record;
+pub mod synthetic;
 pub mod trailer;
 pub mod windows;
 pub mod write;

@@ -3,92 +3,21 @@
 
 use krphase_format::Event;
 use krphase_format::event::Decision;
+use krphase_format::synthetic::Synthetic;
 use krphase_format::windows::{DeclineReason, Interval, Outcome, Output, Reconstructor, Window};
 
 const T: u32 = 7;
 const AGENT: u64 = 1;
 const QUEUE: u64 = 3;
 
-/// CONFIG ENTER, placement and pass-count of dispatch `d`, starting at `t0`.
-fn open(d: u64, t0: u64, decision: Decision, n: u64) -> Vec<Event> {
-    vec![
-        Event::ConfigEnter {
-            thread: T,
-            ts: t0,
-            dispatch_id: d,
-            kernel_id: 9,
-            decision,
-        },
-        Event::DispatchInfo {
-            thread: T,
-            dispatch_id: d,
-            agent: AGENT,
-            queue: QUEUE,
-        },
-        Event::PassCountEnter {
-            thread: T,
-            ts: t0 + 10,
-            dispatch_id: d,
-        },
-        Event::PassCountReturn {
-            thread: T,
-            ts: t0 + 20,
-            dispatch_id: d,
-            passes: n,
-        },
-    ]
-}
-
-fn pass(d: u64, i: u32, total: u32, enter: u64, exit: Option<u64>) -> Vec<Event> {
-    let mut v = vec![Event::PassEnter {
-        thread: T,
-        ts: enter,
-        dispatch_id: d,
-        pass: i,
-        total,
-        layout: 2,
-    }];
-    if let Some(exit) = exit {
-        v.push(Event::PassExit {
-            thread: T,
-            ts: exit,
-            dispatch_id: d,
-            pass: i,
-            total,
-            layout: 2,
-        });
-    }
-    v
-}
-
-fn cont(d: u64, i: u64, total: u32, ts: u64, own: u16, result: bool) -> Event {
-    Event::Continue {
-        thread: T,
-        ts,
-        dispatch_id: d,
-        pass: i,
-        result,
-        total,
-        duration_ns: own,
-    }
-}
-
-fn complete(d: u64, start: u64, end: u64) -> Event {
-    Event::Complete {
-        thread: 99,
-        dispatch_id: d,
-        gpu_start: start,
-        gpu_end: end,
-    }
-}
-
-fn config_exit(d: u64, ts: u64) -> Event {
-    Event::ConfigExit {
-        thread: T,
-        ts,
-        dispatch_id: d,
-    }
-}
+/// Dispatches of kernel 9 from thread `T` on queue `QUEUE` of agent `AGENT`, payload layout 2.
+const S: Synthetic = Synthetic {
+    thread: T,
+    kernel_id: 9,
+    agent: AGENT,
+    queue: QUEUE,
+    layout: 2,
+};
 
 /// Pushes everything; returns what came out before `finish` and after it.
 fn reconstruct(evs: &[Event]) -> (Vec<Output>, Vec<Output>) {
@@ -123,15 +52,15 @@ fn only_window(out: &[Output]) -> &Window {
 #[test]
 fn continue_records_split_each_gap_into_continue_and_restore() {
     let d = 5;
-    let mut evs = open(d, 1_000, Decision::Replay, 3);
-    evs.extend(pass(d, 0, 3, 2_000, Some(3_000)));
-    evs.push(cont(d, 0, 3, 3_100, 40, true));
-    evs.extend(pass(d, 1, 3, 4_000, Some(5_000)));
-    evs.push(cont(d, 1, 3, 5_200, 60, true));
-    evs.extend(pass(d, 2, 3, 6_500, Some(7_000)));
-    evs.push(config_exit(d, 7_300));
+    let mut evs = S.open(d, 1_000, Decision::Replay, 3);
+    evs.extend(S.pass(d, 0, 3, 2_000, Some(3_000)));
+    evs.push(S.cont(d, 0, 3, 3_100, 40, true));
+    evs.extend(S.pass(d, 1, 3, 4_000, Some(5_000)));
+    evs.push(S.cont(d, 1, 3, 5_200, 60, true));
+    evs.extend(S.pass(d, 2, 3, 6_500, Some(7_000)));
+    evs.push(S.config_exit(d, 7_300));
     for (s, e) in [(2_100, 2_900), (4_100, 4_900), (6_600, 6_900)] {
-        evs.push(complete(d, s, e));
+        evs.push(S.complete(d, s, e));
     }
     let (out, rest) = reconstruct(&evs);
     assert!(rest.is_empty(), "emitted once every pass completed");
@@ -174,12 +103,12 @@ fn continue_records_split_each_gap_into_continue_and_restore() {
 #[test]
 fn without_continue_records_the_whole_gap_is_the_restore() {
     let d = 6;
-    let mut evs = open(d, 1_000, Decision::Replay, 2);
-    evs.extend(pass(d, 0, 2, 2_000, Some(3_000)));
-    evs.extend(pass(d, 1, 2, 4_000, Some(5_000)));
-    evs.push(config_exit(d, 5_100));
-    evs.push(complete(d, 2_100, 2_900));
-    evs.push(complete(d, 4_100, 4_900));
+    let mut evs = S.open(d, 1_000, Decision::Replay, 2);
+    evs.extend(S.pass(d, 0, 2, 2_000, Some(3_000)));
+    evs.extend(S.pass(d, 1, 2, 4_000, Some(5_000)));
+    evs.push(S.config_exit(d, 5_100));
+    evs.push(S.complete(d, 2_100, 2_900));
+    evs.push(S.complete(d, 4_100, 4_900));
     let (out, _) = reconstruct(&evs);
     let w = only_window(&out);
     assert!(w.continues.is_empty());
@@ -191,15 +120,15 @@ fn without_continue_records_the_whole_gap_is_the_restore() {
 #[test]
 fn indefinite_loop_ends_with_a_stop_decision_in_the_tail() {
     let d = 7;
-    let mut evs = open(d, 1_000, Decision::Indefinite, 0);
+    let mut evs = S.open(d, 1_000, Decision::Indefinite, 0);
     let mut t = 2_000;
     for i in 0..3u32 {
-        evs.extend(pass(d, i, 0, t, Some(t + 500)));
-        evs.push(cont(d, u64::from(i), 0, t + 600, 30, i < 2));
-        evs.push(complete(d, t + 100, t + 400));
+        evs.extend(S.pass(d, i, 0, t, Some(t + 500)));
+        evs.push(S.cont(d, u64::from(i), 0, t + 600, 30, i < 2));
+        evs.push(S.complete(d, t + 100, t + 400));
         t += 1_000;
     }
-    evs.push(config_exit(d, t));
+    evs.push(S.config_exit(d, t));
     let (out, _) = reconstruct(&evs);
     let w = only_window(&out);
     assert_eq!(w.requested_passes, Some(0));
@@ -218,15 +147,15 @@ fn indefinite_loop_ends_with_a_stop_decision_in_the_tail() {
 #[test]
 fn an_indefinite_loop_the_sdk_declined_is_a_declined_window_not_an_opt_out() {
     let d = 8;
-    let mut evs = open(d, 1_000, Decision::Indefinite, 0);
-    evs.push(config_exit(d, 1_500));
+    let mut evs = S.open(d, 1_000, Decision::Indefinite, 0);
+    evs.push(S.config_exit(d, 1_500));
     let (out, _) = reconstruct(&evs);
     let w = only_window(&out);
     assert_eq!(w.outcome, Outcome::Declined);
     assert_eq!(w.executed_passes, 0);
     // The same without a continue callback is the tool's own opt-out.
-    let mut evs = open(d, 1_000, Decision::Replay, 0);
-    evs.push(config_exit(d, 1_500));
+    let mut evs = S.open(d, 1_000, Decision::Replay, 0);
+    evs.push(S.config_exit(d, 1_500));
     let (out, _) = reconstruct(&evs);
     assert!(
         matches!(&out[..], [Output::Decline(x)] if x.reason == DeclineReason::ZeroWithoutContinue),
@@ -236,16 +165,16 @@ fn an_indefinite_loop_the_sdk_declined_is_a_declined_window_not_an_opt_out() {
 
 /// Passes 0..k complete, pass k enters and never exits; CONFIG EXIT follows.
 fn stuck_window(d: u64, k: u32, n: u32) -> Vec<Event> {
-    let mut evs = open(d, 1_000, Decision::Replay, u64::from(n));
+    let mut evs = S.open(d, 1_000, Decision::Replay, u64::from(n));
     let mut t = 2_000;
     for i in 0..k {
-        evs.extend(pass(d, i, n, t, Some(t + 500)));
-        evs.push(cont(d, u64::from(i), n, t + 550, 20, true));
-        evs.push(complete(d, t + 100, t + 400));
+        evs.extend(S.pass(d, i, n, t, Some(t + 500)));
+        evs.push(S.cont(d, u64::from(i), n, t + 550, 20, true));
+        evs.push(S.complete(d, t + 100, t + 400));
         t += 1_000;
     }
-    evs.extend(pass(d, k, n, t, None));
-    evs.push(config_exit(d, t + 50_000));
+    evs.extend(S.pass(d, k, n, t, None));
+    evs.push(S.config_exit(d, t + 50_000));
     evs
 }
 
@@ -296,7 +225,7 @@ fn a_stuck_window_closes_when_a_later_dispatch_on_its_queue_completes() {
         agent: AGENT,
         queue: QUEUE,
     });
-    evs.push(complete(d + 1, 100_100, 100_200));
+    evs.push(S.complete(d + 1, 100_100, 100_200));
     let (before, _) = reconstruct(&evs);
     let w = only_window(&before);
     assert_eq!((w.dispatch_id, w.executed_passes), (d, 1));
@@ -306,7 +235,7 @@ fn a_stuck_window_closes_when_a_later_dispatch_on_its_queue_completes() {
 fn a_late_completion_of_the_stuck_pass_fills_its_gpu_times() {
     let d = 40;
     let mut evs = stuck_window(d, 1, 3);
-    evs.push(complete(d, 80_000, 90_000));
+    evs.push(S.complete(d, 80_000, 90_000));
     let (before, after) = reconstruct(&evs);
     assert!(after.is_empty());
     let w = only_window(&before);
