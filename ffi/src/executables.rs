@@ -59,16 +59,26 @@ fn check(rc: u32) -> Result<(), HsaError> {
     }
 }
 
-unsafe extern "C" fn push_executable(e: HsaExecutable, data: *mut c_void) -> u32 {
-    let r = std::panic::catch_unwind(|| {
-        // SAFETY: `data` is the `&mut Vec<HsaExecutable>` passed by `executables`.
-        unsafe { &mut *data.cast::<Vec<HsaExecutable>>() }.push(e);
-    });
+/// Pushes `item` onto the `Vec<T>` behind an HSA iterator's `data`; a panic stops the walk
+/// (INFO_BREAK) instead of unwinding into C.
+///
+/// # Safety
+/// `data` is the `&mut Vec<T>` the walk was started with, alive for the walk.
+unsafe fn push_to<T>(data: *mut c_void, item: T) -> u32 {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: the caller guarantees `data` is a live `&mut Vec<T>`.
+        unsafe { &mut *data.cast::<Vec<T>>() }.push(item);
+    }));
     if r.is_ok() {
         HSA_STATUS_SUCCESS
     } else {
         HSA_STATUS_INFO_BREAK
     }
+}
+
+unsafe extern "C" fn push_executable(e: HsaExecutable, data: *mut c_void) -> u32 {
+    // SAFETY: `data` is the `&mut Vec<HsaExecutable>` passed by `executables`.
+    unsafe { push_to(data, e) }
 }
 
 unsafe extern "C" fn push_agent_symbol(
@@ -77,15 +87,8 @@ unsafe extern "C" fn push_agent_symbol(
     s: HsaExecutableSymbol,
     data: *mut c_void,
 ) -> u32 {
-    let r = std::panic::catch_unwind(|| {
-        // SAFETY: `data` is the `&mut Vec<HsaExecutableSymbol>` passed by `agent_symbols`.
-        unsafe { &mut *data.cast::<Vec<HsaExecutableSymbol>>() }.push(s);
-    });
-    if r.is_ok() {
-        HSA_STATUS_SUCCESS
-    } else {
-        HSA_STATUS_INFO_BREAK
-    }
+    // SAFETY: `data` is the `&mut Vec<HsaExecutableSymbol>` passed by `agent_symbols`.
+    unsafe { push_to(data, s) }
 }
 
 unsafe extern "C" fn push_symbol(
@@ -93,15 +96,8 @@ unsafe extern "C" fn push_symbol(
     s: HsaExecutableSymbol,
     data: *mut c_void,
 ) -> u32 {
-    let r = std::panic::catch_unwind(|| {
-        // SAFETY: `data` is the `&mut Vec<HsaExecutableSymbol>` passed by `symbols`.
-        unsafe { &mut *data.cast::<Vec<HsaExecutableSymbol>>() }.push(s);
-    });
-    if r.is_ok() {
-        HSA_STATUS_SUCCESS
-    } else {
-        HSA_STATUS_INFO_BREAK
-    }
+    // SAFETY: `data` is the `&mut Vec<HsaExecutableSymbol>` passed by `symbols`.
+    unsafe { push_to(data, s) }
 }
 
 impl HsaSymbolFns {
