@@ -3,75 +3,40 @@
 //! in both candidate slots until the layout is confirmed at the second PASS, and one CONTINUE
 //! record per call. One test function: the tool is a process-wide singleton.
 
-use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchInfo, UserData,
-};
+mod common;
+
+use common::{Cb, Payload, call, call_pass_count, dispatch_info};
+use krphase_ffi::{CallbackPhase, KernelDispatchInfo, UserData};
 use krphase_format::event::{Decision, Notice};
 use krphase_format::windows::{Output, Reconstructor};
 use krphase_format::{Event, FileReader};
-use std::ffi::c_void;
 
-type Cb = unsafe extern "C" fn(CallbackTracingRecord, *mut UserData, *mut c_void);
-type PassCount = unsafe extern "C" fn(KernelDispatchInfo, UserData) -> u64;
 type Continue = unsafe extern "C" fn(KernelDispatchInfo, u64, u64, UserData) -> i32;
-
-fn payload(d: u64) -> [u64; 32] {
-    let mut p = [0u64; 32];
-    p[0] = 184;
-    p[1] = 72;
-    p[2] = 1;
-    p[3] = 4096;
-    p[4] = 9;
-    p[5] = d;
-    p
-}
-
-fn call(cb: Cb, op: i32, phase: CallbackPhase, p: &mut [u64; 32]) {
-    let rec = CallbackTracingRecord {
-        context_id: Default::default(),
-        thread_id: 77,
-        correlation_id: Default::default(),
-        kind: CallbackTracingKind(25),
-        operation: op,
-        phase,
-        payload: p.as_mut_ptr().cast(),
-    };
-    let mut ud = UserData::default();
-    // SAFETY: the payload is live, 8-aligned and at least `size` bytes, as the SDK guarantees.
-    unsafe { cb(rec, &mut ud, std::ptr::null_mut()) };
-}
 
 /// One Layout B window run as the SDK runs an indefinite loop; returns the passes run and the
 /// (pass-count, continue) slots written at CONFIG ENTER (136, 144, 152, 160).
 fn indefinite_window(cb: Cb, d: u64) -> (u64, [u64; 4]) {
-    let mut p = payload(d);
+    let mut p = Payload::new(184, d);
     call(cb, 1, CallbackPhase::ENTER, &mut p);
-    let slots = [p[17], p[18], p[19], p[20]];
-    // SAFETY: Layout B's slots hold the tool's callbacks of these signatures.
-    let pc: PassCount = unsafe { std::mem::transmute::<usize, PassCount>(p[19] as usize) };
-    // SAFETY: as above.
-    let cont: Continue = unsafe { std::mem::transmute::<usize, Continue>(p[20] as usize) };
-    let info = KernelDispatchInfo {
-        dispatch_id: d,
-        ..Default::default()
-    };
-    // SAFETY: calling the tool's callbacks as the SDK does.
-    assert_eq!(unsafe { pc(info, UserData::default()) }, 0, "indefinite");
+    let slots = [p.slot(136), p.slot(144), p.slot(152), p.slot(160)];
+    // SAFETY: Layout B's continue slot holds the tool's callback of this signature.
+    let cont: Continue = unsafe { std::mem::transmute::<usize, Continue>(p.slot(160) as usize) };
+    assert_eq!(call_pass_count(p.slot(152), d), 0, "indefinite");
     let mut i = 0;
     loop {
-        let mut pp = payload(d);
-        pp[17] = i; // current_pass (B)
-        pp[18] = 0; // total_passes: indefinite
+        let mut pp = Payload::new(184, d);
+        pp.set(136, i); // current_pass (B)
+        pp.set(144, 0); // total_passes: indefinite
         call(cb, 2, CallbackPhase::ENTER, &mut pp);
-        pp[20] = p[20];
+        pp.set(160, p.slot(160));
         call(cb, 2, CallbackPhase::EXIT, &mut pp);
         i += 1;
-        // SAFETY: as above.
-        if unsafe { cont(info, i - 1, 0, UserData::default()) } == 0 || i > 100 {
+        // SAFETY: calling the tool's continue callback as the SDK does.
+        if unsafe { cont(dispatch_info(d), i - 1, 0, UserData::default()) } == 0 || i > 100 {
             break;
         }
     }
-    call(cb, 1, CallbackPhase::EXIT, &mut payload(d));
+    call(cb, 1, CallbackPhase::EXIT, &mut Payload::new(184, d));
     (i, slots)
 }
 

@@ -2,55 +2,15 @@
 //! window in each payload layout, then a fork whose child writes its own file.
 //! One test function: the tool is a process-wide singleton.
 
-use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchInfo, UserData,
-};
+mod common;
+
+use common::{Payload, call, call_pass_count};
+use krphase_ffi::CallbackPhase;
 use krphase_format::windows::{Outcome, Output, Reconstructor};
 use krphase_format::{Event, FileReader};
-use std::ffi::c_void;
-
-type Cb = unsafe extern "C" fn(CallbackTracingRecord, *mut UserData, *mut c_void);
-type PassCount = unsafe extern "C" fn(KernelDispatchInfo, UserData) -> u64;
-
-/// A 184-byte replay payload (plus room), 8-aligned.
-struct Payload([u64; 32]);
-
-impl Payload {
-    fn new(size: u64, dispatch_id: u64) -> Payload {
-        let mut p = Payload([0; 32]);
-        p.0[0] = size;
-        p.0[1] = 72; // dispatch_info.size
-        p.0[2] = 1; // agent
-        p.0[3] = 4096; // queue
-        p.0[4] = 9; // kernel id
-        p.0[5] = dispatch_id;
-        p
-    }
-    fn slot(&self, off: usize) -> u64 {
-        self.0[off / 8]
-    }
-    fn set(&mut self, off: usize, v: u64) {
-        self.0[off / 8] = v;
-    }
-}
-
-fn call(cb: Cb, op: i32, phase: CallbackPhase, p: &mut Payload) {
-    let rec = CallbackTracingRecord {
-        context_id: Default::default(),
-        thread_id: 77,
-        correlation_id: Default::default(),
-        kind: CallbackTracingKind(25),
-        operation: op,
-        phase,
-        payload: p.0.as_mut_ptr().cast(),
-    };
-    let mut ud = UserData::default();
-    // SAFETY: the payload is live, 8-aligned and at least `size` bytes, as the SDK guarantees.
-    unsafe { cb(rec, &mut ud, std::ptr::null_mut()) };
-}
 
 /// One replay window as the SDK runs it, with pass fields at `pass_off` (136 for B, 152 for A).
-fn window(cb: Cb, d: u64, size: u64, pass_off: usize, count_off: usize) -> bool {
+fn window(cb: common::Cb, d: u64, size: u64, pass_off: usize, count_off: usize) -> bool {
     let mut p = Payload::new(size, d);
     call(cb, 1, CallbackPhase::ENTER, &mut p);
     let f = p.slot(count_off);
@@ -58,14 +18,7 @@ fn window(cb: Cb, d: u64, size: u64, pass_off: usize, count_off: usize) -> bool 
         call(cb, 1, CallbackPhase::EXIT, &mut Payload::new(size, d));
         return false;
     }
-    // SAFETY: a non-zero pass-count slot holds the tool's callback of this signature.
-    let pc: PassCount = unsafe { std::mem::transmute::<usize, PassCount>(f as usize) };
-    let info = KernelDispatchInfo {
-        dispatch_id: d,
-        ..Default::default()
-    };
-    // SAFETY: calling the tool's callback as the SDK does.
-    let n = unsafe { pc(info, UserData::default()) };
+    let n = call_pass_count(f, d);
     for i in 0..n {
         let mut pp = Payload::new(size, d);
         pp.set(pass_off, i);
@@ -107,14 +60,7 @@ fn windows_through_the_c_abi_and_fork_child_file() {
         "no write through the other layout once confirmed"
     );
     // The SDK calls the pass count, then declines (no PASS): a declined window.
-    // SAFETY: the slot holds the tool's pass-count callback.
-    let pc: PassCount = unsafe { std::mem::transmute::<usize, PassCount>(p.slot(152) as usize) };
-    let info = KernelDispatchInfo {
-        dispatch_id: 3,
-        ..Default::default()
-    };
-    // SAFETY: calling the tool's callback as the SDK does.
-    assert_eq!(unsafe { pc(info, UserData::default()) }, 3);
+    assert_eq!(call_pass_count(p.slot(152), 3), 3);
     call(cb, 1, CallbackPhase::EXIT, &mut Payload::new(184, 3));
 
     // Fork: the child records one window and finalizes into its own file.
