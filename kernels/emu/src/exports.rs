@@ -352,19 +352,31 @@ fn walk_symbols(
     }
 }
 
-#[unsafe(no_mangle)]
-pub extern "C" fn hsa_ven_amd_loader_iterate_executables(
-    callback: HsaExecutableIterFn,
+/// Runs an HSA iteration under [`hsa_guard`] with the caller's callback and `data`
+/// (INVALID_ARGUMENT for a NULL callback).
+fn hsa_iterate<F: Copy + std::panic::UnwindSafe>(
+    callback: Option<F>,
     data: *mut c_void,
+    walk: impl FnOnce(F, *mut c_void) -> u32 + std::panic::UnwindSafe,
 ) -> u32 {
     let data = data as usize;
     hsa_guard(move || {
         let Some(cb) = callback else {
             return HSA_INVALID_ARGUMENT;
         };
+        walk(cb, data as *mut c_void)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn hsa_ven_amd_loader_iterate_executables(
+    callback: HsaExecutableIterFn,
+    data: *mut c_void,
+) -> u32 {
+    hsa_iterate(callback, data, |cb, data| {
         iterate(&symbols::executables(), |e| {
             // SAFETY: the caller's callback with the loader extension's signature.
-            unsafe { cb(e, data as *mut c_void) }
+            unsafe { cb(e, data) }
         })
     })
 }
@@ -375,14 +387,10 @@ pub extern "C" fn hsa_executable_iterate_symbols(
     callback: HsaSymbolIterFn,
     data: *mut c_void,
 ) -> u32 {
-    let data = data as usize;
-    hsa_guard(move || {
-        let Some(cb) = callback else {
-            return HSA_INVALID_ARGUMENT;
-        };
+    hsa_iterate(callback, data, |cb, data| {
         walk_symbols(executable, None, |sym| {
             // SAFETY: the caller's callback with hsa.h's signature.
-            unsafe { cb(executable, sym, data as *mut c_void) }
+            unsafe { cb(executable, sym, data) }
         })
     })
 }
@@ -394,14 +402,10 @@ pub extern "C" fn hsa_executable_iterate_agent_symbols(
     callback: HsaAgentSymbolIterFn,
     data: *mut c_void,
 ) -> u32 {
-    let data = data as usize;
-    hsa_guard(move || {
-        let Some(cb) = callback else {
-            return HSA_INVALID_ARGUMENT;
-        };
+    hsa_iterate(callback, data, |cb, data| {
         walk_symbols(executable, Some(agent), |sym| {
             // SAFETY: the caller's callback with hsa.h's signature.
-            unsafe { cb(executable, agent, sym, data as *mut c_void) }
+            unsafe { cb(executable, agent, sym, data) }
         })
     })
 }
