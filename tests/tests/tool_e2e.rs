@@ -90,6 +90,18 @@ impl Run {
     }
 }
 
+/// `WORKLOAD --elements E --iterations I EXTRA...`.
+fn workload<'a>(
+    wl: &'a str,
+    elements: &'a str,
+    iterations: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut v = vec![wl, "--elements", elements, "--iterations", iterations];
+    v.extend_from_slice(extra);
+    v
+}
+
 /// Runs `krphase-emu run ARGS` with the tool loaded and ground truth on.
 fn run(name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     let a = artifacts();
@@ -436,17 +448,12 @@ fn drive_mode_matches_truth_for_stream_and_saxpy_all_layouts_and_kinds() {
                     let ns = n.to_string();
                     let r = run(
                         &name,
-                        &[
+                        &workload(
                             wl,
-                            "--elements",
                             "4096",
-                            "--iterations",
                             "2",
-                            "--payload-layout",
-                            layout,
-                            "--replay-kind",
-                            kind,
-                        ],
+                            &["--payload-layout", layout, "--replay-kind", kind],
+                        ),
                         &[("KRPHASE_PASSES", &ns), ("KRPHASE_MODE", "drive")],
                     );
                     windows += check_drive(&r, n, &mut errs);
@@ -465,29 +472,13 @@ fn payload_without_toggles_and_forced_layout_work() {
     let mut errs = Errors::default();
     let r = run(
         "drive-c168",
-        &[
-            "saxpy",
-            "--elements",
-            "4096",
-            "--iterations",
-            "3",
-            "--payload-layout",
-            "c168",
-        ],
+        &workload("saxpy", "4096", "3", &["--payload-layout", "c168"]),
         &[],
     );
     check_drive(&r, 2, &mut errs);
     let r = run(
         "drive-forced-a",
-        &[
-            "stream",
-            "--elements",
-            "4096",
-            "--iterations",
-            "1",
-            "--payload-layout",
-            "a",
-        ],
+        &workload("stream", "4096", "1", &["--payload-layout", "a"]),
         &[("KRPHASE_PAYLOAD_LAYOUT", "a")],
     );
     check_drive(&r, 2, &mut errs);
@@ -498,15 +489,7 @@ fn payload_without_toggles_and_forced_layout_work() {
 fn wrong_forced_layout_stops_driving_once() {
     let r = run(
         "drive-wrong-layout",
-        &[
-            "stream",
-            "--elements",
-            "4096",
-            "--iterations",
-            "2",
-            "--payload-layout",
-            "b",
-        ],
+        &workload("stream", "4096", "2", &["--payload-layout", "b"]),
         &[("KRPHASE_PAYLOAD_LAYOUT", "a")],
     );
     r.assert_one_line("driving stopped", "wrong layout");
@@ -580,15 +563,7 @@ fn filter_and_single_pass_declines_match_truth() {
 fn sdk_declines_are_windows_with_outcome_declined() {
     let r = run(
         "drive-sdk-decline",
-        &[
-            "stream",
-            "--elements",
-            "4096",
-            "--iterations",
-            "1",
-            "--decline",
-            "footprint_budget",
-        ],
+        &workload("stream", "4096", "1", &["--decline", "footprint_budget"]),
         &[],
     );
     r.assert_ok();
@@ -610,17 +585,12 @@ fn observe_mode_with_the_internal_driver_both_orders() {
     for order in ["first", "last"] {
         let r = run(
             &format!("observe-{order}"),
-            &[
+            &workload(
                 "stream",
-                "--elements",
                 "4096",
-                "--iterations",
                 "2",
-                "--driver-passes",
-                "3",
-                "--driver-order",
-                order,
-            ],
+                &["--driver-passes", "3", "--driver-order", order],
+            ),
             &[],
         );
         r.assert_ok();
@@ -666,17 +636,12 @@ fn observe_mode_with_the_internal_driver_both_orders() {
 fn drive_mode_falls_back_to_observe_when_replay_is_owned() {
     let r = run(
         "drive-refused",
-        &[
+        &workload(
             "saxpy",
-            "--elements",
             "4096",
-            "--iterations",
             "2",
-            "--driver-passes",
-            "3",
-            "--driver-order",
-            "first",
-        ],
+            &["--driver-passes", "3", "--driver-order", "first"],
+        ),
         &[("KRPHASE_MODE", "drive")],
     );
     r.assert_one_line("status 15", "replay owned");
@@ -785,42 +750,33 @@ fn sigkill_halfway_leaves_a_readable_file() {
 
 #[test]
 fn bad_environment_and_unwritable_path_decline_with_one_line() {
-    for (name, env, what) in [
-        (
-            "bad-passes",
-            vec![("KRPHASE_PASSES", "zero")],
-            "KRPHASE_PASSES",
-        ),
-        (
-            "bad-mode",
-            vec![("KRPHASE_MODE", "sideways")],
-            "KRPHASE_MODE",
-        ),
+    for (name, var, value, what) in [
+        ("bad-passes", "KRPHASE_PASSES", "zero", "KRPHASE_PASSES"),
+        ("bad-mode", "KRPHASE_MODE", "sideways", "KRPHASE_MODE"),
         (
             "bad-filter",
-            vec![("KRPHASE_KERNEL_FILTER", "([")],
+            "KRPHASE_KERNEL_FILTER",
+            "([",
             "KRPHASE_KERNEL_FILTER",
         ),
-        (
-            "disabled",
-            vec![("KRPHASE_DISABLE", "1")],
-            "KRPHASE_DISABLE",
-        ),
+        ("disabled", "KRPHASE_DISABLE", "1", "KRPHASE_DISABLE"),
         (
             "unwritable",
-            vec![("KRPHASE_OUTPUT", "/proc/krphase-no/such.krp")],
+            "KRPHASE_OUTPUT",
+            "/proc/krphase-no/such.krp",
             "/proc/krphase-no",
         ),
         (
             "bad-template",
-            vec![("KRPHASE_OUTPUT", "%env{KRPHASE_NO_SUCH_VAR}%.krp")],
+            "KRPHASE_OUTPUT",
+            "%env{KRPHASE_NO_SUCH_VAR}%.krp",
             "KRPHASE_NO_SUCH_VAR",
         ),
     ] {
         let r = run(
             name,
             &["saxpy", "--elements", "1024", "--iterations", "2"],
-            &env,
+            &[(var, value)],
         );
         r.assert_one_line(what, name);
         assert!(r.krp_files().is_empty(), "{name}: no file");
@@ -1053,15 +1009,7 @@ fn continue_decisions_are_recorded_and_split_each_gap_for_n_2_and_4() {
             let ns = n.to_string();
             let r = run(
                 &format!("continue-{n}-{layout}"),
-                &[
-                    "stream",
-                    "--elements",
-                    "65536",
-                    "--iterations",
-                    "6",
-                    "--payload-layout",
-                    layout,
-                ],
+                &workload("stream", "65536", "6", &["--payload-layout", layout]),
                 &[("KRPHASE_PASSES", &ns), ("KRPHASE_MODE", "drive")],
             );
             // check_drive asserts N-1 continue records per window, none after the last pass.
@@ -1077,15 +1025,7 @@ fn indefinite_loop_runs_max_passes_per_window() {
     for layout in ["a", "b"] {
         let r = run(
             &format!("indefinite-{layout}"),
-            &[
-                "stream",
-                "--elements",
-                "4096",
-                "--iterations",
-                "2",
-                "--payload-layout",
-                layout,
-            ],
+            &workload("stream", "4096", "2", &["--payload-layout", layout]),
             &[
                 ("KRPHASE_PASSES", "0"),
                 ("KRPHASE_MAX_PASSES", "3"),
@@ -1146,21 +1086,21 @@ fn a_stuck_pass_without_pass_exit_is_an_incomplete_pass_of_a_declined_window() {
     for (stuck_pass, windows) in [("1", "2"), ("0", "1")] {
         let r = run(
             &format!("stuck-pass-{stuck_pass}"),
-            &[
+            &workload(
                 "stream",
-                "--elements",
                 "4096",
-                "--iterations",
                 "1",
-                "--decline",
-                "pass_drain_stuck",
-                "--stuck-pass",
-                stuck_pass,
-                "--stuck-windows",
-                windows,
-                "--drain-timeout-ms",
-                "24",
-            ],
+                &[
+                    "--decline",
+                    "pass_drain_stuck",
+                    "--stuck-pass",
+                    stuck_pass,
+                    "--stuck-windows",
+                    windows,
+                    "--drain-timeout-ms",
+                    "24",
+                ],
+            ),
             &[("KRPHASE_PASSES", "3"), ("KRPHASE_MODE", "drive")],
         );
         r.assert_quiet_ok();
