@@ -374,17 +374,6 @@ thread_local! {
     static WINDOW: Cell<WindowTls> = const { Cell::new(WindowTls::NONE) };
 }
 
-#[inline]
-fn rec(kind: u8, aux: u8, x: u16, thread: u32, w0: u64, w1: u64, w2: u64) -> Record {
-    Record {
-        kind,
-        aux,
-        x,
-        thread,
-        w: [w0, w1, w2],
-    }
-}
-
 impl Tool {
     pub fn mode(&self) -> Mode {
         Mode::from_u8(self.mode.load(Ordering::Relaxed)).unwrap_or(Mode::Observe)
@@ -413,7 +402,11 @@ impl Tool {
 
     fn notice(&self, n: Notice, a: u64, b: u64) {
         let ts = sys::boottime_ns();
-        recorder::record(rec(kind::NOTICE, n.to_u8(), 0, 0, ts, a, b), ts, Flush::Now);
+        recorder::record(
+            Record::new(kind::NOTICE, n.to_u8(), 0, 0, ts, a, b),
+            ts,
+            Flush::Now,
+        );
     }
 
     fn kernel_matches(&self, kernel_id: u64) -> bool {
@@ -499,7 +492,7 @@ impl Tool {
         });
         let th = tid;
         recorder::record(
-            rec(
+            Record::new(
                 kind::CONFIG_ENTER,
                 decision.to_u8(),
                 0,
@@ -512,7 +505,7 @@ impl Tool {
             Flush::Lazy,
         );
         recorder::record(
-            rec(
+            Record::new(
                 kind::DISPATCH_INFO,
                 0,
                 0,
@@ -525,7 +518,7 @@ impl Tool {
             Flush::Lazy,
         );
         recorder::record(
-            rec(kind::CORRELATION, 0, 0, th, d, corr.0, corr.1),
+            Record::new(kind::CORRELATION, 0, 0, th, d, corr.0, corr.1),
             ts,
             Flush::Lazy,
         );
@@ -539,7 +532,7 @@ impl Tool {
             let (mv, unattributed) = self.modvars.for_agent(agent);
             let regions = (e.classified_regions + mv.variables).min(u64::from(u16::MAX)) as u16;
             recorder::record(
-                rec(
+                Record::new(
                     kind::WINDOW_BYTES,
                     0,
                     regions,
@@ -559,7 +552,7 @@ impl Tool {
         let ts = sys::boottime_ns();
         let d = info.dispatch_id;
         recorder::record(
-            rec(kind::PASS_COUNT_ENTER, 0, 0, 0, ts, d, 0),
+            Record::new(kind::PASS_COUNT_ENTER, 0, 0, 0, ts, d, 0),
             ts,
             Flush::Lazy,
         );
@@ -577,7 +570,7 @@ impl Tool {
         };
         let ts2 = sys::boottime_ns();
         recorder::record(
-            rec(kind::PASS_COUNT_RETURN, 0, 0, 0, ts2, d, n),
+            Record::new(kind::PASS_COUNT_RETURN, 0, 0, 0, ts2, d, n),
             ts2,
             Flush::Lazy,
         );
@@ -602,7 +595,7 @@ impl Tool {
             .saturating_sub(ts)
             .min(u64::from(u16::MAX)) as u16;
         recorder::record(
-            rec(kind::CONTINUE, u8::from(more), own, 0, ts, d, word),
+            Record::new(kind::CONTINUE, u8::from(more), own, 0, ts, d, word),
             ts,
             Flush::Lazy,
         );
@@ -675,7 +668,7 @@ impl Tool {
             0
         };
         let word = u64::from(index) | (u64::from(total) << 32);
-        recorder::record(rec(k, aux, 0, tid, ts, d, word), ts, Flush::Lazy);
+        recorder::record(Record::new(k, aux, 0, tid, ts, d, word), ts, Flush::Lazy);
     }
 
     /// Confirms the layout by where the field at `field(layout)` holds `n`.
@@ -762,7 +755,11 @@ impl Tool {
             };
             c.fetch_add(1, Ordering::Relaxed);
         }
-        recorder::record(rec(kind::CONFIG_EXIT, 0, 0, tid, ts, d, 0), ts, Flush::Now);
+        recorder::record(
+            Record::new(kind::CONFIG_EXIT, 0, 0, tid, ts, d, 0),
+            ts,
+            Flush::Now,
+        );
     }
 
     /// ENQUEUE ENTER: the enqueue record, and the placement when it changed for this thread
@@ -776,9 +773,9 @@ impl Tool {
         }
         let (agent, queue) = (info.agent_id.handle, info.queue_id.handle);
         th.record_placed(
-            rec(kind::ENQUEUE_ENTER, 0, 0, tid, ts, d, info.kernel_id),
+            Record::new(kind::ENQUEUE_ENTER, 0, 0, tid, ts, d, info.kernel_id),
             (agent, queue),
-            rec(kind::DISPATCH_INFO, 1, 0, tid, d, agent, queue),
+            Record::new(kind::DISPATCH_INFO, 1, 0, tid, d, agent, queue),
             ts,
         );
     }
@@ -786,7 +783,7 @@ impl Tool {
     #[inline(always)]
     pub fn on_enqueue_exit(&self, th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
         th.record(
-            rec(kind::ENQUEUE_EXIT, 0, 0, tid, ts, d, corr),
+            Record::new(kind::ENQUEUE_EXIT, 0, 0, tid, ts, d, corr),
             ts,
             Flush::Lazy,
         );
@@ -795,7 +792,7 @@ impl Tool {
     #[inline(always)]
     pub fn on_complete(&self, th: Thread, d: u64, start: u64, end: u64, tid: u32) {
         th.record(
-            rec(kind::COMPLETE, 0, 0, tid, d, start, end),
+            Record::new(kind::COMPLETE, 0, 0, tid, d, start, end),
             end,
             Flush::Lazy,
         );
@@ -831,7 +828,7 @@ impl Tool {
                 // Flushed at once: the reader's live-allocation state must precede the
                 // dispatches of other threads that use it (allocations are rare).
                 recorder::record(
-                    rec(kind::ALLOC, class, op as u16, tid, address, size, agent),
+                    Record::new(kind::ALLOC, class, op as u16, tid, address, size, agent),
                     ts,
                     Flush::Now,
                 );
@@ -846,7 +843,7 @@ impl Tool {
                     class
                 };
                 recorder::record(
-                    rec(kind::FREE, class, op as u16, tid, address, size, agent),
+                    Record::new(kind::FREE, class, op as u16, tid, address, size, agent),
                     ts,
                     Flush::Now,
                 );
@@ -891,7 +888,7 @@ impl Tool {
         for c in changes {
             let n = c.bytes.variables.min(u64::from(u16::MAX)) as u16;
             recorder::record(
-                rec(
+                Record::new(
                     kind::MODULE_VARS,
                     c.attribution,
                     n,

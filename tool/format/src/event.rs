@@ -363,17 +363,6 @@ pub enum Event {
 }
 
 #[inline]
-fn rec(kind: u8, aux: u8, x: u16, thread: u32, w0: u64, w1: u64, w2: u64) -> Record {
-    Record {
-        kind,
-        aux,
-        x,
-        thread,
-        w: [w0, w1, w2],
-    }
-}
-
-#[inline]
 fn pass_word(pass: u32, total: u32) -> u64 {
     u64::from(pass) | (u64::from(total) << 32)
 }
@@ -389,7 +378,7 @@ impl Event {
                 dispatch_id,
                 kernel_id,
                 decision,
-            } => rec(
+            } => Record::new(
                 CONFIG_ENTER,
                 decision.to_u8(),
                 0,
@@ -403,29 +392,29 @@ impl Event {
                 dispatch_id,
                 agent,
                 queue,
-            } => rec(DISPATCH_INFO, 0, 0, thread, dispatch_id, agent, queue),
+            } => Record::new(DISPATCH_INFO, 0, 0, thread, dispatch_id, agent, queue),
             Event::Correlation {
                 thread,
                 dispatch_id,
                 internal,
                 ancestor,
-            } => rec(CORRELATION, 0, 0, thread, dispatch_id, internal, ancestor),
+            } => Record::new(CORRELATION, 0, 0, thread, dispatch_id, internal, ancestor),
             Event::PassCountEnter {
                 thread,
                 ts,
                 dispatch_id,
-            } => rec(PASS_COUNT_ENTER, 0, 0, thread, ts, dispatch_id, 0),
+            } => Record::new(PASS_COUNT_ENTER, 0, 0, thread, ts, dispatch_id, 0),
             Event::PassCountReturn {
                 thread,
                 ts,
                 dispatch_id,
                 passes,
-            } => rec(PASS_COUNT_RETURN, 0, 0, thread, ts, dispatch_id, passes),
+            } => Record::new(PASS_COUNT_RETURN, 0, 0, thread, ts, dispatch_id, passes),
             Event::ConfigExit {
                 thread,
                 ts,
                 dispatch_id,
-            } => rec(CONFIG_EXIT, 0, 0, thread, ts, dispatch_id, 0),
+            } => Record::new(CONFIG_EXIT, 0, 0, thread, ts, dispatch_id, 0),
             Event::PassEnter {
                 thread,
                 ts,
@@ -433,7 +422,7 @@ impl Event {
                 pass,
                 total,
                 layout,
-            } => rec(
+            } => Record::new(
                 PASS_ENTER,
                 layout,
                 0,
@@ -449,7 +438,7 @@ impl Event {
                 pass,
                 total,
                 layout,
-            } => rec(
+            } => Record::new(
                 PASS_EXIT,
                 layout,
                 0,
@@ -466,7 +455,7 @@ impl Event {
                 result,
                 total,
                 duration_ns,
-            } => rec(
+            } => Record::new(
                 CONTINUE,
                 u8::from(result),
                 duration_ns,
@@ -480,19 +469,19 @@ impl Event {
                 ts,
                 dispatch_id,
                 kernel_id,
-            } => rec(ENQUEUE_ENTER, 0, 0, thread, ts, dispatch_id, kernel_id),
+            } => Record::new(ENQUEUE_ENTER, 0, 0, thread, ts, dispatch_id, kernel_id),
             Event::EnqueueExit {
                 thread,
                 ts,
                 dispatch_id,
                 correlation,
-            } => rec(ENQUEUE_EXIT, 0, 0, thread, ts, dispatch_id, correlation),
+            } => Record::new(ENQUEUE_EXIT, 0, 0, thread, ts, dispatch_id, correlation),
             Event::Complete {
                 thread,
                 dispatch_id,
                 gpu_start,
                 gpu_end,
-            } => rec(COMPLETE, 0, 0, thread, dispatch_id, gpu_start, gpu_end),
+            } => Record::new(COMPLETE, 0, 0, thread, dispatch_id, gpu_start, gpu_end),
             Event::Alloc {
                 thread,
                 op,
@@ -500,7 +489,7 @@ impl Event {
                 address,
                 size,
                 agent,
-            } => rec(ALLOC, class, op, thread, address, size, agent),
+            } => Record::new(ALLOC, class, op, thread, address, size, agent),
             Event::Free {
                 thread,
                 op,
@@ -508,14 +497,14 @@ impl Event {
                 address,
                 size,
                 agent,
-            } => rec(FREE, class, op, thread, address, size, agent),
+            } => Record::new(FREE, class, op, thread, address, size, agent),
             Event::WindowBytes {
                 thread,
                 dispatch_id,
                 classified,
                 regions,
                 upper_bound,
-            } => rec(
+            } => Record::new(
                 WINDOW_BYTES,
                 0,
                 regions,
@@ -530,7 +519,7 @@ impl Event {
                 notice,
                 a,
                 b,
-            } => rec(NOTICE, notice.to_u8(), 0, thread, ts, a, b),
+            } => Record::new(NOTICE, notice.to_u8(), 0, thread, ts, a, b),
             Event::ModuleVars {
                 thread,
                 ts,
@@ -538,7 +527,7 @@ impl Event {
                 bytes,
                 variables,
                 attribution,
-            } => rec(
+            } => Record::new(
                 MODULE_VARS,
                 attribution,
                 variables,

@@ -25,6 +25,18 @@ pub struct Record {
 }
 
 impl Record {
+    /// A record from its header fields and its three payload words.
+    #[inline]
+    pub fn new(kind: u8, aux: u8, x: u16, thread: u32, w0: u64, w1: u64, w2: u64) -> Record {
+        Record {
+            kind,
+            aux,
+            x,
+            thread,
+            w: [w0, w1, w2],
+        }
+    }
+
     /// Encodes into the on-disk bytes.
     #[inline]
     pub fn encode(&self) -> [u8; RECORD_SIZE] {
