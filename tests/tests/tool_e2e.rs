@@ -658,20 +658,23 @@ fn drive_mode_falls_back_to_observe_when_replay_is_owned() {
     );
 }
 
+/// 64 host threads, one queue each, 1000 dispatches each: 64,000 dispatches.
+const SIXTY_FOUR_THREADS: [&str; 7] = [
+    "multi-queue",
+    "--threads",
+    "64",
+    "--iterations",
+    "1000",
+    "--elements",
+    "64",
+];
+
 #[test]
 fn sixty_four_threads_thousand_dispatches_counts_exact() {
     for on_full in ["block", "drop"] {
         let r = run(
             &format!("threads-{on_full}"),
-            &[
-                "multi-queue",
-                "--threads",
-                "64",
-                "--iterations",
-                "1000",
-                "--elements",
-                "64",
-            ],
+            &SIXTY_FOUR_THREADS,
             &[("KRPHASE_PASSES", "1"), ("KRPHASE_ON_FULL", on_full)],
         );
         r.assert_ok();
@@ -920,16 +923,8 @@ fn sixty_four_threads_thousand_replayed_dispatches_drive_mode() {
     let dir = scratch_dir("threads-drive");
     let truth = dir.join("truth.jsonl");
     let o = Command::new(&a.emu)
-        .args([
-            "run",
-            "multi-queue",
-            "--threads",
-            "64",
-            "--iterations",
-            "1000",
-            "--elements",
-            "64",
-        ])
+        .arg("run")
+        .args(SIXTY_FOUR_THREADS)
         .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
         .env("KRPHASE_EMU_TRUTH", &truth)
         .env("KRPHASE_OUTPUT", dir.join("d.krp"))
