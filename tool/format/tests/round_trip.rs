@@ -150,59 +150,44 @@ fn observe_mode_passes_share_a_dispatch_id() {
     let mut rc = Reconstructor::new();
     let mut evs = Vec::new();
     // Dispatch 10 replayed 3 times (3 enqueues), then dispatch 11 runs once.
-    for (i, base) in [1000u64, 2000, 3000].into_iter().enumerate() {
-        let _ = i;
+    for (d, base, correlation) in [
+        (10, 1000u64, 1),
+        (10, 2000, 1),
+        (10, 3000, 1),
+        (11, 4000, 2),
+    ] {
         evs.push(Event::EnqueueEnter {
             thread: t,
             ts: base,
-            dispatch_id: 10,
+            dispatch_id: d,
             kernel_id: 1,
         });
         evs.push(Event::DispatchInfo {
             thread: t,
-            dispatch_id: 10,
+            dispatch_id: d,
             agent: 1,
             queue: 9,
         });
         evs.push(Event::EnqueueExit {
             thread: t,
             ts: base + 5,
-            dispatch_id: 10,
-            correlation: 1,
+            dispatch_id: d,
+            correlation,
         });
     }
-    evs.push(Event::EnqueueEnter {
-        thread: t,
-        ts: 4000,
-        dispatch_id: 11,
-        kernel_id: 1,
-    });
-    evs.push(Event::DispatchInfo {
-        thread: t,
-        dispatch_id: 11,
-        agent: 1,
-        queue: 9,
-    });
-    evs.push(Event::EnqueueExit {
-        thread: t,
-        ts: 4005,
-        dispatch_id: 11,
-        correlation: 2,
-    });
-    for (s, e) in [(1100u64, 1800u64), (2100, 2800), (3100, 3800)] {
+    for (d, s, e) in [
+        (10, 1100u64, 1800u64),
+        (10, 2100, 2800),
+        (10, 3100, 3800),
+        (11, 4100, 4200),
+    ] {
         evs.push(Event::Complete {
             thread: 6,
-            dispatch_id: 10,
+            dispatch_id: d,
             gpu_start: s,
             gpu_end: e,
         });
     }
-    evs.push(Event::Complete {
-        thread: 6,
-        dispatch_id: 11,
-        gpu_start: 4100,
-        gpu_end: 4200,
-    });
     let mut out = Vec::new();
     for e in &evs {
         rc.push(e);
