@@ -18,7 +18,7 @@ use krphase_ffi::{
     ContextId, KernelDispatchData, KernelDispatchInfo, KernelSymbolData, PayloadLayout,
     ReplayPayload, Sdk, ToolConfigureResult, UserData, code_object_op, kernel_dispatch_op,
 };
-use observe::{Obs, obs};
+use observe::obs;
 use serde_json::json;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::OnceLock;
@@ -544,7 +544,3 @@ unsafe extern "C" fn memory_cb(
         );
     });
 }
-
-// Keep Obs in the public type graph so the module's items are used.
-#[allow(dead_code)]
-fn _obs_type(_: &Obs) {}
