@@ -127,6 +127,16 @@ pub fn read_truth(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// [`read_truth`] for a run that may have failed before the emulator opened the truth file:
+/// no file reads as no lines.
+pub fn read_truth_if_any(path: &Path) -> Vec<serde_json::Value> {
+    if path.exists() {
+        read_truth(path)
+    } else {
+        Vec::new()
+    }
+}
+
 /// Files of one emulator run made by [`run_logged`], all in its scratch directory.
 pub struct LoggedRun {
     /// The scratch directory.

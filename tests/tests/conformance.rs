@@ -2,7 +2,7 @@
 //! through the C ABI by the krphase-probe tool (loaded via ROCP_TOOL_LIBRARIES) and against the
 //! emulator's ground truth (KRPHASE_EMU_TRUTH). One test per rule.
 
-use krphase_tests::{artifacts, output_text, read_truth, scratch_dir};
+use krphase_tests::{artifacts, output_text, read_truth_if_any, scratch_dir};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -121,11 +121,7 @@ fn run_emu(name: &str, probe_env: &[(&str, &str)], emu_args: &[&str], with_probe
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or(Value::Null);
     // A run that fails before the emulator opens the truth file leaves none.
-    let truth = if truth.exists() {
-        read_truth(&truth)
-    } else {
-        Vec::new()
-    };
+    let truth = read_truth_if_any(&truth);
     Run { out, probe, truth }
 }
 

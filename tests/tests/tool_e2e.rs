@@ -5,7 +5,7 @@ use krphase_format::windows::{
     Decline, DeclineReason, Outcome, Output, PlainDispatch, Reconstructor, Source, Window,
 };
 use krphase_format::{FileReader, Header, Trailer};
-use krphase_tests::{artifacts, scratch_dir};
+use krphase_tests::{artifacts, read_truth_if_any, scratch_dir};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -132,17 +132,8 @@ fn run(name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
         cmd.env(k, v);
     }
     let out = cmd.output().expect("run krphase-emu");
-    let truth = read_truth(&truth);
+    let truth = read_truth_if_any(&truth);
     Run { dir, out, truth }
-}
-
-fn read_truth(p: &Path) -> Vec<Value> {
-    std::fs::read_to_string(p)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("truth line is JSON"))
-        .collect()
 }
 
 #[derive(Default)]
@@ -890,7 +881,7 @@ fn under_the_rocprofv3_stand_in_the_tool_observes_into_its_output_directory() {
     );
     let d = decode(&found[0]);
     assert_eq!(d.header.mode, krphase_format::Mode::Observe);
-    let t: Vec<Value> = read_truth(&truth)
+    let t: Vec<Value> = read_truth_if_any(&truth)
         .into_iter()
         .filter(|v| v["type"] == "window")
         .collect();
