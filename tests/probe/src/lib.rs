@@ -369,30 +369,20 @@ unsafe extern "C" fn replay_cb(
                 if !target(&info) {
                     return; // opt out: leave replay_pass_count NULL
                 }
+                if s.scenario == "count-null" {
+                    return; // claim the window but leave replay_pass_count NULL
+                }
+                p.set_pass_count(l, Some(pass_count));
                 match s.scenario.as_str() {
-                    "count-null" => {}
-                    "zero-no-continue" => {
-                        p.set_pass_count(l, Some(pass_count));
-                    }
-                    "early-exit" | "indefinite" => {
-                        p.set_pass_count(l, Some(pass_count));
-                        p.set_continue(l, Some(replay_continue));
-                    }
                     "user-data-ptr" => {
                         let state: &'static mut [u64; 2] = Box::leak(Box::new([s.passes, 0]));
                         ud.ptr = (state as *mut [u64; 2]).cast();
-                        p.set_pass_count(l, Some(pass_count));
-                        p.set_continue(l, Some(replay_continue));
                     }
-                    "user-data-value" => {
-                        ud.value = 7;
-                        p.set_pass_count(l, Some(pass_count));
-                        p.set_continue(l, Some(replay_continue));
-                    }
-                    _ => {
-                        p.set_pass_count(l, Some(pass_count));
-                    }
+                    "user-data-value" => ud.value = 7,
+                    "early-exit" | "indefinite" => {}
+                    _ => return, // fixed pass count, no continue callback
                 }
+                p.set_continue(l, Some(replay_continue));
             }
             ("pass", "enter") => {
                 if s.scenario == "reentrant"
