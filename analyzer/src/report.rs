@@ -508,7 +508,8 @@ fn fmt_opt_ns(v: Option<u64>) -> String {
     v.map_or("-".into(), |v| fmt_ns(v as f64))
 }
 
-fn pct(v: Option<f64>) -> String {
+/// A fraction as a percentage with one decimal (`-` when absent).
+pub(crate) fn pct(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
 }
 

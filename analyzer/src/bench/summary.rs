@@ -9,6 +9,8 @@ use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
+use crate::report::pct;
+
 /// One measurement as the summary uses it.
 #[derive(Debug, Clone, Serialize)]
 pub struct MeasurementRef {
@@ -450,10 +452,6 @@ pub fn report_json(conn: &Connection) -> Result<Option<BenchJson>> {
 
 fn secs(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.3} s"))
-}
-
-fn pct(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{:.1}%", v * 100.0))
 }
 
 fn bytes(b: Option<f64>) -> String {
