@@ -490,38 +490,40 @@ impl Tool {
                 called: false,
             })
         });
-        let th = tid;
-        recorder::record(
-            Record::new(
-                kind::CONFIG_ENTER,
-                decision.to_u8(),
-                0,
-                th,
+        // One thread-local access for the window's opening records.
+        recorder::with_thread(|th| {
+            th.record(
+                Record::new(
+                    kind::CONFIG_ENTER,
+                    decision.to_u8(),
+                    0,
+                    tid,
+                    ts,
+                    d,
+                    info.kernel_id,
+                ),
                 ts,
-                d,
-                info.kernel_id,
-            ),
-            ts,
-            Flush::Lazy,
-        );
-        recorder::record(
-            Record::new(
-                kind::DISPATCH_INFO,
-                0,
-                0,
-                th,
-                d,
-                info.agent_id.handle,
-                info.queue_id.handle,
-            ),
-            ts,
-            Flush::Lazy,
-        );
-        recorder::record(
-            Record::new(kind::CORRELATION, 0, 0, th, d, corr.0, corr.1),
-            ts,
-            Flush::Lazy,
-        );
+                Flush::Lazy,
+            );
+            th.record(
+                Record::new(
+                    kind::DISPATCH_INFO,
+                    0,
+                    0,
+                    tid,
+                    d,
+                    info.agent_id.handle,
+                    info.queue_id.handle,
+                ),
+                ts,
+                Flush::Lazy,
+            );
+            th.record(
+                Record::new(kind::CORRELATION, 0, 0, tid, d, corr.0, corr.1),
+                ts,
+                Flush::Lazy,
+            );
+        });
         if matches!(decision, Decision::Replay | Decision::Indefinite) {
             let agent = info.agent_id.handle;
             if self.modvars.is_dirty() {
@@ -536,7 +538,7 @@ impl Tool {
                     kind::WINDOW_BYTES,
                     0,
                     regions,
-                    th,
+                    tid,
                     d,
                     e.classified + mv.bytes,
                     e.upper_bound + mv.bytes + unattributed.bytes,
