@@ -674,6 +674,33 @@ impl Reconstructor {
         k.and_then(|k| self.names.get(&k).cloned())
     }
 
+    /// A window of `d` carrying the group's identity and CONFIG times, no passes yet.
+    fn window_of(&self, d: u64, g: &Group, source: Source, outcome: Outcome) -> Window {
+        Window {
+            dispatch_id: d,
+            correlation_id: g.correlation,
+            kernel_id: g.kernel_id,
+            kernel_name: self.name_of(g.kernel_id),
+            agent: g.agent,
+            queue: g.queue,
+            thread: g.thread,
+            source,
+            outcome,
+            requested_passes: None,
+            executed_passes: 0,
+            config_enter: g.config_enter,
+            pass_count_return: None,
+            config_exit: g.config_exit,
+            passes: Vec::new(),
+            restores: Vec::new(),
+            pre_pass: None,
+            tail: None,
+            bytes: None,
+            continues: Vec::new(),
+            stuck: None,
+        }
+    }
+
     /// CONFIG EXIT without a PASS: a tool opt-out or an SDK decline, emitted at once.
     fn emit_config_only(&mut self, d: u64) {
         let Some(g) = self.groups.get(&d) else { return };
@@ -698,27 +725,10 @@ impl Reconstructor {
                 config_exit: g.config_exit,
             }),
             None => Output::Window(Window {
-                dispatch_id: d,
-                correlation_id: g.correlation,
-                kernel_id: g.kernel_id,
-                kernel_name: self.name_of(g.kernel_id),
-                agent: g.agent,
-                queue: g.queue,
-                thread: g.thread,
-                source: Source::Drive,
-                outcome: Outcome::Declined,
                 requested_passes: g.requested,
-                executed_passes: 0,
-                config_enter: g.config_enter,
                 pass_count_return: g.pass_count_return,
-                config_exit: g.config_exit,
-                passes: Vec::new(),
-                restores: Vec::new(),
-                pre_pass: None,
-                tail: None,
                 bytes: g.bytes,
-                continues: Vec::new(),
-                stuck: None,
+                ..self.window_of(d, g, Source::Drive, Outcome::Declined)
             }),
         };
         self.ready.push_back(out);
@@ -727,7 +737,6 @@ impl Reconstructor {
     }
 
     fn emit(&mut self, d: u64, mut g: Group) {
-        let kernel_name = self.name_of(g.kernel_id);
         g.completes.sort_unstable();
         // Passes seen without CONFIG EXIT (file cut mid-window) still form a drive window.
         if g.drive_window || !g.passes.is_empty() {
@@ -783,21 +792,11 @@ impl Reconstructor {
             } else {
                 Outcome::Replayed
             };
+            let base = self.window_of(d, &g, Source::Drive, outcome);
             self.ready.push_back(Output::Window(Window {
-                dispatch_id: d,
-                correlation_id: g.correlation,
-                kernel_id: g.kernel_id,
-                kernel_name,
-                agent: g.agent,
-                queue: g.queue,
-                thread: g.thread,
-                source: Source::Drive,
-                outcome,
                 requested_passes: g.requested,
                 executed_passes: executed,
-                config_enter: g.config_enter,
                 pass_count_return: g.pass_count_return,
-                config_exit: g.config_exit,
                 passes: g.passes,
                 restores,
                 pre_pass,
@@ -805,6 +804,7 @@ impl Reconstructor {
                 bytes: g.bytes,
                 continues: g.continues,
                 stuck,
+                ..base
             }));
             return;
         }
@@ -822,7 +822,7 @@ impl Reconstructor {
             self.ready.push_back(Output::Plain(PlainDispatch {
                 dispatch_id: d,
                 kernel_id: g.kernel_id,
-                kernel_name,
+                kernel_name: self.name_of(g.kernel_id),
                 thread: g.thread,
                 agent: g.agent,
                 queue: g.queue,
@@ -860,28 +860,14 @@ impl Reconstructor {
                 })
             })
             .collect();
+        let base = self.window_of(d, &g, Source::Observe, Outcome::Replayed);
         self.ready.push_back(Output::Window(Window {
-            dispatch_id: d,
-            correlation_id: g.correlation,
-            kernel_id: g.kernel_id,
-            kernel_name,
-            agent: g.agent,
-            queue: g.queue,
-            thread: g.thread,
-            source: Source::Observe,
-            outcome: Outcome::Replayed,
-            requested_passes: None,
             executed_passes: n as u64,
-            config_enter: g.config_enter,
-            pass_count_return: None,
-            config_exit: g.config_exit,
             passes,
             restores,
-            pre_pass: None,
-            tail: None,
             bytes: g.bytes.or(g.first_enqueue_bytes),
             continues: g.continues,
-            stuck: None,
+            ..base
         }));
     }
 
