@@ -7,8 +7,8 @@ use crate::memory::{self, MemKind, Region};
 use crate::sdk::sdk;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, CorrelationId, KernelDispatchData, KernelDispatchInfo,
-    UserData, kernel_dispatch_op,
+    CallbackPhase, CallbackTracingKind, KernelDispatchData, KernelDispatchInfo, UserData,
+    kernel_dispatch_op,
 };
 use parking_lot::{Condvar, Mutex, RwLock};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -185,10 +185,7 @@ fn completion_thread(rx: Receiver<Retired>) {
             let mut ud = UserData::default();
             s.invoke(
                 p.thread_id,
-                CorrelationId {
-                    internal: p.corr,
-                    ..Default::default()
-                },
+                crate::ids::correlation(p.corr),
                 kind,
                 kernel_dispatch_op::COMPLETE,
                 CallbackPhase::NONE,

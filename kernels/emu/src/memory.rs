@@ -8,8 +8,8 @@
 use crate::clock::{now_ns, thread_id};
 use crate::sdk::sdk;
 use krphase_ffi::{
-    AgentId, CallbackPhase, CallbackTracingKind, CorrelationId, HsaAgent, HsaAmdPointerInfo,
-    MemoryAllocationData, UserData, hsa_global_flag, hsa_pointer_type, memory_allocation_op,
+    AgentId, CallbackPhase, CallbackTracingKind, HsaAgent, HsaAmdPointerInfo, MemoryAllocationData,
+    UserData, hsa_global_flag, hsa_pointer_type, memory_allocation_op,
 };
 use krphase_kernels::words::{Words, alloc_words};
 use parking_lot::RwLock;
@@ -68,10 +68,7 @@ fn deliver_alloc(op: i32, agent: u64, address: u64, size: u64, start: u64) {
         return;
     }
     let tid = thread_id();
-    let corr = CorrelationId {
-        internal: crate::ids::next_correlation(),
-        ..Default::default()
-    };
+    let corr = crate::ids::next_correlation();
     for s in subs {
         let mut ud = UserData::default();
         let mut enter = MemoryAllocationData {

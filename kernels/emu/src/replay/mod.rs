@@ -169,13 +169,11 @@ fn enqueue(queue: &Queue, packet: KernelPacket) {
         end_timestamp: 0,
         dispatch_info: packet.info,
     };
+    let (tid, corr) = (packet.thread_id, ids::correlation(packet.corr));
     for (s, ud) in subs.iter().zip(uds.iter_mut()) {
         s.invoke(
-            packet.thread_id,
-            CorrelationId {
-                internal: packet.corr,
-                ..Default::default()
-            },
+            tid,
+            corr,
             kind,
             kernel_dispatch_op::ENQUEUE,
             CallbackPhase::ENTER,
@@ -183,14 +181,6 @@ fn enqueue(queue: &Queue, packet: KernelPacket) {
             ud,
         );
     }
-    let (tid, corr) = (
-        packet.thread_id,
-        CorrelationId {
-            internal: packet.corr,
-            ..Default::default()
-        },
-    );
-    let mut data2 = data;
     for (s, ud) in subs.iter().zip(uds.iter_mut()) {
         s.invoke(
             tid,
@@ -198,7 +188,7 @@ fn enqueue(queue: &Queue, packet: KernelPacket) {
             kind,
             kernel_dispatch_op::ENQUEUE,
             CallbackPhase::EXIT,
-            (&mut data2 as *mut KernelDispatchData).cast(),
+            (&mut data as *mut KernelDispatchData).cast(),
             ud,
         );
     }
@@ -251,11 +241,14 @@ pub fn write_packets(queue: &Queue, launches: Vec<Launch>, graph: bool) -> Vec<A
     let apps: Vec<_> = launches.iter().map(|_| queue.app_completion()).collect();
     if s.finalizing() {
         for (l, app) in launches.into_iter().zip(apps.iter().cloned()) {
-            let corr = CorrelationId {
-                internal: ids::next_correlation(),
-                ..Default::default()
-            };
-            ordinary(queue, l, ids::next_dispatch(), corr, app, false);
+            ordinary(
+                queue,
+                l,
+                ids::next_dispatch(),
+                ids::next_correlation(),
+                app,
+                false,
+            );
         }
         return apps;
     }
@@ -289,10 +282,7 @@ pub fn write_packets(queue: &Queue, launches: Vec<Launch>, graph: bool) -> Vec<A
             "multi_packet"
         };
         for (l, app) in launches.into_iter().zip(apps.iter().cloned()) {
-            let corr = CorrelationId {
-                internal: ids::next_correlation(),
-                ..Default::default()
-            };
+            let corr = ids::next_correlation();
             let id = ids::next_dispatch();
             if owner.is_some() {
                 decline_truth(id, l.kernel_id, reason, None);
@@ -302,10 +292,7 @@ pub fn write_packets(queue: &Queue, launches: Vec<Launch>, graph: bool) -> Vec<A
         return apps;
     }
     let l = launches.into_iter().next().expect("one launch");
-    let corr = CorrelationId {
-        internal: ids::next_correlation(),
-        ..Default::default()
-    };
+    let corr = ids::next_correlation();
     window(
         queue,
         l,
