@@ -373,24 +373,7 @@ fn window(
         agent: queue.agent,
         queue: queue.id,
         thread: thread_id(),
-        requested: 0,
-        executed: 0,
-        config_enter: 0,
-        pass_count_return: 0,
-        setup: None,
-        lock_wait: None,
-        admission: None,
-        queue_drain: None,
-        agent_drain: None,
-        snapshot: None,
-        passes: Vec::new(),
-        restores: Vec::new(),
-        tail: None,
-        config_exit: 0,
-        footprint: (0, 0),
-        vmem: (0, 0),
-        pool: (0, 0),
-        reentrancy: false,
+        ..Default::default()
     };
     // CONFIG ENTER, then the pass-count call with the value stored at ENTER.
     let mut config_ud = UserData::default();
@@ -475,12 +458,9 @@ fn window(
     let result = locked_window(
         queue, &l, &app, &owner, pass_sub, &mut w, config_ud, cont, info, locked,
     );
-    match result {
-        Ok(()) => {}
-        Err(reason) => {
-            // SDK decline after acceptance: the dispatch runs once, still under the writer lock.
-            finish_declined(queue, l, app, &owner, &mut w, config_ud, reason);
-        }
+    if let Err(reason) = result {
+        // SDK decline after acceptance: the dispatch runs once, still under the writer lock.
+        finish_declined(queue, l, app, &owner, &mut w, config_ud, reason);
     }
     IN_WINDOW.with(|c| c.set(outer_window));
     REENTRANCY_SEEN.with(|c| c.set(outer_seen));
@@ -488,7 +468,6 @@ fn window(
 }
 
 /// Outcome line (WARNING), CONFIG EXIT, truth, then a single ordinary run.
-#[allow(clippy::too_many_arguments)]
 fn finish_declined(
     queue: &Queue,
     l: Launch,

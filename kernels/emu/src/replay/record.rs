@@ -37,6 +37,7 @@ pub(super) struct PassRec {
 }
 
 /// Everything one window measured, filled in as the timeline advances.
+#[derive(Default)]
 pub(super) struct Window {
     pub(super) dispatch_id: u64,
     pub(super) corr: CorrelationId,
