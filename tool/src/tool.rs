@@ -610,20 +610,38 @@ impl Tool {
         let info = p.dispatch_info();
         let d = info.dispatch_id;
         let mut layout = self.layout.load(Ordering::Acquire);
-        if enter
-            && (layout == LAYOUT_UNKNOWN
-                || (self.layout_forced && !LAYOUT_CONFIRMED.load(Ordering::Relaxed)))
-        {
-            let seen = WINDOW.with(|w| {
-                let st = w.get();
-                if st.dispatch == d { st.passes } else { 0 }
-            });
-            if self.cfg.passes > 0 {
-                layout = self.confirm_layout(p, layout, total_offset, u64::from(self.cfg.passes));
-            } else if seen > 0 {
-                layout = self.confirm_layout(p, layout, current_offset, u64::from(seen));
+        // One thread-local access: the passes seen so far in this window, counted up at ENTER.
+        let own = WINDOW.with(|w| {
+            let mut st = w.get();
+            if st.dispatch != d {
+                st = WindowTls {
+                    dispatch: d,
+                    ..WindowTls::NONE
+                };
             }
-        }
+            let seen = st.passes;
+            if enter
+                && (layout == LAYOUT_UNKNOWN
+                    || (self.layout_forced && !LAYOUT_CONFIRMED.load(Ordering::Relaxed)))
+            {
+                if self.cfg.passes > 0 {
+                    layout =
+                        self.confirm_layout(p, layout, total_offset, u64::from(self.cfg.passes));
+                } else if seen > 0 {
+                    layout = self.confirm_layout(p, layout, current_offset, u64::from(seen));
+                }
+            }
+            if enter {
+                st.passes = seen + 1;
+                w.set(st);
+            }
+            // Our own count numbers passes when the layout is unusable.
+            match layout {
+                LAYOUT_A | LAYOUT_B => None,
+                _ if enter => Some(seen),
+                _ => Some(seen.saturating_sub(1)),
+            }
+        });
         let (index, total) = match layout {
             LAYOUT_A | LAYOUT_B => {
                 let l = if layout == LAYOUT_A {
@@ -636,29 +654,8 @@ impl Tool {
                     p.total_passes(l).unwrap_or(0) as u32,
                 )
             }
-            _ => (u32::MAX, 0),
+            _ => (own.unwrap_or(0), 0),
         };
-        // Our own count numbers passes when the layout is unusable.
-        let index = WINDOW.with(|w| {
-            let mut st = w.get();
-            if st.dispatch != d {
-                st = WindowTls {
-                    dispatch: d,
-                    ..WindowTls::NONE
-                };
-            }
-            let seen = st.passes;
-            let idx = if index == u32::MAX {
-                if enter { seen } else { seen.saturating_sub(1) }
-            } else {
-                index
-            };
-            if enter {
-                st.passes = seen + 1;
-                w.set(st);
-            }
-            idx
-        });
         let k = if enter {
             kind::PASS_ENTER
         } else {
