@@ -23,6 +23,15 @@ pub struct ReadError {
     pub kind: ReadErrorKind,
 }
 
+impl ReadError {
+    fn corrupt(offset: u64, m: String) -> Self {
+        ReadError {
+            offset,
+            kind: ReadErrorKind::Corrupt(m),
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ReadErrorKind {
     #[error("I/O error: {0}")]
@@ -183,10 +192,7 @@ impl<R: Read> FileReader<R> {
         let t = frame[0];
         let len = u32::from_le_bytes(frame[4..8].try_into().expect("4")) as usize;
         let crc = u32::from_le_bytes(frame[8..12].try_into().expect("4"));
-        let corrupt = |m: String| ReadError {
-            offset: at,
-            kind: ReadErrorKind::Corrupt(m),
-        };
+        let corrupt = |m: String| ReadError::corrupt(at, m);
         if len > MAX_PAYLOAD {
             return Err(corrupt(format!(
                 "block length {len} exceeds the limit {MAX_PAYLOAD}"
@@ -213,10 +219,7 @@ impl<R: Read> FileReader<R> {
 
     fn parse_names(&mut self, at: u64) -> Result<(), ReadError> {
         let mut c = block::Cursor::new(&self.buf);
-        let corrupt = |m: String| ReadError {
-            offset: at,
-            kind: ReadErrorKind::Corrupt(m),
-        };
+        let corrupt = |m: String| ReadError::corrupt(at, m);
         while c.remaining() > 0 {
             let space = NameSpace::from_u8(c.u8().map_err(corrupt)?);
             let key = c.u64().map_err(corrupt)?;
@@ -242,12 +245,9 @@ impl<R: Read> FileReader<R> {
             if self.done {
                 return None;
             }
-            self.rec_pos = 0;
-            self.rec_len = 0;
-            let at = self.offset;
-            let t = match self.read_block() {
-                Ok(Some(t)) => t,
-                Ok(None) => {
+            match self.next_block() {
+                Ok(true) => {}
+                Ok(false) => {
                     self.done = true;
                     return None;
                 }
@@ -255,46 +255,47 @@ impl<R: Read> FileReader<R> {
                     self.done = true;
                     return Some(Err(e));
                 }
-            };
-            let corrupt = |m: String| ReadError {
-                offset: at,
-                kind: ReadErrorKind::Corrupt(m),
-            };
-            match t {
-                tag::EVENTS => {
-                    if !self.buf.len().is_multiple_of(RECORD_SIZE) {
-                        self.done = true;
-                        return Some(Err(corrupt(format!(
-                            "events block length {} is not a multiple of {RECORD_SIZE}",
-                            self.buf.len()
-                        ))));
-                    }
-                    self.rec_len = self.buf.len() / RECORD_SIZE;
-                }
-                tag::NAMES => {
-                    if let Err(e) = self.parse_names(at) {
-                        self.done = true;
-                        return Some(Err(e));
-                    }
-                }
-                tag::TRAILER => match Trailer::decode(&self.buf) {
-                    Ok(tr) => self.trailer = Some(tr),
-                    Err(m) => {
-                        self.done = true;
-                        return Some(Err(corrupt(format!("trailer: {m}"))));
-                    }
-                },
-                tag::HEADER => {
-                    self.done = true;
-                    return Some(Err(corrupt("a second header block".into())));
-                }
-                t if t >= tag::FIRST_OPTIONAL => {}
-                t => {
-                    self.done = true;
-                    return Some(Err(corrupt(format!("unknown required block tag {t}"))));
-                }
             }
         }
+    }
+
+    /// Reads and takes in the next block: `Ok(false)` at the end of the stream.
+    fn next_block(&mut self) -> Result<bool, ReadError> {
+        self.rec_pos = 0;
+        self.rec_len = 0;
+        let at = self.offset;
+        let Some(t) = self.read_block()? else {
+            return Ok(false);
+        };
+        match t {
+            tag::EVENTS => {
+                if !self.buf.len().is_multiple_of(RECORD_SIZE) {
+                    return Err(ReadError::corrupt(
+                        at,
+                        format!(
+                            "events block length {} is not a multiple of {RECORD_SIZE}",
+                            self.buf.len()
+                        ),
+                    ));
+                }
+                self.rec_len = self.buf.len() / RECORD_SIZE;
+            }
+            tag::NAMES => self.parse_names(at)?,
+            tag::TRAILER => {
+                let tr = Trailer::decode(&self.buf)
+                    .map_err(|m| ReadError::corrupt(at, format!("trailer: {m}")))?;
+                self.trailer = Some(tr);
+            }
+            tag::HEADER => return Err(ReadError::corrupt(at, "a second header block".into())),
+            t if t >= tag::FIRST_OPTIONAL => {}
+            t => {
+                return Err(ReadError::corrupt(
+                    at,
+                    format!("unknown required block tag {t}"),
+                ));
+            }
+        }
+        Ok(true)
     }
 }
 
