@@ -54,7 +54,14 @@ static CLIENTS: LazyLock<Mutex<Vec<Client>>> = LazyLock::new(|| Mutex::new(Vec::
 /// Handles are `random offset + index`; priority is the index.
 const HANDLE_OFFSET: u32 = 0x5a00;
 
-fn open_library(path: &str) -> Result<ConfigureFn, String> {
+/// Why a tool-list entry yields no client: a library that cannot be loaded stops start-up; one
+/// without `rocprofiler_configure` is skipped with a warning.
+enum OpenError {
+    Load(String),
+    NoConfigure(String),
+}
+
+fn open_library(path: &str) -> Result<ConfigureFn, OpenError> {
     use libloading::os::unix::{Library, RTLD_LAZY, RTLD_LOCAL};
     const RTLD_NOLOAD: i32 = libc::RTLD_NOLOAD;
     // SAFETY: loading a tool library runs its initializers; that is what the SDK does too.
@@ -63,11 +70,17 @@ fn open_library(path: &str) -> Result<ConfigureFn, String> {
             // SAFETY: as above.
             unsafe { Library::open(Some(path), RTLD_LOCAL | RTLD_LAZY) }
         })
-        .map_err(|e| format!("ROCP_TOOL_LIBRARIES entry {path:?} could not be loaded: {e}"))?;
+        .map_err(|e| {
+            OpenError::Load(format!(
+                "ROCP_TOOL_LIBRARIES entry {path:?} could not be loaded: {e}"
+            ))
+        })?;
     // SAFETY: the symbol, if present, is `rocprofiler_configure` with the registration.h signature.
     let f = unsafe { lib.get::<ConfigureFn>(b"rocprofiler_configure\0") }
         .map(|s| *s)
-        .map_err(|_| format!("{path:?} has no rocprofiler_configure symbol"));
+        .map_err(|_| {
+            OpenError::NoConfigure(format!("{path:?} has no rocprofiler_configure symbol"))
+        });
     std::mem::forget(lib); // tools stay loaded for the life of the process
     f
 }
@@ -111,11 +124,11 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
         let (label, configure) = match src {
             Source::Library(path) => match open_library(&path) {
                 Ok(f) => (path, f),
-                Err(e) if e.contains("no rocprofiler_configure") => {
+                Err(OpenError::NoConfigure(e)) => {
                     crate::log::log(crate::log::Level::Warning, "registration.cpp", 301, &e);
                     continue;
                 }
-                Err(e) => return Err(e),
+                Err(OpenError::Load(e)) => return Err(e),
             },
             Source::Builtin(name, f) => (name.to_string(), f),
         };
