@@ -46,42 +46,37 @@ impl<W: Write> FileWriter<W> {
 
     /// Writes records as one or more EVENTS blocks.
     pub fn write_records(&mut self, records: &[Record]) -> io::Result<()> {
-        for chunk in records.chunks(MAX_RECORDS_PER_BLOCK) {
-            let len = chunk.len() * RECORD_SIZE;
-            self.scratch.clear();
-            self.scratch.resize(block::FRAME_SIZE, 0);
-            for r in chunk {
-                self.scratch.extend_from_slice(&r.encode());
-            }
-            let f = block::frame(tag::EVENTS, &self.scratch[block::FRAME_SIZE..]);
-            self.scratch[..block::FRAME_SIZE].copy_from_slice(&f);
-            debug_assert_eq!(self.scratch.len(), block::FRAME_SIZE + len);
-            self.out.write_all(&self.scratch)?;
-            self.blocks += 1;
-            self.records += chunk.len() as u64;
-        }
-        Ok(())
+        self.write_events(records, |out, r| out.copy_from_slice(&r.encode()))
     }
 
     /// Writes records given as words ([`Record::to_words`]) as one or more EVENTS blocks; the
     /// bytes are the same as [`FileWriter::write_records`] (a record's encoding is its four
     /// words in little-endian order).
     pub fn write_words(&mut self, words: &[[u64; 4]]) -> io::Result<()> {
-        for chunk in words.chunks(MAX_RECORDS_PER_BLOCK) {
+        self.write_events(words, |out, w| {
+            out[0..8].copy_from_slice(&w[0].to_le_bytes());
+            out[8..16].copy_from_slice(&w[1].to_le_bytes());
+            out[16..24].copy_from_slice(&w[2].to_le_bytes());
+            out[24..32].copy_from_slice(&w[3].to_le_bytes());
+        })
+    }
+
+    /// EVENTS blocks of at most [`MAX_RECORDS_PER_BLOCK`] records, `encode` filling each
+    /// record's [`RECORD_SIZE`] bytes.
+    #[inline]
+    fn write_events<T>(&mut self, items: &[T], encode: impl Fn(&mut [u8], &T)) -> io::Result<()> {
+        for chunk in items.chunks(MAX_RECORDS_PER_BLOCK) {
             let len = block::FRAME_SIZE + chunk.len() * RECORD_SIZE;
             // Grown once, never cleared: every byte used is overwritten below (no memset).
             if self.scratch.len() < len {
                 self.scratch.resize(len, 0);
             }
             let buf = &mut self.scratch[..len];
-            for (out, w) in buf[block::FRAME_SIZE..]
+            for (out, item) in buf[block::FRAME_SIZE..]
                 .chunks_exact_mut(RECORD_SIZE)
                 .zip(chunk)
             {
-                out[0..8].copy_from_slice(&w[0].to_le_bytes());
-                out[8..16].copy_from_slice(&w[1].to_le_bytes());
-                out[16..24].copy_from_slice(&w[2].to_le_bytes());
-                out[24..32].copy_from_slice(&w[3].to_le_bytes());
+                encode(out, item);
             }
             let f = block::frame(tag::EVENTS, &buf[block::FRAME_SIZE..]);
             buf[..block::FRAME_SIZE].copy_from_slice(&f);
