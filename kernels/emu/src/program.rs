@@ -213,12 +213,12 @@ pub fn create_stream_on(agent: u64) -> Arc<Queue> {
     device::create_queue(agent)
 }
 
-fn launch_of(kernel: &str, grid: usize, body: impl Fn() + Send + Sync + 'static) -> Launch {
+fn launch_of(kernel: &str, grid: usize, body: KernelBody) -> Launch {
     Launch {
         kernel_id: krphase_kernels::kernel_id(kernel).expect("known kernel"),
         grid: grid.min(u32::MAX as usize) as u32,
         workgroup: WORKGROUP,
-        body: Arc::new(body),
+        body,
     }
 }
 
@@ -230,7 +230,7 @@ fn record(apps: Vec<Arc<AppCompletion>>) {
 pub fn launch(q: &Queue, kernel: &str, grid: usize, body: impl Fn() + Send + Sync + 'static) {
     record(replay::write_packets(
         q,
-        vec![launch_of(kernel, grid, body)],
+        vec![launch_of(kernel, grid, Arc::new(body))],
         false,
     ));
 }
@@ -239,7 +239,7 @@ pub fn launch(q: &Queue, kernel: &str, grid: usize, body: impl Fn() + Send + Syn
 pub fn launch_batch(q: &Queue, launches: Vec<Node<'_>>) {
     let ls = launches
         .into_iter()
-        .map(|(k, g, b)| launch_of(k, g, move || b()))
+        .map(|(k, g, b)| launch_of(k, g, b))
         .collect();
     record(replay::write_packets(q, ls, false));
 }
@@ -247,11 +247,7 @@ pub fn launch_batch(q: &Queue, launches: Vec<Node<'_>>) {
 /// `hipGraphLaunch`: each node is written while a graph launch is in progress.
 pub fn graph_launch(q: &Queue, nodes: Vec<Node<'_>>) {
     for (k, g, b) in nodes {
-        record(replay::write_packets(
-            q,
-            vec![launch_of(k, g, move || b())],
-            true,
-        ));
+        record(replay::write_packets(q, vec![launch_of(k, g, b)], true));
     }
 }
 

@@ -1,6 +1,7 @@
 //! The host programs of the workloads (the HIP `main`s), run against the emulated runtime. Each
 //! checks its result against the host-side reference and returns the result-line values.
 
+use crate::device::KernelBody;
 use crate::opts::{RunOpts, Workload};
 use crate::program::{self as hip, code_object};
 use krphase_kernels::checksum::Checksum;
@@ -138,7 +139,7 @@ fn run_steps(
     let x = hip::malloc(n);
     let q = hip::create_stream();
     for _ in 0..o.iterations {
-        let body = |x: Arc<crate::memory::Region>| -> Arc<dyn Fn() + Send + Sync> {
+        let body = |x: Arc<crate::memory::Region>| -> KernelBody {
             Arc::new(move || steps::add_step(&x.words, n, 1))
         };
         match how {
