@@ -1,10 +1,13 @@
 //! Window reconstruction with continue decisions (the gap after a pass split into the continue
 //! call and the restore) and with a pass that never exits (`pass_drain_stuck`).
 
+mod common;
+
+use common::reconstruct;
 use krphase_format::Event;
 use krphase_format::event::Decision;
 use krphase_format::synthetic::Synthetic;
-use krphase_format::windows::{DeclineReason, Interval, Outcome, Output, Reconstructor, Window};
+use krphase_format::windows::{DeclineReason, Interval, Outcome, Output, Window};
 
 const T: u32 = 7;
 const AGENT: u64 = 1;
@@ -18,24 +21,6 @@ const S: Synthetic = Synthetic {
     queue: QUEUE,
     layout: 2,
 };
-
-/// Pushes everything; returns what came out before `finish` and after it.
-fn reconstruct(evs: &[Event]) -> (Vec<Output>, Vec<Output>) {
-    let mut rc = Reconstructor::new();
-    let mut before = Vec::new();
-    for e in evs {
-        rc.push(e);
-        while let Some(o) = rc.pop() {
-            before.push(o);
-        }
-    }
-    rc.finish();
-    let mut after = Vec::new();
-    while let Some(o) = rc.pop() {
-        after.push(o);
-    }
-    (before, after)
-}
 
 fn only_window(out: &[Output]) -> &Window {
     let w: Vec<&Window> = out

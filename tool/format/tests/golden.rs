@@ -5,7 +5,6 @@
 mod common;
 
 use krphase_format::FileReader;
-use krphase_format::windows::Reconstructor;
 use std::path::PathBuf;
 
 fn golden_dir() -> PathBuf {
@@ -14,21 +13,9 @@ fn golden_dir() -> PathBuf {
 
 fn decode_to_json(path: &std::path::Path) -> serde_json::Value {
     let mut r = FileReader::open(path).expect("open golden");
-    let mut events = Vec::new();
-    let mut rc = Reconstructor::new();
-    let mut outputs = Vec::new();
-    for e in r.by_ref() {
-        let e = e.expect("golden decodes");
-        rc.push(&e);
-        while let Some(o) = rc.pop() {
-            outputs.push(o);
-        }
-        events.push(e);
-    }
-    rc.finish();
-    while let Some(o) = rc.pop() {
-        outputs.push(o);
-    }
+    let events: Vec<_> = r.by_ref().map(|e| e.expect("golden decodes")).collect();
+    let (mut outputs, after) = common::reconstruct(&events);
+    outputs.extend(after);
     serde_json::json!({
         "version": r.version(),
         "header": r.header(),

@@ -102,18 +102,8 @@ fn bad_magic_and_newer_version_are_errors() {
 fn reconstructor_builds_window_decline_and_plain() {
     let bytes = common::write_file();
     let (evs, _) = read_all(&bytes);
-    let mut rc = Reconstructor::new();
-    let mut out = Vec::new();
-    for e in &evs {
-        rc.push(e);
-        while let Some(o) = rc.pop() {
-            out.push(o);
-        }
-    }
-    rc.finish();
-    while let Some(o) = rc.pop() {
-        out.push(o);
-    }
+    let (mut out, after) = common::reconstruct(&evs);
+    out.extend(after);
     assert_eq!(out.len(), 3, "{out:#?}");
     // The opt-out is complete at its CONFIG EXIT; the window waits for its late completions.
     let Output::Decline(d) = &out[0] else {
@@ -147,7 +137,6 @@ fn reconstructor_builds_window_decline_and_plain() {
 #[test]
 fn observe_mode_passes_share_a_dispatch_id() {
     let t = 5;
-    let mut rc = Reconstructor::new();
     let mut evs = Vec::new();
     // Dispatch 10 replayed 3 times (3 enqueues), then dispatch 11 runs once.
     for (d, base, correlation) in [
@@ -188,18 +177,9 @@ fn observe_mode_passes_share_a_dispatch_id() {
             gpu_end: e,
         });
     }
-    let mut out = Vec::new();
-    for e in &evs {
-        rc.push(e);
-        while let Some(o) = rc.pop() {
-            out.push(o);
-        }
-    }
+    let (mut out, after) = common::reconstruct(&evs);
     assert_eq!(out.len(), 1, "window closes before the stream ends");
-    rc.finish();
-    while let Some(o) = rc.pop() {
-        out.push(o);
-    }
+    out.extend(after);
     let Output::Window(w) = &out[0] else {
         panic!("{out:#?}")
     };

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use krphase_format::event::Decision;
+use krphase_format::windows::{Output, Reconstructor};
 use krphase_format::{Event, FileWriter, Header, Mode, NameSpace, RECORD_SIZE, Trailer};
 
 pub fn header() -> Header {
@@ -228,4 +229,22 @@ pub fn write_file() -> Vec<u8> {
     w.write_records(&recs[12..]).expect("block 2");
     w.write_trailer(&trailer()).expect("trailer");
     w.into_inner()
+}
+
+/// Pushes everything; returns what came out before `finish` and after it.
+pub fn reconstruct(evs: &[Event]) -> (Vec<Output>, Vec<Output>) {
+    let mut rc = Reconstructor::new();
+    let mut before = Vec::new();
+    for e in evs {
+        rc.push(e);
+        while let Some(o) = rc.pop() {
+            before.push(o);
+        }
+    }
+    rc.finish();
+    let mut after = Vec::new();
+    while let Some(o) = rc.pop() {
+        after.push(o);
+    }
+    (before, after)
 }
