@@ -64,7 +64,6 @@ pub struct FileReader<R: Read> {
     trailer: Option<Trailer>,
     truncated: bool,
     done: bool,
-    blocks: u64,
 }
 
 impl FileReader<BufReader<File>> {
@@ -131,7 +130,6 @@ impl<R: Read> FileReader<R> {
             trailer: None,
             truncated: false,
             done: false,
-            blocks: 0,
         };
         match r.read_block()? {
             Some(tag::HEADER) => {
@@ -166,11 +164,6 @@ impl<R: Read> FileReader<R> {
     /// The trailer, if the file has one (after iteration).
     pub fn trailer(&self) -> Option<&Trailer> {
         self.trailer.as_ref()
-    }
-
-    /// Complete blocks read so far (header included).
-    pub fn blocks(&self) -> u64 {
-        self.blocks
     }
 
     /// Reads the next complete block into `self.buf`; `None` at a clean end or a partial block.
@@ -213,7 +206,6 @@ impl<R: Read> FileReader<R> {
             )));
         }
         self.offset += (FRAME_SIZE + len) as u64;
-        self.blocks += 1;
         Ok(Some(t))
     }
 

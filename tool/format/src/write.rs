@@ -129,10 +129,6 @@ impl<W: Write> FileWriter<W> {
         self.records
     }
 
-    pub fn get_ref(&self) -> &W {
-        &self.out
-    }
-
     pub fn into_inner(self) -> W {
         self.out
     }
