@@ -163,7 +163,7 @@ unsafe extern "C" fn tracing_callback(
                 crate::recorder::with_thread(|th| on_dispatch(t, th, &record, ts));
             }
             tool::Route::Ignore => {}
-            _ => on_other(t, &record, ts),
+            route => on_other(t, route, &record, ts),
         }
     });
 }
@@ -207,10 +207,9 @@ fn on_dispatch(
 
 /// Every kind but KERNEL_DISPATCH: replay CONFIG/PASS, allocations, kernel symbols.
 #[inline(never)]
-fn on_other(t: &tool::Tool, record: &CallbackTracingRecord, ts: u64) {
+fn on_other(t: &tool::Tool, route: tool::Route, record: &CallbackTracingRecord, ts: u64) {
     let tid = record.thread_id as u32;
     let ops = &t.ops;
-    let route = t.routes.get(record.kind);
     if route == tool::Route::Replay {
         // SAFETY: a KERNEL_REPLAY record's payload is the replay data, live and writable
         // for the duration of this callback; from_raw checks its size field.
@@ -245,14 +244,7 @@ fn on_other(t: &tool::Tool, record: &CallbackTracingRecord, ts: u64) {
         // this callback.
         let m = unsafe { (record.payload as *const MemoryAllocationData).read_unaligned() };
         let info = pointer_class(t, m.address);
-        t.on_alloc(
-            record.operation,
-            m.agent_id.handle,
-            m.address,
-            m.allocation_size,
-            info,
-            tid,
-        );
+        t.on_alloc(record.operation, &m, info, tid, ts);
     } else if route == tool::Route::CodeObject && record.operation == code_object_op::LOAD {
         // Loaded executables changed: module variables are walked again at the next window.
         t.modvars.mark_dirty();

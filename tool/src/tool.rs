@@ -7,8 +7,8 @@ use crate::output;
 use crate::recorder::{self, Flush, Recorder, Thread};
 use crate::{say, say_once, sys};
 use krphase_ffi::{
-    CallbackTracingKind, ContextId, KernelDispatchInfo, PayloadLayout, ReplayContinueFn,
-    ReplayPassCountFn, ReplayPayload, Sdk, Status, TracingOperation,
+    CallbackTracingKind, ContextId, KernelDispatchInfo, MemoryAllocationData, PayloadLayout,
+    ReplayContinueFn, ReplayPassCountFn, ReplayPayload, Sdk, Status, TracingOperation,
 };
 use krphase_format::event::{Decision, Notice, alloc_class, kind};
 use krphase_format::{Header, Mode, NameSpace, RECORD_SIZE, Record};
@@ -797,17 +797,17 @@ impl Tool {
         );
     }
 
+    /// MEMORY_ALLOCATION EXIT (`ts`: the callback's clock reading).
     pub fn on_alloc(
         &self,
         op: i32,
-        agent: u64,
-        address: u64,
-        size: u64,
+        data: &MemoryAllocationData,
         info: Option<PointerClass>,
         tid: u32,
+        ts: u64,
     ) {
         use krphase_ffi::memory_allocation_op as m;
-        let ts = sys::boottime_ns();
+        let (agent, address, size) = (data.agent_id.handle, data.address, data.allocation_size);
         match op {
             m::ALLOCATE | m::VMEM_ALLOCATE => {
                 // Observe mode: the replay owner configured its service before the application
