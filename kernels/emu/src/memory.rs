@@ -48,14 +48,6 @@ impl Region {
     pub fn base(&self) -> u64 {
         self.words.as_ptr() as u64
     }
-
-    pub fn len(&self) -> usize {
-        self.words.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
-    }
 }
 
 static REGIONS: LazyLock<RwLock<BTreeMap<u64, Arc<Region>>>> =
@@ -324,16 +316,6 @@ pub fn pointer_info(ptr: u64, info: &mut HsaAmdPointerInfo) {
     let dst = info as *mut HsaAmdPointerInfo as *mut u8;
     // SAFETY: both point to HsaAmdPointerInfo values; n <= size_of::<HsaAmdPointerInfo>().
     unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
-}
-
-/// Bytes of live regions (for tests and the result line).
-pub fn live_bytes(kind: MemKind) -> u64 {
-    REGIONS
-        .read()
-        .values()
-        .filter(|r| r.kind == kind)
-        .map(|r| r.bytes)
-        .sum()
 }
 
 #[cfg(test)]

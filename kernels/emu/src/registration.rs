@@ -6,7 +6,7 @@
 use crate::sdk::sdk;
 use krphase_ffi::{ClientId, ConfigureFn, ToolConfigureResult};
 use parking_lot::Mutex;
-use std::ffi::{CStr, CString, c_char};
+use std::ffi::CString;
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -35,14 +35,13 @@ pub fn parse_tool_list(value: &str, quirk: bool) -> Vec<String> {
 /// Where a client's configure function comes from.
 pub enum Source {
     Library(String),
-    Builtin(&'static str, ConfigureFn),
+    Builtin(ConfigureFn),
 }
 
 struct Client {
     id: Box<ClientId>,
     result: Option<ToolConfigureResult>,
     finalized: AtomicBool,
-    label: String,
 }
 
 // SAFETY: the raw pointers inside are tool-owned statics (name string, tool_data) that the SDK
@@ -121,16 +120,16 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
     let mut seen: Vec<usize> = Vec::new();
     let mut index = 0u32;
     for src in sources {
-        let (label, configure) = match src {
+        let configure = match src {
             Source::Library(path) => match open_library(&path) {
-                Ok(f) => (path, f),
+                Ok(f) => f,
                 Err(OpenError::NoConfigure(e)) => {
                     crate::log::log(crate::log::Level::Warning, "registration.cpp", 301, &e);
                     continue;
                 }
                 Err(OpenError::Load(e)) => return Err(e),
             },
-            Source::Builtin(name, f) => (name.to_string(), f),
+            Source::Builtin(f) => f,
         };
         // An entry whose configure function is already listed is skipped.
         if seen.contains(&(configure as usize)) {
@@ -160,7 +159,6 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
             id,
             result,
             finalized: AtomicBool::new(false),
-            label,
         });
     }
     let inits: Vec<_> = CLIENTS
@@ -191,24 +189,6 @@ pub fn finalize_all() {
     for h in handles {
         finalize_client(h);
     }
-}
-
-/// The names the clients gave themselves (for diagnostics).
-pub fn client_names() -> Vec<String> {
-    CLIENTS
-        .lock()
-        .iter()
-        .map(|c| {
-            if c.id.name.is_null() {
-                c.label.clone()
-            } else {
-                // SAFETY: the tool set a NUL-terminated name that lives for the process.
-                unsafe { CStr::from_ptr(c.id.name as *const c_char) }
-                    .to_string_lossy()
-                    .into_owned()
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -128,7 +128,7 @@ pub fn main(args: &[OsString]) -> i32 {
             LayoutOpt::A => krphase_ffi::PayloadLayout::A,
             _ => krphase_ffi::PayloadLayout::B,
         };
-        let src = Source::Builtin("rocprofiler-sdk-tool", driver::driver_configure);
+        let src = Source::Builtin(driver::driver_configure);
         match d.order {
             DriverOrder::First => sources.insert(0, src),
             DriverOrder::Last => sources.push(src),
