@@ -739,7 +739,7 @@ impl Reconstructor {
     fn emit(&mut self, d: u64, mut g: Group) {
         g.completes.sort_unstable();
         // Passes seen without CONFIG EXIT (file cut mid-window) still form a drive window.
-        if g.drive_window || !g.passes.is_empty() {
+        if !g.passes.is_empty() {
             for (p, &(s, e)) in g.passes.iter_mut().zip(g.completes.iter()) {
                 p.gpu_start = Some(s);
                 p.gpu_end = Some(e);
