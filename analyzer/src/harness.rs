@@ -341,6 +341,15 @@ fn delete_measurement(
     Ok(())
 }
 
+/// Links an imported run to a measurement (linking twice is a no-op).
+pub fn link_run(conn: &Connection, measurement_id: i64, run_id: i64) -> Result<()> {
+    conn.execute(
+        "INSERT OR IGNORE INTO krphase_measurement_run (measurement_id, run_id) VALUES (?1, ?2)",
+        params![measurement_id, run_id],
+    )?;
+    Ok(())
+}
+
 /// Phase files (`*.krp`) under `dir`, recursively (application replay writes `pass_<n>/`),
 /// sorted by path.
 pub fn phase_files(dir: &Path) -> Vec<PathBuf> {
@@ -376,11 +385,7 @@ pub fn link_phase_files(
     for file in phase_files(dir) {
         match crate::import::import_phase_file(conn, &file, label) {
             Ok(run) => {
-                conn.execute(
-                    "INSERT OR IGNORE INTO krphase_measurement_run (measurement_id, run_id) \
-                     VALUES (?1, ?2)",
-                    params![measurement_id, run],
-                )?;
+                link_run(conn, measurement_id, run)?;
                 runs.push(run);
             }
             Err(e) => {

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension};
 
 use super::{Measured, Measurement};
 use crate::benchdb::{self, ConfigData, RunMetrics};
@@ -66,11 +66,7 @@ impl Recorder {
             for f in &run.phase_files {
                 match crate::import::import_phase_file(&mut self.conn, f, None) {
                     Ok(id) => {
-                        self.conn.execute(
-                            "INSERT OR IGNORE INTO krphase_measurement_run (measurement_id, \
-                             run_id) VALUES (?1, ?2)",
-                            params![measurement_id, id],
-                        )?;
+                        harness::link_run(&self.conn, measurement_id, id)?;
                         run_ids.push(id);
                         if let (Some(log), 1) = (&run.log, run.phase_files.len())
                             && let Err(e) =
@@ -152,11 +148,7 @@ impl Recorder {
             for run in &x.runs {
                 for f in &run.phase_files {
                     if let Ok(r) = crate::import::import_phase_file(&mut self.conn, f, None) {
-                        self.conn.execute(
-                            "INSERT OR IGNORE INTO krphase_measurement_run (measurement_id, \
-                             run_id) VALUES (?1, ?2)",
-                            params![id, r],
-                        )?;
+                        harness::link_run(&self.conn, id, r)?;
                     }
                 }
             }
