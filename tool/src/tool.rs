@@ -186,7 +186,6 @@ pub fn configure(cb: krphase_ffi::CallbackTracingFn) -> Result<(), Declined> {
             status(&sdk, s)
         ))
     })?;
-    let replay_configured = false;
     for (kind, what) in [
         (ops.dispatch_kind, "KERNEL_DISPATCH"),
         (ops.alloc_kind, "MEMORY_ALLOCATION"),
@@ -244,28 +243,7 @@ pub fn configure(cb: krphase_ffi::CallbackTracingFn) -> Result<(), Declined> {
     };
     let rec = open_recorder(&path, &header, cfg.on_full)?;
     recorder::install(rec);
-    let layout_forced = cfg.layout.is_some();
-    let layout = match cfg.layout {
-        Some(PayloadLayout::A) => LAYOUT_A,
-        Some(PayloadLayout::B) => LAYOUT_B,
-        None => LAYOUT_UNKNOWN,
-    };
-    let tool = Tool {
-        cfg,
-        sdk: Some(sdk),
-        routes: Routes::new(&ops),
-        ops,
-        mode: AtomicU8::new(mode.to_u8()),
-        layout: AtomicU8::new(layout),
-        layout_forced,
-        kernels: RwLock::new(HashMap::new()),
-        allocs: AllocTracker::default(),
-        modvars: ModVars::default(),
-        ctx,
-        replay_configured: AtomicBool::new(replay_configured),
-        panicked: AtomicBool::new(false),
-        header,
-    };
+    let tool = Tool::new(cfg, Some(sdk), ops, mode, ctx, false, header);
     if TOOL.set(tool).is_err() {
         return Err(Declined);
     }
@@ -375,6 +353,38 @@ thread_local! {
 }
 
 impl Tool {
+    fn new(
+        cfg: Config,
+        sdk: Option<Sdk>,
+        ops: Ops,
+        mode: Mode,
+        ctx: ContextId,
+        replay_configured: bool,
+        header: Header,
+    ) -> Tool {
+        let layout = match cfg.layout {
+            Some(PayloadLayout::A) => LAYOUT_A,
+            Some(PayloadLayout::B) => LAYOUT_B,
+            None => LAYOUT_UNKNOWN,
+        };
+        Tool {
+            layout_forced: cfg.layout.is_some(),
+            cfg,
+            sdk,
+            routes: Routes::new(&ops),
+            ops,
+            mode: AtomicU8::new(mode.to_u8()),
+            layout: AtomicU8::new(layout),
+            kernels: RwLock::new(HashMap::new()),
+            allocs: AllocTracker::default(),
+            modvars: ModVars::default(),
+            ctx,
+            replay_configured: AtomicBool::new(replay_configured),
+            panicked: AtomicBool::new(false),
+            header,
+        }
+    }
+
     pub fn mode(&self) -> Mode {
         Mode::from_u8(self.mode.load(Ordering::Relaxed)).unwrap_or(Mode::Observe)
     }
@@ -1028,27 +1038,16 @@ pub fn install_synthetic(vars: &[(&str, &str)], path: &Path) -> Result<(), Strin
         alloc_kind: CallbackTracingKind::MEMORY_ALLOCATION,
         code_object_kind: CallbackTracingKind::CODE_OBJECT,
     };
-    let layout = match cfg.layout {
-        Some(PayloadLayout::A) => LAYOUT_A,
-        Some(PayloadLayout::B) => LAYOUT_B,
-        None => LAYOUT_UNKNOWN,
-    };
-    let tool = Tool {
-        layout_forced: cfg.layout.is_some(),
+    let replay_configured = mode == Mode::Drive;
+    let tool = Tool::new(
         cfg,
-        sdk: None,
-        routes: Routes::new(&ops),
+        None,
         ops,
-        mode: AtomicU8::new(mode.to_u8()),
-        layout: AtomicU8::new(layout),
-        kernels: RwLock::new(HashMap::new()),
-        allocs: AllocTracker::default(),
-        modvars: ModVars::default(),
-        ctx: ContextId::default(),
-        replay_configured: AtomicBool::new(mode == Mode::Drive),
-        panicked: AtomicBool::new(false),
+        mode,
+        ContextId::default(),
+        replay_configured,
         header,
-    };
+    );
     TOOL.set(tool)
         .map_err(|_| "a tool is already installed".to_string())?;
     recorder::set_fork_factory(Box::new(fork_child_recorder));
