@@ -367,6 +367,12 @@ fn pass_word(pass: u32, total: u32) -> u64 {
     u64::from(pass) | (u64::from(total) << 32)
 }
 
+/// Inverse of [`pass_word`]: (pass, total).
+#[inline]
+fn split_pass_word(w: u64) -> (u32, u32) {
+    (w as u32, (w >> 32) as u32)
+}
+
 impl Event {
     /// The raw record for this event (`None` for [`Event::Name`], which lives in a string block).
     pub fn to_record(&self) -> Option<Record> {
@@ -594,31 +600,40 @@ impl Event {
                 ts: w0,
                 dispatch_id: w1,
             },
-            PASS_ENTER => Event::PassEnter {
-                thread: t,
-                ts: w0,
-                dispatch_id: w1,
-                pass: w2 as u32,
-                total: (w2 >> 32) as u32,
-                layout: r.aux,
-            },
-            PASS_EXIT => Event::PassExit {
-                thread: t,
-                ts: w0,
-                dispatch_id: w1,
-                pass: w2 as u32,
-                total: (w2 >> 32) as u32,
-                layout: r.aux,
-            },
-            CONTINUE => Event::Continue {
-                thread: t,
-                ts: w0,
-                dispatch_id: w1,
-                pass: u64::from(w2 as u32),
-                result: r.aux != 0,
-                total: (w2 >> 32) as u32,
-                duration_ns: r.x,
-            },
+            PASS_ENTER => {
+                let (pass, total) = split_pass_word(w2);
+                Event::PassEnter {
+                    thread: t,
+                    ts: w0,
+                    dispatch_id: w1,
+                    pass,
+                    total,
+                    layout: r.aux,
+                }
+            }
+            PASS_EXIT => {
+                let (pass, total) = split_pass_word(w2);
+                Event::PassExit {
+                    thread: t,
+                    ts: w0,
+                    dispatch_id: w1,
+                    pass,
+                    total,
+                    layout: r.aux,
+                }
+            }
+            CONTINUE => {
+                let (pass, total) = split_pass_word(w2);
+                Event::Continue {
+                    thread: t,
+                    ts: w0,
+                    dispatch_id: w1,
+                    pass: u64::from(pass),
+                    result: r.aux != 0,
+                    total,
+                    duration_ns: r.x,
+                }
+            }
             ENQUEUE_ENTER => Event::EnqueueEnter {
                 thread: t,
                 ts: w0,
