@@ -45,6 +45,16 @@ pub enum LayoutOpt {
     C168,
 }
 
+impl LayoutOpt {
+    /// The field order a tool reads: the 168-byte variant keeps Layout B's order.
+    pub fn ffi(self) -> krphase_ffi::PayloadLayout {
+        match self {
+            LayoutOpt::A => krphase_ffi::PayloadLayout::A,
+            LayoutOpt::B | LayoutOpt::C168 => krphase_ffi::PayloadLayout::B,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RestoreOrder {
     /// Host-copy snapshot: restore between PASS EXIT and the next PASS ENTER.

@@ -1,7 +1,7 @@
 //! `krphase-emu run WORKLOAD [options]`: start the SDK (tools, driver), load the code object,
 //! run the workload, finalize, print the result line.
 
-use crate::opts::{DriverOrder, LayoutOpt, RunOpts};
+use crate::opts::{DriverOrder, RunOpts};
 use crate::registration::{self, Source};
 use crate::replay::{self, ReplayConfig};
 use crate::sdk::sdk;
@@ -124,16 +124,12 @@ pub fn main(args: &[OsString]) -> i32 {
     if let Some(d) = driver {
         // SAFETY: no other thread exists yet (tools are not loaded, no queue is created).
         unsafe { std::env::set_var("ROCPROF_KERNEL_REPLAY", "1") };
-        let layout = match o.payload_layout {
-            LayoutOpt::A => krphase_ffi::PayloadLayout::A,
-            _ => krphase_ffi::PayloadLayout::B,
-        };
         let src = Source::Builtin(driver::driver_configure);
         match d.order {
             DriverOrder::First => sources.insert(0, src),
             DriverOrder::Last => sources.push(src),
         }
-        driver::set(d, layout);
+        driver::set(d, o.payload_layout.ffi());
     }
     if let Err(e) = registration::initialize(sources, o.sdk_version) {
         eprintln!("krphase-emu: {e}");

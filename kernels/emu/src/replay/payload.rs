@@ -4,9 +4,9 @@
 use crate::opts::LayoutOpt;
 use crate::sdk::sdk;
 use krphase_ffi::{
-    ContextId, KernelDispatchInfo, KernelReplayDataA, KernelReplayDataB, PayloadLayout,
-    REPLAY_PAYLOAD_FULL_SIZE, REPLAY_PAYLOAD_NO_TOGGLES_SIZE, ReplayContinueFn, ReplayPassCountFn,
-    ReplayPayload, Status, UserData,
+    ContextId, KernelDispatchInfo, KernelReplayDataA, KernelReplayDataB, REPLAY_PAYLOAD_FULL_SIZE,
+    REPLAY_PAYLOAD_NO_TOGGLES_SIZE, ReplayContinueFn, ReplayPassCountFn, ReplayPayload, Status,
+    UserData,
 };
 use std::cell::{Cell, RefCell};
 
@@ -57,13 +57,6 @@ pub(super) struct PayloadFields {
     pub(super) pass_count: ReplayPassCountFn,
     pub(super) cont: ReplayContinueFn,
     pub(super) toggles: bool,
-}
-
-pub(super) fn ffi_layout(l: LayoutOpt) -> PayloadLayout {
-    match l {
-        LayoutOpt::A => PayloadLayout::A,
-        LayoutOpt::B | LayoutOpt::C168 => PayloadLayout::B,
-    }
 }
 
 pub(super) fn build_payload(
@@ -124,7 +117,7 @@ pub(super) fn read_callbacks(
     let Some(view) = (unsafe { ReplayPayload::from_raw(payload_ptr(p)) }) else {
         return (None, None);
     };
-    let l = ffi_layout(layout);
+    let l = layout.ffi();
     let pc = view.pass_count_raw(l).unwrap_or(0);
     let cc = view.continue_raw(l).unwrap_or(0);
     // SAFETY: a non-zero value in these slots is a function pointer the tool stored with the
