@@ -97,8 +97,7 @@ impl<W: Write> FileWriter<W> {
         for (space, key, name) in names {
             p.push(space.to_u8());
             p.extend_from_slice(&key.to_le_bytes());
-            p.extend_from_slice(&(name.len() as u32).to_le_bytes());
-            p.extend_from_slice(name.as_bytes());
+            block::put_str(&mut p, name);
         }
         self.write_block(tag::NAMES, &p)
     }
