@@ -511,11 +511,6 @@ pub fn peek() -> Option<Arc<Recorder>> {
     CURRENT.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// The recorder generation (changes when a fork child gets its own file).
-pub fn generation() -> u64 {
-    STATE.load(Ordering::Relaxed) >> 1
-}
-
 /// Called in a fork child: make every thread re-fetch the recorder (an atomic add only).
 pub fn forked() {
     STATE.fetch_add(2, Ordering::Release);
@@ -666,14 +661,6 @@ pub enum Flush {
     Lazy,
     /// Now (end of a replay window: keeps windows in the file promptly).
     Now,
-}
-
-/// The calling thread's OS id (cached).
-pub fn thread_id() -> u32 {
-    HOT.try_with(|h| h.tid.get())
-        .ok()
-        .filter(|&t| t != 0)
-        .unwrap_or_else(sys::gettid)
 }
 
 /// The calling thread's recording state, reached once per callback ([`with_thread`]).
