@@ -182,9 +182,7 @@ impl<R: Read> FileReader<R> {
                 return Ok(None);
             }
         }
-        let t = frame[0];
-        let len = u32::from_le_bytes(frame[4..8].try_into().expect("4")) as usize;
-        let crc = u32::from_le_bytes(frame[8..12].try_into().expect("4"));
+        let (t, len, crc) = block::parse_frame(&frame);
         let corrupt = |m: String| ReadError::corrupt(at, m);
         if len > MAX_PAYLOAD {
             return Err(corrupt(format!(
