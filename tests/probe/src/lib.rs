@@ -16,7 +16,8 @@ mod observe;
 use krphase_ffi::{
     CallbackPhase, CallbackTracingKind, CallbackTracingRecord, ClientFinalizeFn, ClientId,
     ContextId, KernelDispatchData, KernelDispatchInfo, KernelSymbolData, PayloadLayout,
-    ReplayPayload, Sdk, ToolConfigureResult, UserData, code_object_op, kernel_dispatch_op,
+    ReplayContextFn, ReplayPayload, Sdk, ToolConfigureResult, UserData, code_object_op,
+    kernel_dispatch_op,
 };
 use observe::obs;
 use serde_json::json;
@@ -309,17 +310,13 @@ fn toggle_status(p: &ReplayPayload, stop: bool) -> Option<u32> {
     Some(unsafe { f(ctx) })
 }
 
-/// Toggles saved at PASS ENTER, called later to check they are refused outside it.
-static SAVED_TOGGLES: std::sync::Mutex<Option<(u64, u64)>> = std::sync::Mutex::new(None);
+/// The start toggle saved at PASS ENTER, called later to check it is refused outside it.
+static SAVED_START: std::sync::Mutex<ReplayContextFn> = std::sync::Mutex::new(None);
 
 fn call_saved(when: &str) {
-    let saved = *SAVED_TOGGLES.lock().unwrap_or_else(|e| e.into_inner());
-    if let (Some((start, _stop)), Some(ctx)) = (saved, CTX.get()) {
-        // SAFETY: a pointer the SDK gave at PASS ENTER, with the toggle signature.
-        let f = unsafe {
-            std::mem::transmute::<usize, unsafe extern "C" fn(ContextId) -> u32>(start as usize)
-        };
-        // SAFETY: calling the SDK's toggle.
+    let saved = *SAVED_START.lock().unwrap_or_else(|e| e.into_inner());
+    if let (Some(f), Some(ctx)) = (saved, CTX.get()) {
+        // SAFETY: the SDK's toggle, given at PASS ENTER, with the header's signature.
         let st = unsafe { f(*ctx) };
         obs().push(
             "toggle",
@@ -405,10 +402,7 @@ unsafe extern "C" fn replay_cb(
                     } else if pass == 2 {
                         obs().push("toggle", json!({"where": "pass_enter", "fn": "start", "status": toggle_status(&p, false)}));
                     }
-                    let l = settings().layout;
-                    let raw = |f: krphase_ffi::ReplayContextFn| f.map_or(0, |f| f as usize as u64);
-                    *SAVED_TOGGLES.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some((raw(p.start_context(l)), raw(p.stop_context(l))));
+                    *SAVED_START.lock().unwrap_or_else(|e| e.into_inner()) = p.start_context(l);
                 }
             }
             ("pass", "exit") => {
