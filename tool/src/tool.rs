@@ -313,18 +313,16 @@ fn fork_child_recorder() -> Option<Arc<Recorder>> {
     // First record of the child's file: whose fork it is (recorded directly: this runs while
     // the calling thread's buffer is being re-attached).
     let ts = sys::boottime_ns();
-    rec.send_records(&[rec_notice(Notice::ForkChild, ts, u64::from(parent))]);
+    rec.send_records(&[Record::new(
+        kind::NOTICE,
+        Notice::ForkChild.to_u8(),
+        0,
+        sys::gettid(),
+        ts,
+        u64::from(parent),
+        0,
+    )]);
     Some(rec)
-}
-
-fn rec_notice(n: Notice, ts: u64, a: u64) -> Record {
-    Record {
-        kind: kind::NOTICE,
-        aux: n.to_u8(),
-        x: 0,
-        thread: sys::gettid(),
-        w: [ts, a, 0],
-    }
 }
 
 /// Per-thread state of the CONFIG … CONFIG EXIT span running on this thread.
