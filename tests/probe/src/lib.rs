@@ -14,8 +14,8 @@
 mod observe;
 
 use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, CallbackTracingRecord, ClientFinalizeFn, ClientId,
-    ContextId, KernelDispatchData, KernelDispatchInfo, KernelSymbolData, PayloadLayout,
+    CallbackPhase, CallbackTracingFn, CallbackTracingKind, CallbackTracingRecord, ClientFinalizeFn,
+    ClientId, ContextId, KernelDispatchData, KernelDispatchInfo, KernelSymbolData, PayloadLayout,
     ReplayContextFn, ReplayPayload, Sdk, ToolConfigureResult, UserData, code_object_op,
     kernel_dispatch_op,
 };
@@ -155,30 +155,29 @@ fn setup() {
     };
     let _ = CTX.set(ctx);
     let st = |r: Result<(), krphase_ffi::Status>| r.err().map_or(0, |e| e.0);
-    let dispatch = t.sdk.configure_callback_tracing(
-        ctx,
-        CallbackTracingKind::KERNEL_DISPATCH,
-        &[],
-        Some(dispatch_cb),
-        std::ptr::null_mut(),
-    );
-    obs().set("configure_dispatch", json!(st(dispatch)));
-    let code = t.sdk.configure_callback_tracing(
-        ctx,
-        CallbackTracingKind::CODE_OBJECT,
-        &[],
-        Some(code_object_cb),
-        std::ptr::null_mut(),
-    );
-    obs().set("configure_code_object", json!(st(code)));
-    let mem = t.sdk.configure_callback_tracing(
-        ctx,
-        CallbackTracingKind::MEMORY_ALLOCATION,
-        &[],
-        Some(memory_cb),
-        std::ptr::null_mut(),
-    );
-    obs().set("configure_memory", json!(st(mem)));
+    let tracing: [(&str, CallbackTracingKind, CallbackTracingFn); 3] = [
+        (
+            "configure_dispatch",
+            CallbackTracingKind::KERNEL_DISPATCH,
+            Some(dispatch_cb),
+        ),
+        (
+            "configure_code_object",
+            CallbackTracingKind::CODE_OBJECT,
+            Some(code_object_cb),
+        ),
+        (
+            "configure_memory",
+            CallbackTracingKind::MEMORY_ALLOCATION,
+            Some(memory_cb),
+        ),
+    ];
+    for (key, kind, cb) in tracing {
+        let r = t
+            .sdk
+            .configure_callback_tracing(ctx, kind, &[], cb, std::ptr::null_mut());
+        obs().set(key, json!(st(r)));
+    }
     if s.scenario != "observe"
         && let Some(k) = t.replay_kind
     {
