@@ -9,6 +9,8 @@ use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
+use super::record::SOURCE_BENCH;
+use crate::harness::SOURCE_HARNESS;
 use crate::report::pct;
 
 /// One measurement as the summary uses it.
@@ -76,7 +78,15 @@ pub struct BenchSummary {
     pub tax: Option<DispatchTax>,
 }
 
-const SOURCES: &str = "('krphase-bench', 'replay_perf')";
+/// The measurement sources the summary reads (`krphase bench` rows and imported replay_perf
+/// CSVs), as an SQL list for `source IN {SOURCES}`.
+const SOURCES: Sources = Sources;
+struct Sources;
+impl std::fmt::Display for Sources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "('{SOURCE_BENCH}', '{SOURCE_HARNESS}')")
+    }
+}
 
 /// The `krphase_measurement` columns [`MeasurementRef::from_row`] reads, in order.
 const MEASUREMENT_COLUMNS: &str = "id, variant, median_s, peak_child_rss_kib";
@@ -353,7 +363,13 @@ pub struct BenchJson {
 /// The latest row of every (experiment, variant) from the bench sources, grouped by experiment.
 fn experiment_rows(conn: &Connection) -> Result<Vec<ExperimentJson>> {
     let mut stmt = conn.prepare(&format!(
-        "SELECT m.id, m.source, m.experiment, m.variant, m.mode, m.median_s, m.min_s, m.max_s,                 m.peak_child_rss_kib, m.samples, m.failures,                 (SELECT COUNT(*) FROM krphase_measurement_run mr WHERE mr.measurement_id = m.id)          FROM krphase_measurement m          WHERE m.id IN (SELECT MAX(id) FROM krphase_measurement WHERE source IN {SOURCES}                         GROUP BY experiment, variant)          ORDER BY m.experiment, m.id"
+        "SELECT m.id, m.source, m.experiment, m.variant, m.mode, m.median_s, m.min_s, m.max_s, \
+         m.peak_child_rss_kib, m.samples, m.failures, \
+         (SELECT COUNT(*) FROM krphase_measurement_run mr WHERE mr.measurement_id = m.id) \
+         FROM krphase_measurement m \
+         WHERE m.id IN (SELECT MAX(id) FROM krphase_measurement WHERE source IN {SOURCES} \
+         GROUP BY experiment, variant) \
+         ORDER BY m.experiment, m.id"
     ))?;
     let rows = stmt
         .query_map([], |r| {
