@@ -511,6 +511,25 @@ pub fn peek() -> Option<Arc<Recorder>> {
     CURRENT.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
+/// Adds one to a counter of the current recorder: through the calling thread's attachment when
+/// it is current (no lock), else through [`peek`].
+pub fn count(counter: fn(&Counters) -> &AtomicU64) {
+    let add = |r: &Recorder| {
+        counter(&r.counters).fetch_add(1, Ordering::Relaxed);
+    };
+    let attached = HOT
+        .try_with(|h| h.state.get() == STATE.load(Ordering::Relaxed))
+        .unwrap_or(false)
+        && COLD
+            .try_with(|c| c.rec.try_borrow().ok()?.as_deref().map(add))
+            .ok()
+            .flatten()
+            .is_some();
+    if !attached && let Some(r) = peek() {
+        add(&r);
+    }
+}
+
 /// Called in a fork child: make every thread re-fetch the recorder (an atomic add only).
 pub fn forked() {
     STATE.fetch_add(2, Ordering::Release);

@@ -754,14 +754,11 @@ impl Tool {
                 self.notice(Notice::LayoutMismatch, u64::from(l), 0);
             }
         }
-        if let Some(r) = recorder::peek() {
-            let c = if passes > 0 {
-                &r.counters.windows
-            } else {
-                &r.counters.declines
-            };
-            c.fetch_add(1, Ordering::Relaxed);
-        }
+        recorder::count(if passes > 0 {
+            |c| &c.windows
+        } else {
+            |c| &c.declines
+        });
         recorder::record(
             Record::new(kind::CONFIG_EXIT, 0, 0, tid, ts, d, 0),
             ts,
