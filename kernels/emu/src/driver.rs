@@ -8,19 +8,18 @@ use crate::opts::DriverSettings;
 use crate::sdk::sdk;
 use krphase_ffi::{
     CallbackPhase, CallbackTracingRecord, ClientFinalizeFn, ClientId, ContextId,
-    KernelDispatchInfo, PayloadLayout, ReplayPayload, ToolConfigureResult, UserData,
+    KernelDispatchInfo, ReplayPayload, ToolConfigureResult, UserData,
 };
-use std::ffi::{c_char, c_int, c_void};
+use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::OnceLock;
 
-static SETTINGS: OnceLock<(DriverSettings, PayloadLayout)> = OnceLock::new();
+static SETTINGS: OnceLock<DriverSettings> = OnceLock::new();
 
-pub fn set(settings: DriverSettings, layout: PayloadLayout) {
-    let _ = SETTINGS.set((settings, layout));
+pub fn set(settings: DriverSettings) {
+    let _ = SETTINGS.set(settings);
 }
 
 const NAME: &CStr = c"rocprofiler-sdk-tool";
-use std::ffi::CStr;
 
 struct SyncResult(ToolConfigureResult);
 // SAFETY: the result holds only function pointers and a NULL tool_data.
@@ -85,7 +84,7 @@ unsafe extern "C" fn driver_initialize(_fini: ClientFinalizeFn, _data: *mut c_vo
 unsafe extern "C" fn driver_finalize(_data: *mut c_void) {}
 
 unsafe extern "C" fn driver_pass_count(_info: KernelDispatchInfo, _ud: UserData) -> u64 {
-    SETTINGS.get().map_or(1, |s| s.0.passes)
+    SETTINGS.get().map_or(1, |s| s.passes)
 }
 
 unsafe extern "C" fn driver_replay_cb(
@@ -97,16 +96,18 @@ unsafe extern "C" fn driver_replay_cb(
         if record.operation != replay_op::CONFIG || record.phase != CallbackPhase::ENTER {
             return;
         }
-        let Some((settings, layout)) = SETTINGS.get() else {
+        let Some(settings) = SETTINGS.get() else {
             return;
         };
+        // The driver is built into the emulated SDK, so it reads the payload in the SDK's layout.
+        let layout = crate::replay::config().layout.ffi();
         // SAFETY: the SDK hands a live replay payload for the duration of the callback.
         let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else {
             return;
         };
         let name = krphase_kernels::kernel_name(p.dispatch_info().kernel_id).unwrap_or("");
         if settings.filter.as_ref().is_none_or(|re| re.is_match(name)) {
-            p.set_pass_count(*layout, Some(driver_pass_count));
+            p.set_pass_count(layout, Some(driver_pass_count));
         }
     });
 }

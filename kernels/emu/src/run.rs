@@ -129,7 +129,7 @@ pub fn main(args: &[OsString]) -> i32 {
             DriverOrder::First => sources.insert(0, src),
             DriverOrder::Last => sources.push(src),
         }
-        driver::set(d, o.payload_layout.ffi());
+        driver::set(d);
     }
     if let Err(e) = registration::initialize(sources, o.sdk_version) {
         eprintln!("krphase-emu: {e}");

@@ -57,7 +57,7 @@ pub fn configure(c: ReplayConfig) {
     let _ = CONFIG.set(c);
 }
 
-fn config() -> &'static ReplayConfig {
+pub(crate) fn config() -> &'static ReplayConfig {
     CONFIG.get_or_init(|| ReplayConfig {
         layout: LayoutOpt::B,
         restore_order: RestoreOrder::Host,
