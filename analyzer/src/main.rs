@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use krphase_analyzer::{
     bench, compare, db, demo, export, harness, import, logparse, plot, report, synth,
 };
@@ -133,7 +134,8 @@ enum CompareFormat {
     Json,
 }
 
-fn run(cli: Cli) -> Result<()> {
+/// `db_given`: `--db` was on the command line (not the default).
+fn run(cli: Cli, db_given: bool) -> Result<()> {
     match cli.cmd {
         Cmd::Compare { a, b, format } => {
             let conn = db::open_existing(&cli.db)?;
@@ -269,7 +271,6 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Bench(args) => {
             // Record into a database only when --db was given (the global default is not used).
-            let db_given = std::env::args().any(|a| a == "--db" || a.starts_with("--db="));
             let code = bench::run(&args, db_given.then_some(cli.db.as_path()))?;
             if code != 0 {
                 std::process::exit(i32::from(code));
@@ -299,8 +300,10 @@ fn peak_rss_kib() -> Option<u64> {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let code = match run(cli) {
+    let matches = Cli::command().get_matches();
+    let db_given = matches.value_source("db") == Some(ValueSource::CommandLine);
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let code = match run(cli, db_given) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("krphase: error: {e:#}");
