@@ -561,11 +561,6 @@ impl Tool {
     pub fn on_pass_count(&self, info: &KernelDispatchInfo) -> u64 {
         let ts = sys::boottime_ns();
         let d = info.dispatch_id;
-        recorder::record(
-            Record::new(kind::PASS_COUNT_ENTER, 0, 0, 0, ts, d, 0),
-            ts,
-            Flush::Lazy,
-        );
         WINDOW.with(|w| {
             let mut st = w.get();
             if st.dispatch == d {
@@ -578,12 +573,20 @@ impl Tool {
         } else {
             u64::from(self.cfg.passes)
         };
-        let ts2 = sys::boottime_ns();
-        recorder::record(
-            Record::new(kind::PASS_COUNT_RETURN, 0, 0, 0, ts2, d, n),
-            ts2,
-            Flush::Lazy,
-        );
+        // One thread-local access for both records.
+        recorder::with_thread(|th| {
+            th.record(
+                Record::new(kind::PASS_COUNT_ENTER, 0, 0, 0, ts, d, 0),
+                ts,
+                Flush::Lazy,
+            );
+            let ts2 = sys::boottime_ns();
+            th.record(
+                Record::new(kind::PASS_COUNT_RETURN, 0, 0, 0, ts2, d, n),
+                ts2,
+                Flush::Lazy,
+            );
+        });
         n
     }
 
