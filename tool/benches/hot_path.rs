@@ -15,10 +15,11 @@ use krphase_ffi::{
     CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchData, UserData,
     kernel_dispatch_op,
 };
-use std::ffi::c_void;
 use std::time::Instant;
 
-type Cb = unsafe extern "C" fn(CallbackTracingRecord, *mut UserData, *mut c_void);
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::{Cb, Payload};
 
 fn dispatch_record(
     op: i32,
@@ -70,63 +71,45 @@ impl Driver {
 /// after the last pass) the continue call, CONFIG EXIT. Only the tool's callbacks run, so the time is the tool's whole per-window cost.
 struct WindowDriver {
     cb: Cb,
-    payload: [u64; 32],
+    payload: Payload,
     d: Driver,
     id: u64,
 }
 
 impl WindowDriver {
     fn replay(&mut self, op: i32, phase: CallbackPhase) {
-        let rec = CallbackTracingRecord {
-            context_id: Default::default(),
-            thread_id: 7,
-            correlation_id: Default::default(),
-            kind: CallbackTracingKind(25),
-            operation: op,
-            phase,
-            payload: self.payload.as_mut_ptr().cast(),
-        };
-        let mut ud = UserData::default();
-        // SAFETY: a live, 8-aligned payload of at least its `size` (184) bytes.
-        unsafe { (self.cb)(rec, &mut ud, std::ptr::null_mut()) };
+        common::call(self.cb, op, phase, &mut self.payload);
     }
 
     fn window(&mut self) {
         self.id += 1;
-        self.payload = [0; 32];
-        self.payload[0] = 184;
-        self.payload[5] = self.id;
+        self.payload = Payload([0; 32]);
+        self.payload.0[0] = 184;
+        self.payload.0[5] = self.id;
         self.replay(1, CallbackPhase::ENTER);
-        let f = self.payload[19];
+        let f = self.payload.0[19];
         assert_ne!(f, 0, "the tool set the pass-count callback");
-        type PassCount = unsafe extern "C" fn(krphase_ffi::KernelDispatchInfo, UserData) -> u64;
-        // SAFETY: the slot holds the tool's pass-count callback of this signature.
-        let pc: PassCount = unsafe { std::mem::transmute::<usize, PassCount>(f as usize) };
-        let info = krphase_ffi::KernelDispatchInfo {
-            dispatch_id: self.id,
-            ..Default::default()
-        };
-        let c = self.payload[20];
+        let info = common::dispatch_info(self.id);
+        let c = self.payload.0[20];
         assert_ne!(c, 0, "the tool set the continue callback");
         type Continue =
             unsafe extern "C" fn(krphase_ffi::KernelDispatchInfo, u64, u64, UserData) -> i32;
         // SAFETY: the slot holds the tool's continue callback of this signature.
         let cont: Continue = unsafe { std::mem::transmute::<usize, Continue>(c as usize) };
-        // SAFETY: called as the SDK calls it.
-        let n = unsafe { pc(info, UserData::default()) };
+        let n = common::call_pass_count(f, self.id);
         self.d.data.dispatch_info.dispatch_id = self.id;
         for i in 0..n {
-            self.payload[17] = i;
-            self.payload[18] = n;
-            self.payload[19] = 0;
-            self.payload[20] = 0;
+            self.payload.0[17] = i;
+            self.payload.0[18] = n;
+            self.payload.0[19] = 0;
+            self.payload.0[20] = 0;
             self.replay(2, CallbackPhase::ENTER);
             self.d
                 .call(kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER);
             self.d
                 .call(kernel_dispatch_op::ENQUEUE, CallbackPhase::EXIT);
             self.d.complete();
-            self.payload[20] = c;
+            self.payload.0[20] = c;
             self.replay(2, CallbackPhase::EXIT);
             // SAFETY: called as the SDK calls it, never after the last pass of a fixed loop.
             if i + 1 < n && unsafe { cont(info, i, n, UserData::default()) } == 0 {
@@ -236,7 +219,7 @@ fn main() {
         let (cb, _) = krphase::synthetic_entry_points();
         let mut w = WindowDriver {
             cb: cb.expect("callback"),
-            payload: [0; 32],
+            payload: Payload([0; 32]),
             d: driver(),
             id: 0,
         };
