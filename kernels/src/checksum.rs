@@ -26,10 +26,6 @@ impl Checksum {
         }
     }
 
-    pub fn value(&self) -> u64 {
-        self.0
-    }
-
     /// The 16-hex-digit form printed in result lines.
     pub fn hex(&self) -> String {
         format!("{:016x}", self.0)

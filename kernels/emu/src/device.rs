@@ -49,10 +49,6 @@ impl Signal {
         }
     }
 
-    pub fn value(&self) -> i64 {
-        *self.value.lock()
-    }
-
     /// Waits until the value is <= 0; false on timeout.
     pub fn wait_zero(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
