@@ -172,9 +172,16 @@ fn report_json_agrees_with_the_emulator_truth() {
                 .or_default()
                 .push(p.iter().map(|x| ts(&x["exit"]) - ts(&x["enter"])).sum());
             if p.len() > 1 {
+                // The report's restore starts when replay_continue returns (the continue
+                // call is its own phase), so the truth's restore starts there too.
                 let restore = p
                     .windows(2)
-                    .map(|w| ts(&w[1]["enter"]) - ts(&w[0]["exit"]))
+                    .map(|w| {
+                        let from = w[0]["continue"]["end"]
+                            .as_i64()
+                            .unwrap_or(ts(&w[0]["exit"]));
+                        ts(&w[1]["enter"]) - from
+                    })
                     .sum();
                 truth_phase.entry("restore").or_default().push(restore);
             }
