@@ -155,8 +155,8 @@ pub struct RunOpts {
     /// stuck; later ones replay normally (default: every one).
     #[arg(long, value_name = "N")]
     pub stuck_windows: Option<u64>,
-    /// Total wait of each drain (queue, agent, pass) before it counts as stuck, in 12 equal slices
-    /// (the SDK: 60000, 5 s x 12).
+    /// With `--decline pass_drain_stuck`: how long the stuck pass's drain waits before it gives
+    /// up, in 12 equal slices (the SDK: 60000, 5 s x 12). Healthy drains keep the SDK's limit.
     #[arg(long, value_name = "MS", default_value_t = DEFAULT_DRAIN_TIMEOUT_MS)]
     pub drain_timeout_ms: u64,
     /// Snapshot byte budget (footprint over it declines with footprint_budget).

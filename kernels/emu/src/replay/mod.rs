@@ -67,7 +67,7 @@ pub(crate) fn config() -> &'static ReplayConfig {
         decline_on_vmem: true,
         decline_on_untracked_pool: false,
         stuck: None,
-        drain_timeout: DRAIN_SLICE * DRAIN_SLICES,
+        drain_timeout: SDK_DRAIN_LIMIT,
     })
 }
 
@@ -88,9 +88,13 @@ thread_local! {
 /// Windows whose pass drain was made stuck so far (`--stuck-windows` caps it).
 static STUCK_WINDOWS: AtomicU64 = AtomicU64::new(0);
 
-/// Waits for `signal` in 12 slices of the configured drain timeout; false when it never reached 0.
-fn drain_wait(signal: &Signal) -> bool {
-    let slice = config().drain_timeout / DRAIN_SLICES;
+/// The SDK's drain limit (5 s x 12). Healthy drains always get it, so a loaded machine never
+/// turns a slow drain into a decline; `--drain-timeout-ms` only shortens a forced stuck wait.
+const SDK_DRAIN_LIMIT: Duration = Duration::from_secs(DRAIN_SLICE.as_secs() * DRAIN_SLICES as u64);
+
+/// Waits for `signal` in 12 slices of `limit`; false when it never reached 0.
+fn drain_wait(signal: &Signal, limit: Duration) -> bool {
+    let slice = limit / DRAIN_SLICES;
     (0..DRAIN_SLICES).any(|_| signal.wait_zero(slice))
 }
 
@@ -556,7 +560,7 @@ fn locked_window(
         signal: Some(drain.clone()),
         app: None,
     });
-    let drained = drain_wait(&drain);
+    let drained = drain_wait(&drain, SDK_DRAIN_LIMIT);
     let end = now_ns();
     w.queue_drain = Some(Span { start: t, end });
     t = end;
@@ -576,7 +580,7 @@ fn locked_window(
         if active == 0 {
             break;
         }
-        if begun.elapsed() > cfg.drain_timeout {
+        if begun.elapsed() > SDK_DRAIN_LIMIT {
             stuck = true;
             break;
         }
@@ -664,7 +668,9 @@ fn locked_window(
         let signal = Signal::new(1);
         let times = Arc::new(Mutex::new((0, 0)));
         let mut body = l.body.clone();
+        let mut limit = SDK_DRAIN_LIMIT;
         if forced_stuck(i) {
+            limit = cfg.drain_timeout;
             let g = Signal::new(1);
             body = held(body, g.clone());
             gate = Some(g);
@@ -681,7 +687,7 @@ fn locked_window(
             },
         };
         enqueue(queue, packet);
-        let done = drain_wait(&signal);
+        let done = drain_wait(&signal, limit);
         if !done {
             // No PASS EXIT and no restore: the pass's kernel is still running (its records and
             // signal arrive whenever it finishes); executed_passes counts the completed ones.
