@@ -1,5 +1,5 @@
 //! A safe walk over ROCr's loaded executables and their symbols, for the module-scope
-//! variables the SDK's snapshot copies (ABI reference §7.4; replay semantics §9.2).
+//! variables the SDK's snapshot copies (the rule is [`snapshot_includes`]).
 //!
 //! No tracing service reports `__device__` variables, so a tool wanting the snapshot's bytes
 //! enumerates them itself, with the same calls the SDK uses.
@@ -182,7 +182,7 @@ impl HsaSymbolFns {
 /// Largest module variable the snapshot copies (larger ones are skipped with a warning).
 pub const MAX_SNAPSHOT_VARIABLE: u64 = 1 << 30;
 
-/// Whether the SDK's snapshot copies this symbol (§9.2): a writable variable with a non-zero
+/// Whether the SDK's snapshot copies this symbol: a writable variable with a non-zero
 /// address and size of at most 1 GiB, and not a 1-byte `__hip_cuid_` marker (skipped since
 /// #12609; an older SDK would copy it, a one-byte difference).
 pub fn snapshot_includes(s: &SymbolInfo) -> bool {

@@ -287,7 +287,7 @@ impl Sdk {
 
     /// Resolves the table from a library the caller opened (tests, or a tool that knows the
     /// SDK's path). The library must be a rocprofiler-sdk (or a faithful stand-in): its
-    /// symbols are called with the signatures of the reference.
+    /// symbols are called with the signatures of rocprofiler-sdk's public headers.
     pub fn from_library(lib: libloading::Library) -> Result<Sdk, LoadError> {
         Self::from_source(lib.into(), SdkSource::Library)
     }
@@ -296,7 +296,7 @@ impl Sdk {
         let lookup = |name: &str| symbol_address(&lib, name);
         let fallback = |name: &str| symbol_address(&Library::this(), name);
         // SAFETY: the symbol names are the SDK's (and ROCr's) exported C functions, whose
-        // signatures the table copies from the ABI reference.
+        // signatures the table states as rocprofiler-sdk's and ROCr's public headers declare them.
         let fns = unsafe { Fns::resolve(&lookup, &fallback) }?;
         Ok(Sdk {
             fns,

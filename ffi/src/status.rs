@@ -7,8 +7,8 @@ use std::fmt;
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Status(pub u32);
 
-/// Every status name in the reference, indexed by number. 41 differs by branch
-/// (`FIRMWARE_INCOMPATIBLE` in some); we keep the mainline name.
+/// Every `rocprofiler_status_t` name (without its `ROCPROFILER_STATUS_` prefix), indexed by
+/// number. 41 differs by branch (`FIRMWARE_INCOMPATIBLE` in some); we keep the mainline name.
 const NAMES: [&str; 43] = [
     "SUCCESS",
     "ERROR",
@@ -55,7 +55,7 @@ const NAMES: [&str; 43] = [
     "LAST",
 ];
 
-/// The statuses krphase reacts to by number (names and numbers as in the reference).
+/// The statuses krphase reacts to by number (names and numbers as in `rocprofiler-sdk/fwd.h`).
 #[allow(missing_docs)]
 impl Status {
     /// The raw success value; never an `Err`.
@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn every_reference_number_has_its_name() {
-        // The reference's status table, number by number.
+        // The SDK's status enum, number by number.
         let table = "SUCCESS ERROR ERROR_CONTEXT_NOT_FOUND ERROR_BUFFER_NOT_FOUND \
             ERROR_KIND_NOT_FOUND ERROR_OPERATION_NOT_FOUND ERROR_THREAD_NOT_FOUND \
             ERROR_AGENT_NOT_FOUND ERROR_COUNTER_NOT_FOUND ERROR_CONTEXT_ERROR \

@@ -1,8 +1,8 @@
 //! `#[repr(C)]` declarations of the rocprofiler-sdk ABI subset krphase uses.
 //!
-//! Written from the layouts in the project's ABI reference (x86-64, LP64), not copied from AMD
-//! headers. Every SDK enum is modelled as a `u32`/`i32` newtype because the SDK can hand us values
-//! we do not know. Layout tests live in `tests/layout.rs`.
+//! Written by hand from the layouts of rocprofiler-sdk's public C headers on x86-64 (LP64), not
+//! copied from them. Every SDK enum is modelled as a `u32`/`i32` newtype because the SDK can hand
+//! us values we do not know. Layout tests live in `tests/layout.rs`.
 
 use std::ffi::{c_char, c_int, c_void};
 

@@ -1,5 +1,5 @@
-//! Size, alignment and every field offset of each `#[repr(C)]` type, exactly as the ABI
-//! reference gives them for x86-64; both kernel-replay payload layouts; and the behaviour of
+//! Size, alignment and every field offset of each `#[repr(C)]` type, exactly as rocprofiler-sdk's
+//! public headers lay them out on x86-64; both kernel-replay payload layouts; and the behaviour of
 //! the `ReplayPayload` accessor over raw bytes.
 
 use krphase_ffi::*;

@@ -1,4 +1,4 @@
-//! Conformance of the emulated SDK to the kernel replay rules of the semantics reference, checked
+//! Conformance of the emulated SDK to the SDK's kernel replay rules (`docs/emulator.md`), checked
 //! through the C ABI by the krphase-probe tool (loaded via ROCP_TOOL_LIBRARIES) and against the
 //! emulator's ground truth (KRPHASE_EMU_TRUTH). One test per rule.
 

@@ -1064,9 +1064,9 @@ fn bad_max_passes_declines_with_one_line() {
     }
 }
 
-/// `pass_drain_stuck` (reference §3 case d): PASS ENTER of the stuck pass without PASS EXIT.
-/// Each window is kept, declined, with the stuck pass incomplete and only completed passes
-/// counted; the stuck kernel's late completion does not become a stray dispatch.
+/// `pass_drain_stuck` (the SDK abandons a pass whose drain never ends): PASS ENTER of the stuck
+/// pass without PASS EXIT. Each window is kept, declined, with the stuck pass incomplete and only
+/// completed passes counted; the stuck kernel's late completion does not become a stray dispatch.
 #[test]
 fn a_stuck_pass_without_pass_exit_is_an_incomplete_pass_of_a_declined_window() {
     for (stuck_pass, windows) in [("1", "2"), ("0", "1")] {
