@@ -304,3 +304,20 @@ pub fn write_synthetic_file(path: &Path, spec: &SynthSpec) -> Result<SynthTruth>
         std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     write_synthetic(std::io::BufWriter::with_capacity(1 << 20, f), spec)
 }
+
+/// `krphase gen-synthetic`: a synthetic phase file of `windows` windows of `passes` passes.
+pub fn gen_synthetic_command(windows: u64, passes: u32, output: &Path) -> Result<()> {
+    let spec = SynthSpec {
+        windows,
+        passes,
+        ..SynthSpec::default()
+    };
+    let t = write_synthetic_file(output, &spec)?;
+    println!(
+        "{}: {} events, {} windows",
+        output.display(),
+        t.events,
+        t.windows
+    );
+    Ok(())
+}

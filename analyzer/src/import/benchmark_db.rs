@@ -8,10 +8,9 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags, params};
 
-use crate::benchdb;
-
-/// `krphase_measurement.source` of imported benchmark rows.
-pub const SOURCE_BENCHMARK: &str = "rocprofv3-benchmark";
+use crate::db::benchmark;
+use crate::db::measurements::SOURCE_BENCHMARK_DB;
+use crate::report::stats::median;
 
 /// Tables copied from the input (the first two are required).
 const TABLES: [&str; 5] = [
@@ -49,7 +48,7 @@ pub fn load_copy(path: &Path) -> Result<Connection> {
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_MEMORY,
     )?;
-    benchdb::enable_dqs(&mem)?;
+    benchmark::enable_dqs(&mem)?;
     mem.execute(
         "ATTACH DATABASE ?1 AS src",
         [format!("file:{}?mode=ro", uri_path(path))],
@@ -78,12 +77,12 @@ pub fn load_copy(path: &Path) -> Result<Connection> {
     }
     mem.execute_batch("DETACH DATABASE src")?;
     // Whatever the input lacks (apps, sdks, statistics, replay columns, views) is created empty.
-    benchdb::create_schema(&mem).with_context(|| format!("{}: migrate", path.display()))?;
+    benchmark::create_schema(&mem).with_context(|| format!("{}: migrate", path.display()))?;
     let stats: i64 = mem.query_row("SELECT COUNT(*) FROM benchmark_statistics", [], |r| {
         r.get(0)
     })?;
     if stats == 0 {
-        benchdb::generate_statistics(&mem)?;
+        benchmark::generate_statistics(&mem)?;
     }
     Ok(mem)
 }
@@ -121,7 +120,7 @@ pub fn import_benchmark(
         |r| r.get::<_, i64>(0),
     )? as usize;
 
-    struct Out {
+    struct StatisticRow {
         experiment: String,
         variant: String,
         mode: Option<String>,
@@ -134,7 +133,7 @@ pub fn import_benchmark(
         command: String,
     }
     let mut rows = Vec::new();
-    for metric in benchdb::ADDITIVE_METRICS {
+    for metric in benchmark::ADDITIVE_METRICS {
         let sql = format!(
             "SELECT s.app_id, s.cfg_id, s.sdk_id, c.benchmark_mode, COALESCE(c.label, ''), \
              c.counter_collection_mode, c.counter_group_count, c.kernel_replay, s.count, s.mean, \
@@ -149,7 +148,7 @@ pub fn import_benchmark(
         let mut q = stmt.query([])?;
         while let Some(r) = q.next()? {
             let (app, cfg, sdk): (i64, i64, Option<i64>) = (r.get(0)?, r.get(1)?, r.get(2)?);
-            let raw = benchdb::metric_values(&src, metric, app, cfg, sdk)?;
+            let raw = benchmark::metric_values(&src, metric, app, cfg, sdk)?;
             let rss: Option<f64> = src.query_row(
                 "SELECT MAX(CAST(peak_rss AS REAL)) FROM benchmark_metrics WHERE app_id = ?1 AND \
                  cfg_id = ?2 AND sdk_id IS ?3",
@@ -191,12 +190,12 @@ pub fn import_benchmark(
             if let Some(s) = speedup {
                 detail += &format!(" speedup_vs_application_replay={s}");
             }
-            rows.push(Out {
+            rows.push(StatisticRow {
                 experiment: r.get(3)?,
                 variant: r.get(4)?,
                 mode: r.get(5)?,
                 detail,
-                median: super::child::median(&raw).or(mean),
+                median: median(&raw).or(mean),
                 min: r.get(10)?,
                 max: r.get(11)?,
                 rss_kib: rss.map(|mb| (mb * 1024.0).round() as i64),
@@ -209,11 +208,11 @@ pub fn import_benchmark(
     tx.execute(
         "DELETE FROM krphase_measurement_run WHERE measurement_id IN (SELECT id FROM \
          krphase_measurement WHERE source = ?1 AND outdir = ?2)",
-        params![SOURCE_BENCHMARK, key],
+        params![SOURCE_BENCHMARK_DB, key],
     )?;
     tx.execute(
         "DELETE FROM krphase_measurement WHERE source = ?1 AND outdir = ?2",
-        params![SOURCE_BENCHMARK, key],
+        params![SOURCE_BENCHMARK_DB, key],
     )?;
     let now = crate::db::now_utc();
     for o in &rows {
@@ -223,7 +222,7 @@ pub fn import_benchmark(
              label, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, '0', ?11, ?12, \
              ?13, ?14)",
             params![
-                SOURCE_BENCHMARK,
+                SOURCE_BENCHMARK_DB,
                 o.experiment,
                 o.variant,
                 o.mode,
@@ -266,7 +265,7 @@ mod tests {
     fn old_db(dir: &Path) -> std::path::PathBuf {
         let p = dir.join("benchmark-old.db");
         let c = Connection::open(&p).unwrap();
-        benchdb::enable_dqs(&c).unwrap();
+        benchmark::enable_dqs(&c).unwrap();
         c.execute_batch(&fixture_sql("benchmark_old.sql")).unwrap();
         p
     }
@@ -275,8 +274,8 @@ mod tests {
     fn new_db(dir: &Path) -> std::path::PathBuf {
         let p = dir.join("benchmark.db");
         let c = Connection::open(&p).unwrap();
-        benchdb::create_schema(&c).unwrap();
-        let app = benchdb::insert_or_reuse_app(
+        benchmark::create_schema(&c).unwrap();
+        let app = benchmark::insert_or_reuse_app(
             &c,
             &["transpose".into(), "1".into()],
             &Default::default(),
@@ -284,8 +283,8 @@ mod tests {
         )
         .unwrap();
         let mode = "tool-runtime-overhead";
-        let one = benchdb::ConfigData::from_args(mode, &["--pmc", "SQ_WAVES"]).unwrap();
-        let three = benchdb::ConfigData::from_args(
+        let one = benchmark::ConfigData::from_args(mode, &["--pmc", "SQ_WAVES"]).unwrap();
+        let three = benchmark::ConfigData::from_args(
             mode,
             &[
                 "--replay-mode",
@@ -300,20 +299,20 @@ mod tests {
             ],
         )
         .unwrap();
-        let c1 = benchdb::insert_or_reuse_config(&c, &one, None).unwrap();
-        let c3 = benchdb::insert_or_reuse_config(&c, &three, None).unwrap();
+        let c1 = benchmark::insert_or_reuse_config(&c, &one, None).unwrap();
+        let c3 = benchmark::insert_or_reuse_config(&c, &three, None).unwrap();
         for (cfg, walls) in [(c1, [1.0, 1.2, 1.1]), (c3, [1.5, 1.4, 1.6])] {
             for w in walls {
-                let m = benchdb::RunMetrics {
+                let m = benchmark::RunMetrics {
                     wall_time: Some(w),
                     cpu_time: Some(w / 2.0),
                     peak_rss: Some(100.0),
                 };
-                benchdb::insert_metrics(&c, app, cfg, None, "2026-01-01 00:00:00+00:00", &m)
+                benchmark::insert_metrics(&c, app, cfg, None, "2026-01-01 00:00:00+00:00", &m)
                     .unwrap();
             }
         }
-        benchdb::generate_statistics(&c).unwrap();
+        benchmark::generate_statistics(&c).unwrap();
         p
     }
 
@@ -372,7 +371,7 @@ mod tests {
         // 2 (app, cfg, sdk) groups × wall/cpu.
         assert_eq!(s.measurements, 4);
         let cols =
-            benchdb::table_columns(&Connection::open(&src).unwrap(), "benchmark_config").unwrap();
+            benchmark::table_columns(&Connection::open(&src).unwrap(), "benchmark_config").unwrap();
         assert!(
             !cols.iter().any(|c| c == "kernel_replay"),
             "no migration of the input"
