@@ -57,7 +57,7 @@ pub fn render_csv(reports: &[RunReport]) -> Result<String> {
                 ("p50_ns", p.p50_ns),
                 ("p90_ns", p.p90_ns),
                 ("p99_ns", p.p99_ns),
-                ("max_ns", p.max_ns.map(|v| v as f64)),
+                ("max_ns", p.max_ns),
             ] {
                 row(
                     "phase",

@@ -156,8 +156,8 @@ mod tests {
         assert_eq!(p("tail").total_ns, 100 + 200);
         assert_eq!(p("drain").samples, 0, "no log joined");
         assert_eq!(p("pre-pass").max_ns, Some(2000));
-        assert_eq!(p("window").p50_ns, Some(4250.0));
-        assert_eq!(p("window").p99_ns, Some(5279.0));
+        assert_eq!(p("window").p50_ns, Some(4250));
+        assert_eq!(p("window").p99_ns, Some(5279));
         assert_eq!(r.bytes.snapshot_bytes_total, 2_000_000);
         assert_eq!(r.bytes.restore_bytes_total, 2_000_000);
         let gbps = r.bytes.restore_gbps.unwrap();

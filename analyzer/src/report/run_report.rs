@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{Result, bail};
 use rusqlite::{Connection, OptionalExtension};
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use super::stats::{quantile_sorted, ratio};
 use crate::db::phases::{self, PHASES, WINDOW, WindowRow};
@@ -21,14 +21,11 @@ pub struct PhaseStats {
     /// Total over the replayed windows' total time.
     pub share_of_window: Option<f64>,
     pub mean_ns: Option<f64>,
-    /// Exact quantiles of the windows' values (see [`super::stats`]); written as JSON integers
-    /// when integral.
-    #[serde(serialize_with = "integral_as_integer")]
-    pub p50_ns: Option<f64>,
-    #[serde(serialize_with = "integral_as_integer")]
-    pub p90_ns: Option<f64>,
-    #[serde(serialize_with = "integral_as_integer")]
-    pub p99_ns: Option<f64>,
+    /// Exact quantiles of the windows' values (see [`super::stats`]), rounded to the nearest
+    /// nanosecond, the unit the values are measured in.
+    pub p50_ns: Option<u64>,
+    pub p90_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
     pub max_ns: Option<u64>,
 }
 
@@ -139,15 +136,6 @@ pub struct RunReport {
     pub gpu: Gpu,
     pub dispatch_tax: Tax,
     pub measurement: Option<Measurement>,
-}
-
-/// Writes an integral value as a JSON integer (`980`, not `980.0`), any other as a float.
-fn integral_as_integer<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => s.serialize_some(&(*x as i64)),
-        Some(x) => s.serialize_some(x),
-        None => s.serialize_none(),
-    }
 }
 
 /// The `krphase_run` columns a report shows.
@@ -283,7 +271,8 @@ fn phase_stats(samples: &mut [PhaseSamples]) -> Vec<PhaseStats> {
         .map(|(p, s)| {
             s.values.sort_unstable();
             let n = s.values.len() as u64;
-            let q = |x: f64| quantile_sorted(&s.values, x);
+            // Values are never negative (clamped when tallied).
+            let q = |x: f64| quantile_sorted(&s.values, x).map(|v| v.round() as u64);
             PhaseStats {
                 phase: p.name.to_string(),
                 samples: n,

@@ -8,7 +8,9 @@
 //! or the mean of the two middle values for an even count), p0 the minimum and p100 the maximum.
 //! Every value is available exactly from SQLite, so there is no reason to approximate; and one
 //! definition shared by `report`, `compare` and the bench summary means they print the same
-//! figure for the same windows (a histogram's quantisation would make them disagree).
+//! figure for the same windows (a histogram's quantisation would make them disagree). The report
+//! stores its p50/p90/p99 in whole nanoseconds, the unit of the measurements (rounded to the
+//! nearest; `compare` keeps a median's half nanosecond).
 //!
 //! **Noise test**: two-sided Mann–Whitney U on the per-window samples (normal approximation with
 //! tie correction).

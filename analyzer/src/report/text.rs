@@ -157,9 +157,9 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
             p.samples.to_string(),
             duration(p.total_ns as f64),
             percent(p.share_of_window),
-            duration_or_dash(p.p50_ns),
-            duration_or_dash(p.p90_ns),
-            duration_or_dash(p.p99_ns),
+            duration_or_dash(p.p50_ns.map(|v| v as f64)),
+            duration_or_dash(p.p90_ns.map(|v| v as f64)),
+            duration_or_dash(p.p99_ns.map(|v| v as f64)),
             duration_or_dash(p.max_ns.map(|v| v as f64)),
         ]);
     }
