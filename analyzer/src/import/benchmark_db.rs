@@ -96,42 +96,22 @@ pub struct BenchmarkImport {
     pub configs_without_replay_columns: usize,
 }
 
-/// Imports the whole-run figures: one measurement per (app, config, sdk) and time metric
-/// (wall_time, cpu_time), with the median of the raw runs, min/max, sample count, peak RSS of the
-/// same runs (the seed labels it MB; stored ×1024 as KiB), and the replay view's projection and
-/// speedup in `detail`. Re-importing the same file replaces its rows.
-pub fn import_benchmark(
-    conn: &mut Connection,
-    path: &Path,
-    label: Option<&str>,
-) -> Result<BenchmarkImport> {
-    let src = load_copy(path)?;
-    let key = std::fs::canonicalize(path)
-        .unwrap_or_else(|_| path.to_path_buf())
-        .display()
-        .to_string();
-    let configs = src.query_row("SELECT COUNT(*) FROM benchmark_config", [], |r| {
-        r.get::<_, i64>(0)
-    })? as usize;
-    let configs_without_replay_columns = src.query_row(
-        "SELECT COUNT(*) FROM benchmark_config WHERE benchmark_mode <> 'baseline' AND \
-         counter_collection_mode IS NULL",
-        [],
-        |r| r.get::<_, i64>(0),
-    )? as usize;
+/// One measurement made from a statistics row of the benchmark database.
+struct StatisticRow {
+    experiment: String,
+    variant: String,
+    mode: Option<String>,
+    detail: String,
+    median: Option<f64>,
+    min: Option<f64>,
+    max: Option<f64>,
+    rss_kib: Option<i64>,
+    samples: i64,
+    command: String,
+}
 
-    struct StatisticRow {
-        experiment: String,
-        variant: String,
-        mode: Option<String>,
-        detail: String,
-        median: Option<f64>,
-        min: Option<f64>,
-        max: Option<f64>,
-        rss_kib: Option<i64>,
-        samples: i64,
-        command: String,
-    }
+/// One measurement per (app, config, sdk) and additive metric, from the statistics rows.
+fn statistic_rows(src: &Connection) -> Result<Vec<StatisticRow>> {
     let mut rows = Vec::new();
     for metric in benchmark::ADDITIVE_METRICS {
         let sql = format!(
@@ -148,7 +128,7 @@ pub fn import_benchmark(
         let mut q = stmt.query([])?;
         while let Some(r) = q.next()? {
             let (app, cfg, sdk): (i64, i64, Option<i64>) = (r.get(0)?, r.get(1)?, r.get(2)?);
-            let raw = benchmark::metric_values(&src, metric, app, cfg, sdk)?;
+            let raw = benchmark::metric_values(src, metric, app, cfg, sdk)?;
             let rss: Option<f64> = src.query_row(
                 "SELECT MAX(CAST(peak_rss AS REAL)) FROM benchmark_metrics WHERE app_id = ?1 AND \
                  cfg_id = ?2 AND sdk_id IS ?3",
@@ -204,6 +184,16 @@ pub fn import_benchmark(
             });
         }
     }
+    Ok(rows)
+}
+
+/// Replaces the measurements of the file `key` with `rows`, in one transaction.
+fn store(
+    conn: &mut Connection,
+    rows: &[StatisticRow],
+    key: &str,
+    label: Option<&str>,
+) -> Result<()> {
     let tx = conn.transaction()?;
     tx.execute(
         "DELETE FROM krphase_measurement_run WHERE measurement_id IN (SELECT id FROM \
@@ -215,7 +205,7 @@ pub fn import_benchmark(
         params![SOURCE_BENCHMARK_DB, key],
     )?;
     let now = crate::db::now_utc();
-    for o in &rows {
+    for o in rows {
         tx.execute(
             "INSERT INTO krphase_measurement (source, experiment, variant, mode, detail, \
              median_s, min_s, max_s, peak_child_rss_kib, samples, failures, command, outdir, \
@@ -240,6 +230,35 @@ pub fn import_benchmark(
         )?;
     }
     tx.commit()?;
+    Ok(())
+}
+
+/// Imports the whole-run figures: one measurement per (app, config, sdk) and time metric
+/// (wall_time, cpu_time), with the median of the raw runs, min/max, sample count, peak RSS of the
+/// same runs (the seed labels it MB; stored ×1024 as KiB), and the replay view's projection and
+/// speedup in `detail`. Re-importing the same file replaces its rows.
+pub fn import_benchmark(
+    conn: &mut Connection,
+    path: &Path,
+    label: Option<&str>,
+) -> Result<BenchmarkImport> {
+    let src = load_copy(path)?;
+    let key = std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string();
+    let configs = src.query_row("SELECT COUNT(*) FROM benchmark_config", [], |r| {
+        r.get::<_, i64>(0)
+    })? as usize;
+    let configs_without_replay_columns = src.query_row(
+        "SELECT COUNT(*) FROM benchmark_config WHERE benchmark_mode <> 'baseline' AND \
+         counter_collection_mode IS NULL",
+        [],
+        |r| r.get::<_, i64>(0),
+    )? as usize;
+
+    let rows = statistic_rows(&src)?;
+    store(conn, &rows, &key, label)?;
     Ok(BenchmarkImport {
         configs,
         measurements: rows.len(),
