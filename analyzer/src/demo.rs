@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::{db, export, import, logparse, plot, report};
+use crate::{db, export, import, report};
 
 /// One emulator run of the demo.
 #[derive(Debug, Clone)]
@@ -206,6 +206,122 @@ fn artifacts(opts: &DemoOpts) -> Result<(PathBuf, PathBuf)> {
     Ok((emu, tool))
 }
 
+/// Removes an earlier demo database at `db_path`: the demo's figures are exactly this
+/// invocation's. Only a krphase database is replaced; anything else at that path is left alone.
+fn remove_earlier_database(db_path: &Path) -> Result<()> {
+    if db_path.exists() {
+        db::open_existing(db_path).with_context(|| {
+            format!(
+                "refusing to replace {} (not a krphase database)",
+                db_path.display()
+            )
+        })?;
+        std::fs::remove_file(db_path)
+            .with_context(|| format!("cannot remove {}", db_path.display()))?;
+    }
+    Ok(())
+}
+
+/// The files one demo run writes.
+struct RunFiles {
+    krp: PathBuf,
+    log: PathBuf,
+    truth: PathBuf,
+}
+
+/// Runs one workload on the emulator with the tool driving replay; its phase file, SDK log and
+/// ground truth land in `files`.
+fn run_on_emulator(emu: &Path, tool: &Path, r: &DemoRun, files: &RunFiles) -> Result<()> {
+    let RunFiles { krp, log, truth } = files;
+    for f in [krp, log, truth] {
+        let _ = std::fs::remove_file(f);
+    }
+    let stderr =
+        std::fs::File::create(log).with_context(|| format!("cannot create {}", log.display()))?;
+    let mut cmd = Command::new(emu);
+    match r.filter {
+        Some(f) => cmd.env("KRPHASE_KERNEL_FILTER", f),
+        None => cmd.env_remove("KRPHASE_KERNEL_FILTER"),
+    };
+    let output = cmd
+        .arg("run")
+        .arg(r.workload)
+        .args(r.args)
+        .env("ROCP_TOOL_LIBRARIES", tool)
+        .env("KRPHASE_MODE", "drive")
+        .env("KRPHASE_PASSES", r.passes.to_string())
+        .env("KRPHASE_OUTPUT", krp)
+        .env("ROCPROFILER_LOG_LEVEL", "info")
+        .env("KRPHASE_EMU_TRUTH", truth)
+        .env_remove("KRPHASE_DISABLE")
+        .stdin(Stdio::null())
+        .stderr(stderr)
+        .output()
+        .with_context(|| format!("cannot run {}", emu.display()))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let result = stdout.lines().last().unwrap_or("").to_string();
+    if !output.status.success() {
+        bail!(
+            "{} failed ({}): {result}; stderr in {}",
+            r.label,
+            output.status,
+            log.display()
+        );
+    }
+    if !krp.is_file() {
+        bail!(
+            "{}: the tool wrote no phase file at {}",
+            r.label,
+            krp.display()
+        );
+    }
+    Ok(())
+}
+
+/// The demo's answers: the Markdown report, the Perfetto trace of one run, the plots, and
+/// (printed) the report and a comparison of the 2- and 4-pass stream runs. Returns the report,
+/// trace and plot paths.
+fn write_answers(
+    conn: &rusqlite::Connection,
+    ids: &[(String, i64)],
+    out: &Path,
+) -> Result<(PathBuf, PathBuf, Vec<PathBuf>)> {
+    let run_ids: Vec<i64> = ids.iter().map(|(_, id)| *id).collect();
+    let reports = run_ids
+        .iter()
+        .map(|&id| report::run_report(conn, id))
+        .collect::<Result<Vec<_>>>()?;
+    let report_md = out.join("report.md");
+    std::fs::write(
+        &report_md,
+        report::render(&reports, report::Format::Markdown)?,
+    )
+    .with_context(|| format!("cannot write {}", report_md.display()))?;
+    let trace = out.join("trace.json");
+    let trace_run = ids
+        .iter()
+        .find(|(l, _)| l == "stream-2p")
+        .or(ids.first())
+        .map(|(_, id)| *id)
+        .context("no runs")?;
+    export::perfetto::export_perfetto(conn, trace_run, &trace)?;
+    let plots = export::plot::plot(conn, &run_ids, out)?;
+    print!("{}", report::render(&reports, report::Format::Table)?);
+    let pooled = |label: &str| -> Vec<i64> {
+        ids.iter()
+            .filter(|(s, _)| s.split('.').next() == Some(label))
+            .map(|(_, id)| *id)
+            .collect()
+    };
+    let (a, b) = (pooled("stream-2p"), pooled("stream-4p"));
+    if !a.is_empty() && !b.is_empty() {
+        println!("== compare stream-2p (A) with stream-4p (B)");
+        let c = report::compare::compare(conn, &a, &b)?;
+        print!("{}", report::compare::render_table(&c));
+    }
+    Ok((report_md, trace, plots))
+}
+
 /// Runs the demo.
 pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
     let started = Instant::now();
@@ -218,18 +334,7 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
     let raw = out.join("runs");
     std::fs::create_dir_all(&raw).with_context(|| format!("cannot create {}", raw.display()))?;
     let db_path = out.join("krphase.db");
-    // A fresh database each time: the demo's figures are exactly this invocation's. Only a
-    // krphase database is replaced; anything else at that path is left alone.
-    if db_path.exists() {
-        db::open_existing(&db_path).with_context(|| {
-            format!(
-                "refusing to replace {} (not a krphase database)",
-                db_path.display()
-            )
-        })?;
-        std::fs::remove_file(&db_path)
-            .with_context(|| format!("cannot remove {}", db_path.display()))?;
-    }
+    remove_earlier_database(&db_path)?;
     step(
         1,
         total,
@@ -245,54 +350,15 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
             0 => r.label.to_string(),
             n => format!("{}.{n}", r.label),
         };
-        let krp = raw.join(format!("{stem}.krp"));
-        let log = raw.join(format!("{stem}.stderr.log"));
-        let truth = raw.join(format!("{stem}.truth.jsonl"));
-        for f in [&krp, &log, &truth] {
-            let _ = std::fs::remove_file(f);
-        }
-        let t0 = Instant::now();
-        let stderr = std::fs::File::create(&log)
-            .with_context(|| format!("cannot create {}", log.display()))?;
-        let mut cmd = Command::new(&emu);
-        match r.filter {
-            Some(f) => cmd.env("KRPHASE_KERNEL_FILTER", f),
-            None => cmd.env_remove("KRPHASE_KERNEL_FILTER"),
+        let files = RunFiles {
+            krp: raw.join(format!("{stem}.krp")),
+            log: raw.join(format!("{stem}.stderr.log")),
+            truth: raw.join(format!("{stem}.truth.jsonl")),
         };
-        let output = cmd
-            .arg("run")
-            .arg(r.workload)
-            .args(r.args)
-            .env("ROCP_TOOL_LIBRARIES", &tool)
-            .env("KRPHASE_MODE", "drive")
-            .env("KRPHASE_PASSES", r.passes.to_string())
-            .env("KRPHASE_OUTPUT", &krp)
-            .env("ROCPROFILER_LOG_LEVEL", "info")
-            .env("KRPHASE_EMU_TRUTH", &truth)
-            .env_remove("KRPHASE_DISABLE")
-            .stdin(Stdio::null())
-            .stderr(stderr)
-            .output()
-            .with_context(|| format!("cannot run {}", emu.display()))?;
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let result = stdout.lines().last().unwrap_or("").to_string();
-        if !output.status.success() {
-            bail!(
-                "{} failed ({}): {result}; stderr in {}",
-                r.label,
-                output.status,
-                log.display()
-            );
-        }
-        if !krp.is_file() {
-            bail!(
-                "{}: the tool wrote no phase file at {}",
-                r.label,
-                krp.display()
-            );
-        }
-        let imp = import::import_file(&mut conn, &krp, Some(r.label))?;
-        let l = logparse::import_log(&mut conn, &log, Some(imp.run_id))?;
+        let t0 = Instant::now();
+        run_on_emulator(&emu, &tool, r, &files)?;
+        let imp = import::krp::import_file(&mut conn, &files.krp, Some(r.label))?;
+        let l = import::sdk_log::import_log(&mut conn, &files.log, Some(imp.run_id))?;
         step(
             i + 2,
             total,
@@ -309,39 +375,7 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
         ids.push((stem, imp.run_id));
     }
     step(total - 1, total, "report, Perfetto trace and plots");
-    let run_ids: Vec<i64> = ids.iter().map(|(_, id)| *id).collect();
-    let reports = run_ids
-        .iter()
-        .map(|&id| report::run_report(&conn, id))
-        .collect::<Result<Vec<_>>>()?;
-    let report_md = out.join("report.md");
-    std::fs::write(
-        &report_md,
-        report::render(&reports, report::Format::Markdown)?,
-    )
-    .with_context(|| format!("cannot write {}", report_md.display()))?;
-    let trace = out.join("trace.json");
-    let trace_run = ids
-        .iter()
-        .find(|(l, _)| l == "stream-2p")
-        .or(ids.first())
-        .map(|(_, id)| *id)
-        .context("no runs")?;
-    export::export_perfetto(&conn, trace_run, &trace)?;
-    let plots = plot::plot(&conn, &run_ids, out)?;
-    print!("{}", report::render(&reports, report::Format::Table)?);
-    let pooled = |label: &str| -> Vec<i64> {
-        ids.iter()
-            .filter(|(s, _)| s.split('.').next() == Some(label))
-            .map(|(_, id)| *id)
-            .collect()
-    };
-    let (a, b) = (pooled("stream-2p"), pooled("stream-4p"));
-    if !a.is_empty() && !b.is_empty() {
-        println!("== compare stream-2p (A) with stream-4p (B)");
-        let c = crate::compare::compare(&conn, &a, &b)?;
-        print!("{}", crate::compare::render_table(&c));
-    }
+    let (report_md, trace, plots) = write_answers(&conn, &ids, out)?;
     step(
         total,
         total,
@@ -366,4 +400,10 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
         plots,
         runs: ids,
     })
+}
+
+/// `krphase demo`.
+pub fn demo_command(opts: DemoOpts) -> Result<()> {
+    demo(&opts)?;
+    Ok(())
 }

@@ -1,17 +1,19 @@
 //! krphase-analyzer: imports krphase phase files, SDK log lines and whole-run measurements into
 //! SQLite, and reports, compares, exports and plots them.
+//!
+//! One folder per step of the data's path: [`import`] (files into the database) → [`db`]
+//! (schema, views, whole-run measurement rows) → [`report`] (answers, statistics, formatting) and
+//! [`export`] (traces, plots). [`bench`] runs the whole-run experiments and records them through
+//! `import` and `db`; [`demo`] drives everything end to end on the emulator; [`synth`] writes
+//! synthetic phase files.
 
 pub mod bench;
-pub mod benchdb;
-pub mod compare;
 pub mod db;
 pub mod demo;
 pub mod export;
-pub mod harness;
 pub mod import;
-pub mod logparse;
-pub mod phases;
-pub mod plot;
 pub mod report;
-pub mod svg;
 pub mod synth;
+
+#[cfg(test)]
+mod pipeline_tests;

@@ -7,9 +7,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use krphase_analyzer::{
-    bench, compare, db, demo, export, harness, import, logparse, plot, report, synth,
-};
+use krphase_analyzer::report::compare::CompareFormat;
+use krphase_analyzer::{bench, demo, export, import, report, synth};
 
 #[derive(Parser)]
 #[command(name = "krphase", version, about = "Kernel-replay phase analyzer")]
@@ -128,167 +127,48 @@ enum ExportCmd {
     },
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum CompareFormat {
-    Table,
-    Json,
-}
-
 /// `db_given`: `--db` was on the command line (not the default).
 fn run(cli: Cli, db_given: bool) -> Result<()> {
+    let db = cli.db.as_path();
     match cli.cmd {
-        Cmd::Compare { a, b, format } => {
-            let conn = db::open_existing(&cli.db)?;
-            let (a, b) = (compare::select(&conn, &a)?, compare::select(&conn, &b)?);
-            let c = compare::compare(&conn, &a, &b)?;
-            match format {
-                CompareFormat::Table => print!("{}", compare::render_table(&c)),
-                CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
-            }
-            Ok(())
+        Cmd::Import { files, label } => import::import_command(db, &files, label.as_deref()),
+        Cmd::ImportLog { file, run } => import::import_log_command(db, &file, run.as_deref()),
+        Cmd::ImportHarness {
+            csv,
+            workdir,
+            label,
+        } => import::import_harness_command(db, &csv, workdir.as_deref(), label.as_deref()),
+        Cmd::ImportBenchmark { file, label } => {
+            import::import_benchmark_command(db, &file, label.as_deref())
         }
+        // Records into a database only when --db was given (the global default is not used).
+        Cmd::Bench(args) => bench::bench_command(&args, db_given.then_some(db)),
+        Cmd::Report { run, label, format } => {
+            report::report_command(db, run.as_deref(), label.as_deref(), format)
+        }
+        Cmd::Compare { a, b, format } => report::compare::compare_command(db, &a, &b, format),
         Cmd::Export {
             what: ExportCmd::Perfetto { run, output },
-        } => {
-            let conn = db::open_existing(&cli.db)?;
-            let run = db::resolve_run(&conn, &run)?;
-            let n = export::export_perfetto(&conn, run, &output)?;
-            println!("{}: {n} trace events of run {run}", output.display());
-            Ok(())
-        }
-        Cmd::Plot { runs, output } => {
-            let conn = db::open_existing(&cli.db)?;
-            let ids = runs
-                .iter()
-                .map(|r| db::resolve_run(&conn, r))
-                .collect::<Result<Vec<_>>>()?;
-            for f in plot::plot(&conn, &ids, &output)? {
-                println!("{}", f.display());
-            }
-            Ok(())
-        }
+        } => export::perfetto_command(db, &run, &output),
+        Cmd::Plot { runs, output } => export::plot_command(db, &runs, &output),
         Cmd::Demo {
             out,
             no_build,
             emu,
             tool,
             only,
-        } => {
-            demo::demo(&demo::DemoOpts {
-                out,
-                no_build,
-                emu,
-                tool,
-                only,
-            })?;
-            Ok(())
-        }
+        } => demo::demo_command(demo::DemoOpts {
+            out,
+            no_build,
+            emu,
+            tool,
+            only,
+        }),
         Cmd::GenSynthetic {
             windows,
             passes,
             output,
-        } => {
-            let spec = synth::SynthSpec {
-                windows,
-                passes,
-                ..synth::SynthSpec::default()
-            };
-            let t = synth::write_synthetic_file(&output, &spec)?;
-            println!(
-                "{}: {} events, {} windows",
-                output.display(),
-                t.events,
-                t.windows
-            );
-            Ok(())
-        }
-        Cmd::Report { run, label, format } => {
-            let conn = db::open_existing(&cli.db)?;
-            let ids = report::select_runs(&conn, run.as_deref(), label.as_deref())?;
-            let reports = ids
-                .iter()
-                .map(|&id| report::run_report(&conn, id))
-                .collect::<Result<Vec<_>>>()?;
-            // With the whole-run bench experiments (P1-P6), when the database holds any.
-            print!("{}", report::render_with_bench(&conn, &reports, format)?);
-            Ok(())
-        }
-        Cmd::Import { files, label } => {
-            let mut conn = db::open(&cli.db)?;
-            for f in &files {
-                let r = import::import_file(&mut conn, f, label.as_deref())?;
-                if r.already {
-                    println!("{}: already imported as run {}", f.display(), r.run_id);
-                } else {
-                    println!(
-                        "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}",
-                        f.display(),
-                        r.run_id,
-                        r.events,
-                        r.windows,
-                        r.declines,
-                        r.dispatches,
-                        if r.truncated { " (truncated)" } else { "" }
-                    );
-                }
-            }
-            Ok(())
-        }
-        Cmd::ImportLog { file, run } => {
-            let mut conn = db::open_existing(&cli.db)?;
-            let run = run.map(|r| db::resolve_run(&conn, &r)).transpose()?;
-            let r = logparse::import_log(&mut conn, &file, run)?;
-            println!(
-                "{}: {} lines, {} dispatch records, {} joined to windows, {} lines skipped; {}",
-                file.display(),
-                r.lines,
-                r.records,
-                r.joined,
-                r.skipped,
-                r.run_note
-            );
-            Ok(())
-        }
-        Cmd::ImportHarness {
-            csv,
-            workdir,
-            label,
-        } => {
-            let mut conn = db::open(&cli.db)?;
-            let r = harness::import_harness(&mut conn, &csv, workdir.as_deref(), label.as_deref())?;
-            println!(
-                "{}: {} measurements, {} phase-file runs linked",
-                csv.display(),
-                r.measurements,
-                r.runs
-            );
-            for d in &r.missing_dirs {
-                eprintln!(
-                    "krphase: note: output directory {d} not found; its row has no phase files"
-                );
-            }
-            Ok(())
-        }
-        Cmd::Bench(args) => {
-            // Record into a database only when --db was given (the global default is not used).
-            let code = bench::run(&args, db_given.then_some(cli.db.as_path()))?;
-            if code != 0 {
-                std::process::exit(i32::from(code));
-            }
-            Ok(())
-        }
-        Cmd::ImportBenchmark { file, label } => {
-            let mut conn = db::open(&cli.db)?;
-            let r = bench::import_benchmark::import_benchmark(&mut conn, &file, label.as_deref())?;
-            println!(
-                "{}: {} configs, {} measurements ({} configs predate the replay columns)",
-                file.display(),
-                r.configs,
-                r.measurements,
-                r.configs_without_replay_columns
-            );
-            Ok(())
-        }
+        } => synth::gen_synthetic_command(windows, passes, &output),
     }
 }
 

@@ -89,36 +89,50 @@ impl Lcg {
     }
 }
 
-/// Writes a synthetic file to `out`; returns the truth.
-pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> {
-    let mut w = FileWriter::new(out, &header(spec))?;
-    w.write_names(&[
-        (NameSpace::Kernel, 1, "stream_copy"),
-        (NameSpace::Kernel, 2, "stream_triad"),
-        (NameSpace::Kernel, 3, "saxpy"),
-    ])?;
-    let mut truth = SynthTruth::default();
-    let mut rng = Lcg(spec.seed);
-    let mut buf: Vec<Record> = Vec::with_capacity(8192);
-    let push = |buf: &mut Vec<Record>, w: &mut FileWriter<_>, e: Event| -> Result<()> {
-        buf.push(e.to_record().context("event without a record")?);
-        if buf.len() >= BLOCK_RECORDS {
-            w.write_records(buf)?;
-            buf.clear();
+/// The thread, queue and agent every synthetic event uses.
+const THREAD: u32 = 1;
+const QUEUE: u64 = 3;
+const AGENT: u64 = 1;
+/// Bytes each window snapshots.
+const WINDOW_BYTES: u64 = 8 << 20;
+
+/// A synthetic file being written: the records of the current block, the clock, and the truth.
+struct SynthWriter<W: Write> {
+    w: FileWriter<W>,
+    buf: Vec<Record>,
+    rng: Lcg,
+    truth: SynthTruth,
+    /// The clock, ns.
+    t: u64,
+    /// The last dispatch id used.
+    dispatch: u64,
+    passes: u32,
+}
+
+impl<W: Write> SynthWriter<W> {
+    fn push(&mut self, e: Event) -> Result<()> {
+        self.buf
+            .push(e.to_record().context("event without a record")?);
+        if self.buf.len() >= BLOCK_RECORDS {
+            self.w.write_records(&self.buf)?;
+            self.buf.clear();
         }
         Ok(())
-    };
-    let (thread, queue, agent) = (1u32, 3u64, 1u64);
-    let mut t: u64 = 10_000_000;
-    let mut dispatch: u64 = 0;
-    let n = spec.passes;
-    for i in 0..spec.windows {
-        dispatch += 1;
-        let kernel = 1 + i % 2;
-        let d = dispatch;
-        let bytes = 8 << 20;
-        let start = t;
-        for e in [
+    }
+
+    fn push_all<const N: usize>(&mut self, events: [Event; N]) -> Result<()> {
+        for e in events {
+            self.push(e)?;
+        }
+        Ok(())
+    }
+
+    /// One replayed window of kernel `kernel`: CONFIG ENTER to CONFIG EXIT.
+    fn replayed_window(&mut self, kernel: u64) -> Result<()> {
+        self.dispatch += 1;
+        let (d, n, t, start) = (self.dispatch, self.passes, self.t, self.t);
+        let thread = THREAD;
+        self.push_all([
             Event::ConfigEnter {
                 thread,
                 ts: t,
@@ -129,8 +143,8 @@ pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> 
             Event::DispatchInfo {
                 thread,
                 dispatch_id: d,
-                agent,
-                queue,
+                agent: AGENT,
+                queue: QUEUE,
             },
             Event::Correlation {
                 thread,
@@ -141,9 +155,9 @@ pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> 
             Event::WindowBytes {
                 thread,
                 dispatch_id: d,
-                classified: bytes,
+                classified: WINDOW_BYTES,
                 regions: 3,
-                upper_bound: bytes + 4096,
+                upper_bound: WINDOW_BYTES + 4096,
             },
             Event::PassCountEnter {
                 thread,
@@ -156,146 +170,175 @@ pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> 
                 dispatch_id: d,
                 passes: u64::from(n),
             },
-        ] {
-            push(&mut buf, &mut w, e)?;
-        }
-        t += 400;
-        let pre = rng.next(500_000, 300_000);
-        truth.prepass_ns += pre;
-        t += pre;
+        ])?;
+        self.t += 400;
+        let pre = self.rng.next(500_000, 300_000);
+        self.truth.prepass_ns += pre;
+        self.t += pre;
         for p in 0..n {
-            let enter = t;
-            let gpu = rng.next(100_000, 50_000);
-            let (gs, ge) = (t + 5_000, t + 5_000 + gpu);
-            let exit = ge + 20_000;
-            for e in [
-                Event::PassEnter {
-                    thread,
-                    ts: enter,
-                    dispatch_id: d,
-                    pass: p,
-                    total: n,
-                    layout: 2,
-                },
-                Event::EnqueueEnter {
-                    thread,
-                    ts: enter + 1_000,
-                    dispatch_id: d,
-                    kernel_id: kernel,
-                },
-                Event::EnqueueExit {
-                    thread,
-                    ts: enter + 3_000,
-                    dispatch_id: d,
-                    correlation: d,
-                },
-                Event::Complete {
-                    thread: 2,
-                    dispatch_id: d,
-                    gpu_start: gs,
-                    gpu_end: ge,
-                },
-                Event::PassExit {
-                    thread,
-                    ts: exit,
-                    dispatch_id: d,
-                    pass: p,
-                    total: n,
-                    layout: 2,
-                },
-            ] {
-                push(&mut buf, &mut w, e)?;
-            }
-            t = exit;
-            truth.pass_ns += t - enter;
-            truth.gpu_ns += gpu;
-            if p + 1 < n {
-                let r = rng.next(600_000, 200_000);
-                truth.restore_ns += r;
-                truth.restores += 1;
-                t += r;
-            }
+            self.pass(d, kernel, p)?;
         }
-        let tail = rng.next(2_000, 1_000);
-        truth.tail_ns += tail;
-        t += tail;
-        push(
-            &mut buf,
-            &mut w,
-            Event::ConfigExit {
+        let tail = self.rng.next(2_000, 1_000);
+        self.truth.tail_ns += tail;
+        self.t += tail;
+        self.push(Event::ConfigExit {
+            thread,
+            ts: self.t,
+            dispatch_id: d,
+        })?;
+        self.truth.window_ns += self.t - start;
+        self.truth.windows += 1;
+        self.truth.bytes += WINDOW_BYTES;
+        self.t += 50_000;
+        Ok(())
+    }
+
+    /// Pass `p` of dispatch `d`, and the restore after it unless it is the last.
+    fn pass(&mut self, d: u64, kernel: u64, p: u32) -> Result<()> {
+        let (thread, n, enter) = (THREAD, self.passes, self.t);
+        let gpu = self.rng.next(100_000, 50_000);
+        let (gs, ge) = (enter + 5_000, enter + 5_000 + gpu);
+        let exit = ge + 20_000;
+        self.push_all([
+            Event::PassEnter {
+                thread,
+                ts: enter,
+                dispatch_id: d,
+                pass: p,
+                total: n,
+                layout: 2,
+            },
+            Event::EnqueueEnter {
+                thread,
+                ts: enter + 1_000,
+                dispatch_id: d,
+                kernel_id: kernel,
+            },
+            Event::EnqueueExit {
+                thread,
+                ts: enter + 3_000,
+                dispatch_id: d,
+                correlation: d,
+            },
+            Event::Complete {
+                thread: 2,
+                dispatch_id: d,
+                gpu_start: gs,
+                gpu_end: ge,
+            },
+            Event::PassExit {
+                thread,
+                ts: exit,
+                dispatch_id: d,
+                pass: p,
+                total: n,
+                layout: 2,
+            },
+        ])?;
+        self.t = exit;
+        self.truth.pass_ns += exit - enter;
+        self.truth.gpu_ns += gpu;
+        if p + 1 < n {
+            let r = self.rng.next(600_000, 200_000);
+            self.truth.restore_ns += r;
+            self.truth.restores += 1;
+            self.t += r;
+        }
+        Ok(())
+    }
+
+    /// A filtered-out dispatch: CONFIG pair, then the ordinary enqueue.
+    fn filtered_dispatch(&mut self) -> Result<()> {
+        self.dispatch += 1;
+        let (d, t, thread) = (self.dispatch, self.t, THREAD);
+        self.push_all([
+            Event::ConfigEnter {
                 thread,
                 ts: t,
                 dispatch_id: d,
+                kernel_id: 3,
+                decision: Decision::FilteredOut,
             },
-        )?;
-        truth.window_ns += t - start;
-        truth.windows += 1;
-        truth.bytes += bytes;
-        t += 50_000;
+            Event::ConfigExit {
+                thread,
+                ts: t + 800,
+                dispatch_id: d,
+            },
+            Event::EnqueueEnter {
+                thread,
+                ts: t + 1_000,
+                dispatch_id: d,
+                kernel_id: 3,
+            },
+            Event::DispatchInfo {
+                thread,
+                dispatch_id: d,
+                agent: AGENT,
+                queue: QUEUE,
+            },
+            Event::EnqueueExit {
+                thread,
+                ts: t + 3_000,
+                dispatch_id: d,
+                correlation: d,
+            },
+            Event::Complete {
+                thread: 2,
+                dispatch_id: d,
+                gpu_start: t + 4_000,
+                gpu_end: t + 40_000,
+            },
+        ])?;
+        self.truth.opt_outs += 1;
+        self.t += 50_000;
+        Ok(())
+    }
+
+    /// Writes the last block, the trailer (when asked for) and flushes.
+    fn finish(mut self, trailer: bool) -> Result<SynthTruth> {
+        if !self.buf.is_empty() {
+            self.w.write_records(&self.buf)?;
+        }
+        self.truth.events = self.w.records();
+        if trailer {
+            self.w.write_trailer(&Trailer {
+                events_written: self.truth.events,
+                windows: self.truth.windows,
+                declines: self.truth.opt_outs,
+                finalize_ns: self.t,
+                flags: 1,
+                ..Trailer::default()
+            })?;
+        }
+        self.w.flush()?;
+        Ok(self.truth)
+    }
+}
+
+/// Writes a synthetic file to `out`; returns the truth.
+pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> {
+    let mut w = FileWriter::new(out, &header(spec))?;
+    w.write_names(&[
+        (NameSpace::Kernel, 1, "stream_copy"),
+        (NameSpace::Kernel, 2, "stream_triad"),
+        (NameSpace::Kernel, 3, "saxpy"),
+    ])?;
+    let mut s = SynthWriter {
+        w,
+        buf: Vec::with_capacity(8192),
+        rng: Lcg(spec.seed),
+        truth: SynthTruth::default(),
+        t: 10_000_000,
+        dispatch: 0,
+        passes: spec.passes,
+    };
+    for i in 0..spec.windows {
+        s.replayed_window(1 + i % 2)?;
         if i % 10 == 9 {
-            // A filtered-out dispatch: CONFIG pair, then the ordinary enqueue.
-            dispatch += 1;
-            let d = dispatch;
-            for e in [
-                Event::ConfigEnter {
-                    thread,
-                    ts: t,
-                    dispatch_id: d,
-                    kernel_id: 3,
-                    decision: Decision::FilteredOut,
-                },
-                Event::ConfigExit {
-                    thread,
-                    ts: t + 800,
-                    dispatch_id: d,
-                },
-                Event::EnqueueEnter {
-                    thread,
-                    ts: t + 1_000,
-                    dispatch_id: d,
-                    kernel_id: 3,
-                },
-                Event::DispatchInfo {
-                    thread,
-                    dispatch_id: d,
-                    agent,
-                    queue,
-                },
-                Event::EnqueueExit {
-                    thread,
-                    ts: t + 3_000,
-                    dispatch_id: d,
-                    correlation: d,
-                },
-                Event::Complete {
-                    thread: 2,
-                    dispatch_id: d,
-                    gpu_start: t + 4_000,
-                    gpu_end: t + 40_000,
-                },
-            ] {
-                push(&mut buf, &mut w, e)?;
-            }
-            truth.opt_outs += 1;
-            t += 50_000;
+            s.filtered_dispatch()?;
         }
     }
-    if !buf.is_empty() {
-        w.write_records(&buf)?;
-    }
-    truth.events = w.records();
-    if spec.trailer {
-        w.write_trailer(&Trailer {
-            events_written: truth.events,
-            windows: truth.windows,
-            declines: truth.opt_outs,
-            finalize_ns: t,
-            flags: 1,
-            ..Trailer::default()
-        })?;
-    }
-    w.flush()?;
-    Ok(truth)
+    s.finish(spec.trailer)
 }
 
 /// Writes a synthetic file at `path`.
@@ -303,4 +346,21 @@ pub fn write_synthetic_file(path: &Path, spec: &SynthSpec) -> Result<SynthTruth>
     let f =
         std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     write_synthetic(std::io::BufWriter::with_capacity(1 << 20, f), spec)
+}
+
+/// `krphase gen-synthetic`: a synthetic phase file of `windows` windows of `passes` passes.
+pub fn gen_synthetic_command(windows: u64, passes: u32, output: &Path) -> Result<()> {
+    let spec = SynthSpec {
+        windows,
+        passes,
+        ..SynthSpec::default()
+    };
+    let t = write_synthetic_file(output, &spec)?;
+    println!(
+        "{}: {} events, {} windows",
+        output.display(),
+        t.events,
+        t.windows
+    );
+    Ok(())
 }

@@ -7,7 +7,8 @@ use std::io::BufRead;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use krphase_analyzer::harness;
+use krphase_analyzer::db::measurements::Failures;
+use krphase_analyzer::import::measurement_csv;
 use krphase_tests::{artifacts, output_text, path_with_artifacts, read_truth, scratch_dir};
 use rusqlite::Connection;
 
@@ -99,8 +100,11 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
 
     // The CSV: replay_perf.py's header, one row per measurement, every run successful.
     let csv = std::fs::read_to_string(dir.join("bench.csv")).unwrap();
-    assert_eq!(csv.lines().next().unwrap(), harness::COLUMNS.join(","));
-    let rows = harness::read_csv(&dir.join("bench.csv")).unwrap();
+    assert_eq!(
+        csv.lines().next().unwrap(),
+        measurement_csv::COLUMNS.join(",")
+    );
+    let rows = measurement_csv::read_csv(&dir.join("bench.csv")).unwrap();
     let variants: Vec<&str> = rows.iter().map(|r| r.variant.as_str()).collect();
     assert_eq!(
         variants,
@@ -119,7 +123,7 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
     );
     for r in &rows {
         assert_eq!(r.samples, 2, "{r:?}");
-        assert_eq!(r.failures, harness::Failures::Count(0), "{r:?}");
+        assert_eq!(r.failures, Failures::Count(0), "{r:?}");
     }
     let total = &rows[3];
     let sum: f64 = rows[..3].iter().map(|r| r.timing.unwrap().median_s).sum();
@@ -161,7 +165,7 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
     assert_eq!(derived.len(), 6, "the total links the single-group runs");
 
     // P5 and P6 in the summary (bench's stdout and `krphase report`).
-    let s = krphase_analyzer::bench::summary::summarize(&conn)
+    let s = krphase_analyzer::report::bench_summary::summarize(&conn)
         .unwrap()
         .unwrap();
     let drain = s.drain.expect("P5 measured");
@@ -289,13 +293,10 @@ fn always_failing_measurements_are_still_rows() {
         &[],
     );
     assert!(o.status.success(), "{}", output_text(&o));
-    let rows = harness::read_csv(&dir.join("f.csv")).unwrap();
+    let rows = measurement_csv::read_csv(&dir.join("f.csv")).unwrap();
     assert_eq!(rows.len(), 2);
     for r in rows {
-        assert_eq!(
-            (r.samples, r.failures, r.timing),
-            (0, harness::Failures::All, None)
-        );
+        assert_eq!((r.samples, r.failures, r.timing), (0, Failures::All, None));
     }
     let missing = krphase(
         &dir,
@@ -375,7 +376,7 @@ fn ctrl_c_writes_the_finished_rows_and_exits_non_zero() {
     );
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", output_text(&out));
-    let rows = harness::read_csv(&dir.join("c.csv")).unwrap();
+    let rows = measurement_csv::read_csv(&dir.join("c.csv")).unwrap();
     let variants: Vec<String> = rows.into_iter().map(|r| r.variant).collect();
     assert_eq!(variants, vec!["no-replay".to_string()]);
 }

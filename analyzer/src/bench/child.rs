@@ -11,6 +11,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+use crate::report::stats::median;
+
 /// What one run of a child gave.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunOutcome {
@@ -104,22 +106,6 @@ pub fn run_child(
     })
 }
 
-/// Median of the values (mean of the middle two for an even count).
-pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
-}
-
-/// The statistics of one measurement's timed runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stats {
     pub median_s: f64,

@@ -131,10 +131,35 @@ pub fn with_elements(app: &[String], elements: u64) -> Vec<String> {
     v
 }
 
+/// Finds a program as a path or on PATH.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        let p = PathBuf::from(name);
+        return p.is_file().then_some(p);
+    }
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+/// The launcher words: `--rocprofv3` split on whitespace, else rocprofv3 on PATH.
+pub fn launcher(arg: Option<&str>) -> Vec<String> {
+    match arg {
+        Some(s) => s.split_whitespace().map(String::from).collect(),
+        None => vec![
+            find_program("rocprofv3")
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "rocprofv3".into()),
+        ],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::benchdb::{CollectionMode, derive_replay_config};
+    use crate::db::benchmark::{CollectionMode, derive_replay_config};
 
     fn spec(groups_n: usize, replay: bool, extra: &[&str]) -> CommandSpec {
         CommandSpec {

@@ -10,12 +10,13 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use rusqlite::{Connection, OptionalExtension};
 
-use super::{Measured, Measurement};
-use crate::benchdb::{self, ConfigData, RunMetrics};
-use crate::harness::{self, Row};
-
-/// `krphase_measurement.source` of `krphase bench` rows.
-pub const SOURCE_BENCH: &str = "krphase-bench";
+use super::command::find_program;
+use super::measure::{MeasurementResult, run_env};
+use super::plan::PlannedMeasurement;
+use crate::db::benchmark::{self, ConfigData, RunMetrics};
+use crate::db::measurements::{MeasurementRow, SOURCE_BENCH, insert_measurement, link_run};
+use crate::import::krp::import_phase_file;
+use crate::import::sdk_log::import_log;
 /// The benchmark mode bench rows carry in `benchmark_config`: rocprofv3 with its tool running.
 pub const BENCH_BENCHMARK_MODE: &str = "tool-runtime-overhead";
 
@@ -35,7 +36,7 @@ impl Recorder {
             Some(p) => crate::db::open(p)?,
             None => crate::db::open_in_memory()?,
         };
-        benchdb::create_schema(&conn)?;
+        benchmark::create_schema(&conn)?;
         Ok(Recorder {
             conn,
             app_md5: HashMap::new(),
@@ -50,27 +51,26 @@ impl Recorder {
         if let Some(m) = self.app_md5.get(program) {
             return m.clone();
         }
-        let m = super::find_program(program)
+        let m = find_program(program)
             .and_then(|p| std::fs::read(p).ok())
-            .map(|b| benchdb::md5_hex(&b))
+            .map(|b| benchmark::md5_hex(&b))
             .unwrap_or_default();
         self.app_md5.insert(program.to_string(), m.clone());
         m
     }
 
     /// Imports each timed run's phase files (and P5's log) and links them to `measurement_id`.
-    fn link_runs(&mut self, measurement_id: i64, x: &Measured) -> Result<Vec<i64>> {
+    fn link_runs(&mut self, measurement_id: i64, x: &MeasurementResult) -> Result<Vec<i64>> {
         let mut run_ids = Vec::new();
         let mut errors = Vec::new();
         for run in &x.runs {
             for f in &run.phase_files {
-                match crate::import::import_phase_file(&mut self.conn, f, None) {
+                match import_phase_file(&mut self.conn, f, None) {
                     Ok(id) => {
-                        harness::link_run(&self.conn, measurement_id, id)?;
+                        link_run(&self.conn, measurement_id, id)?;
                         run_ids.push(id);
                         if let (Some(log), 1) = (&run.log, run.phase_files.len())
-                            && let Err(e) =
-                                crate::logparse::import_log(&mut self.conn, log, Some(id))
+                            && let Err(e) = import_log(&mut self.conn, log, Some(id))
                         {
                             errors.push(format!("{e:#}"));
                         }
@@ -91,8 +91,8 @@ impl Recorder {
     }
 
     /// Records one measurement.
-    pub fn record(&mut self, m: &Measurement, x: &Measured) -> Result<()> {
-        let id = harness::insert_measurement(
+    pub fn record(&mut self, m: &PlannedMeasurement, x: &MeasurementResult) -> Result<()> {
+        let id = insert_measurement(
             &self.conn,
             SOURCE_BENCH,
             &x.row,
@@ -107,11 +107,16 @@ impl Recorder {
     }
 
     /// The seed's database rows for one measurement.
-    fn bookkeeping(&mut self, m: &Measurement, x: &Measured, run_ids: &[i64]) -> Result<()> {
+    fn bookkeeping(
+        &mut self,
+        m: &PlannedMeasurement,
+        x: &MeasurementResult,
+        run_ids: &[i64],
+    ) -> Result<()> {
         let md5 = self.md5_of_app(&m.spec.app[0]);
         let env: std::collections::BTreeMap<String, String> =
-            super::run_env(None, m.sdk_log).into_iter().collect();
-        let app_id = benchdb::insert_or_reuse_app(&self.conn, &m.spec.app, &env, &md5)?;
+            run_env(None, m.sdk_log).into_iter().collect();
+        let app_id = benchmark::insert_or_reuse_app(&self.conn, &m.spec.app, &env, &md5)?;
         let version: Option<String> = match run_ids.first() {
             Some(r) => self
                 .conn
@@ -125,9 +130,9 @@ impl Recorder {
             None => None,
         };
         let sdk_id =
-            benchdb::insert_or_reuse_sdk(&self.conn, version.as_deref().unwrap_or("unknown"))?;
+            benchmark::insert_or_reuse_sdk(&self.conn, version.as_deref().unwrap_or("unknown"))?;
         let data = ConfigData::from_args(BENCH_BENCHMARK_MODE, &m.spec.profiler_args())?;
-        let cfg_id = benchdb::insert_or_reuse_config(&self.conn, &data, Some(sdk_id))?;
+        let cfg_id = benchmark::insert_or_reuse_config(&self.conn, &data, Some(sdk_id))?;
         let now = crate::db::now_utc();
         for run in x.runs.iter().filter(|r| r.outcome.ok()) {
             let metrics = RunMetrics {
@@ -135,20 +140,24 @@ impl Recorder {
                 cpu_time: Some(run.outcome.cpu_s),
                 peak_rss: Some(run.outcome.peak_rss_kib as f64 / 1024.0),
             };
-            benchdb::insert_metrics(&self.conn, app_id, cfg_id, Some(sdk_id), &now, &metrics)?;
+            benchmark::insert_metrics(&self.conn, app_id, cfg_id, Some(sdk_id), &now, &metrics)?;
         }
         Ok(())
     }
 
     /// Records a row derived from other measurements (P1's application-replay total), linked to
     /// their runs.
-    pub fn record_derived(&mut self, row: &Row, from: &[&Measured]) -> Result<()> {
-        let id = harness::insert_measurement(&self.conn, SOURCE_BENCH, row, None, None, false)?;
+    pub fn record_derived(
+        &mut self,
+        row: &MeasurementRow,
+        from: &[&MeasurementResult],
+    ) -> Result<()> {
+        let id = insert_measurement(&self.conn, SOURCE_BENCH, row, None, None, false)?;
         for x in from {
             for run in &x.runs {
                 for f in &run.phase_files {
-                    if let Ok(r) = crate::import::import_phase_file(&mut self.conn, f, None) {
-                        harness::link_run(&self.conn, id, r)?;
+                    if let Ok(r) = import_phase_file(&mut self.conn, f, None) {
+                        link_run(&self.conn, id, r)?;
                     }
                 }
             }
@@ -158,6 +167,6 @@ impl Recorder {
 
     /// Statistics over every recorded run.
     pub fn finish(&mut self) -> Result<()> {
-        benchdb::generate_statistics(&self.conn)
+        benchmark::generate_statistics(&self.conn)
     }
 }

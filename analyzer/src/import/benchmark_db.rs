@@ -8,10 +8,9 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OpenFlags, params};
 
-use crate::benchdb;
-
-/// `krphase_measurement.source` of imported benchmark rows.
-pub const SOURCE_BENCHMARK: &str = "rocprofv3-benchmark";
+use crate::db::benchmark;
+use crate::db::measurements::SOURCE_BENCHMARK_DB;
+use crate::report::stats::median;
 
 /// Tables copied from the input (the first two are required).
 const TABLES: [&str; 5] = [
@@ -49,7 +48,7 @@ pub fn load_copy(path: &Path) -> Result<Connection> {
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_MEMORY,
     )?;
-    benchdb::enable_dqs(&mem)?;
+    benchmark::enable_dqs(&mem)?;
     mem.execute(
         "ATTACH DATABASE ?1 AS src",
         [format!("file:{}?mode=ro", uri_path(path))],
@@ -78,12 +77,12 @@ pub fn load_copy(path: &Path) -> Result<Connection> {
     }
     mem.execute_batch("DETACH DATABASE src")?;
     // Whatever the input lacks (apps, sdks, statistics, replay columns, views) is created empty.
-    benchdb::create_schema(&mem).with_context(|| format!("{}: migrate", path.display()))?;
+    benchmark::create_schema(&mem).with_context(|| format!("{}: migrate", path.display()))?;
     let stats: i64 = mem.query_row("SELECT COUNT(*) FROM benchmark_statistics", [], |r| {
         r.get(0)
     })?;
     if stats == 0 {
-        benchdb::generate_statistics(&mem)?;
+        benchmark::generate_statistics(&mem)?;
     }
     Ok(mem)
 }
@@ -97,44 +96,24 @@ pub struct BenchmarkImport {
     pub configs_without_replay_columns: usize,
 }
 
-/// Imports the whole-run figures: one measurement per (app, config, sdk) and time metric
-/// (wall_time, cpu_time), with the median of the raw runs, min/max, sample count, peak RSS of the
-/// same runs (the seed labels it MB; stored ×1024 as KiB), and the replay view's projection and
-/// speedup in `detail`. Re-importing the same file replaces its rows.
-pub fn import_benchmark(
-    conn: &mut Connection,
-    path: &Path,
-    label: Option<&str>,
-) -> Result<BenchmarkImport> {
-    let src = load_copy(path)?;
-    let key = std::fs::canonicalize(path)
-        .unwrap_or_else(|_| path.to_path_buf())
-        .display()
-        .to_string();
-    let configs = src.query_row("SELECT COUNT(*) FROM benchmark_config", [], |r| {
-        r.get::<_, i64>(0)
-    })? as usize;
-    let configs_without_replay_columns = src.query_row(
-        "SELECT COUNT(*) FROM benchmark_config WHERE benchmark_mode <> 'baseline' AND \
-         counter_collection_mode IS NULL",
-        [],
-        |r| r.get::<_, i64>(0),
-    )? as usize;
+/// One measurement made from a statistics row of the benchmark database.
+struct StatisticRow {
+    experiment: String,
+    variant: String,
+    mode: Option<String>,
+    detail: String,
+    median: Option<f64>,
+    min: Option<f64>,
+    max: Option<f64>,
+    rss_kib: Option<i64>,
+    samples: i64,
+    command: String,
+}
 
-    struct Out {
-        experiment: String,
-        variant: String,
-        mode: Option<String>,
-        detail: String,
-        median: Option<f64>,
-        min: Option<f64>,
-        max: Option<f64>,
-        rss_kib: Option<i64>,
-        samples: i64,
-        command: String,
-    }
+/// One measurement per (app, config, sdk) and additive metric, from the statistics rows.
+fn statistic_rows(src: &Connection) -> Result<Vec<StatisticRow>> {
     let mut rows = Vec::new();
-    for metric in benchdb::ADDITIVE_METRICS {
+    for metric in benchmark::ADDITIVE_METRICS {
         let sql = format!(
             "SELECT s.app_id, s.cfg_id, s.sdk_id, c.benchmark_mode, COALESCE(c.label, ''), \
              c.counter_collection_mode, c.counter_group_count, c.kernel_replay, s.count, s.mean, \
@@ -149,7 +128,7 @@ pub fn import_benchmark(
         let mut q = stmt.query([])?;
         while let Some(r) = q.next()? {
             let (app, cfg, sdk): (i64, i64, Option<i64>) = (r.get(0)?, r.get(1)?, r.get(2)?);
-            let raw = benchdb::metric_values(&src, metric, app, cfg, sdk)?;
+            let raw = benchmark::metric_values(src, metric, app, cfg, sdk)?;
             let rss: Option<f64> = src.query_row(
                 "SELECT MAX(CAST(peak_rss AS REAL)) FROM benchmark_metrics WHERE app_id = ?1 AND \
                  cfg_id = ?2 AND sdk_id IS ?3",
@@ -191,12 +170,12 @@ pub fn import_benchmark(
             if let Some(s) = speedup {
                 detail += &format!(" speedup_vs_application_replay={s}");
             }
-            rows.push(Out {
+            rows.push(StatisticRow {
                 experiment: r.get(3)?,
                 variant: r.get(4)?,
                 mode: r.get(5)?,
                 detail,
-                median: super::child::median(&raw).or(mean),
+                median: median(&raw).or(mean),
                 min: r.get(10)?,
                 max: r.get(11)?,
                 rss_kib: rss.map(|mb| (mb * 1024.0).round() as i64),
@@ -205,25 +184,35 @@ pub fn import_benchmark(
             });
         }
     }
+    Ok(rows)
+}
+
+/// Replaces the measurements of the file `key` with `rows`, in one transaction.
+fn store(
+    conn: &mut Connection,
+    rows: &[StatisticRow],
+    key: &str,
+    label: Option<&str>,
+) -> Result<()> {
     let tx = conn.transaction()?;
     tx.execute(
         "DELETE FROM krphase_measurement_run WHERE measurement_id IN (SELECT id FROM \
          krphase_measurement WHERE source = ?1 AND outdir = ?2)",
-        params![SOURCE_BENCHMARK, key],
+        params![SOURCE_BENCHMARK_DB, key],
     )?;
     tx.execute(
         "DELETE FROM krphase_measurement WHERE source = ?1 AND outdir = ?2",
-        params![SOURCE_BENCHMARK, key],
+        params![SOURCE_BENCHMARK_DB, key],
     )?;
     let now = crate::db::now_utc();
-    for o in &rows {
+    for o in rows {
         tx.execute(
             "INSERT INTO krphase_measurement (source, experiment, variant, mode, detail, \
              median_s, min_s, max_s, peak_child_rss_kib, samples, failures, command, outdir, \
              label, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, '0', ?11, ?12, \
              ?13, ?14)",
             params![
-                SOURCE_BENCHMARK,
+                SOURCE_BENCHMARK_DB,
                 o.experiment,
                 o.variant,
                 o.mode,
@@ -241,6 +230,35 @@ pub fn import_benchmark(
         )?;
     }
     tx.commit()?;
+    Ok(())
+}
+
+/// Imports the whole-run figures: one measurement per (app, config, sdk) and time metric
+/// (wall_time, cpu_time), with the median of the raw runs, min/max, sample count, peak RSS of the
+/// same runs (the seed labels it MB; stored ×1024 as KiB), and the replay view's projection and
+/// speedup in `detail`. Re-importing the same file replaces its rows.
+pub fn import_benchmark(
+    conn: &mut Connection,
+    path: &Path,
+    label: Option<&str>,
+) -> Result<BenchmarkImport> {
+    let src = load_copy(path)?;
+    let key = std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string();
+    let configs = src.query_row("SELECT COUNT(*) FROM benchmark_config", [], |r| {
+        r.get::<_, i64>(0)
+    })? as usize;
+    let configs_without_replay_columns = src.query_row(
+        "SELECT COUNT(*) FROM benchmark_config WHERE benchmark_mode <> 'baseline' AND \
+         counter_collection_mode IS NULL",
+        [],
+        |r| r.get::<_, i64>(0),
+    )? as usize;
+
+    let rows = statistic_rows(&src)?;
+    store(conn, &rows, &key, label)?;
     Ok(BenchmarkImport {
         configs,
         measurements: rows.len(),
@@ -266,7 +284,7 @@ mod tests {
     fn old_db(dir: &Path) -> std::path::PathBuf {
         let p = dir.join("benchmark-old.db");
         let c = Connection::open(&p).unwrap();
-        benchdb::enable_dqs(&c).unwrap();
+        benchmark::enable_dqs(&c).unwrap();
         c.execute_batch(&fixture_sql("benchmark_old.sql")).unwrap();
         p
     }
@@ -275,8 +293,8 @@ mod tests {
     fn new_db(dir: &Path) -> std::path::PathBuf {
         let p = dir.join("benchmark.db");
         let c = Connection::open(&p).unwrap();
-        benchdb::create_schema(&c).unwrap();
-        let app = benchdb::insert_or_reuse_app(
+        benchmark::create_schema(&c).unwrap();
+        let app = benchmark::insert_or_reuse_app(
             &c,
             &["transpose".into(), "1".into()],
             &Default::default(),
@@ -284,8 +302,8 @@ mod tests {
         )
         .unwrap();
         let mode = "tool-runtime-overhead";
-        let one = benchdb::ConfigData::from_args(mode, &["--pmc", "SQ_WAVES"]).unwrap();
-        let three = benchdb::ConfigData::from_args(
+        let one = benchmark::ConfigData::from_args(mode, &["--pmc", "SQ_WAVES"]).unwrap();
+        let three = benchmark::ConfigData::from_args(
             mode,
             &[
                 "--replay-mode",
@@ -300,20 +318,20 @@ mod tests {
             ],
         )
         .unwrap();
-        let c1 = benchdb::insert_or_reuse_config(&c, &one, None).unwrap();
-        let c3 = benchdb::insert_or_reuse_config(&c, &three, None).unwrap();
+        let c1 = benchmark::insert_or_reuse_config(&c, &one, None).unwrap();
+        let c3 = benchmark::insert_or_reuse_config(&c, &three, None).unwrap();
         for (cfg, walls) in [(c1, [1.0, 1.2, 1.1]), (c3, [1.5, 1.4, 1.6])] {
             for w in walls {
-                let m = benchdb::RunMetrics {
+                let m = benchmark::RunMetrics {
                     wall_time: Some(w),
                     cpu_time: Some(w / 2.0),
                     peak_rss: Some(100.0),
                 };
-                benchdb::insert_metrics(&c, app, cfg, None, "2026-01-01 00:00:00+00:00", &m)
+                benchmark::insert_metrics(&c, app, cfg, None, "2026-01-01 00:00:00+00:00", &m)
                     .unwrap();
             }
         }
-        benchdb::generate_statistics(&c).unwrap();
+        benchmark::generate_statistics(&c).unwrap();
         p
     }
 
@@ -372,7 +390,7 @@ mod tests {
         // 2 (app, cfg, sdk) groups × wall/cpu.
         assert_eq!(s.measurements, 4);
         let cols =
-            benchdb::table_columns(&Connection::open(&src).unwrap(), "benchmark_config").unwrap();
+            benchmark::table_columns(&Connection::open(&src).unwrap(), "benchmark_config").unwrap();
         assert!(
             !cols.iter().any(|c| c == "kernel_replay"),
             "no migration of the input"

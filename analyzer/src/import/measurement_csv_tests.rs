@@ -6,8 +6,8 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn row(variant: &str, timing: Option<Timing>) -> Row {
-    Row {
+fn row(variant: &str, timing: Option<Timing>) -> MeasurementRow {
+    MeasurementRow {
         experiment: "P1".into(),
         variant: variant.into(),
         mode: CollectionMode::KernelReplay,
@@ -61,9 +61,9 @@ fn failed_measurement_is_recorded_rather_than_dropped() {
 #[test]
 fn row_records_the_command_that_produced_it() {
     let r = row("x", Some(T));
-    assert_eq!(r.fields()[10], r.command);
+    assert_eq!(csv_fields(&r)[10], r.command);
     assert_eq!(r.output_dir(), Some("out/p1-replay"));
-    let derived = Row {
+    let derived = MeasurementRow {
         command: "r --pmc A -d w/p1-base-0 -o out -- app ; r --pmc B -d w/p1-base-1 -o out -- app"
             .into(),
         ..r
@@ -131,14 +131,14 @@ fn inconsistent_rows_are_rejected() {
 fn import_stores_every_row_and_nothing_for_a_malformed_file() {
     let dir = tempfile::tempdir().unwrap();
     let mut conn = crate::db::open(dir.path().join("k.db")).unwrap();
-    let err = import_harness(&mut conn, &fixture("replay_perf_malformed.csv"), None, None);
+    let err = import_measurement_csv(&mut conn, &fixture("replay_perf_malformed.csv"), None, None);
     assert!(err.is_err());
     let n: i64 = conn
         .query_row("SELECT COUNT(*) FROM krphase_measurement", [], |r| r.get(0))
         .unwrap();
     assert_eq!(n, 0);
 
-    let s = import_harness(
+    let s = import_measurement_csv(
         &mut conn,
         &fixture("replay_perf.csv"),
         Some(dir.path()),
@@ -148,7 +148,7 @@ fn import_stores_every_row_and_nothing_for_a_malformed_file() {
     assert_eq!(s.measurements, 4);
     assert_eq!(s.missing_dirs.len(), 4, "no output directories exist here");
     // Idempotent: a second import replaces rather than duplicates.
-    import_harness(
+    import_measurement_csv(
         &mut conn,
         &fixture("replay_perf.csv"),
         Some(dir.path()),

@@ -7,6 +7,11 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension};
 
+pub mod benchmark;
+pub mod measurements;
+pub mod phases;
+pub mod runs;
+
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
 pub const SCHEMA_VERSION: i64 = 2;
 
@@ -321,26 +326,6 @@ pub fn now_utc() -> String {
     )
 }
 
-/// Resolves a run selector: a numeric id or a label (the newest run with that label).
-pub fn resolve_run(conn: &Connection, sel: &str) -> Result<i64> {
-    if let Ok(id) = sel.parse::<i64>() {
-        let found: Option<i64> = conn
-            .query_row("SELECT id FROM krphase_run WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
-            .optional()?;
-        return found.with_context(|| format!("unknown run id {id}"));
-    }
-    let found: Option<i64> = conn
-        .query_row(
-            "SELECT id FROM krphase_run WHERE label = ?1 ORDER BY id DESC LIMIT 1",
-            [sel],
-            |r| r.get(0),
-        )
-        .optional()?;
-    found.with_context(|| format!("no run labelled {sel:?}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,26 +453,6 @@ mod tests {
         assert!(err.contains("lacks the krphase tables"), "{err}");
         assert_eq!(std::fs::read(&p).unwrap(), before);
         assert!(open_existing(dir.path().join("missing.db")).is_err());
-    }
-
-    #[test]
-    fn resolve_run_by_id_and_label() {
-        let c = Connection::open_in_memory().unwrap();
-        prepare(&c, Path::new(":memory:")).unwrap();
-        c.execute(
-            "INSERT INTO krphase_run (id, path, file_hash, label, imported_at) VALUES (7, 'p', 'h', 'stream-2p', 'now')",
-            [],
-        )
-        .unwrap();
-        assert_eq!(resolve_run(&c, "7").unwrap(), 7);
-        assert_eq!(resolve_run(&c, "stream-2p").unwrap(), 7);
-        assert!(
-            resolve_run(&c, "8")
-                .unwrap_err()
-                .to_string()
-                .contains("unknown run id 8")
-        );
-        assert!(resolve_run(&c, "nope").is_err());
     }
 
     #[test]

@@ -1,15 +1,19 @@
-//! The whole-run CSV of the seed's `replay_perf.py` (exactly its 11 columns, in order): reader,
-//! writer, and `krphase import-harness`, which stores each row as a whole-run measurement linked
-//! to the phase files found in the measurement's output directory.
+//! The whole-run measurement CSV of the seed's `replay_perf.py` (exactly its 11 columns, in
+//! order), which `krphase bench` writes too: reader, writer, and `krphase import-harness`, which
+//! stores each row as a whole-run measurement linked to the phase files found in the
+//! measurement's output directory.
 
-use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 
-use crate::benchdb::CollectionMode;
+use super::krp::{import_phase_file, phase_files};
+use crate::db::benchmark::CollectionMode;
+use crate::db::measurements::{
+    Failures, MeasurementRow, SOURCE_REPLAY_PERF, Timing, insert_measurement, link_run,
+};
 
 /// The CSV header, in order.
 pub const COLUMNS: [&str; 11] = [
@@ -26,46 +30,6 @@ pub const COLUMNS: [&str; 11] = [
     "command",
 ];
 
-/// Failed timed runs of a measurement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failures {
-    Count(u32),
-    /// No timed run succeeded.
-    All,
-}
-
-impl fmt::Display for Failures {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Failures::Count(n) => write!(f, "{n}"),
-            Failures::All => f.write_str("all"),
-        }
-    }
-}
-
-/// Statistics of the successful timed runs (absent when every run failed).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Timing {
-    pub median_s: f64,
-    pub min_s: f64,
-    pub max_s: f64,
-    pub peak_child_rss_kib: u64,
-}
-
-/// One measurement: one CSV row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    pub experiment: String,
-    pub variant: String,
-    pub mode: CollectionMode,
-    pub detail: String,
-    pub timing: Option<Timing>,
-    pub samples: u32,
-    pub failures: Failures,
-    /// The full rocprofv3 command, arguments joined with single spaces.
-    pub command: String,
-}
-
 /// Python's `repr(float)` for the values we write: shortest round-trip digits, and a `.0` on
 /// integral values so scripts see the same text the seed wrote.
 pub fn py_float(v: f64) -> String {
@@ -77,65 +41,34 @@ pub fn py_float(v: f64) -> String {
     }
 }
 
-impl Row {
-    fn fields(&self) -> [String; 11] {
-        let (median, min, max, rss) = match &self.timing {
-            Some(t) => (
-                py_float(t.median_s),
-                py_float(t.min_s),
-                py_float(t.max_s),
-                t.peak_child_rss_kib.to_string(),
-            ),
-            None => Default::default(),
-        };
-        [
-            self.experiment.clone(),
-            self.variant.clone(),
-            self.mode.as_str().to_string(),
-            self.detail.clone(),
-            median,
-            min,
-            max,
-            rss,
-            self.samples.to_string(),
-            self.failures.to_string(),
-            self.command.clone(),
-        ]
-    }
-
-    /// The `-d` (or `--output-directory`) argument of the command, if any.
-    pub fn output_dir(&self) -> Option<&str> {
-        output_dir_of(&self.command)
-    }
-
-    /// The output directory of each command of the row: one, or several for a row derived from
-    /// other measurements (commands joined with " ; ", e.g. P1's application-replay total).
-    pub fn output_dirs(&self) -> Vec<&str> {
-        self.command
-            .split(" ; ")
-            .filter_map(output_dir_of)
-            .collect()
-    }
-}
-
-fn output_dir_of(command: &str) -> Option<&str> {
-    let mut tokens = command.split(' ');
-    while let Some(t) = tokens.next() {
-        if t == "--" {
-            break;
-        }
-        if t == "-d" || t == "--output-directory" {
-            return tokens.next();
-        }
-        if let Some(v) = t.strip_prefix("--output-directory=") {
-            return Some(v);
-        }
-    }
-    None
+/// The row's 11 CSV fields, in [`COLUMNS`] order.
+fn csv_fields(row: &MeasurementRow) -> [String; 11] {
+    let (median, min, max, rss) = match &row.timing {
+        Some(t) => (
+            py_float(t.median_s),
+            py_float(t.min_s),
+            py_float(t.max_s),
+            t.peak_child_rss_kib.to_string(),
+        ),
+        None => Default::default(),
+    };
+    [
+        row.experiment.clone(),
+        row.variant.clone(),
+        row.mode.as_str().to_string(),
+        row.detail.clone(),
+        median,
+        min,
+        max,
+        rss,
+        row.samples.to_string(),
+        row.failures.to_string(),
+        row.command.clone(),
+    ]
 }
 
 /// Writes the CSV. Writes nothing (and returns false) when there are no rows.
-pub fn write_csv(path: &Path, rows: &[Row]) -> Result<bool> {
+pub fn write_csv(path: &Path, rows: &[MeasurementRow]) -> Result<bool> {
     if rows.is_empty() {
         return Ok(false);
     }
@@ -146,7 +79,7 @@ pub fn write_csv(path: &Path, rows: &[Row]) -> Result<bool> {
             .from_writer(&mut buf);
         w.write_record(COLUMNS)?;
         for r in rows {
-            w.write_record(r.fields())?;
+            w.write_record(csv_fields(r))?;
         }
         w.flush()?;
     }
@@ -159,7 +92,7 @@ pub fn write_csv(path: &Path, rows: &[Row]) -> Result<bool> {
 
 /// Reads a CSV written by `replay_perf.py` or `krphase bench`. Any malformed row is an error
 /// naming its line; nothing is returned then.
-pub fn read_csv(path: &Path) -> Result<Vec<Row>> {
+pub fn read_csv(path: &Path) -> Result<Vec<MeasurementRow>> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let mut rdr = csv::ReaderBuilder::new()
@@ -197,7 +130,7 @@ pub fn read_csv(path: &Path) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-fn parse_row(rec: &csv::StringRecord) -> Result<Row> {
+fn parse_row(rec: &csv::StringRecord) -> Result<MeasurementRow> {
     if rec.len() != COLUMNS.len() {
         bail!("expected {} fields, found {}", COLUMNS.len(), rec.len());
     }
@@ -264,7 +197,7 @@ fn parse_row(rec: &csv::StringRecord) -> Result<Row> {
     if f(10).is_empty() {
         bail!("command is empty");
     }
-    Ok(Row {
+    Ok(MeasurementRow {
         experiment: f(0).to_string(),
         variant: f(1).to_string(),
         mode,
@@ -274,102 +207,6 @@ fn parse_row(rec: &csv::StringRecord) -> Result<Row> {
         failures,
         command: f(10).to_string(),
     })
-}
-
-/// Where a measurement's rows come from (`krphase_measurement.source`).
-pub const SOURCE_HARNESS: &str = "replay_perf";
-
-/// Inserts one measurement row and returns its id. With `replace`, an earlier row of the same
-/// measurement (source, experiment, variant, command, output directory) goes first, so
-/// re-importing a file does not duplicate it.
-pub fn insert_measurement(
-    conn: &Connection,
-    source: &str,
-    row: &Row,
-    outdir: Option<&Path>,
-    label: Option<&str>,
-    replace: bool,
-) -> Result<i64> {
-    let outdir = outdir.map(|p| p.display().to_string());
-    if replace {
-        delete_measurement(conn, source, row, outdir.as_deref())?;
-    }
-    let t = row.timing;
-    conn.execute(
-        "INSERT INTO krphase_measurement (source, experiment, variant, mode, detail, median_s, \
-         min_s, max_s, peak_child_rss_kib, samples, failures, command, outdir, label, \
-         imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-        params![
-            source,
-            row.experiment,
-            row.variant,
-            row.mode.as_str(),
-            row.detail,
-            t.map(|t| t.median_s),
-            t.map(|t| t.min_s),
-            t.map(|t| t.max_s),
-            t.map(|t| t.peak_child_rss_kib as i64),
-            row.samples,
-            row.failures.to_string(),
-            row.command,
-            outdir,
-            label,
-            crate::db::now_utc(),
-        ],
-    )?;
-    Ok(conn.last_insert_rowid())
-}
-
-fn delete_measurement(
-    conn: &Connection,
-    source: &str,
-    row: &Row,
-    outdir: Option<&str>,
-) -> Result<()> {
-    let key = params![source, row.experiment, row.variant, row.command, outdir];
-    conn.execute(
-        "DELETE FROM krphase_measurement_run WHERE measurement_id IN (SELECT id FROM \
-         krphase_measurement WHERE source = ?1 AND experiment = ?2 AND variant = ?3 AND command \
-         = ?4 AND outdir IS ?5)",
-        key,
-    )?;
-    conn.execute(
-        "DELETE FROM krphase_measurement WHERE source = ?1 AND experiment = ?2 AND variant = ?3 \
-         AND command = ?4 AND outdir IS ?5",
-        key,
-    )?;
-    Ok(())
-}
-
-/// Links an imported run to a measurement (linking twice is a no-op).
-pub fn link_run(conn: &Connection, measurement_id: i64, run_id: i64) -> Result<()> {
-    conn.execute(
-        "INSERT OR IGNORE INTO krphase_measurement_run (measurement_id, run_id) VALUES (?1, ?2)",
-        params![measurement_id, run_id],
-    )?;
-    Ok(())
-}
-
-/// Phase files (`*.krp`) under `dir`, recursively (application replay writes `pass_<n>/`),
-/// sorted by path.
-pub fn phase_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "krp") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// Imports the phase files of `dir` and links them to a measurement. Returns the run ids; a file
@@ -383,7 +220,7 @@ pub fn link_phase_files(
     let mut runs = Vec::new();
     let mut failed = Vec::new();
     for file in phase_files(dir) {
-        match crate::import::import_phase_file(conn, &file, label) {
+        match import_phase_file(conn, &file, label) {
             Ok(run) => {
                 link_run(conn, measurement_id, run)?;
                 runs.push(run);
@@ -406,7 +243,7 @@ pub fn link_phase_files(
 
 /// Summary of one `import-harness`.
 #[derive(Debug, Default)]
-pub struct HarnessImport {
+pub struct MeasurementCsvImport {
     pub measurements: usize,
     pub runs: usize,
     /// Rows whose output directory was missing.
@@ -416,12 +253,12 @@ pub struct HarnessImport {
 /// `krphase import-harness CSV [--workdir DIR]`: the whole CSV is validated before anything is
 /// stored; measurement rows go in one transaction, then each row's phase files are imported and
 /// linked. `workdir` is what relative `-d` paths are resolved against (default: cwd).
-pub fn import_harness(
+pub fn import_measurement_csv(
     conn: &mut Connection,
     csv_path: &Path,
     workdir: Option<&Path>,
     label: Option<&str>,
-) -> Result<HarnessImport> {
+) -> Result<MeasurementCsvImport> {
     let rows = read_csv(csv_path)?;
     let base = match workdir {
         Some(w) => w.to_path_buf(),
@@ -435,11 +272,11 @@ pub fn import_harness(
             [one] => Some(one.as_path()),
             _ => None,
         };
-        let id = insert_measurement(&tx, SOURCE_HARNESS, row, stored, label, true)?;
+        let id = insert_measurement(&tx, SOURCE_REPLAY_PERF, row, stored, label, true)?;
         pending.extend(dirs.into_iter().map(|d| (id, Some(d))));
     }
     tx.commit()?;
-    let mut summary = HarnessImport {
+    let mut summary = MeasurementCsvImport {
         measurements: rows.len(),
         ..Default::default()
     };
@@ -466,5 +303,5 @@ pub fn import_harness(
 }
 
 #[cfg(test)]
-#[path = "harness_tests.rs"]
+#[path = "measurement_csv_tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@
 //! transaction is rolled back so nothing of it is stored.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
 use krphase_format::event::{Event, Notice};
@@ -522,6 +522,28 @@ impl<'t> Inserter<'t> {
     }
 }
 
+/// Phase files (`*.krp`) under `dir`, recursively (application replay writes `pass_<n>/`),
+/// sorted by path.
+pub fn phase_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "krp") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -685,5 +707,5 @@ mod tests {
 }
 
 #[cfg(test)]
-#[path = "import_continue_tests.rs"]
+#[path = "krp_continue_tests.rs"]
 mod continue_tests;

@@ -9,9 +9,9 @@ use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::record::SOURCE_BENCH;
-use crate::harness::SOURCE_HARNESS;
-use crate::report::pct;
+use super::fmt::{bytes_b_or_mib, duration_us_ms, factor, percent, seconds};
+use super::stats::median;
+use crate::db::measurements::{SOURCE_BENCH, SOURCE_REPLAY_PERF};
 
 /// One measurement as the summary uses it.
 #[derive(Debug, Clone, Serialize)]
@@ -84,7 +84,7 @@ const SOURCES: Sources = Sources;
 struct Sources;
 impl std::fmt::Display for Sources {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "('{SOURCE_BENCH}', '{SOURCE_HARNESS}')")
+        write!(f, "('{SOURCE_BENCH}', '{SOURCE_REPLAY_PERF}')")
     }
 }
 
@@ -177,7 +177,7 @@ fn drain_share(conn: &Connection, m: &MeasurementRef) -> Result<DrainShare> {
         drain_ns: drain,
         window_ns: window,
         share: ratio(drain, window),
-        median_window_share: super::child::median(&shares),
+        median_window_share: median(&shares),
         prepass_share: ratio(prepass, all_window),
     })
 }
@@ -466,26 +466,6 @@ pub fn report_json(conn: &Connection) -> Result<Option<BenchJson>> {
     }))
 }
 
-fn secs(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{v:.3} s"))
-}
-
-fn bytes(b: Option<f64>) -> String {
-    match b {
-        None => "-".into(),
-        Some(b) if b >= 1048576.0 => format!("{:.1} MiB", b / 1048576.0),
-        Some(b) => format!("{:.0} B", b),
-    }
-}
-
-fn dur(ns: Option<f64>) -> String {
-    match ns {
-        None => "-".into(),
-        Some(n) if n.abs() >= 1e6 => format!("{:.3} ms", n / 1e6),
-        Some(n) => format!("{:.2} us", n / 1e3),
-    }
-}
-
 /// Plain-text rendering (fits 100 columns).
 pub fn render_summary(s: &BenchSummary) -> String {
     let mut o = String::new();
@@ -494,36 +474,35 @@ pub fn render_summary(s: &BenchSummary) -> String {
         let _ = writeln!(
             o,
             "  P1  application replay {} | multiplexed {} | kernel replay {} | speedup {}",
-            secs(s.application_replay_s),
-            secs(s.multiplexed_s),
-            secs(s.kernel_replay_s),
-            s.speedup_vs_application_replay
-                .map_or("-".into(), |v| format!("{v:.2}x"))
+            seconds(s.application_replay_s),
+            seconds(s.multiplexed_s),
+            seconds(s.kernel_replay_s),
+            factor(s.speedup_vs_application_replay)
         );
     }
     for m in &s.passes {
-        let _ = writeln!(o, "  P2  {:<14} median {}", m.variant, secs(m.median_s));
+        let _ = writeln!(o, "  P2  {:<14} median {}", m.variant, seconds(m.median_s));
     }
     for f in &s.footprints {
         let _ = writeln!(
             o,
             "  P3  {:<17} {:>9} | RSS {:>9} | snapshot/window SDK {:>9}, tool {:>9}",
             f.measurement.variant,
-            secs(f.measurement.median_s),
+            seconds(f.measurement.median_s),
             f.measurement
                 .peak_child_rss_kib
                 .map_or("-".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0)),
-            bytes(f.sdk_bytes_per_window),
-            bytes(f.estimate_bytes_per_window),
+            bytes_b_or_mib(f.sdk_bytes_per_window),
+            bytes_b_or_mib(f.estimate_bytes_per_window),
         );
     }
     if let Some(d) = &s.drain {
         let _ = writeln!(
             o,
             "  P5  drain share of window {} (median per window {}), pre-pass share {};",
-            pct(d.share),
-            pct(d.median_window_share),
-            pct(d.prepass_share)
+            percent(d.share),
+            percent(d.median_window_share),
+            percent(d.prepass_share)
         );
         let _ = writeln!(
             o,
@@ -535,22 +514,22 @@ pub fn render_summary(s: &BenchSummary) -> String {
         let _ = writeln!(
             o,
             "  P6  non-replayed dispatch tax {}/dispatch over whole runs",
-            dur(t.whole_run_tax_per_dispatch_s.map(|s| s * 1e9))
+            duration_us_ms(t.whole_run_tax_per_dispatch_s.map(|s| s * 1e9))
         );
         let _ = writeln!(
             o,
             "      (replay active {} vs not configured {}, {} dispatches per run);",
-            secs(t.filtered.median_s),
-            secs(t.baseline.median_s),
+            seconds(t.filtered.median_s),
+            seconds(t.baseline.median_s),
             t.dispatches_per_run
                 .map_or("-".into(), |n| format!("{n:.0}"))
         );
         let _ = writeln!(
             o,
             "      in process {}/dispatch (enqueue {} replay active vs {} not configured)",
-            dur(t.in_process_tax_per_dispatch_ns),
-            dur(t.enqueue_mean_ns_filtered),
-            dur(t.enqueue_mean_ns_baseline)
+            duration_us_ms(t.in_process_tax_per_dispatch_ns),
+            duration_us_ms(t.enqueue_mean_ns_filtered),
+            duration_us_ms(t.enqueue_mean_ns_baseline)
         );
     }
     o

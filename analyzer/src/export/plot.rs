@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension};
 
-use crate::phases::{self, PHASES};
-use crate::svg;
+use super::svg;
+use crate::db::phases::{self, PHASES};
 
 /// Phases drawn in the breakdown, in stacking order (pre-pass is split when a log is joined).
 const STACK: &[&str] = &[
@@ -152,7 +152,7 @@ fn sweep_key(x: f64) -> i64 {
 /// Writes the plots for `runs` (every run when empty) into `dir`; returns the files written.
 pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>> {
     let runs: Vec<i64> = if runs.is_empty() {
-        crate::report::select_runs(conn, None, None)?
+        crate::db::runs::select_runs(conn, None, None)?
     } else {
         runs.to_vec()
     };
@@ -160,20 +160,25 @@ pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>>
     let mut samples: Vec<Vec<f64>> = vec![Vec::new(); SHOWN.len()];
     let mut stats = Vec::new();
     for &r in &runs {
-        stats.push((r, run_stats(conn, r, &mut samples)?));
+        stats.push(run_stats(conn, r, &mut samples)?);
     }
+    let mut plots = vec![("breakdown.svg".to_string(), breakdown(&stats))];
+    plots.extend(histograms(&mut samples));
+    plots.extend(sweeps(&stats));
     let mut written = Vec::new();
-    let mut write = |name: &str, svg: String| -> Result<()> {
+    for (name, svg) in plots {
         let p = dir.join(name);
         std::fs::write(&p, svg).with_context(|| format!("cannot write {}", p.display()))?;
         written.push(p);
-        Ok(())
-    };
+    }
+    Ok(written)
+}
 
-    // Stacked breakdown: one bar per (label, kernel), runs sharing a label pooled; mean ms per
-    // window.
+/// Stacked breakdown: one bar per (label, kernel), runs sharing a label pooled; mean ms per
+/// window.
+fn breakdown(stats: &[RunStats]) -> String {
     let mut bars: Vec<(String, Vec<f64>, u64)> = Vec::new();
-    for (_, s) in &stats {
+    for s in stats {
         for (k, (sums, n)) in &s.kernels {
             let name = format!("{} {k}", s.label);
             match bars.iter_mut().find(|b| b.0 == name) {
@@ -191,18 +196,19 @@ pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>>
         .map(|(_, sums, n)| sums.iter().map(|v| v / *n as f64 / 1e6).collect())
         .collect();
     let series: Vec<String> = STACK.iter().map(|s| s.to_string()).collect();
-    write(
-        "breakdown.svg",
-        svg::stacked_bars(
-            "Phase breakdown per kernel (mean per replayed window)",
-            "ms per window",
-            &labels,
-            &series,
-            &values,
-        ),
-    )?;
+    svg::stacked_bars(
+        "Phase breakdown per kernel (mean per replayed window)",
+        "ms per window",
+        &labels,
+        &series,
+        &values,
+    )
+}
 
-    // Histograms, bins from the minimum to the 99th percentile (the rest in the last bin).
+/// A histogram per shown phase, bins from the minimum to the 99th percentile (the rest in the
+/// last bin): (file name, SVG).
+fn histograms(samples: &mut [Vec<f64>]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for (i, name) in SHOWN.iter().enumerate() {
         let v = &mut samples[i];
         if v.is_empty() {
@@ -221,20 +227,26 @@ pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>>
             counts[b.min(bins - 1)] += 1;
         }
         let file = format!("hist-{}.svg", name.replace(' ', "-"));
-        write(
-            &file,
+        out.push((
+            file,
             svg::histogram(
                 &format!("{name} per replayed window"),
                 "ms",
                 &edges,
                 &counts,
             ),
-        )?;
+        ));
     }
 
-    // Sweeps within each workload: x = passes per window, footprint (MiB), queue depth.
+    out
+}
+
+/// Sweeps within each workload: x = passes per window, footprint (MiB), queue depth; one plot
+/// per workload and dimension with at least two distinct x: (file name, SVG).
+fn sweeps(stats: &[RunStats]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     let mut by_workload: BTreeMap<String, Vec<&RunStats>> = BTreeMap::new();
-    for (_, s) in &stats {
+    for s in stats {
         if s.windows > 0 {
             by_workload
                 .entry(s.workload.clone().unwrap_or_else(|| "runs".into()))
@@ -287,8 +299,8 @@ pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>>
                         .collect()
                 })
                 .collect();
-            write(
-                &format!("sweep-{dim}-{wl}.svg"),
+            out.push((
+                format!("sweep-{dim}-{wl}.svg"),
                 svg::lines(
                     &format!("{wl}: phase time vs {dim}"),
                     xlabel,
@@ -297,56 +309,15 @@ pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>>
                     &names,
                     &ys,
                 ),
-            )?;
+            ));
         }
     }
-    Ok(written)
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::{SynthSpec, write_synthetic_file};
-
-    #[test]
-    fn plots_breakdown_histograms_and_a_pass_sweep() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
-        let mut ids = Vec::new();
-        for passes in [2, 3, 4] {
-            let f = dir.path().join(format!("{passes}.krp"));
-            write_synthetic_file(
-                &f,
-                &SynthSpec {
-                    windows: 50,
-                    passes,
-                    ..SynthSpec::default()
-                },
-            )
-            .unwrap();
-            ids.push(crate::import::import_phase_file(&mut c, &f, None).unwrap());
-        }
-        let out = dir.path().join("plots");
-        let files = plot(&c, &ids, &out).unwrap();
-        let names: Vec<String> = files
-            .iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-            .collect();
-        assert!(names.contains(&"breakdown.svg".to_string()), "{names:?}");
-        assert!(names.contains(&"hist-restore.svg".to_string()), "{names:?}");
-        assert!(
-            names.iter().any(|n| n.starts_with("sweep-passes-")),
-            "{names:?}"
-        );
-        assert!(
-            !names.iter().any(|n| n.starts_with("sweep-depth-")),
-            "{names:?}"
-        );
-        for f in &files {
-            let s = std::fs::read_to_string(f).unwrap();
-            assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
-        }
-    }
 
     #[test]
     fn a_sweep_holds_the_other_dimensions_constant() {

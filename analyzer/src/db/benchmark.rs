@@ -794,5 +794,5 @@ pub fn insert_or_reuse_sdk(conn: &Connection, version: &str) -> Result<i64> {
 }
 
 #[cfg(test)]
-#[path = "benchdb_tests.rs"]
+#[path = "benchmark_tests.rs"]
 mod tests;

@@ -1,0 +1,78 @@
+//! `krphase bench`'s arguments: replay_perf.py's options plus `--tool`, and the experiments.
+
+use std::path::PathBuf;
+
+/// Experiments, in their default (sorted) order. `p4` names P3: one footprint sweep covers both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Experiment {
+    P1,
+    P2,
+    #[value(alias = "p4")]
+    P3,
+    P5,
+    P6,
+}
+
+impl Experiment {
+    pub const ALL: [Experiment; 5] = [
+        Experiment::P1,
+        Experiment::P2,
+        Experiment::P3,
+        Experiment::P5,
+        Experiment::P6,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Experiment::P1 => "P1",
+            Experiment::P2 => "P2",
+            Experiment::P3 => "P3",
+            Experiment::P5 => "P5",
+            Experiment::P6 => "P6",
+        }
+    }
+}
+
+/// `krphase bench` options (replay_perf.py's, plus `--tool`; `--db` is the global option).
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchArgs {
+    /// rocprofv3 launcher to run; may hold several words (e.g. "krphase-emu rocprofv3").
+    /// Default: rocprofv3 on PATH.
+    #[arg(long)]
+    pub rocprofv3: Option<String>,
+    /// Application and its arguments (arguments beginning with `-` are not supported).
+    #[arg(long = "app", num_args = 1.., required = true)]
+    pub app: Vec<String>,
+    /// CSV path.
+    #[arg(long, default_value = "replay_perf.csv")]
+    pub output: PathBuf,
+    /// Parent of the per-measurement rocprofv3 output directories.
+    #[arg(long, default_value = "replay_perf_out")]
+    pub workdir: PathBuf,
+    /// Timed runs per measurement.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeats: u32,
+    /// Untimed runs before the timed ones.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i64).range(0..))]
+    pub warmup: i64,
+    /// Number of counter groups G.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=5))]
+    pub groups: u32,
+    /// Element counts for P3/P4.
+    #[arg(long, num_args = 1.., default_values_t = [262144u64, 1048576, 4194304, 16777216])]
+    pub footprints: Vec<u64>,
+    /// Experiments to run, in the order given (default: all, sorted).
+    #[arg(long, num_args = 1.., value_enum)]
+    pub only: Vec<Experiment>,
+    /// Print the plan and exit; checks neither rocprofv3 nor the app.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// libkrphase.so preloaded into every run through ROCP_TOOL_LIBRARIES, in observe mode.
+    /// Default: the one built next to this executable.
+    #[arg(long, conflicts_with = "no_tool")]
+    pub tool: Option<PathBuf>,
+    /// Run without libkrphase.so (whole-run numbers only, no phase files).
+    #[arg(long)]
+    pub no_tool: bool,
+}

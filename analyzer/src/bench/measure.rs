@@ -1,0 +1,167 @@
+//! Measuring one planned measurement: warm-up and timed runs of its command, each run's phase
+//! files and SDK log collected, and the whole-run row they make.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result};
+
+use super::child::{self, RunOutcome, Sink};
+use super::plan::PlannedMeasurement;
+use crate::db::measurements::{Failures, MeasurementRow, Timing};
+use crate::import::krp::phase_files;
+
+/// One timed run's files.
+#[derive(Debug, Clone)]
+pub struct TimedRun {
+    pub outcome: RunOutcome,
+    /// Phase files this run wrote.
+    pub phase_files: Vec<PathBuf>,
+    /// Its stderr (the SDK log for P3/P4 and P5), kept next to its phase file.
+    pub log: Option<PathBuf>,
+}
+
+/// What one measurement gave.
+#[derive(Debug, Clone)]
+pub struct MeasurementResult {
+    pub row: MeasurementRow,
+    pub runs: Vec<TimedRun>,
+}
+
+fn tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&text);
+    let start = text.len().saturating_sub(n);
+    let start = (start..text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len());
+    text[start..].to_string()
+}
+
+/// Environment of every run: the tool preloaded in observe mode (it never claims replay), its
+/// files left to land in rocprofv3's output directory; the SDK log at INFO for P3/P4 and P5.
+pub(super) fn run_env(tool: Option<&Path>, sdk_log: bool) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    if let Some(t) = tool {
+        env.push(("ROCP_TOOL_LIBRARIES".into(), t.display().to_string()));
+        env.push(("KRPHASE_MODE".into(), "observe".into()));
+    }
+    if sdk_log {
+        env.push(("ROCPROFILER_LOG_LEVEL".into(), "info".into()));
+    }
+    env
+}
+
+/// Runs one measurement: warm-ups (their files discarded), then the timed runs.
+pub fn run_measurement(
+    m: &PlannedMeasurement,
+    rocprofv3: &[String],
+    tool: Option<&Path>,
+    warmup: i64,
+    repeats: u32,
+    mut on_run: impl FnMut(),
+    interrupted: &AtomicBool,
+) -> Result<MeasurementResult> {
+    let outdir = m.outdir().to_path_buf();
+    if outdir.exists() {
+        std::fs::remove_dir_all(&outdir)
+            .with_context(|| format!("cannot clear {}", outdir.display()))?;
+    }
+    std::fs::create_dir_all(&outdir)
+        .with_context(|| format!("cannot create {}", outdir.display()))?;
+    let argv = m.spec.argv(rocprofv3);
+    let env = run_env(tool, m.sdk_log);
+    // The tool's files must land in rocprofv3's output directory, and the tool must run.
+    let remove = ["KRPHASE_OUTPUT", "KRPHASE_DISABLE"];
+    let mut runs = Vec::new();
+    let (stats, _) = child::measure(warmup, repeats, |i, timed| {
+        if interrupted.load(Ordering::SeqCst) {
+            anyhow::bail!("interrupted");
+        }
+        let before = phase_files(&outdir);
+        let log = outdir.join(format!(
+            "{}-{i}.stderr",
+            if timed { "run" } else { "warmup" }
+        ));
+        // A launcher that cannot be started is a failed run (127, as a shell reports it).
+        let outcome = child::run_child(&argv, &env, &remove, Sink::Null, Sink::File(&log))
+            .unwrap_or_else(|e| {
+                let _ = std::fs::write(&log, format!("{e:#}\n"));
+                RunOutcome {
+                    rc: 127,
+                    wall_s: 0.0,
+                    peak_rss_kib: 0,
+                    cpu_s: 0.0,
+                }
+            });
+        on_run();
+        // Ctrl-C at a terminal reaches the whole foreground group: a child killed by SIGINT is
+        // the same event, seen before (or without) the handler thread's flag.
+        if outcome.rc == -libc::SIGINT {
+            interrupted.store(true, Ordering::SeqCst);
+        }
+        let new: Vec<PathBuf> = phase_files(&outdir)
+            .into_iter()
+            .filter(|p| !before.contains(p))
+            .collect();
+        if !outcome.ok() {
+            eprintln!(
+                "krphase bench: {} {} run {i} failed (rc {}): {}",
+                m.experiment.name(),
+                m.variant,
+                outcome.rc,
+                tail(&log, 2000).trim_end()
+            );
+        }
+        if !timed || !outcome.ok() {
+            for f in &new {
+                let _ = std::fs::remove_file(f);
+            }
+            let _ = std::fs::remove_file(&log);
+            return Ok(outcome);
+        }
+        // Keep the stderr next to the phase file it belongs to.
+        let kept = match new.as_slice() {
+            [one] => {
+                let dest = one.with_extension("log");
+                std::fs::rename(&log, &dest).map(|_| dest).ok()
+            }
+            _ => Some(log),
+        };
+        let log = if m.sdk_log {
+            kept
+        } else {
+            if let Some(k) = kept {
+                let _ = std::fs::remove_file(k);
+            }
+            None
+        };
+        runs.push(TimedRun {
+            outcome,
+            phase_files: new,
+            log,
+        });
+        Ok(outcome)
+    })?;
+    if interrupted.load(Ordering::SeqCst) {
+        anyhow::bail!("interrupted");
+    }
+    let row = MeasurementRow {
+        experiment: m.experiment.name().into(),
+        variant: m.variant.clone(),
+        mode: m.mode,
+        detail: m.detail.clone(),
+        timing: stats.as_ref().map(|s| Timing {
+            median_s: s.median_s,
+            min_s: s.min_s,
+            max_s: s.max_s,
+            peak_child_rss_kib: s.peak_rss_kib,
+        }),
+        samples: stats.as_ref().map_or(0, |s| s.samples),
+        failures: stats
+            .as_ref()
+            .map_or(Failures::All, |s| Failures::Count(s.failures)),
+        command: argv.join(" "),
+    };
+    Ok(MeasurementResult { row, runs })
+}

@@ -1,0 +1,90 @@
+//! Everything that enters the database: phase files (`.krp`, [`krp`]), the SDK's own log lines
+//! ([`sdk_log`]), and whole-run measurements from replay_perf.py's CSV ([`measurement_csv`]) and
+//! rocprofv3-benchmark databases ([`benchmark_db`]). Each `*_command` function is one
+//! `krphase import*` subcommand: it opens the database, imports, and prints one line per input.
+
+pub mod benchmark_db;
+pub mod krp;
+pub mod measurement_csv;
+pub mod sdk_log;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::db;
+
+/// `krphase import FILE... [--label L]`.
+pub fn import_command(db_path: &Path, files: &[PathBuf], label: Option<&str>) -> Result<()> {
+    let mut conn = db::open(db_path)?;
+    for f in files {
+        let r = krp::import_file(&mut conn, f, label)?;
+        if r.already {
+            println!("{}: already imported as run {}", f.display(), r.run_id);
+        } else {
+            println!(
+                "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}",
+                f.display(),
+                r.run_id,
+                r.events,
+                r.windows,
+                r.declines,
+                r.dispatches,
+                if r.truncated { " (truncated)" } else { "" }
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `krphase import-log FILE [--run R]`.
+pub fn import_log_command(db_path: &Path, file: &Path, run: Option<&str>) -> Result<()> {
+    let mut conn = db::open_existing(db_path)?;
+    let run = run.map(|r| db::runs::resolve_run(&conn, r)).transpose()?;
+    let r = sdk_log::import_log(&mut conn, file, run)?;
+    println!(
+        "{}: {} lines, {} dispatch records, {} joined to windows, {} lines skipped; {}",
+        file.display(),
+        r.lines,
+        r.records,
+        r.joined,
+        r.skipped,
+        r.run_note
+    );
+    Ok(())
+}
+
+/// `krphase import-harness CSV [--workdir DIR] [--label L]`.
+pub fn import_harness_command(
+    db_path: &Path,
+    csv: &Path,
+    workdir: Option<&Path>,
+    label: Option<&str>,
+) -> Result<()> {
+    let mut conn = db::open(db_path)?;
+    let r = measurement_csv::import_measurement_csv(&mut conn, csv, workdir, label)?;
+    println!(
+        "{}: {} measurements, {} phase-file runs linked",
+        csv.display(),
+        r.measurements,
+        r.runs
+    );
+    for d in &r.missing_dirs {
+        eprintln!("krphase: note: output directory {d} not found; its row has no phase files");
+    }
+    Ok(())
+}
+
+/// `krphase import-benchmark FILE [--label L]`.
+pub fn import_benchmark_command(db_path: &Path, file: &Path, label: Option<&str>) -> Result<()> {
+    let mut conn = db::open(db_path)?;
+    let r = benchmark_db::import_benchmark(&mut conn, file, label)?;
+    println!(
+        "{}: {} configs, {} measurements ({} configs predate the replay columns)",
+        file.display(),
+        r.configs,
+        r.measurements,
+        r.configs_without_replay_columns
+    );
+    Ok(())
+}

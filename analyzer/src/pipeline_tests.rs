@@ -1,0 +1,137 @@
+//! Tests that follow data across steps: synthetic phase files imported, then answered by
+//! `compare`, `export perfetto` and `plot`.
+
+use serde_json::Value;
+
+use crate::export::perfetto::export_perfetto;
+use crate::export::plot::plot;
+use crate::import::krp::import_phase_file;
+use crate::report::compare::{compare, render_table};
+use crate::synth::{SynthSpec, write_synthetic_file};
+
+#[test]
+fn trace_is_valid_json_with_nested_slices() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.krp");
+    write_synthetic_file(
+        &f,
+        &SynthSpec {
+            windows: 20,
+            ..SynthSpec::default()
+        },
+    )
+    .unwrap();
+    let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
+    let run = import_phase_file(&mut c, &f, None).unwrap();
+    let out = dir.path().join("trace.json");
+    let n = export_perfetto(&c, run, &out).unwrap();
+    let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let ev = v["traceEvents"].as_array().unwrap();
+    assert_eq!(ev.len() as u64, n);
+    let count = |name: &str| ev.iter().filter(|e| e["name"] == name).count();
+    assert_eq!(
+        count("window stream_copy") + count("window stream_triad"),
+        20
+    );
+    assert_eq!(count("pass 0"), 20);
+    assert_eq!(count("restore"), 20);
+    assert_eq!(ev.iter().filter(|e| e["cat"] == "gpu").count(), 40 + 2);
+    assert_eq!(
+        ev.iter().filter(|e| e["ph"] == "i").count(),
+        2,
+        "two opt-outs"
+    );
+    // Every pass slice lies inside a window slice on the same track.
+    let windows: Vec<(f64, f64)> = ev
+        .iter()
+        .filter(|e| e["cat"] == "window")
+        .map(|e| {
+            (
+                e["ts"].as_f64().unwrap(),
+                e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    for p in ev.iter().filter(|e| e["cat"] == "pass") {
+        let (s, d) = (p["ts"].as_f64().unwrap(), p["dur"].as_f64().unwrap());
+        assert!(windows.iter().any(|&(a, b)| a <= s && s + d <= b + 1e-6));
+    }
+    assert!(export_perfetto(&c, 99, &out).is_err());
+}
+
+#[test]
+fn plots_breakdown_histograms_and_a_pass_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
+    let mut ids = Vec::new();
+    for passes in [2, 3, 4] {
+        let f = dir.path().join(format!("{passes}.krp"));
+        write_synthetic_file(
+            &f,
+            &SynthSpec {
+                windows: 50,
+                passes,
+                ..SynthSpec::default()
+            },
+        )
+        .unwrap();
+        ids.push(import_phase_file(&mut c, &f, None).unwrap());
+    }
+    let out = dir.path().join("plots");
+    let files = plot(&c, &ids, &out).unwrap();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.contains(&"breakdown.svg".to_string()), "{names:?}");
+    assert!(names.contains(&"hist-restore.svg".to_string()), "{names:?}");
+    assert!(
+        names.iter().any(|n| n.starts_with("sweep-passes-")),
+        "{names:?}"
+    );
+    assert!(
+        !names.iter().any(|n| n.starts_with("sweep-depth-")),
+        "{names:?}"
+    );
+    for f in &files {
+        let s = std::fs::read_to_string(f).unwrap();
+        assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+    }
+}
+
+#[test]
+fn compare_synthetic_two_vs_four_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
+    let mut ids = Vec::new();
+    for (passes, seed) in [(2, 1), (4, 2)] {
+        let f = dir.path().join(format!("{passes}.krp"));
+        let spec = SynthSpec {
+            windows: 300,
+            passes,
+            seed,
+            ..SynthSpec::default()
+        };
+        write_synthetic_file(&f, &spec).unwrap();
+        ids.push(import_phase_file(&mut c, &f, None).unwrap());
+    }
+    let cmp = compare(&c, &ids[..1], &ids[1..]).unwrap();
+    let v = |n: &str| {
+        cmp.phases
+            .iter()
+            .find(|p| p.phase == n)
+            .unwrap()
+            .verdict
+            .clone()
+    };
+    assert_eq!(v("restore"), "grown");
+    assert_eq!(v("pass exec"), "grown");
+    assert_eq!(v("pre-pass"), "unchanged");
+    assert_eq!(cmp.phases[0].phase, "window");
+    assert_eq!(
+        (cmp.a_restores_per_window, cmp.b_restores_per_window),
+        (Some(1.0), Some(3.0))
+    );
+    let table = render_table(&cmp);
+    assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
+}

@@ -1,0 +1,225 @@
+//! `krphase report`: per-run answers — what was replayed or declined and why, where each
+//! window's time went (per phase: total, share, p50/p90/p99/max), bytes moved and at what rate,
+//! GPU vs wall time, the non-replayed dispatch tax, and the whole-run share when a measurement is
+//! linked. Renders as a table, CSV, JSON or Markdown. Also home of `krphase compare` and the
+//! bench summary, and of the statistics ([`stats`]) and figure formatting ([`fmt`]) every answer
+//! uses.
+
+pub mod bench_summary;
+pub mod compare;
+pub mod csv;
+pub mod fmt;
+pub mod run_report;
+pub mod stats;
+pub mod text;
+
+use std::path::Path;
+
+use anyhow::Result;
+use rusqlite::Connection;
+
+pub use run_report::{RunReport, run_report};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+    Markdown,
+}
+
+/// Renders reports in `format`.
+pub fn render(reports: &[RunReport], format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&serde_json::json!({ "runs": reports }))?;
+            s.push('\n');
+            s
+        }
+        Format::Csv => csv::render_csv(reports)?,
+        Format::Table | Format::Markdown => {
+            let md = format == Format::Markdown;
+            let mut s = String::new();
+            if md {
+                s.push_str("# krphase report\n\n");
+            }
+            for r in reports {
+                text::render_run(r, md, &mut s);
+            }
+            s
+        }
+    })
+}
+
+/// Renders reports in `format` together with the database's whole-run bench summary (P1-P6),
+/// when it holds bench measurements: the `bench` key of the JSON, the summary text after a table
+/// or Markdown report. CSV carries the runs only.
+pub fn render_with_bench(
+    conn: &Connection,
+    reports: &[RunReport],
+    format: Format,
+) -> Result<String> {
+    Ok(match format {
+        Format::Json => {
+            let mut v = serde_json::json!({ "runs": reports });
+            if let Some(b) = bench_summary::report_json(conn)? {
+                v["bench"] = serde_json::to_value(b)?;
+            }
+            let mut s = serde_json::to_string_pretty(&v)?;
+            s.push('\n');
+            s
+        }
+        Format::Csv => render(reports, format)?,
+        Format::Table | Format::Markdown => {
+            render(reports, format)? + &bench_summary::render(conn)?
+        }
+    })
+}
+
+/// `krphase report`: the runs chosen by `--run` / `--label` (default: every run), with the
+/// whole-run bench experiments (P1-P6) when the database holds any, printed in `format`.
+pub fn report_command(
+    db: &Path,
+    run: Option<&str>,
+    label: Option<&str>,
+    format: Format,
+) -> Result<()> {
+    let conn = crate::db::open_existing(db)?;
+    let ids = crate::db::runs::select_runs(&conn, run, label)?;
+    let reports = ids
+        .iter()
+        .map(|&id| run_report(&conn, id))
+        .collect::<Result<Vec<_>>>()?;
+    print!("{}", render_with_bench(&conn, &reports, format)?);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::{Connection, params};
+
+    /// A run with two replayed 2-pass windows and one decline, all times known.
+    pub(crate) fn fixture() -> Connection {
+        let c = crate::db::open_in_memory().unwrap();
+        c.execute(
+            "INSERT INTO krphase_run (id, path, file_hash, label, pid, \"start\", \"end\", truncated, imported_at)
+             VALUES (1, 'f', 'h', 'x', 10, 0, 1000000, 0, 'now')",
+            [],
+        )
+        .unwrap();
+        // window: start, pcr, first enter, last exit, end, pass, gpu, restore, restores, bytes
+        let ws: [[i64; 10]; 2] = [
+            [1000, 1100, 2100, 4100, 4200, 1500, 1000, 500, 1, 1_000_000],
+            [
+                10000, 10100, 12100, 15100, 15300, 2000, 1200, 1000, 1, 1_000_000,
+            ],
+        ];
+        for (i, w) in ws.iter().enumerate() {
+            c.execute(
+                "INSERT INTO krphase_window (run_id, dispatch_id, kernel, outcome, reason, executed_passes,
+                   \"start\", pass_count_return, first_pass_enter, last_pass_exit, \"end\",
+                   pass_ns, gpu_ns, restore_ns, restores, bytes_estimate)
+                 VALUES (1, ?1, 'k', 'replayed', 'none', 2, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![i as i64 + 1, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9]],
+            )
+            .unwrap();
+        }
+        c.execute(
+            "INSERT INTO krphase_window (run_id, dispatch_id, kernel, outcome, reason, \"start\", \"end\")
+             VALUES (1, 3, 'k', 'declined', 'untracked_memory', 20000, 20400)",
+            [],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO krphase_dispatch (run_id, dispatch_id, \"start\", \"end\") VALUES (1, 4, 30000, 30050)",
+            [],
+        )
+        .unwrap();
+        c
+    }
+
+    #[test]
+    fn report_figures_match_the_fixture() {
+        let c = fixture();
+        let r = run_report(&c, 1).unwrap();
+        assert_eq!(
+            (r.windows.replayed, r.windows.declined, r.dispatches_seen),
+            (2, 1, 4)
+        );
+        assert_eq!(r.declines_by_reason.get("untracked_memory"), Some(&1));
+        let p = |n: &str| r.phases.iter().find(|p| p.phase == n).unwrap().clone();
+        assert_eq!(p("pre-pass").total_ns, 1000 + 2000);
+        assert_eq!(p("window").total_ns, 3200 + 5300);
+        assert_eq!(p("restore").total_ns, 1500);
+        assert_eq!(p("tail").total_ns, 100 + 200);
+        assert_eq!(p("drain").samples, 0, "no log joined");
+        assert_eq!(p("pre-pass").max_ns, Some(2000));
+        assert_eq!(p("window").p50_ns, Some(4250));
+        assert_eq!(p("window").p99_ns, Some(5279));
+        assert_eq!(r.bytes.snapshot_bytes_total, 2_000_000);
+        assert_eq!(r.bytes.restore_bytes_total, 2_000_000);
+        let gbps = r.bytes.restore_gbps.unwrap();
+        assert!((gbps - 2_000_000.0 / 1500.0).abs() < 1e-9);
+        assert_eq!(r.dispatch_tax.plain_enqueue_mean_ns, Some(50.0));
+        let g = &r.groups[0];
+        assert!((g.share_of_wall.unwrap() - 8500.0 / 1_000_000.0).abs() < 1e-12);
+        for f in [Format::Table, Format::Csv, Format::Json, Format::Markdown] {
+            let s = render(std::slice::from_ref(&r), f).unwrap();
+            assert!(s.contains("pre-pass"), "{f:?}");
+        }
+        let table = render(std::slice::from_ref(&r), Format::Table).unwrap();
+        for line in table.lines() {
+            assert!(line.chars().count() <= 100, "too wide: {line}");
+        }
+        assert!(run_report(&c, 2).is_err());
+    }
+
+    #[test]
+    fn linked_measurement_gives_whole_run_and_overhead_shares() {
+        let c = fixture();
+        c.execute_batch(
+            "INSERT INTO krphase_measurement (id, source, experiment, variant, mode, median_s)
+               VALUES (1, 'replay_perf', 'P2', 'passes-1', 'single-pass', 0.000010),
+                      (2, 'replay_perf', 'P2', 'passes-2', 'kernel-replay', 0.000020);
+             INSERT INTO krphase_measurement_run (measurement_id, run_id) VALUES (2, 1);",
+        )
+        .unwrap();
+        let r = run_report(&c, 1).unwrap();
+        let m = r.measurement.clone().expect("linked");
+        assert_eq!(m.reference_variant.as_deref(), Some("passes-1"));
+        let overhead = m.overhead_s.unwrap();
+        assert!((overhead - 0.000010).abs() < 1e-12);
+        let window = m.phases.iter().find(|p| p.phase == "window").unwrap();
+        // 8500 ns of windows over a 20 µs run and a 10 µs overhead.
+        assert!((window.share_of_wall.unwrap() - 0.425).abs() < 1e-9);
+        assert!((window.share_of_overhead.unwrap() - 0.85).abs() < 1e-9);
+        assert_eq!(m.drain_fraction_of_window, None, "no log joined");
+        let text = render(std::slice::from_ref(&r), Format::Table).unwrap();
+        assert!(
+            text.contains("share of overhead") && text.contains("P5"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn joined_log_splits_the_pre_pass() {
+        let c = fixture();
+        c.execute(
+            "INSERT INTO krphase_log_file (id, path, file_hash, run_id, imported_at) VALUES (1, 'l', 'h', 1, 'now')",
+            [],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO krphase_sdk_log (log_file_id, run_id, window_id, dispatch_id, snapshot_ns, snapshot_bytes)
+             VALUES (1, 1, 1, 1, 600, 1000000)",
+            [],
+        )
+        .unwrap();
+        let r = run_report(&c, 1).unwrap();
+        let p = |n: &str| r.phases.iter().find(|p| p.phase == n).unwrap().clone();
+        assert_eq!((p("snapshot").total_ns, p("drain").total_ns), (600, 400));
+        assert!(r.log_joined);
+    }
+}

@@ -1,0 +1,530 @@
+//! The figures of one run's report, gathered from the database: windows replayed and declined
+//! (and why), per-phase statistics, bytes, GPU vs wall time, the non-replayed dispatch tax, and
+//! the linked whole-run measurement.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
+
+use super::stats::{quantile_sorted, ratio};
+use crate::db::phases::{self, PHASES, WINDOW, WindowRow};
+
+/// Statistics of one phase over the replayed windows of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseStats {
+    pub phase: String,
+    /// Windows that carry this phase.
+    pub samples: u64,
+    pub total_ns: i64,
+    /// Total over the replayed windows' total time.
+    pub share_of_window: Option<f64>,
+    pub mean_ns: Option<f64>,
+    /// Exact quantiles of the windows' values (see [`super::stats`]), rounded to the nearest
+    /// nanosecond, the unit the values are measured in.
+    pub p50_ns: Option<u64>,
+    pub p90_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+}
+
+/// A group of dispatches and its share of the run's wall time.
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    pub group: String,
+    pub count: u64,
+    pub total_ns: i64,
+    pub share_of_wall: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Windows {
+    pub replayed: u64,
+    pub declined: u64,
+    pub total: u64,
+    /// Declined windows whose last pass never exited (`pass_drain_stuck`); among `declined`.
+    pub stuck: u64,
+    /// Their stuck pass ENTER → CONFIG EXIT, summed.
+    pub stuck_ns: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Bytes {
+    pub snapshot_bytes_total: i64,
+    pub snapshot_bytes_per_window: Option<f64>,
+    /// Snapshot bytes over snapshot time: the SDK's snapshot time when a log is joined,
+    /// else the whole pre-pass (a lower bound on the copy rate).
+    pub snapshot_gbps: Option<f64>,
+    pub snapshot_gbps_basis: &'static str,
+    pub restore_bytes_total: i64,
+    pub restore_gbps: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PassGpu {
+    pub pass_index: i64,
+    pub passes: u64,
+    /// Mean PASS ENTER → EXIT; `None` in observe mode (no PASS callbacks).
+    pub host_mean_ns: Option<f64>,
+    pub gpu_mean_ns: f64,
+    pub gpu_share: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Gpu {
+    pub per_pass: Vec<PassGpu>,
+    pub gpu_total_ns: i64,
+    pub pass_total_ns: i64,
+    pub window_total_ns: i64,
+    pub gpu_share_of_pass: Option<f64>,
+    pub gpu_share_of_window: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Tax {
+    pub plain_dispatches: u64,
+    pub plain_enqueue_mean_ns: Option<f64>,
+    pub opt_out_windows: u64,
+    pub opt_out_config_mean_ns: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseShare {
+    pub phase: String,
+    pub share_of_wall: Option<f64>,
+    pub share_of_overhead: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Measurement {
+    pub measurement_id: i64,
+    pub experiment: Option<String>,
+    pub variant: Option<String>,
+    pub mode: Option<String>,
+    pub median_s: Option<f64>,
+    pub reference_variant: Option<String>,
+    pub reference_median_s: Option<f64>,
+    pub overhead_s: Option<f64>,
+    pub phases: Vec<PhaseShare>,
+    /// P5: drain as a fraction of a window (needs a joined log).
+    pub drain_fraction_of_window: Option<f64>,
+}
+
+/// Everything reported about one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub run_id: i64,
+    pub label: Option<String>,
+    pub pid: Option<i64>,
+    pub host: Option<String>,
+    pub command: Option<String>,
+    pub mode: Option<String>,
+    /// Passes the tool was configured for (drive mode).
+    pub passes: Option<i64>,
+    /// Passes actually executed per replayed window.
+    pub passes_per_window: Option<f64>,
+    pub truncated: bool,
+    pub log_joined: bool,
+    pub wall_ns: Option<i64>,
+    pub dispatches_seen: u64,
+    pub windows: Windows,
+    pub declines_by_reason: BTreeMap<String, u64>,
+    pub groups: Vec<Group>,
+    pub phases: Vec<PhaseStats>,
+    pub bytes: Bytes,
+    pub gpu: Gpu,
+    pub dispatch_tax: Tax,
+    pub measurement: Option<Measurement>,
+}
+
+/// The `krphase_run` columns a report shows.
+struct RunInfo {
+    label: Option<String>,
+    pid: Option<i64>,
+    host: Option<String>,
+    command: Option<String>,
+    mode: Option<String>,
+    passes: Option<i64>,
+    truncated: bool,
+    wall_ns: Option<i64>,
+}
+
+fn run_info(conn: &Connection, run_id: i64) -> Result<RunInfo> {
+    let info = conn
+        .query_row(
+            "SELECT label, pid, host, command, mode, passes, truncated, \"end\" - \"start\"
+             FROM krphase_run WHERE id = ?1",
+            [run_id],
+            |r| {
+                Ok(RunInfo {
+                    label: r.get(0)?,
+                    pid: r.get(1)?,
+                    host: r.get(2)?,
+                    command: r.get(3)?,
+                    mode: r.get(4)?,
+                    passes: r.get(5)?,
+                    truncated: r.get::<_, i64>(6)? != 0,
+                    wall_ns: r.get(7)?,
+                })
+            },
+        )
+        .optional()?;
+    match info {
+        Some(i) => Ok(i),
+        None => bail!("unknown run id {run_id}"),
+    }
+}
+
+/// One phase's values over the replayed windows of a run.
+#[derive(Default)]
+struct PhaseSamples {
+    values: Vec<i64>,
+    total: i64,
+    max: u64,
+}
+
+/// What one pass over a run's windows counts.
+#[derive(Default)]
+struct WindowTally {
+    /// In the order of [`PHASES`].
+    phases: Vec<PhaseSamples>,
+    replayed: u64,
+    declined: u64,
+    /// Declined windows with no plain dispatch of their own (counted once as a dispatch).
+    declined_without_plain: u64,
+    stuck: u64,
+    stuck_ns: i64,
+    by_reason: BTreeMap<String, u64>,
+    declined_ns: i64,
+    opt_out_windows: u64,
+    opt_out_ns: i64,
+    snapshot_bytes: i64,
+    restore_bytes: i64,
+    log_joined: bool,
+    executed_passes: i64,
+}
+
+impl WindowTally {
+    fn add_declined(&mut self, w: &WindowRow, has_plain: bool) {
+        self.declined_without_plain += u64::from(!has_plain);
+        self.declined += 1;
+        if let Some(ns) = w.stuck_ns {
+            self.stuck += 1;
+            self.stuck_ns += ns.max(0);
+        }
+        *self.by_reason.entry(w.reason.clone()).or_default() += 1;
+        let ns = w.phase_ns[WINDOW].unwrap_or(0);
+        self.declined_ns += ns;
+        if w.outcome == "opt_out" {
+            self.opt_out_windows += 1;
+            self.opt_out_ns += ns;
+        }
+    }
+
+    fn add_replayed(&mut self, w: &WindowRow) {
+        self.replayed += 1;
+        self.executed_passes += w.executed_passes.unwrap_or(0);
+        for (p, v) in self.phases.iter_mut().zip(w.phase_ns) {
+            if let Some(v) = v {
+                let v = v.max(0);
+                p.total += v;
+                p.max = p.max.max(v as u64);
+                p.values.push(v);
+            }
+        }
+        self.log_joined |= w.phase_ns[phases::index("snapshot").expect("phase")].is_some();
+        let b = w.snapshot_bytes.unwrap_or(0);
+        self.snapshot_bytes += b;
+        self.restore_bytes += b * w.restores.unwrap_or(0);
+    }
+}
+
+/// Streams the run's windows once, counting replayed and declined ones.
+fn tally_windows(conn: &Connection, run_id: i64) -> Result<WindowTally> {
+    let mut t = WindowTally {
+        phases: PHASES.iter().map(|_| PhaseSamples::default()).collect(),
+        ..WindowTally::default()
+    };
+    // A declined dispatch usually also ran once as a plain dispatch; count it once.
+    let mut has_plain = conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM krphase_dispatch WHERE run_id = ?1 AND dispatch_id = ?2)",
+    )?;
+    phases::for_each_window(conn, run_id, |w| {
+        if w.replayed() {
+            t.add_replayed(w);
+        } else {
+            let plain: bool = has_plain.query_row([run_id, w.dispatch_id], |r| r.get(0))?;
+            t.add_declined(w, plain);
+        }
+        Ok(())
+    })?;
+    Ok(t)
+}
+
+/// Per-phase statistics; shares are of the replayed windows' total time.
+fn phase_stats(samples: &mut [PhaseSamples]) -> Vec<PhaseStats> {
+    let window_total = samples[WINDOW].total;
+    PHASES
+        .iter()
+        .zip(samples)
+        .map(|(p, s)| {
+            s.values.sort_unstable();
+            let n = s.values.len() as u64;
+            // Values are never negative (clamped when tallied).
+            let q = |x: f64| quantile_sorted(&s.values, x).map(|v| v.round() as u64);
+            PhaseStats {
+                phase: p.name.to_string(),
+                samples: n,
+                total_ns: s.total,
+                share_of_window: (n > 0)
+                    .then(|| ratio(s.total as f64, window_total as f64))
+                    .flatten(),
+                mean_ns: (n > 0).then(|| s.total as f64 / n as f64),
+                p50_ns: q(0.5),
+                p90_ns: q(0.9),
+                p99_ns: q(0.99),
+                max_ns: (n > 0).then_some(s.max),
+            }
+        })
+        .collect()
+}
+
+/// The run's plain dispatches (every dispatch that ran once).
+struct PlainDispatches {
+    all: u64,
+    /// Those with no CONFIG pair before them (the rest are a decline's run-once).
+    without_config: u64,
+    without_config_ns: i64,
+    /// Those with both timestamps, and their summed enqueue time.
+    timed: i64,
+    timed_ns: Option<i64>,
+}
+
+fn plain_dispatches(conn: &Connection, run_id: i64) -> Result<PlainDispatches> {
+    Ok(conn.query_row(
+        "SELECT COUNT(*), SUM(had_config = 0),
+                SUM(CASE WHEN had_config = 0 THEN \"end\" - \"start\" END),
+                COUNT(\"end\" - \"start\"), SUM(\"end\" - \"start\")
+         FROM krphase_dispatch WHERE run_id = ?1",
+        [run_id],
+        |r| {
+            Ok(PlainDispatches {
+                all: r.get::<_, i64>(0)? as u64,
+                without_config: r.get::<_, Option<i64>>(1)?.unwrap_or(0) as u64,
+                without_config_ns: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
+                timed: r.get(3)?,
+                timed_ns: r.get(4)?,
+            })
+        },
+    )?)
+}
+
+fn groups(t: &WindowTally, window_total: i64, plain: &PlainDispatches, wall: f64) -> Vec<Group> {
+    let group = |name: &str, count: u64, total_ns: i64| Group {
+        group: name.into(),
+        count,
+        total_ns,
+        share_of_wall: ratio(total_ns as f64, wall),
+    };
+    vec![
+        group("replayed", t.replayed, window_total),
+        group("declined", t.declined, t.declined_ns),
+        group("no CONFIG", plain.without_config, plain.without_config_ns),
+    ]
+}
+
+fn bytes(t: &WindowTally, total_of: impl Fn(&str) -> i64) -> Bytes {
+    let snapshot_time = if t.log_joined {
+        total_of("snapshot")
+    } else {
+        total_of("pre-pass")
+    };
+    Bytes {
+        snapshot_bytes_total: t.snapshot_bytes,
+        snapshot_bytes_per_window: (t.replayed > 0)
+            .then(|| t.snapshot_bytes as f64 / t.replayed as f64),
+        snapshot_gbps: ratio(t.snapshot_bytes as f64, snapshot_time as f64),
+        snapshot_gbps_basis: if t.log_joined {
+            "sdk snapshot time"
+        } else {
+            "pre-pass (lower bound)"
+        },
+        restore_bytes_total: t.restore_bytes,
+        restore_gbps: ratio(t.restore_bytes as f64, total_of("restore") as f64),
+    }
+}
+
+/// Per pass index: aggregated while scanning the clustered pass table in order (an SQL GROUP BY
+/// would sort every pass row). A stuck pass (no PASS EXIT) is left out: its GPU interval spans
+/// the SDK's drain wait, not a pass.
+fn per_pass_gpu(conn: &Connection, run_id: i64) -> Result<Vec<PassGpu>> {
+    // (passes, host samples, host sum, GPU sum); observe-mode passes have no host interval.
+    let mut by_index: BTreeMap<i64, (u64, u64, i64, i64)> = BTreeMap::new();
+    if let Some((lo, hi)) = phases::window_range(conn, run_id)? {
+        let mut stmt = conn.prepare_cached(
+            "SELECT pass_index, \"end\" - \"start\", gpu_end - gpu_start
+             FROM krphase_pass WHERE window_id BETWEEN ?2 AND ?3 AND +run_id = ?1
+               AND +incomplete = 0",
+        )?;
+        let mut rows = stmt.query([run_id, lo, hi])?;
+        while let Some(r) = rows.next()? {
+            let e = by_index.entry(r.get(0)?).or_default();
+            e.0 += 1;
+            if let Some(h) = r.get::<_, Option<i64>>(1)? {
+                e.1 += 1;
+                e.2 += h;
+            }
+            e.3 += r.get::<_, Option<i64>>(2)?.unwrap_or(0);
+        }
+    }
+    Ok(by_index
+        .into_iter()
+        .map(|(pass_index, (n, hn, host, gpu))| {
+            let host = (hn > 0).then(|| host as f64 / hn as f64);
+            let gpu = gpu as f64 / n as f64;
+            PassGpu {
+                pass_index,
+                passes: n,
+                host_mean_ns: host,
+                gpu_mean_ns: gpu,
+                gpu_share: host.and_then(|h| ratio(gpu, h)),
+            }
+        })
+        .collect())
+}
+
+fn gpu(per_pass: Vec<PassGpu>, total_of: impl Fn(&str) -> i64) -> Gpu {
+    let gpu_total = total_of("gpu");
+    let pass_total = total_of("pass exec");
+    let window_total = total_of("window");
+    Gpu {
+        per_pass,
+        gpu_total_ns: gpu_total,
+        pass_total_ns: pass_total,
+        window_total_ns: window_total,
+        gpu_share_of_pass: ratio(gpu_total as f64, pass_total as f64),
+        gpu_share_of_window: ratio(gpu_total as f64, window_total as f64),
+    }
+}
+
+fn dispatch_tax(t: &WindowTally, plain: &PlainDispatches) -> Tax {
+    Tax {
+        plain_dispatches: plain.all,
+        plain_enqueue_mean_ns: (plain.timed > 0)
+            .then(|| plain.timed_ns.unwrap_or(0) as f64 / plain.timed as f64),
+        opt_out_windows: t.opt_out_windows,
+        opt_out_config_mean_ns: (t.opt_out_windows > 0)
+            .then(|| t.opt_out_ns as f64 / t.opt_out_windows as f64),
+    }
+}
+
+/// Builds the report of one run.
+pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
+    let info = run_info(conn, run_id)?;
+    let mut t = tally_windows(conn, run_id)?;
+    let phase_stats = phase_stats(&mut t.phases);
+    let total_of = |name: &str| phase_stats[phases::index(name).expect("phase")].total_ns;
+    let window_total = total_of("window");
+    let plain = plain_dispatches(conn, run_id)?;
+    let wall = info.wall_ns.unwrap_or(0) as f64;
+    let measurement = linked_measurement(conn, run_id, &phase_stats, window_total)?;
+    Ok(RunReport {
+        run_id,
+        label: info.label,
+        pid: info.pid,
+        host: info.host,
+        command: info.command,
+        mode: info.mode,
+        passes: info.passes,
+        passes_per_window: (t.replayed > 0).then(|| t.executed_passes as f64 / t.replayed as f64),
+        truncated: info.truncated,
+        log_joined: t.log_joined,
+        wall_ns: info.wall_ns,
+        dispatches_seen: t.replayed + plain.all + t.declined_without_plain,
+        windows: Windows {
+            replayed: t.replayed,
+            declined: t.declined,
+            total: t.replayed + t.declined,
+            stuck: t.stuck,
+            stuck_ns: t.stuck_ns,
+        },
+        groups: groups(&t, window_total, &plain, wall),
+        bytes: bytes(&t, total_of),
+        gpu: gpu(per_pass_gpu(conn, run_id)?, total_of),
+        dispatch_tax: dispatch_tax(&t, &plain),
+        declines_by_reason: std::mem::take(&mut t.by_reason),
+        phases: phase_stats,
+        measurement,
+    })
+}
+
+/// The whole-run measurement linked to the run, with a single-pass reference from the same
+/// source (same experiment first) to measure the overhead against.
+fn linked_measurement(
+    conn: &Connection,
+    run_id: i64,
+    phase_stats: &[PhaseStats],
+    window_total: i64,
+) -> Result<Option<Measurement>> {
+    type Row = (
+        i64,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<f64>,
+        Option<String>,
+    );
+    let row: Option<Row> = conn
+        .query_row(
+            "SELECT measurement_id, experiment, variant, mode, median_s, source
+             FROM krphase_run_measurement WHERE run_id = ?1 ORDER BY measurement_id DESC LIMIT 1",
+            [run_id],
+            |r| Row::try_from(r),
+        )
+        .optional()?;
+    let Some((id, experiment, variant, mode, median_s, source)) = row else {
+        return Ok(None);
+    };
+    let reference: Option<(Option<String>, Option<f64>)> = conn
+        .query_row(
+            "SELECT variant, median_s FROM krphase_measurement
+             WHERE mode = 'single-pass' AND median_s IS NOT NULL AND source IS ?1
+             ORDER BY (experiment IS ?2) DESC, id DESC LIMIT 1",
+            rusqlite::params![source, experiment],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let (reference_variant, reference_median_s) = reference.unwrap_or((None, None));
+    let overhead_s = match (median_s, reference_median_s) {
+        (Some(m), Some(r)) => Some(m - r),
+        _ => None,
+    };
+    let phases = phase_stats
+        .iter()
+        .filter(|p| p.samples > 0)
+        .map(|p| {
+            let s = p.total_ns as f64 / 1e9;
+            PhaseShare {
+                phase: p.phase.clone(),
+                share_of_wall: median_s.and_then(|m| ratio(s, m)),
+                share_of_overhead: overhead_s.and_then(|o| ratio(s, o)),
+            }
+        })
+        .collect();
+    let drain = &phase_stats[phases::index("drain").expect("phase")];
+    Ok(Some(Measurement {
+        measurement_id: id,
+        experiment,
+        variant,
+        mode,
+        median_s,
+        reference_variant,
+        reference_median_s,
+        overhead_s,
+        phases,
+        drain_fraction_of_window: (drain.samples > 0)
+            .then(|| ratio(drain.total_ns as f64, window_total as f64))
+            .flatten(),
+    }))
+}

@@ -1,0 +1,162 @@
+//! The statistics every answer uses: quantiles and medians, ratios, and the rank test behind
+//! `krphase compare`'s noise verdict.
+//!
+//! **Quantiles** are exact, computed from the sorted values by linear interpolation between the
+//! closest order statistics (Hyndman–Fan type 7, numpy's default): for `n` sorted values
+//! `x[0] ≤ … ≤ x[n-1]` and a fraction `q`, with `h = (n - 1)·q`, `j = ⌊h⌋` and `g = h - j`, the
+//! quantile is `(1 - g)·x[j] + g·x[j+1]`. So p50 is the conventional median (the middle value,
+//! or the mean of the two middle values for an even count), p0 the minimum and p100 the maximum.
+//! Every value is available exactly from SQLite, so there is no reason to approximate; and one
+//! definition shared by `report`, `compare` and the bench summary means they print the same
+//! figure for the same windows (a histogram's quantisation would make them disagree). The report
+//! stores its p50/p90/p99 in whole nanoseconds, the unit of the measurements (rounded to the
+//! nearest; `compare` keeps a median's half nanosecond).
+//!
+//! **Noise test**: two-sided Mann–Whitney U on the per-window samples (normal approximation with
+//! tie correction).
+
+/// `a / b`, or `None` when `b` is not positive.
+pub fn ratio(a: f64, b: f64) -> Option<f64> {
+    (b > 0.0).then(|| a / b)
+}
+
+/// The `q` quantile (0 ≤ q ≤ 1) of `n` sorted values read through `at(i)`; `None` when `n` is 0.
+/// See the module documentation for the definition.
+fn interpolated(n: usize, q: f64, at: impl Fn(usize) -> f64) -> Option<f64> {
+    if n == 0 {
+        return None;
+    }
+    let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
+    let j = h.floor() as usize;
+    if j + 1 >= n {
+        return Some(at(n - 1));
+    }
+    let g = h - j as f64;
+    // Weighted form: for g = 0.5 it rounds exactly as (x[j] + x[j+1]) / 2 does.
+    Some((1.0 - g) * at(j) + g * at(j + 1))
+}
+
+/// The `q` quantile of sorted integer samples (nanoseconds); `None` when empty.
+pub fn quantile_sorted(sorted: &[i64], q: f64) -> Option<f64> {
+    interpolated(sorted.len(), q, |i| sorted[i] as f64)
+}
+
+/// The median of sorted integer samples; `None` when empty.
+pub fn median_sorted(sorted: &[i64]) -> Option<f64> {
+    quantile_sorted(sorted, 0.5)
+}
+
+/// The median of unsorted values (NaN sorts last); `None` when empty.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    interpolated(v.len(), 0.5, |i| v[i])
+}
+
+/// Standard normal CDF (Abramowitz–Stegun 7.1.26 erf, |error| < 1.5e-7).
+fn norm_cdf(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let y = 1.0
+        - (((((1.061_405_429 * t - 1.453_152_027) * t) + 1.421_413_741) * t - 0.284_496_736) * t
+            + 0.254_829_592)
+            * t
+            * (-x * x).exp();
+    if z >= 0.0 {
+        0.5 * (1.0 + y)
+    } else {
+        0.5 * (1.0 - y)
+    }
+}
+
+/// Two-sided Mann–Whitney U p-value for two sorted samples (normal approximation, tie-corrected).
+pub fn mann_whitney_p(a: &[i64], b: &[i64]) -> Option<f64> {
+    let (n1, n2) = (a.len(), b.len());
+    if n1 < 2 || n2 < 2 {
+        return None;
+    }
+    // Merge the sorted samples, assigning mid-ranks to ties.
+    let (mut i, mut j, mut rank) = (0usize, 0usize, 0f64);
+    let (mut r1, mut tie_term) = (0f64, 0f64);
+    while i < n1 || j < n2 {
+        let v = match (a.get(i), b.get(j)) {
+            (Some(&x), Some(&y)) => x.min(y),
+            (Some(&x), None) => x,
+            (None, Some(&y)) => y,
+            (None, None) => break,
+        };
+        let (mut ca, mut cb) = (0usize, 0usize);
+        while a.get(i) == Some(&v) {
+            ca += 1;
+            i += 1;
+        }
+        while b.get(j) == Some(&v) {
+            cb += 1;
+            j += 1;
+        }
+        let t = (ca + cb) as f64;
+        let mid = rank + (t + 1.0) / 2.0;
+        r1 += mid * ca as f64;
+        rank += t;
+        tie_term += t * t * t - t;
+    }
+    let (n1f, n2f) = (n1 as f64, n2 as f64);
+    let n = n1f + n2f;
+    let u1 = r1 - n1f * (n1f + 1.0) / 2.0;
+    let mean = n1f * n2f / 2.0;
+    let var = n1f * n2f / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
+    if var <= 0.0 {
+        return Some(1.0);
+    }
+    let z = (u1 - mean).abs() / var.sqrt();
+    Some((2.0 * (1.0 - norm_cdf(z))).min(1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate_between_order_statistics() {
+        let v = [10, 20, 30, 40];
+        assert_eq!(median_sorted(&v), Some(25.0));
+        assert_eq!(quantile_sorted(&v, 0.0), Some(10.0));
+        assert_eq!(quantile_sorted(&v, 1.0), Some(40.0));
+        // numpy.quantile([10, 20, 30, 40], 0.9) == 37.0
+        assert!((quantile_sorted(&v, 0.9).unwrap() - 37.0).abs() < 1e-9);
+        assert_eq!(median_sorted(&[10, 20, 30]), Some(20.0));
+        assert_eq!(quantile_sorted(&[7], 0.99), Some(7.0));
+        assert_eq!(quantile_sorted(&[], 0.5), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn median_of_two_rounds_as_their_mean() {
+        let (a, b) = (0.1_f64, 0.7_f64);
+        assert_eq!(median(&[a, b]), Some((a + b) / 2.0));
+    }
+
+    #[test]
+    fn mann_whitney_detects_a_shift_and_not_noise() {
+        let a: Vec<i64> = (0..200).map(|i| 1000 + (i * 37) % 100).collect();
+        let mut b: Vec<i64> = a.iter().map(|x| x + 300).collect();
+        let mut a2: Vec<i64> = (0..200).map(|i| 1000 + (i * 53) % 100).collect();
+        let mut a = a;
+        a.sort_unstable();
+        b.sort_unstable();
+        a2.sort_unstable();
+        assert!(mann_whitney_p(&a, &b).unwrap() < 1e-10);
+        assert!(mann_whitney_p(&a, &a2).unwrap() > 0.5);
+        // All ties: no evidence.
+        assert_eq!(mann_whitney_p(&[5, 5, 5], &[5, 5]), Some(1.0));
+        assert_eq!(mann_whitney_p(&[1], &[2, 3]), None);
+    }
+
+    #[test]
+    fn norm_cdf_known_values() {
+        assert!((norm_cdf(0.0) - 0.5).abs() < 1e-7);
+        assert!((norm_cdf(1.959_964) - 0.975).abs() < 1e-6);
+        assert!((norm_cdf(-1.0) - 0.158_655_25).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,260 @@
+//! The report as text: a table per section for the terminal (≤ 100 columns), or Markdown.
+
+use std::fmt::Write as _;
+
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
+
+use super::fmt::{bytes, duration, duration_or_dash, fixed2, percent};
+use super::run_report::{Measurement, RunReport};
+
+/// A table in the report's style: first column left-aligned, the rest right-aligned.
+pub(super) fn table(markdown: bool, header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(if markdown {
+        presets::ASCII_MARKDOWN
+    } else {
+        presets::UTF8_FULL_CONDENSED
+    })
+    .set_content_arrangement(ContentArrangement::Dynamic)
+    .set_width(100)
+    .set_header(header.iter().map(Cell::new));
+    for i in 1..header.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+/// Appends one run's report.
+pub fn render_run(r: &RunReport, markdown: bool, out: &mut String) {
+    render_heading(r, markdown, out);
+    render_dispatches(r, markdown, out);
+    render_groups(r, markdown, out);
+    if r.windows.replayed == 0 {
+        render_no_replayed_windows(r, out);
+        return;
+    }
+    render_phases(r, markdown, out);
+    render_bytes_and_gpu(r, out);
+    render_per_pass(r, markdown, out);
+    render_dispatch_tax(r, out);
+    if let Some(m) = &r.measurement {
+        render_measurement(m, markdown, out);
+    }
+    out.push('\n');
+}
+
+/// Passes per window with at most two decimals and no trailing zeros (`2`, `2.5`, `2.33`).
+fn passes_per_window(r: &RunReport) -> String {
+    r.passes_per_window
+        .map(|p| {
+            format!("{p:.2}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string()
+        })
+        .or(r.passes.map(|p| p.to_string()))
+        .unwrap_or_else(|| "?".into())
+}
+
+fn render_heading(r: &RunReport, markdown: bool, out: &mut String) {
+    let h = if markdown { "## " } else { "== " };
+    let _ = writeln!(
+        out,
+        "{h}run {} {}(pid {}, {}, mode {}, {} passes per window{}{})",
+        r.run_id,
+        r.label
+            .as_ref()
+            .map_or(String::new(), |l| format!("[{l}] ")),
+        r.pid.map_or("?".into(), |p| p.to_string()),
+        r.host.as_deref().unwrap_or("?"),
+        r.mode.as_deref().unwrap_or("?"),
+        passes_per_window(r),
+        if r.truncated { ", TRUNCATED" } else { "" },
+        if r.log_joined { ", SDK log joined" } else { "" },
+    );
+    if markdown {
+        out.push('\n');
+    }
+}
+
+fn render_dispatches(r: &RunReport, markdown: bool, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "dispatches seen {}: {} replayed, {} declined, {} without CONFIG; wall {}",
+        r.dispatches_seen,
+        r.windows.replayed,
+        r.windows.declined,
+        r.groups[2].count,
+        r.wall_ns.map_or("?".into(), |w| duration(w as f64))
+    );
+    if !r.declines_by_reason.is_empty() {
+        let reasons: Vec<String> = r
+            .declines_by_reason
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        let _ = writeln!(out, "declined by reason: {}", reasons.join(", "));
+    }
+    if r.windows.stuck > 0 {
+        let _ = writeln!(
+            out,
+            "stuck passes: {} windows, {} from the stuck PASS ENTER to CONFIG EXIT",
+            r.windows.stuck,
+            duration(r.windows.stuck_ns as f64)
+        );
+    }
+    if markdown {
+        out.push('\n');
+    }
+}
+
+fn render_groups(r: &RunReport, markdown: bool, out: &mut String) {
+    let mut g = table(markdown, &["group", "count", "total", "share of wall"]);
+    for x in &r.groups {
+        g.add_row(vec![
+            x.group.clone(),
+            x.count.to_string(),
+            duration(x.total_ns as f64),
+            percent(x.share_of_wall),
+        ]);
+    }
+    let _ = writeln!(out, "{g}\n");
+}
+
+fn render_no_replayed_windows(r: &RunReport, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "no replayed windows: no phases, bytes or GPU time to show{}",
+        if r.dispatch_tax.plain_dispatches > 0 {
+            format!(
+                ";\n  {} dispatches ran once at {} per enqueue",
+                r.dispatch_tax.plain_dispatches,
+                duration_or_dash(r.dispatch_tax.plain_enqueue_mean_ns)
+            )
+        } else {
+            String::new()
+        }
+    );
+    out.push('\n');
+}
+
+fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
+    let mut t = table(
+        markdown,
+        &["phase", "n", "total", "share", "p50", "p90", "p99", "max"],
+    );
+    for p in &r.phases {
+        if p.samples == 0 {
+            let mut row = vec![p.phase.clone(), "0".into()];
+            row.resize(8, "-".into());
+            t.add_row(row);
+            continue;
+        }
+        t.add_row(vec![
+            p.phase.clone(),
+            p.samples.to_string(),
+            duration(p.total_ns as f64),
+            percent(p.share_of_window),
+            duration_or_dash(p.p50_ns.map(|v| v as f64)),
+            duration_or_dash(p.p90_ns.map(|v| v as f64)),
+            duration_or_dash(p.p99_ns.map(|v| v as f64)),
+            duration_or_dash(p.max_ns.map(|v| v as f64)),
+        ]);
+    }
+    let _ = writeln!(out, "{t}\n");
+}
+
+fn render_bytes_and_gpu(r: &RunReport, out: &mut String) {
+    let b = &r.bytes;
+    let _ = writeln!(
+        out,
+        "snapshot bytes: {} total, {} per window, {} GB/s ({})\nrestored bytes: {} at {} GB/s",
+        bytes(b.snapshot_bytes_total as f64),
+        b.snapshot_bytes_per_window.map_or("-".into(), bytes),
+        fixed2(b.snapshot_gbps),
+        b.snapshot_gbps_basis,
+        bytes(b.restore_bytes_total as f64),
+        fixed2(b.restore_gbps),
+    );
+    let _ = writeln!(
+        out,
+        "GPU vs wall: GPU {} of pass exec {} ({}), of window time {}",
+        duration(r.gpu.gpu_total_ns as f64),
+        duration(r.gpu.pass_total_ns as f64),
+        percent(r.gpu.gpu_share_of_pass),
+        percent(r.gpu.gpu_share_of_window),
+    );
+}
+
+fn render_per_pass(r: &RunReport, markdown: bool, out: &mut String) {
+    if r.gpu.per_pass.is_empty() {
+        return;
+    }
+    if markdown {
+        out.push('\n');
+    }
+    let mut t = table(
+        markdown,
+        &["pass", "n", "host mean", "GPU mean", "GPU share"],
+    );
+    for p in &r.gpu.per_pass {
+        t.add_row(vec![
+            p.pass_index.to_string(),
+            p.passes.to_string(),
+            duration_or_dash(p.host_mean_ns),
+            duration(p.gpu_mean_ns),
+            percent(p.gpu_share),
+        ]);
+    }
+    let _ = writeln!(out, "{t}\n");
+}
+
+fn render_dispatch_tax(r: &RunReport, out: &mut String) {
+    let x = &r.dispatch_tax;
+    let _ = writeln!(
+        out,
+        "non-replayed dispatch tax: {} dispatches, {} per enqueue;\n  {} tool opt-outs, {} per CONFIG pair",
+        x.plain_dispatches,
+        duration_or_dash(x.plain_enqueue_mean_ns),
+        x.opt_out_windows,
+        duration_or_dash(x.opt_out_config_mean_ns),
+    );
+}
+
+fn render_measurement(m: &Measurement, markdown: bool, out: &mut String) {
+    let s3 = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
+    let _ = writeln!(
+        out,
+        "whole-run measurement {} ({} {} {}): median {} s;\n  single-pass reference {} {} s; overhead {} s",
+        m.measurement_id,
+        m.experiment.as_deref().unwrap_or("?"),
+        m.variant.as_deref().unwrap_or("?"),
+        m.mode.as_deref().unwrap_or("?"),
+        s3(m.median_s),
+        m.reference_variant.as_deref().unwrap_or("-"),
+        s3(m.reference_median_s),
+        s3(m.overhead_s),
+    );
+    if markdown {
+        out.push('\n');
+    }
+    let mut t = table(
+        markdown,
+        &["phase", "share of whole-run wall", "share of overhead"],
+    );
+    for p in &m.phases {
+        t.add_row(vec![
+            p.phase.clone(),
+            percent(p.share_of_wall),
+            percent(p.share_of_overhead),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+    let _ = writeln!(
+        out,
+        "P5 drain as a fraction of a window: {}",
+        percent(m.drain_fraction_of_window)
+    );
+}
