@@ -7,6 +7,7 @@ use crate::export::perfetto::export_perfetto;
 use crate::export::plot::plot;
 use crate::import::krp::import_phase_file;
 use crate::report::compare::{compare, render_table};
+use crate::report::run_report::run_report;
 use crate::synth::{SynthSpec, write_synthetic_file};
 
 #[test]
@@ -134,4 +135,41 @@ fn compare_synthetic_two_vs_four_passes() {
     );
     let table = render_table(&cmp);
     assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
+}
+
+#[test]
+fn report_p50_and_compare_median_are_the_same_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
+    let mut runs = Vec::new();
+    // An even window count, so a median falls between two samples.
+    for windows in [40, 41] {
+        let f = dir.path().join(format!("{windows}.krp"));
+        let spec = SynthSpec {
+            windows,
+            ..SynthSpec::default()
+        };
+        write_synthetic_file(&f, &spec).unwrap();
+        runs.push(import_phase_file(&mut c, &f, None).unwrap());
+    }
+    let cmp = compare(&c, &runs[..1], &runs[1..]).unwrap();
+    let (a, b) = (
+        run_report(&c, runs[0]).unwrap(),
+        run_report(&c, runs[1]).unwrap(),
+    );
+    let mut checked = 0;
+    for d in &cmp.phases {
+        let p50 = |r: &crate::report::run_report::RunReport| {
+            r.phases
+                .iter()
+                .find(|p| p.phase == d.phase)
+                .and_then(|p| p.p50_ns)
+        };
+        if let (Some(pa), Some(pb)) = (p50(&a), p50(&b)) {
+            assert_eq!(d.a_median_ns, Some(pa as f64), "{}", d.phase);
+            assert_eq!(d.b_median_ns, Some(pb as f64), "{}", d.phase);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "only {checked} phases in both");
 }

@@ -10,6 +10,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::svg;
 use crate::db::phases::{self, PHASES};
+use crate::report::stats::quantile_sorted_f64;
 
 /// Phases drawn in the breakdown, in stacking order (pre-pass is split when a log is joined).
 const STACK: &[&str] = &[
@@ -216,7 +217,8 @@ fn histograms(samples: &mut [Vec<f64>]) -> Vec<(String, String)> {
         }
         v.sort_by(f64::total_cmp);
         let lo = v[0];
-        let hi = v[(v.len() - 1) * 99 / 100].max(lo + 1e-6);
+        let p99 = quantile_sorted_f64(v, 0.99).unwrap_or(lo);
+        let hi = p99.max(lo + 1e-6);
         let bins = 40usize;
         let edges: Vec<f64> = (0..=bins)
             .map(|k| lo + (hi - lo) * k as f64 / bins as f64)

@@ -15,7 +15,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use super::fmt::{duration_short, factor, fixed2};
-use super::stats::{mann_whitney_p, median_sorted};
+use super::stats::{mann_whitney_p, median_ns};
 use crate::db::phases::{self, PHASES, WINDOW};
 
 /// Significance level of the U test.
@@ -103,7 +103,8 @@ pub fn compare(conn: &Connection, a: &[i64], b: &[i64]) -> Result<Comparison> {
     for (k, p) in PHASES.iter().enumerate() {
         let (va, vb) = (&sa.per_phase[k], &sb.per_phase[k]);
         let (ta, tb) = (va.iter().sum::<i64>(), vb.iter().sum::<i64>());
-        let (ma, mb) = (median_sorted(va), median_sorted(vb));
+        let median = |v: &[i64]| median_ns(v).map(|m| m as f64);
+        let (ma, mb) = (median(va), median(vb));
         let pv = mann_whitney_p(va, vb);
         let dm = ma.zip(mb).map(|(x, y)| y - x);
         let ratio = ma.zip(mb).and_then(|(x, y)| (x > 0.0).then(|| y / x));

@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 
-use super::stats::{quantile_sorted, ratio};
+use super::stats::{quantile_ns, ratio};
 use crate::db::phases::{self, PHASES, WINDOW, WindowRow};
 
 /// Statistics of one phase over the replayed windows of a run.
@@ -272,7 +272,7 @@ fn phase_stats(samples: &mut [PhaseSamples]) -> Vec<PhaseStats> {
             s.values.sort_unstable();
             let n = s.values.len() as u64;
             // Values are never negative (clamped when tallied).
-            let q = |x: f64| quantile_sorted(&s.values, x).map(|v| v.round() as u64);
+            let q = |x: f64| quantile_ns(&s.values, x).map(|v| v as u64);
             PhaseStats {
                 phase: p.name.to_string(),
                 samples: n,

@@ -8,9 +8,10 @@
 //! or the mean of the two middle values for an even count), p0 the minimum and p100 the maximum.
 //! Every value is available exactly from SQLite, so there is no reason to approximate; and one
 //! definition shared by `report`, `compare` and the bench summary means they print the same
-//! figure for the same windows (a histogram's quantisation would make them disagree). The report
-//! stores its p50/p90/p99 in whole nanoseconds, the unit of the measurements (rounded to the
-//! nearest; `compare` keeps a median's half nanosecond).
+//! figure for the same windows (a histogram's quantisation would make them disagree). Quantiles of
+//! nanosecond samples are given in whole nanoseconds, the unit of the measurements (rounded to the
+//! nearest, halves away from zero), by [`quantile_ns`]: the report's p50/p90/p99 and compare's
+//! medians both come from it, so they are the same number.
 //!
 //! **Noise test**: two-sided Mann–Whitney U on the per-window samples (normal approximation with
 //! tie correction).
@@ -41,16 +42,27 @@ pub fn quantile_sorted(sorted: &[i64], q: f64) -> Option<f64> {
     interpolated(sorted.len(), q, |i| sorted[i] as f64)
 }
 
-/// The median of sorted integer samples; `None` when empty.
-pub fn median_sorted(sorted: &[i64]) -> Option<f64> {
-    quantile_sorted(sorted, 0.5)
+/// The `q` quantile of sorted nanosecond samples in whole nanoseconds (rounded to the nearest);
+/// `None` when empty. Every quantile of a duration that krphase prints comes from here.
+pub fn quantile_ns(sorted: &[i64], q: f64) -> Option<i64> {
+    quantile_sorted(sorted, q).map(|v| v.round() as i64)
+}
+
+/// The median of sorted nanosecond samples in whole nanoseconds; `None` when empty.
+pub fn median_ns(sorted: &[i64]) -> Option<i64> {
+    quantile_ns(sorted, 0.5)
+}
+
+/// The `q` quantile of values sorted with [`f64::total_cmp`]; `None` when empty.
+pub fn quantile_sorted_f64(sorted: &[f64], q: f64) -> Option<f64> {
+    interpolated(sorted.len(), q, |i| sorted[i])
 }
 
 /// The median of unsorted values (NaN sorts last); `None` when empty.
 pub fn median(values: &[f64]) -> Option<f64> {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
-    interpolated(v.len(), 0.5, |i| v[i])
+    quantile_sorted_f64(&v, 0.5)
 }
 
 /// Standard normal CDF (Abramowitz–Stegun 7.1.26 erf, |error| < 1.5e-7).
@@ -119,16 +131,25 @@ mod tests {
     #[test]
     fn quantiles_interpolate_between_order_statistics() {
         let v = [10, 20, 30, 40];
-        assert_eq!(median_sorted(&v), Some(25.0));
+        assert_eq!(quantile_sorted(&v, 0.5), Some(25.0));
         assert_eq!(quantile_sorted(&v, 0.0), Some(10.0));
         assert_eq!(quantile_sorted(&v, 1.0), Some(40.0));
         // numpy.quantile([10, 20, 30, 40], 0.9) == 37.0
         assert!((quantile_sorted(&v, 0.9).unwrap() - 37.0).abs() < 1e-9);
-        assert_eq!(median_sorted(&[10, 20, 30]), Some(20.0));
+        assert_eq!(quantile_sorted(&[10, 20, 30], 0.5), Some(20.0));
         assert_eq!(quantile_sorted(&[7], 0.99), Some(7.0));
         assert_eq!(quantile_sorted(&[], 0.5), None);
         assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), Some(2.5));
         assert_eq!(median(&[]), None);
+    }
+
+    #[test]
+    fn nanosecond_quantiles_are_whole_and_shared_by_report_and_compare() {
+        assert_eq!(median_ns(&[10, 21]), Some(16)); // 15.5 rounds away from zero
+        assert_eq!(median_ns(&[10, 20, 30, 40]), Some(25));
+        assert_eq!(quantile_ns(&[10, 20, 30, 40], 0.9), Some(37));
+        assert_eq!(quantile_ns(&[1, 2], 0.99), Some(2)); // 1.99
+        assert_eq!(median_ns(&[]), None);
     }
 
     #[test]
