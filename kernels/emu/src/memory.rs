@@ -5,10 +5,11 @@
 //! Every region is host memory: a boxed slice of `AtomicU64` words, so kernels running on queue
 //! workers need no `unsafe`. The region's device address is the address of that slice.
 
+use crate::agents::hsa_agent;
 use crate::clock::{now_ns, thread_id};
 use crate::sdk::sdk;
 use krphase_ffi::{
-    AgentId, CallbackPhase, CallbackTracingKind, HsaAgent, HsaAmdPointerInfo, MemoryAllocationData,
+    AgentId, CallbackPhase, CallbackTracingKind, HsaAmdPointerInfo, MemoryAllocationData,
     UserData, hsa_global_flag, hsa_pointer_type, memory_allocation_op,
 };
 use krphase_kernels::words::{Words, alloc_words};
@@ -263,25 +264,6 @@ pub fn restore(s: &Snapshot, gbps: f64) -> u64 {
     drop(live);
     pace(bytes, t, gbps);
     bytes
-}
-
-/// Where the emulated `hsa_agent_t` handles start: unlike rocprofiler agent ids they are
-/// pointer-like, so a tool that mixes the two namespaces gets wrong answers here too.
-const HSA_AGENT_BASE: u64 = 0x7e00_4a00_0000;
-
-/// The `hsa_agent_t` of rocprofiler agent `agent`.
-pub fn hsa_agent(agent: u64) -> HsaAgent {
-    HsaAgent {
-        handle: HSA_AGENT_BASE + agent * 0x100,
-    }
-}
-
-/// The rocprofiler agent id of an `hsa_agent_t`, if it names an emulated agent.
-pub fn agent_of_hsa(a: HsaAgent) -> Option<u64> {
-    let off = a.handle.checked_sub(HSA_AGENT_BASE)?;
-    let id = off / 0x100;
-    let agents = crate::device::CPU_AGENT..crate::device::GPU_AGENT + crate::device::MAX_GPU_AGENTS;
-    (off % 0x100 == 0 && agents.contains(&id)).then_some(id)
 }
 
 /// `hsa_amd_pointer_info` over the emulated regions. Unknown pointers give type UNKNOWN.

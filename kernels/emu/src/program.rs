@@ -2,7 +2,8 @@
 //! intercepted packet write, synchronization, and the loaded code object (kernel symbols and
 //! module-scope variables).
 
-use crate::device::{self, AppCompletion, CPU_AGENT, GPU_AGENT, KernelBody, Queue};
+use crate::agents::{self, CPU_AGENT, GPU_AGENT};
+use crate::device::{self, AppCompletion, KernelBody, Queue};
 
 /// One kernel of a batch or graph: name, grid size, body.
 pub type Node<'a> = (&'a str, usize, KernelBody);
@@ -140,7 +141,7 @@ fn deliver_load(phase: CallbackPhase) {
         size: std::mem::size_of::<CodeObjectLoadData>() as u64,
         code_object_id: CODE_OBJECT_ID,
         agent_id: AgentId { handle: GPU_AGENT },
-        hsa_agent: memory::hsa_agent(GPU_AGENT),
+        hsa_agent: agents::hsa_agent(GPU_AGENT),
         uri: CODE_OBJECT_URI.as_ptr(),
         load_base: 0x10_0000,
         load_size: 0x10_0000,

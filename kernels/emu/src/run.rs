@@ -68,10 +68,10 @@ pub fn main(args: &[OsString]) -> i32 {
     if o.elements == 0 {
         return fail("--elements must be at least 1");
     }
-    if o.agents == 0 || o.agents > crate::device::MAX_GPU_AGENTS {
+    if o.agents == 0 || o.agents > crate::agents::MAX_GPU_AGENTS {
         return fail(&format!(
             "--agents must be 1 to {}",
-            crate::device::MAX_GPU_AGENTS
+            crate::agents::MAX_GPU_AGENTS
         ));
     }
     if o.threads == 0 || o.depth == 0 {

@@ -187,7 +187,7 @@ fn run_multi_queue(
     threads: usize,
     agents: u64,
 ) -> Result<Outcome, String> {
-    let agent = |t: usize| crate::device::gpu_agent(t as u64 % agents);
+    let agent = |t: usize| crate::agents::gpu_agent(t as u64 % agents);
     let bufs: Vec<_> = (0..threads).map(|t| hip::malloc_on(agent(t), n)).collect();
     let queues: Vec<_> = (0..threads)
         .map(|t| hip::create_stream_on(agent(t)))
