@@ -9,8 +9,8 @@ use crate::agents::hsa_agent;
 use crate::clock::{now_ns, thread_id};
 use crate::sdk::sdk;
 use krphase_ffi::{
-    AgentId, CallbackPhase, CallbackTracingKind, HsaAmdPointerInfo, MemoryAllocationData,
-    UserData, hsa_global_flag, hsa_pointer_type, memory_allocation_op,
+    AgentId, CallbackPhase, CallbackTracingKind, HsaAmdPointerInfo, MemoryAllocationData, UserData,
+    hsa_global_flag, hsa_pointer_type, memory_allocation_op,
 };
 use krphase_kernels::words::{Words, alloc_words};
 use parking_lot::RwLock;
