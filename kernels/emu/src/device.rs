@@ -5,7 +5,7 @@
 use crate::agents::{CPU_AGENT, GPU_AGENT, MAX_GPU_AGENTS};
 use crate::clock::now_ns;
 use crate::memory::{self, MemKind, Region};
-use crate::sdk::sdk;
+use crate::sdk::{CallbackEvent, sdk};
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use krphase_ffi::{
     CallbackPhase, CallbackTracingKind, KernelDispatchData, KernelDispatchInfo, UserData,
@@ -170,11 +170,13 @@ fn completion_thread(rx: Receiver<Retired>) {
             };
             let mut ud = UserData::default();
             s.invoke(
-                p.thread_id,
-                crate::ids::correlation(p.corr),
-                kind,
-                kernel_dispatch_op::COMPLETE,
-                CallbackPhase::NONE,
+                CallbackEvent {
+                    thread_id: p.thread_id,
+                    corr: crate::ids::correlation(p.corr),
+                    kind,
+                    op: kernel_dispatch_op::COMPLETE,
+                    phase: CallbackPhase::NONE,
+                },
                 (&mut data as *mut KernelDispatchData).cast(),
                 &mut ud,
             );

@@ -7,12 +7,12 @@
 
 use crate::agents::hsa_agent;
 use crate::clock::{now_ns, thread_id};
-use crate::sdk::sdk;
+use crate::sdk::{CallbackEvent, sdk};
 use krphase_ffi::{
     AgentId, CallbackPhase, CallbackTracingKind, HsaAmdPointerInfo, MemoryAllocationData, UserData,
     hsa_global_flag, hsa_pointer_type, memory_allocation_op,
 };
-use krphase_kernels::words::{Words, alloc_words};
+use krphase_kernels::device_memory::{DeviceMemory, alloc_device_memory};
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -34,7 +34,7 @@ pub enum MemKind {
 
 #[derive(Debug)]
 pub struct Region {
-    pub words: Box<Words>,
+    pub words: Box<DeviceMemory>,
     pub bytes: u64,
     pub kind: MemKind,
     pub agent: u64,
@@ -77,11 +77,13 @@ fn deliver_alloc(op: i32, agent: u64, address: u64, size: u64, start: u64) {
             allocation_size: size,
         };
         s.invoke(
-            tid,
-            corr,
-            kind,
-            op,
-            CallbackPhase::ENTER,
+            CallbackEvent {
+                thread_id: tid,
+                corr,
+                kind,
+                op,
+                phase: CallbackPhase::ENTER,
+            },
             (&mut enter as *mut MemoryAllocationData).cast(),
             &mut ud,
         );
@@ -91,11 +93,13 @@ fn deliver_alloc(op: i32, agent: u64, address: u64, size: u64, start: u64) {
             ..enter
         };
         s.invoke(
-            tid,
-            corr,
-            kind,
-            op,
-            CallbackPhase::EXIT,
+            CallbackEvent {
+                thread_id: tid,
+                corr,
+                kind,
+                op,
+                phase: CallbackPhase::EXIT,
+            },
             (&mut exit as *mut MemoryAllocationData).cast(),
             &mut ud,
         );
@@ -106,7 +110,7 @@ fn deliver_alloc(op: i32, agent: u64, address: u64, size: u64, start: u64) {
 /// callbacks, as the intercepted `hsa_amd_memory_pool_allocate` / vmem handle create would.
 pub fn allocate(bytes: u64, kind: MemKind, agent: u64) -> Arc<Region> {
     let start = now_ns();
-    let words = alloc_words(bytes.div_ceil(8) as usize);
+    let words = alloc_device_memory(bytes.div_ceil(8) as usize);
     let region = Arc::new(Region {
         words,
         bytes,
@@ -150,7 +154,7 @@ pub fn module_variable(
     writable: bool,
 ) -> Arc<Region> {
     let region = Arc::new(Region {
-        words: alloc_words(bytes.div_ceil(8) as usize),
+        words: alloc_device_memory(bytes.div_ceil(8) as usize),
         bytes,
         kind: MemKind::ModuleVar,
         agent,
@@ -303,7 +307,7 @@ pub fn pointer_info(ptr: u64, info: &mut HsaAmdPointerInfo) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use krphase_kernels::words::{get_u64, set_u64};
+    use krphase_kernels::device_memory::{get_u64, set_u64};
 
     const AGENT: u64 = 99;
 

@@ -10,7 +10,7 @@ pub type Node<'a> = (&'a str, usize, KernelBody);
 use crate::clock::thread_id;
 use crate::memory::{self, MemKind, Region};
 use crate::replay::{self, Launch};
-use crate::sdk::sdk;
+use crate::sdk::{CallbackEvent, sdk};
 use crate::symbols::{self, Symbol};
 use krphase_ffi::{
     AgentId, CallbackPhase, CallbackTracingKind, CodeObjectLoadData, CodeObjectMemory,
@@ -74,11 +74,13 @@ fn deliver_symbols(phase: CallbackPhase) {
             let mut ud = UserData::default();
             let corr = CorrelationId::default();
             s.invoke(
-                tid,
-                corr,
-                kind,
-                op,
-                phase,
+                CallbackEvent {
+                    thread_id: tid,
+                    corr,
+                    kind,
+                    op,
+                    phase,
+                },
                 (&mut data as *mut KernelSymbolData).cast(),
                 &mut ud,
             );
@@ -157,11 +159,13 @@ fn deliver_load(phase: CallbackPhase) {
     for s in &subs {
         let mut ud = UserData::default();
         s.invoke(
-            tid,
-            CorrelationId::default(),
-            kind,
-            op,
-            phase,
+            CallbackEvent {
+                thread_id: tid,
+                corr: CorrelationId::default(),
+                kind,
+                op,
+                phase,
+            },
             (&mut data as *mut CodeObjectLoadData).cast(),
             &mut ud,
         );

@@ -5,7 +5,7 @@ use crate::device::KernelBody;
 use crate::opts::{RunOpts, Workload};
 use crate::program::{self as hip, code_object};
 use krphase_kernels::checksum::Checksum;
-use krphase_kernels::words::{fill_f64, get_f64, get_u64};
+use krphase_kernels::device_memory::{fill_f64, get_f64, get_u64};
 use krphase_kernels::{saxpy, steps, stream};
 use std::sync::Arc;
 

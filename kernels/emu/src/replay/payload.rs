@@ -174,7 +174,7 @@ pub(super) fn read_callbacks(
     let pc = view.pass_count_raw(l).unwrap_or(0);
     let cc = view.continue_raw(l).unwrap_or(0);
     // SAFETY: a non-zero value in these slots is a function pointer the tool stored with the
-    // header's signature (that is the payload contract).
+    // header's signature (the SDK's header declares these slots as those function pointers).
     let pc: ReplayPassCountFn = if pc == 0 {
         None
     } else {

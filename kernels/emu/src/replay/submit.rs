@@ -7,7 +7,7 @@ use crate::device::{
     AppCompletion, Completion, KernelBody, KernelPacket, Packet, Queue, agent_lock,
 };
 use crate::ids;
-use crate::sdk::{Subscriber, sdk};
+use crate::sdk::{CallbackEvent, Subscriber, sdk};
 use krphase_ffi::{
     AgentId, CallbackPhase, CallbackTracingKind, CorrelationId, Dim3, KernelDispatchData,
     KernelDispatchInfo, QueueId, UserData, kernel_dispatch_op,
@@ -65,11 +65,13 @@ pub(super) fn enqueue(queue: &Queue, packet: KernelPacket) {
     for phase in [CallbackPhase::ENTER, CallbackPhase::EXIT] {
         for (s, ud) in subs.iter().zip(uds.iter_mut()) {
             s.invoke(
-                tid,
-                corr,
-                kind,
-                kernel_dispatch_op::ENQUEUE,
-                phase,
+                CallbackEvent {
+                    thread_id: tid,
+                    corr,
+                    kind,
+                    op: kernel_dispatch_op::ENQUEUE,
+                    phase,
+                },
                 (&mut data as *mut KernelDispatchData).cast(),
                 ud,
             );

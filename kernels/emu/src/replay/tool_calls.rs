@@ -9,7 +9,7 @@ use super::record::WindowRecord;
 use crate::clock::now_ns;
 use crate::kinds::{self, replay_op};
 use crate::opts::LayoutOpt;
-use crate::sdk::Subscriber;
+use crate::sdk::{CallbackEvent, Subscriber};
 use krphase_ffi::{CallbackPhase, KernelDispatchInfo, ReplayContinueFn, UserData};
 
 /// The replay owner as one window sees it: its CONFIG and PASS subscriptions, the value it
@@ -31,11 +31,13 @@ fn invoke(
     ud: &mut UserData,
 ) {
     sub.invoke(
-        w.thread,
-        w.corr,
-        kinds::table().kernel_replay,
-        op,
-        phase,
+        CallbackEvent {
+            thread_id: w.thread,
+            corr: w.corr,
+            kind: kinds::table().kernel_replay,
+            op,
+            phase,
+        },
         payload_ptr(p),
         ud,
     );
