@@ -51,7 +51,12 @@ fn all_groups(c: &Collection) -> Vec<Group> {
     }
 }
 
-pub fn write_outputs(o: &Options, c: &Collection, l: &Launch, dispatches: u64) -> Result<(), String> {
+pub fn write_outputs(
+    o: &Options,
+    c: &Collection,
+    l: &Launch,
+    dispatches: u64,
+) -> Result<(), String> {
     let name = o.output_file.clone().unwrap_or_else(|| "out".into());
     let per_dispatch = dispatch_groups(c, l.pass, dispatches);
     let formats = if o.output_formats.is_empty() {
