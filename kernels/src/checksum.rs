@@ -1,6 +1,6 @@
 //! A 64-bit FNV-1a digest of device words: the `checksum=` of a workload's result line.
 
-use crate::words::Words;
+use crate::device_memory::DeviceMemory;
 use std::sync::atomic::Ordering;
 
 #[derive(Debug, Clone, Copy)]
@@ -20,7 +20,7 @@ impl Checksum {
         }
     }
 
-    pub fn add_words(&mut self, w: &Words, n: usize) {
+    pub fn add_words(&mut self, w: &DeviceMemory, n: usize) {
         for x in &w[..n] {
             self.add_u64(x.load(Ordering::Relaxed));
         }

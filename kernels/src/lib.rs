@@ -7,10 +7,10 @@
 //! the HIP runtime.
 
 pub mod checksum;
+pub mod device_memory;
 pub mod saxpy;
 pub mod steps;
 pub mod stream;
-pub mod words;
 
 /// Every kernel name, as registered through code-object kernel-symbol tracing. The kernel id of
 /// a name is its index here plus one.

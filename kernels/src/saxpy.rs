@@ -2,7 +2,7 @@
 //! work-item (see `hip/saxpy.hip`). Neither is idempotent, so a replay that fails to restore
 //! memory (or the module variable) between passes changes the result: the restore oracle.
 
-use crate::words::{Words, get_f64, get_u64, set_f64, set_u64};
+use crate::device_memory::{DeviceMemory, get_f64, get_u64, set_f64, set_u64};
 
 pub const A: f64 = 2.0;
 pub const INIT_X: f64 = 1.0;
@@ -11,7 +11,7 @@ pub const INIT_Y: f64 = 0.5;
 /// The module-scope `__device__` variable's name.
 pub const COUNTER_SYMBOL: &str = "saxpy_calls";
 
-pub fn saxpy(x: &Words, y: &Words, counter: &Words, n: usize) {
+pub fn saxpy(x: &DeviceMemory, y: &DeviceMemory, counter: &DeviceMemory, n: usize) {
     for i in 0..n {
         set_f64(y, i, A * get_f64(x, i) + get_f64(y, i));
     }
@@ -30,11 +30,15 @@ pub fn expected(iterations: usize) -> (f64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::words::{alloc_words, fill_f64};
+    use crate::device_memory::{alloc_device_memory, fill_f64};
 
     #[test]
     fn counts_and_accumulates() {
-        let (x, y, c) = (alloc_words(4), alloc_words(4), alloc_words(1));
+        let (x, y, c) = (
+            alloc_device_memory(4),
+            alloc_device_memory(4),
+            alloc_device_memory(1),
+        );
         fill_f64(&x, 4, INIT_X);
         fill_f64(&y, 4, INIT_Y);
         for _ in 0..3 {

@@ -1,6 +1,6 @@
 //! BabelStream-style kernels: copy, mul, add, triad, dot (see `hip/stream.hip`).
 
-use crate::words::{Words, get_f64, set_f64};
+use crate::device_memory::{DeviceMemory, get_f64, set_f64};
 
 pub const SCALAR: f64 = 0.4;
 pub const INIT_A: f64 = 0.1;
@@ -8,35 +8,35 @@ pub const INIT_B: f64 = 0.2;
 pub const INIT_C: f64 = 0.0;
 
 /// c = a
-pub fn copy(a: &Words, c: &Words, n: usize) {
+pub fn copy(a: &DeviceMemory, c: &DeviceMemory, n: usize) {
     for i in 0..n {
         set_f64(c, i, get_f64(a, i));
     }
 }
 
 /// b = scalar * c
-pub fn mul(b: &Words, c: &Words, n: usize) {
+pub fn mul(b: &DeviceMemory, c: &DeviceMemory, n: usize) {
     for i in 0..n {
         set_f64(b, i, SCALAR * get_f64(c, i));
     }
 }
 
 /// c = a + b
-pub fn add(a: &Words, b: &Words, c: &Words, n: usize) {
+pub fn add(a: &DeviceMemory, b: &DeviceMemory, c: &DeviceMemory, n: usize) {
     for i in 0..n {
         set_f64(c, i, get_f64(a, i) + get_f64(b, i));
     }
 }
 
 /// a = b + scalar * c
-pub fn triad(a: &Words, b: &Words, c: &Words, n: usize) {
+pub fn triad(a: &DeviceMemory, b: &DeviceMemory, c: &DeviceMemory, n: usize) {
     for i in 0..n {
         set_f64(a, i, get_f64(b, i) + SCALAR * get_f64(c, i));
     }
 }
 
 /// sum[0] = sum(a * b)
-pub fn dot(a: &Words, b: &Words, sum: &Words, n: usize) {
+pub fn dot(a: &DeviceMemory, b: &DeviceMemory, sum: &DeviceMemory, n: usize) {
     let mut s = 0.0;
     for i in 0..n {
         s += get_f64(a, i) * get_f64(b, i);
@@ -66,16 +66,16 @@ pub fn close(got: f64, want: f64, tol: f64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::words::{alloc_words, fill_f64};
+    use crate::device_memory::{alloc_device_memory, fill_f64};
 
     #[test]
     fn one_round_matches_reference() {
         let n = 16;
         let (a, b, c, s) = (
-            alloc_words(n),
-            alloc_words(n),
-            alloc_words(n),
-            alloc_words(1),
+            alloc_device_memory(n),
+            alloc_device_memory(n),
+            alloc_device_memory(n),
+            alloc_device_memory(1),
         );
         fill_f64(&a, n, INIT_A);
         fill_f64(&b, n, INIT_B);

@@ -2,9 +2,10 @@
 //! completion signals, and the async completion-handler thread that delivers KERNEL_DISPATCH
 //! COMPLETE records (with GPU start/end) before it releases a dispatch's signal.
 
+use crate::agents::{CPU_AGENT, GPU_AGENT, MAX_GPU_AGENTS};
 use crate::clock::now_ns;
 use crate::memory::{self, MemKind, Region};
-use crate::sdk::sdk;
+use crate::sdk::{CallbackEvent, sdk};
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use krphase_ffi::{
     CallbackPhase, CallbackTracingKind, KernelDispatchData, KernelDispatchInfo, UserData,
@@ -14,17 +15,6 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
-
-/// The CPU agent (owner of fine-grained host memory) and the GPU agent.
-pub const CPU_AGENT: u64 = 1;
-pub const GPU_AGENT: u64 = 2;
-/// At most this many GPU agents (handles GPU_AGENT ..), for `--agents`.
-pub const MAX_GPU_AGENTS: u64 = 4;
-
-/// The handle of GPU agent `i` (0-based).
-pub fn gpu_agent(i: u64) -> u64 {
-    GPU_AGENT + i.min(MAX_GPU_AGENTS - 1)
-}
 
 /// An HSA-style signal: a counter the waiter blocks on until it reaches 0.
 #[derive(Debug)]
@@ -180,11 +170,13 @@ fn completion_thread(rx: Receiver<Retired>) {
             };
             let mut ud = UserData::default();
             s.invoke(
-                p.thread_id,
-                crate::ids::correlation(p.corr),
-                kind,
-                kernel_dispatch_op::COMPLETE,
-                CallbackPhase::NONE,
+                CallbackEvent {
+                    thread_id: p.thread_id,
+                    corr: crate::ids::correlation(p.corr),
+                    kind,
+                    op: kernel_dispatch_op::COMPLETE,
+                    phase: CallbackPhase::NONE,
+                },
                 (&mut data as *mut KernelDispatchData).cast(),
                 &mut ud,
             );

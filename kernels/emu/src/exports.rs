@@ -1,5 +1,6 @@
-//! The SDK's C ABI, exported under the real names and signatures (ABI reference §1-§7, contract
-//! C1), plus `hsa_amd_pointer_info`. Each function catches panics and maps them to an error.
+//! The SDK's C ABI, exported under the real names and C signatures: every function in
+//! `krphase-ffi`'s symbol table (`ffi/src/sdk.rs`), plus `hsa_amd_pointer_info` and the HSA
+//! loader/symbol functions. Each function catches panics and maps them to an error.
 
 use krphase_emu::{clock, kinds, memory, sdk::sdk, symbols};
 use krphase_ffi::{

@@ -1,5 +1,7 @@
-//! The callback-tracing kinds table for each emulated SDK build (`--replay-kind`): where
-//! KERNEL_REPLAY sits shifts with the tree, exactly as ABI reference §4.1 describes.
+//! The callback-tracing kinds table for each emulated SDK build (`--replay-kind`). The stable
+//! kinds keep their numbers; KERNEL_REPLAY goes where each source tree appends it, so its number
+//! differs between builds: 23 (the early fork, right after HIP_GRAPH), 25 (after HIPFILE_API,
+//! the last stable kind) or 26 (after a new HIP_EVENT at 25). A tool must find it by name.
 
 use std::sync::OnceLock;
 

@@ -2,6 +2,7 @@
 //! protocol, rule for rule (see `docs/emulator.md`). The binary `krphase-emu` exports the SDK's
 //! C functions (`src/exports.rs`) over the safe state kept here.
 
+pub mod agents;
 pub mod clock;
 pub mod device;
 pub mod driver;

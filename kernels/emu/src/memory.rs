@@ -5,13 +5,14 @@
 //! Every region is host memory: a boxed slice of `AtomicU64` words, so kernels running on queue
 //! workers need no `unsafe`. The region's device address is the address of that slice.
 
+use crate::agents::hsa_agent;
 use crate::clock::{now_ns, thread_id};
-use crate::sdk::sdk;
+use crate::sdk::{CallbackEvent, sdk};
 use krphase_ffi::{
-    AgentId, CallbackPhase, CallbackTracingKind, HsaAgent, HsaAmdPointerInfo, MemoryAllocationData,
-    UserData, hsa_global_flag, hsa_pointer_type, memory_allocation_op,
+    AgentId, CallbackPhase, CallbackTracingKind, HsaAmdPointerInfo, MemoryAllocationData, UserData,
+    hsa_global_flag, hsa_pointer_type, memory_allocation_op,
 };
-use krphase_kernels::words::{Words, alloc_words};
+use krphase_kernels::device_memory::{DeviceMemory, alloc_device_memory};
 use parking_lot::RwLock;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -33,7 +34,7 @@ pub enum MemKind {
 
 #[derive(Debug)]
 pub struct Region {
-    pub words: Box<Words>,
+    pub words: Box<DeviceMemory>,
     pub bytes: u64,
     pub kind: MemKind,
     pub agent: u64,
@@ -76,11 +77,13 @@ fn deliver_alloc(op: i32, agent: u64, address: u64, size: u64, start: u64) {
             allocation_size: size,
         };
         s.invoke(
-            tid,
-            corr,
-            kind,
-            op,
-            CallbackPhase::ENTER,
+            CallbackEvent {
+                thread_id: tid,
+                corr,
+                kind,
+                op,
+                phase: CallbackPhase::ENTER,
+            },
             (&mut enter as *mut MemoryAllocationData).cast(),
             &mut ud,
         );
@@ -90,11 +93,13 @@ fn deliver_alloc(op: i32, agent: u64, address: u64, size: u64, start: u64) {
             ..enter
         };
         s.invoke(
-            tid,
-            corr,
-            kind,
-            op,
-            CallbackPhase::EXIT,
+            CallbackEvent {
+                thread_id: tid,
+                corr,
+                kind,
+                op,
+                phase: CallbackPhase::EXIT,
+            },
             (&mut exit as *mut MemoryAllocationData).cast(),
             &mut ud,
         );
@@ -105,7 +110,7 @@ fn deliver_alloc(op: i32, agent: u64, address: u64, size: u64, start: u64) {
 /// callbacks, as the intercepted `hsa_amd_memory_pool_allocate` / vmem handle create would.
 pub fn allocate(bytes: u64, kind: MemKind, agent: u64) -> Arc<Region> {
     let start = now_ns();
-    let words = alloc_words(bytes.div_ceil(8) as usize);
+    let words = alloc_device_memory(bytes.div_ceil(8) as usize);
     let region = Arc::new(Region {
         words,
         bytes,
@@ -149,7 +154,7 @@ pub fn module_variable(
     writable: bool,
 ) -> Arc<Region> {
     let region = Arc::new(Region {
-        words: alloc_words(bytes.div_ceil(8) as usize),
+        words: alloc_device_memory(bytes.div_ceil(8) as usize),
         bytes,
         kind: MemKind::ModuleVar,
         agent,
@@ -265,25 +270,6 @@ pub fn restore(s: &Snapshot, gbps: f64) -> u64 {
     bytes
 }
 
-/// Where the emulated `hsa_agent_t` handles start: unlike rocprofiler agent ids they are
-/// pointer-like, so a tool that mixes the two namespaces gets wrong answers here too.
-const HSA_AGENT_BASE: u64 = 0x7e00_4a00_0000;
-
-/// The `hsa_agent_t` of rocprofiler agent `agent`.
-pub fn hsa_agent(agent: u64) -> HsaAgent {
-    HsaAgent {
-        handle: HSA_AGENT_BASE + agent * 0x100,
-    }
-}
-
-/// The rocprofiler agent id of an `hsa_agent_t`, if it names an emulated agent.
-pub fn agent_of_hsa(a: HsaAgent) -> Option<u64> {
-    let off = a.handle.checked_sub(HSA_AGENT_BASE)?;
-    let id = off / 0x100;
-    let agents = crate::device::CPU_AGENT..crate::device::GPU_AGENT + crate::device::MAX_GPU_AGENTS;
-    (off % 0x100 == 0 && agents.contains(&id)).then_some(id)
-}
-
 /// `hsa_amd_pointer_info` over the emulated regions. Unknown pointers give type UNKNOWN.
 pub fn pointer_info(ptr: u64, info: &mut HsaAmdPointerInfo) {
     let cap = info.size as usize;
@@ -321,7 +307,7 @@ pub fn pointer_info(ptr: u64, info: &mut HsaAmdPointerInfo) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use krphase_kernels::words::{get_u64, set_u64};
+    use krphase_kernels::device_memory::{get_u64, set_u64};
 
     const AGENT: u64 = 99;
 

@@ -1,4 +1,4 @@
-//! `krphase-emu run` options (contract C2) and the SDK variants they select.
+//! `krphase-emu run` options and the SDK variants they select (`docs/emulator.md` lists them).
 
 use clap::{Parser, ValueEnum};
 
@@ -33,7 +33,8 @@ pub enum DriverOrder {
     Last,
 }
 
-/// Which payload field order (ABI reference §5.2) the emulated SDK was built with.
+/// Which field order of the kernel-replay payload the emulated SDK was built with (the two
+/// orders and their offsets are defined in `ffi/src/payload.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LayoutOpt {
     /// Older ROCm: callbacks at 136/144, pass fields at 152/160, sizeof 248, size field 184.

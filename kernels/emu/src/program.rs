@@ -2,14 +2,15 @@
 //! intercepted packet write, synchronization, and the loaded code object (kernel symbols and
 //! module-scope variables).
 
-use crate::device::{self, AppCompletion, CPU_AGENT, GPU_AGENT, KernelBody, Queue};
+use crate::agents::{self, CPU_AGENT, GPU_AGENT};
+use crate::device::{self, AppCompletion, KernelBody, Queue};
 
 /// One kernel of a batch or graph: name, grid size, body.
 pub type Node<'a> = (&'a str, usize, KernelBody);
 use crate::clock::thread_id;
 use crate::memory::{self, MemKind, Region};
 use crate::replay::{self, Launch};
-use crate::sdk::sdk;
+use crate::sdk::{CallbackEvent, sdk};
 use crate::symbols::{self, Symbol};
 use krphase_ffi::{
     AgentId, CallbackPhase, CallbackTracingKind, CodeObjectLoadData, CodeObjectMemory,
@@ -73,11 +74,13 @@ fn deliver_symbols(phase: CallbackPhase) {
             let mut ud = UserData::default();
             let corr = CorrelationId::default();
             s.invoke(
-                tid,
-                corr,
-                kind,
-                op,
-                phase,
+                CallbackEvent {
+                    thread_id: tid,
+                    corr,
+                    kind,
+                    op,
+                    phase,
+                },
                 (&mut data as *mut KernelSymbolData).cast(),
                 &mut ud,
             );
@@ -140,7 +143,7 @@ fn deliver_load(phase: CallbackPhase) {
         size: std::mem::size_of::<CodeObjectLoadData>() as u64,
         code_object_id: CODE_OBJECT_ID,
         agent_id: AgentId { handle: GPU_AGENT },
-        hsa_agent: memory::hsa_agent(GPU_AGENT),
+        hsa_agent: agents::hsa_agent(GPU_AGENT),
         uri: CODE_OBJECT_URI.as_ptr(),
         load_base: 0x10_0000,
         load_size: 0x10_0000,
@@ -156,11 +159,13 @@ fn deliver_load(phase: CallbackPhase) {
     for s in &subs {
         let mut ud = UserData::default();
         s.invoke(
-            tid,
-            CorrelationId::default(),
-            kind,
-            op,
-            phase,
+            CallbackEvent {
+                thread_id: tid,
+                corr: CorrelationId::default(),
+                kind,
+                op,
+                phase,
+            },
             (&mut data as *mut CodeObjectLoadData).cast(),
             &mut ud,
         );

@@ -1,7 +1,7 @@
 //! `krphase-emu run WORKLOAD [options]`: start the SDK (tools, driver), load the code object,
 //! run the workload, finalize, print the result line.
 
-use crate::opts::{DriverOrder, RunOpts};
+use crate::opts::{DriverOrder, DriverSettings, RunOpts, StuckSettings};
 use crate::registration::{self, Source};
 use crate::replay::{self, ReplayConfig};
 use crate::sdk::sdk;
@@ -56,52 +56,33 @@ fn fail(msg: &str) -> i32 {
     2
 }
 
-/// Entry point; `args[0]` is the subcommand name.
-pub fn main(args: &[OsString]) -> i32 {
-    let o = match RunOpts::try_parse_from(args) {
-        Ok(o) => o,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
-        }
-    };
+/// The checks on sizes and rates that clap's types do not make.
+fn check_ranges(o: &RunOpts) -> Result<(), String> {
     if o.elements == 0 {
-        return fail("--elements must be at least 1");
+        return Err("--elements must be at least 1".into());
     }
-    if o.agents == 0 || o.agents > crate::device::MAX_GPU_AGENTS {
-        return fail(&format!(
+    if o.agents == 0 || o.agents > crate::agents::MAX_GPU_AGENTS {
+        return Err(format!(
             "--agents must be 1 to {}",
-            crate::device::MAX_GPU_AGENTS
+            crate::agents::MAX_GPU_AGENTS
         ));
     }
     if o.threads == 0 || o.depth == 0 {
-        return fail("--threads and --depth must be at least 1");
+        return Err("--threads and --depth must be at least 1".into());
     }
     if !(o.link_gbps > 0.0 && o.link_gbps.is_finite()) {
-        return fail("--link-gbps must be a positive number");
+        return Err("--link-gbps must be a positive number".into());
     }
-    let stuck = match o.stuck() {
-        Ok(s) => s,
-        Err(e) => return fail(&e),
-    };
-    let driver = match o.driver() {
-        Ok(d) => d,
-        Err(e) => return fail(&e),
-    };
-    if let Err(e) = truth::init_from_env() {
-        return fail(&e);
-    }
-    let policy = env_switch("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_VMEM", true).and_then(|vmem| {
-        let pool = env_switch("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_UNTRACKED_POOL", false)?;
-        Ok((vmem, pool, env_budget()?))
-    });
-    let (decline_on_vmem, decline_on_untracked_pool, env_budget) = match policy {
-        Ok(p) => p,
-        Err(e) => return fail(&e),
-    };
-    kinds::init(o.replay_kind);
-    sdk().set_version(o.sdk_version);
-    replay::configure(ReplayConfig {
+    Ok(())
+}
+
+/// The window's variant and policy: the options, then the SDK's policy env vars.
+fn replay_config(o: &RunOpts, stuck: Option<StuckSettings>) -> Result<ReplayConfig, String> {
+    let decline_on_vmem = env_switch("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_VMEM", true)?;
+    let decline_on_untracked_pool =
+        env_switch("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_UNTRACKED_POOL", false)?;
+    let env_budget = env_budget()?;
+    Ok(ReplayConfig {
         layout: o.payload_layout,
         restore_order: o.restore_order,
         decline: o.decline,
@@ -114,8 +95,12 @@ pub fn main(args: &[OsString]) -> i32 {
         decline_on_untracked_pool,
         stuck,
         drain_timeout: std::time::Duration::from_millis(o.drain_timeout_ms),
-    });
+    })
+}
 
+/// The clients in registration order: the ROCP_TOOL_LIBRARIES entries, and the internal
+/// driver first or last.
+fn tool_sources(o: &RunOpts, driver: Option<DriverSettings>) -> Vec<Source> {
     let tool_list = std::env::var("ROCP_TOOL_LIBRARIES").unwrap_or_default();
     let mut sources: Vec<Source> = registration::parse_tool_list(&tool_list, o.tool_list_quirk)
         .into_iter()
@@ -131,26 +116,12 @@ pub fn main(args: &[OsString]) -> i32 {
         }
         driver::set(d);
     }
-    if let Err(e) = registration::initialize(sources, o.sdk_version) {
-        eprintln!("krphase-emu: {e}");
-        std::process::abort(); // ROCP_FATAL, as in the SDK
-    }
-    program::load_code_object();
+    sources
+}
 
-    let result = workloads::run(&o);
-    program::device_synchronize();
-    let (dispatches, completion_problem) = program::check_completions();
-
-    sdk().set_fini_status(-1);
-    program::unload_code_object();
-    registration::finalize_all();
-    sdk().set_fini_status(1);
-
+/// The result line (and its truth line); returns the exit code.
+fn report(o: &RunOpts, result: Result<workloads::Outcome, String>, dispatches: u64) -> i32 {
     let w = o.workload.name();
-    let result = result.and_then(|r| match completion_problem {
-        Some(p) => Err(p),
-        None => Ok(r),
-    });
     match result {
         Ok(r) => {
             truth::write(
@@ -169,4 +140,57 @@ pub fn main(args: &[OsString]) -> i32 {
             1
         }
     }
+}
+
+/// Entry point; `args[0]` is the subcommand name.
+pub fn main(args: &[OsString]) -> i32 {
+    let o = match RunOpts::try_parse_from(args) {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    if let Err(e) = check_ranges(&o) {
+        return fail(&e);
+    }
+    let stuck = match o.stuck() {
+        Ok(s) => s,
+        Err(e) => return fail(&e),
+    };
+    let driver = match o.driver() {
+        Ok(d) => d,
+        Err(e) => return fail(&e),
+    };
+    if let Err(e) = truth::init_from_env() {
+        return fail(&e);
+    }
+    let config = match replay_config(&o, stuck) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
+    kinds::init(o.replay_kind);
+    sdk().set_version(o.sdk_version);
+    replay::configure(config);
+
+    if let Err(e) = registration::initialize(tool_sources(&o, driver), o.sdk_version) {
+        eprintln!("krphase-emu: {e}");
+        std::process::abort(); // ROCP_FATAL, as in the SDK
+    }
+    program::load_code_object();
+
+    let result = workloads::run(&o);
+    program::device_synchronize();
+    let (dispatches, completion_problem) = program::check_completions();
+
+    sdk().set_fini_status(-1);
+    program::unload_code_object();
+    registration::finalize_all();
+    sdk().set_fini_status(1);
+
+    let result = result.and_then(|r| match completion_problem {
+        Some(p) => Err(p),
+        None => Ok(r),
+    });
+    report(&o, result, dispatches)
 }

@@ -68,28 +68,29 @@ pub struct Subscriber {
     data: usize,
 }
 
+/// What a callback record says besides its context and payload: the thread and correlation id
+/// it belongs to, and its kind, operation and phase.
+#[derive(Clone, Copy, Debug)]
+pub struct CallbackEvent {
+    pub thread_id: u64,
+    pub corr: CorrelationId,
+    pub kind: u32,
+    pub op: i32,
+    pub phase: CallbackPhase,
+}
+
 impl Subscriber {
     /// Delivers one callback record. `payload` must stay valid for the call.
-    #[allow(clippy::too_many_arguments)] // the record's fields, as the C callback takes them
-    pub fn invoke(
-        &self,
-        thread_id: u64,
-        corr: CorrelationId,
-        kind: u32,
-        op: i32,
-        phase: CallbackPhase,
-        payload: *mut c_void,
-        user_data: &mut UserData,
-    ) {
+    pub fn invoke(&self, event: CallbackEvent, payload: *mut c_void, user_data: &mut UserData) {
         let record = CallbackTracingRecord {
             context_id: ContextId {
                 handle: self.context,
             },
-            thread_id,
-            correlation_id: corr,
-            kind: CallbackTracingKind(kind),
-            operation: op,
-            phase,
+            thread_id: event.thread_id,
+            correlation_id: event.corr,
+            kind: CallbackTracingKind(event.kind),
+            operation: event.op,
+            phase: event.phase,
             payload,
         };
         // SAFETY: the callback was registered by a tool through the C API with this exact

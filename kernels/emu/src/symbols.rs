@@ -2,7 +2,8 @@
 //! kernels and the module-scope variables, answered through `hsa_ven_amd_loader_iterate_executables`,
 //! `hsa_executable_iterate_{agent_,}symbols` and `hsa_executable_symbol_get_info` (exports.rs).
 
-use crate::memory::{self, Region};
+use crate::agents;
+use crate::memory::Region;
 use krphase_ffi::{HsaAgent, HsaExecutable, HsaExecutableSymbol, hsa_symbol_info, hsa_symbol_kind};
 use std::sync::OnceLock;
 
@@ -98,7 +99,7 @@ pub fn symbols_of(
         return Err(HSA_INVALID_EXECUTABLE);
     }
     let want = match agent {
-        Some(a) => Some(memory::agent_of_hsa(a).ok_or(HSA_INVALID_AGENT)?),
+        Some(a) => Some(agents::agent_of_hsa(a).ok_or(HSA_INVALID_AGENT)?),
         None => None,
     };
     Ok(table()
@@ -119,7 +120,7 @@ pub fn info(s: HsaExecutableSymbol, attribute: u32) -> Result<Vec<u8>, u32> {
         hsa_symbol_info::NAME_LENGTH => (sym.name.len() as u32).to_ne_bytes().to_vec(),
         // Not NUL-terminated: exactly NAME_LENGTH bytes.
         hsa_symbol_info::NAME => sym.name.as_bytes().to_vec(),
-        hsa_symbol_info::AGENT => memory::hsa_agent(sym.agent).handle.to_ne_bytes().to_vec(),
+        hsa_symbol_info::AGENT => agents::hsa_agent(sym.agent).handle.to_ne_bytes().to_vec(),
         hsa_symbol_info::VARIABLE_ADDRESS if var => sym.address.to_ne_bytes().to_vec(),
         hsa_symbol_info::VARIABLE_SIZE if var => sym.size.to_ne_bytes().to_vec(),
         hsa_symbol_info::VARIABLE_IS_CONST if var => vec![u8::from(sym.is_const)],

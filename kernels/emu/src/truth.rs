@@ -1,5 +1,6 @@
-//! Ground truth (`KRPHASE_EMU_TRUTH=PATH`, contract C3): JSON Lines appended, one `write` per
-//! line so concurrent processes appending to one file do not interleave.
+//! Ground truth (`KRPHASE_EMU_TRUTH=PATH`): the emulator's own record of what happened (window,
+//! decline and result lines, `docs/emulator.md`), as JSON Lines appended, one `write` per line
+//! so concurrent processes appending to one file do not interleave.
 
 use parking_lot::Mutex;
 use std::fs::File;

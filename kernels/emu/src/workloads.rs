@@ -5,7 +5,7 @@ use crate::device::KernelBody;
 use crate::opts::{RunOpts, Workload};
 use crate::program::{self as hip, code_object};
 use krphase_kernels::checksum::Checksum;
-use krphase_kernels::words::{fill_f64, get_f64, get_u64};
+use krphase_kernels::device_memory::{fill_f64, get_f64, get_u64};
 use krphase_kernels::{saxpy, steps, stream};
 use std::sync::Arc;
 
@@ -187,7 +187,7 @@ fn run_multi_queue(
     threads: usize,
     agents: u64,
 ) -> Result<Outcome, String> {
-    let agent = |t: usize| crate::device::gpu_agent(t as u64 % agents);
+    let agent = |t: usize| crate::agents::gpu_agent(t as u64 % agents);
     let bufs: Vec<_> = (0..threads).map(|t| hip::malloc_on(agent(t), n)).collect();
     let queues: Vec<_> = (0..threads)
         .map(|t| hip::create_stream_on(agent(t)))

@@ -12,12 +12,29 @@ use std::cell::{Cell, RefCell};
 
 thread_local! {
     /// True only while this thread runs a PASS ENTER callback.
-    pub(super) static IN_PASS_ENTER: Cell<bool> = const { Cell::new(false) };
+    static IN_PASS_ENTER: Cell<bool> = const { Cell::new(false) };
     /// Contexts locally stopped in this thread's replay loop (sticky until the loop ends).
-    pub(super) static LOCAL_STOPPED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+    static LOCAL_STOPPED: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
-pub(super) fn toggle(ctx: ContextId, stop: bool) -> u32 {
+/// Runs `f` (the PASS ENTER callback) with the context toggles legal.
+pub(super) fn in_pass_enter(f: impl FnOnce()) {
+    IN_PASS_ENTER.with(|c| c.set(true));
+    f();
+    IN_PASS_ENTER.with(|c| c.set(false));
+}
+
+/// Forgets the local stops: a replay loop starts or ends.
+pub(super) fn clear_local_stops() {
+    LOCAL_STOPPED.with(|s| s.borrow_mut().clear());
+}
+
+/// The contexts locally stopped so far in this thread's replay loop.
+pub(super) fn local_stops() -> Vec<u64> {
+    LOCAL_STOPPED.with(|s| s.borrow().clone())
+}
+
+fn toggle(ctx: ContextId, stop: bool) -> u32 {
     if !IN_PASS_ENTER.with(|c| c.get()) {
         return Status::CONTEXT_ERROR.0;
     }
@@ -51,12 +68,48 @@ pub(super) union PayloadStore {
     raw: [u64; 31],
 }
 
+/// What a payload carries besides the dispatch info.
 pub(super) struct PayloadFields {
     pub(super) current: u64,
     pub(super) total: u64,
     pub(super) pass_count: ReplayPassCountFn,
     pub(super) cont: ReplayContinueFn,
     pub(super) toggles: bool,
+}
+
+impl PayloadFields {
+    /// Outside a pass (CONFIG ENTER and EXIT): no pass index, callbacks or toggles.
+    pub(super) fn config() -> PayloadFields {
+        PayloadFields {
+            current: 0,
+            total: 0,
+            pass_count: None,
+            cont: None,
+            toggles: false,
+        }
+    }
+
+    /// PASS ENTER of pass `current` of `total`: the toggles, no callbacks.
+    pub(super) fn pass_enter(current: u64, total: u64) -> PayloadFields {
+        PayloadFields {
+            current,
+            total,
+            pass_count: None,
+            cont: None,
+            toggles: true,
+        }
+    }
+
+    /// PASS EXIT of pass `current` of `total`: `replay_continue` filled with the CONFIG value.
+    pub(super) fn pass_exit(current: u64, total: u64, cont: ReplayContinueFn) -> PayloadFields {
+        PayloadFields {
+            current,
+            total,
+            pass_count: None,
+            cont,
+            toggles: false,
+        }
+    }
 }
 
 pub(super) fn build_payload(
@@ -121,7 +174,7 @@ pub(super) fn read_callbacks(
     let pc = view.pass_count_raw(l).unwrap_or(0);
     let cc = view.continue_raw(l).unwrap_or(0);
     // SAFETY: a non-zero value in these slots is a function pointer the tool stored with the
-    // header's signature (that is the payload contract).
+    // header's signature (the SDK's header declares these slots as those function pointers).
     let pc: ReplayPassCountFn = if pc == 0 {
         None
     } else {

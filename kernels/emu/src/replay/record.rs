@@ -1,15 +1,15 @@
-//! One replay window's measured record: the outcome line, the phase line and the truth line.
+//! What a replay window measured and how it is reported: the outcome line, the phase line and
+//! the truth line of a window, and the truth line of a dispatch declined before any window.
 
-use super::kernel_name;
+use super::phase_clock::Span;
 use crate::clock::ms;
+use crate::truth;
 use krphase_ffi::CorrelationId;
 use serde_json::{Value, json};
 
-/// A measured interval, CLOCK_BOOTTIME ns.
-#[derive(Clone, Copy)]
-pub(super) struct Span {
-    pub(super) start: u64,
-    pub(super) end: u64,
+/// The registered name of a kernel id ("unknown" for an id the workloads do not define).
+pub(super) fn kernel_name(id: u64) -> &'static str {
+    krphase_kernels::kernel_name(id).unwrap_or("unknown")
 }
 
 /// A truth-file interval, or null for a phase not reached.
@@ -22,7 +22,7 @@ pub(super) fn span(s: &Option<Span>) -> Value {
 
 /// One executed pass: host enter/exit and GPU start/end (exit and GPU times missing for a stuck
 /// pass: its kernel had not finished when the window ended).
-pub(super) struct PassRec {
+pub(super) struct PassRecord {
     pub(super) index: u64,
     pub(super) enter: u64,
     pub(super) exit: Option<u64>,
@@ -36,9 +36,23 @@ pub(super) struct PassRec {
     pub(super) continue_phase: Option<Span>,
 }
 
+/// The snapshot: when it was copied, its bytes and its regions.
+pub(super) struct SnapshotRecord {
+    pub(super) span: Span,
+    pub(super) bytes: u64,
+    pub(super) regions: u64,
+}
+
+/// One restore: the pass it follows, when it copied, and the bytes it put back.
+pub(super) struct RestoreRecord {
+    pub(super) after_pass: u64,
+    pub(super) span: Span,
+    pub(super) bytes: u64,
+}
+
 /// Everything one window measured, filled in as the timeline advances.
 #[derive(Default)]
-pub(super) struct Window {
+pub(super) struct WindowRecord {
     pub(super) dispatch_id: u64,
     pub(super) corr: CorrelationId,
     pub(super) kernel_id: u64,
@@ -55,9 +69,9 @@ pub(super) struct Window {
     pub(super) admission: Option<Span>,
     pub(super) queue_drain: Option<Span>,
     pub(super) agent_drain: Option<Span>,
-    pub(super) snapshot: Option<(Span, u64, u64)>,
-    pub(super) passes: Vec<PassRec>,
-    pub(super) restores: Vec<(u64, Span, u64)>,
+    pub(super) snapshot: Option<SnapshotRecord>,
+    pub(super) passes: Vec<PassRecord>,
+    pub(super) restores: Vec<RestoreRecord>,
     pub(super) tail: Option<Span>,
     pub(super) config_exit: u64,
     pub(super) footprint: (u64, u64),
@@ -66,7 +80,7 @@ pub(super) struct Window {
     pub(super) reentrancy: bool,
 }
 
-impl Window {
+impl WindowRecord {
     pub(super) fn outcome_line(&self, reason: &str) -> String {
         let outcome = if reason == "none" {
             "replayed"
@@ -76,11 +90,11 @@ impl Window {
         let snap = self
             .snapshot
             .as_ref()
-            .map_or(0.0, |s| ms(s.0.start, s.0.end) / 1e3);
+            .map_or(0.0, |s| ms(s.span.start, s.span.end) / 1e3);
         let restore: f64 = self
             .restores
             .iter()
-            .map(|r| ms(r.1.start, r.1.end) / 1e3)
+            .map(|r| ms(r.span.start, r.span.end) / 1e3)
             .fold(0.0, |a, b| a + b); // not sum(): an empty f64 sum is -0.0
         format!(
             "[kernel-replay] dispatch_id={} outcome={} reason={} requested_passes={} executed_passes={} footprint_bytes={} footprint_regions={} untracked_vmem_bytes={} untracked_vmem_regions={} untracked_pool_bytes={} untracked_pool_regions={} snap_seconds={:.4} restore_seconds={:.4} reentrancy={}",
@@ -106,10 +120,9 @@ impl Window {
             (Some(a), Some(b)) => ms(a.start, b.end),
             _ => 0.0,
         };
-        let (snap_ms, bytes, regions) = self
-            .snapshot
-            .as_ref()
-            .map_or((0.0, 0, 0), |s| (ms(s.0.start, s.0.end), s.1, s.2));
+        let (snap_ms, bytes, regions) = self.snapshot.as_ref().map_or((0.0, 0, 0), |s| {
+            (ms(s.span.start, s.span.end), s.bytes, s.regions)
+        });
         let passes: f64 = self
             .passes
             .iter()
@@ -118,7 +131,7 @@ impl Window {
         let restores: f64 = self
             .restores
             .iter()
-            .map(|r| ms(r.1.start, r.1.end))
+            .map(|r| ms(r.span.start, r.span.end))
             .fold(0.0, |a, b| a + b);
         format!(
             "kernel replay: dispatch {} phases: lock+drain {:.3} ms, snapshot {:.3} ms ({} bytes in {} regions), {} passes {:.3} ms, {} restores {:.3} ms, window {:.3} ms",
@@ -146,11 +159,29 @@ impl Window {
             "config_enter": self.config_enter, "pass_count_return": self.pass_count_return,
             "setup": span(&self.setup), "lock_wait": span(&self.lock_wait), "admission": span(&self.admission),
             "queue_drain": span(&self.queue_drain), "agent_drain": span(&self.agent_drain),
-            "snapshot": self.snapshot.as_ref().map_or(Value::Null, |(s, b, r)| json!({"start": s.start, "end": s.end, "bytes": b, "regions": r})),
+            "snapshot": self.snapshot.as_ref().map_or(Value::Null, |s| json!({"start": s.span.start, "end": s.span.end, "bytes": s.bytes, "regions": s.regions})),
             "passes": self.passes.iter().map(|p| json!({"index": p.index, "enter": p.enter, "exit": p.exit, "gpu_start": p.gpu.map(|g| g.0), "gpu_end": p.gpu.map(|g| g.1), "prepare": span(&Some(p.prepare)), "exit_callback": span(&p.exit_callback), "continue": span(&p.continue_phase)})).collect::<Vec<_>>(),
-            "restores": self.restores.iter().map(|(i, s, b)| json!({"after_pass": i, "start": s.start, "end": s.end, "bytes": b})).collect::<Vec<_>>(),
+            "restores": self.restores.iter().map(|r| json!({"after_pass": r.after_pass, "start": r.span.start, "end": r.span.end, "bytes": r.bytes})).collect::<Vec<_>>(),
             "tail": span(&self.tail),
             "config_exit": self.config_exit,
         })
     }
+}
+
+/// The truth line of a dispatch declined before or without a window: an opt-out (`config` holds
+/// its CONFIG ENTER and EXIT times) or a graph or multi-packet write (no CONFIG at all).
+pub(super) fn write_decline_truth(
+    dispatch_id: u64,
+    kernel_id: u64,
+    reason: &str,
+    config: Option<(u64, u64)>,
+) {
+    if !truth::enabled() {
+        return;
+    }
+    truth::write(&json!({
+        "type": "decline", "pid": std::process::id(), "dispatch_id": dispatch_id,
+        "kernel": kernel_name(kernel_id), "reason": reason, "config": config.is_some(),
+        "config_enter": config.map(|c| c.0), "config_exit": config.map(|c| c.1),
+    }));
 }

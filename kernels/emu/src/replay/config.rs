@@ -1,0 +1,44 @@
+//! The SDK variant and policy every window runs with, fixed once at start-up.
+
+use super::drain::SDK_DRAIN_LIMIT;
+use crate::opts::{DeclineOpt, LayoutOpt, RestoreOrder, StuckSettings};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// The SDK variant and policy the window runs with.
+#[derive(Debug, Clone)]
+pub struct ReplayConfig {
+    pub layout: LayoutOpt,
+    pub restore_order: RestoreOrder,
+    pub decline: Option<DeclineOpt>,
+    pub budget: u64,
+    pub gbps: f64,
+    pub decline_on_vmem: bool,
+    pub decline_on_untracked_pool: bool,
+    /// `--decline pass_drain_stuck`: the pass whose kernel is held, and in how many windows.
+    pub stuck: Option<StuckSettings>,
+    /// Total wait of each drain before it counts as stuck (the SDK: 60 s).
+    pub drain_timeout: Duration,
+}
+
+static CONFIG: OnceLock<ReplayConfig> = OnceLock::new();
+
+/// Fixes the configuration for this process (the first call wins).
+pub fn configure(c: ReplayConfig) {
+    let _ = CONFIG.set(c);
+}
+
+/// The configuration set by [`configure`], or the SDK's defaults.
+pub(crate) fn config() -> &'static ReplayConfig {
+    CONFIG.get_or_init(|| ReplayConfig {
+        layout: LayoutOpt::B,
+        restore_order: RestoreOrder::Host,
+        decline: None,
+        budget: u64::MAX,
+        gbps: 12.0,
+        decline_on_vmem: true,
+        decline_on_untracked_pool: false,
+        stuck: None,
+        drain_timeout: SDK_DRAIN_LIMIT,
+    })
+}

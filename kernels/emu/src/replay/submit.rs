@@ -1,0 +1,110 @@
+//! Putting a kernel on a queue: the dispatch info of a launch, the KERNEL_DISPATCH ENQUEUE
+//! callbacks around the packet write, and the ordinary (not replayed) submission of a dispatch.
+
+use super::thread_window;
+use crate::clock::thread_id;
+use crate::device::{
+    AppCompletion, Completion, KernelBody, KernelPacket, Packet, Queue, agent_lock,
+};
+use crate::ids;
+use crate::sdk::{CallbackEvent, Subscriber, sdk};
+use krphase_ffi::{
+    AgentId, CallbackPhase, CallbackTracingKind, CorrelationId, Dim3, KernelDispatchData,
+    KernelDispatchInfo, QueueId, UserData, kernel_dispatch_op,
+};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// One kernel launch as the application asks for it.
+pub struct Launch {
+    pub kernel_id: u64,
+    pub grid: u32,
+    pub workgroup: u32,
+    pub body: KernelBody,
+}
+
+/// The dispatch info every callback and record of this launch carries.
+pub(super) fn dispatch_info(queue: &Queue, l: &Launch, dispatch_id: u64) -> KernelDispatchInfo {
+    KernelDispatchInfo {
+        agent_id: AgentId {
+            handle: queue.agent,
+        },
+        queue_id: QueueId { handle: queue.id },
+        kernel_id: l.kernel_id,
+        dispatch_id,
+        workgroup_size: Dim3 {
+            x: l.workgroup,
+            y: 1,
+            z: 1,
+        },
+        grid_size: Dim3 {
+            x: l.grid,
+            y: 1,
+            z: 1,
+        },
+        ..Default::default()
+    }
+}
+
+/// The KERNEL_DISPATCH ENQUEUE callbacks around `push`, on the submitting thread.
+pub(super) fn enqueue(queue: &Queue, packet: KernelPacket) {
+    let kind = CallbackTracingKind::KERNEL_DISPATCH.0;
+    let subs: Vec<Subscriber> = sdk()
+        .subscribers(kind, kernel_dispatch_op::ENQUEUE)
+        .into_iter()
+        .filter(|s| !packet.suppressed.contains(&s.context))
+        .collect();
+    let mut uds = vec![UserData::default(); subs.len()];
+    let mut data = KernelDispatchData {
+        size: std::mem::size_of::<KernelDispatchData>() as u64,
+        start_timestamp: 0,
+        end_timestamp: 0,
+        dispatch_info: packet.info,
+    };
+    let (tid, corr) = (packet.thread_id, ids::correlation(packet.corr));
+    for phase in [CallbackPhase::ENTER, CallbackPhase::EXIT] {
+        for (s, ud) in subs.iter().zip(uds.iter_mut()) {
+            s.invoke(
+                CallbackEvent {
+                    thread_id: tid,
+                    corr,
+                    kind,
+                    op: kernel_dispatch_op::ENQUEUE,
+                    phase,
+                },
+                (&mut data as *mut KernelDispatchData).cast(),
+                ud,
+            );
+        }
+    }
+    queue.push(Packet::Kernel(packet));
+}
+
+/// Submits the dispatch once, as the application wrote it, completing `app`. `reader` takes
+/// the reader side of the agent's lock (any replay service is configured), unless this thread
+/// is inside a window on the agent and so already holds the writer side.
+pub(super) fn submit_once(
+    queue: &Queue,
+    l: Launch,
+    dispatch_id: u64,
+    corr: CorrelationId,
+    app: Arc<AppCompletion>,
+    reader: bool,
+) {
+    let own_window = thread_window::in_window_on(queue.agent);
+    let _guard = if reader && !own_window {
+        Some(agent_lock(queue.agent).read())
+    } else {
+        None
+    };
+    app.dispatch_id.store(dispatch_id, Ordering::SeqCst);
+    let packet = KernelPacket {
+        info: dispatch_info(queue, &l, dispatch_id),
+        body: l.body,
+        corr: corr.internal,
+        thread_id: thread_id(),
+        suppressed: Vec::new(),
+        completion: Completion::App(app),
+    };
+    enqueue(queue, packet);
+}

@@ -1,0 +1,90 @@
+//! `krphase-emu rocprofv3 [options] -- APP ARGS`: a stand-in for rocprofv3 covering what the
+//! benchmark harness depends on.
+//!
+//! - Several `--pmc` groups without kernel replay: application replay, the APP runs once per
+//!   group, each run writing under `<d>/pass_<n>` (n from 1) with one group in `ROCPROF_COUNTERS`.
+//! - `--replay-mode kernel --kernel-replay-beta-enabled`: one APP run whose internal counter tool
+//!   (the emulator's driver client) claims kernel replay with one pass per group:
+//!   `KRPHASE_EMU_DRIVER_PASSES=G`, `ROCPROF_KERNEL_REPLAY=1`, `ROCPROF_COUNTER_GROUPS`.
+//! - `--kernel-replay-beta-enabled` without `--replay-mode kernel`: as rocprofv3 does from
+//!   ROCm's rocprofv3.py @01610ac2 on, application replay (with a warning on stderr; the flag is
+//!   only the acknowledgement). `--replay-mode kernel` without the flag is rejected.
+//! - `-i FILE` (JSON) with `pmc_groups` and `pmc_group_interval`: the groups rotate across
+//!   dispatches in one run (`ROCPROF_COUNTER_GROUPS`, `ROCPROF_COUNTER_GROUPS_INTERVAL`).
+//! - `--kernel-include-regex R` -> `KRPHASE_EMU_DRIVER_FILTER` (the driver's include regex).
+//! - `-d`, `-o`, `--output-format json|csv`: a small per-run file listing the group each
+//!   dispatch was counted with, under the run's output directory.
+//!
+//! The tool entry: rocprofv3 appends `librocprofiler-sdk-tool.so` to `ROCP_TOOL_LIBRARIES`. The
+//! emulator has no such library to load; its counter tool is the built-in driver client, which
+//! is configured through the `KRPHASE_EMU_DRIVER_*` variables instead, so the stand-in leaves
+//! `ROCP_TOOL_LIBRARIES` exactly as given (the user's tools, e.g. libkrphase.so, stay in it).
+
+mod options;
+mod outputs;
+mod plan;
+
+use options::parse;
+use outputs::{dispatches_from_stdout, write_outputs};
+use plan::{launches, plan};
+use std::process::{Command, Stdio};
+
+/// Runs the stand-in; returns the process exit code.
+pub fn main(args: &[String]) -> i32 {
+    let fail = |msg: String, code: i32| {
+        eprintln!("rocprofv3: error: {msg}");
+        code
+    };
+    let o = match parse(args) {
+        Ok(o) => o,
+        Err(e) => return fail(e, 2),
+    };
+    let (collection, warning) = match plan(&o) {
+        Ok(p) => p,
+        Err(e) => return fail(e, 1),
+    };
+    if let Some(w) = warning {
+        eprintln!("rocprofv3: warning: {w}");
+    }
+    for launch in launches(&o, &collection) {
+        if let Err(e) = std::fs::create_dir_all(&launch.output_path) {
+            return fail(
+                format!("cannot create {}: {e}", launch.output_path.display()),
+                1,
+            );
+        }
+        let out_abs = std::fs::canonicalize(&launch.output_path)
+            .unwrap_or_else(|_| launch.output_path.clone());
+        let mut cmd = Command::new(&o.app[0]);
+        cmd.args(&o.app[1..])
+            .env("ROCPROF_OUTPUT_PATH", &out_abs)
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::inherit())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => return fail(format!("cannot run {}: {e}", o.app[0]), 1),
+        };
+        let out = match child.wait_with_output() {
+            Ok(o) => o,
+            Err(e) => return fail(format!("waiting for {}: {e}", o.app[0]), 1),
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        print!("{stdout}");
+        if !out.status.success() {
+            use std::os::unix::process::ExitStatusExt;
+            let code = out
+                .status
+                .code()
+                .unwrap_or_else(|| 128 + out.status.signal().unwrap_or(0));
+            eprintln!("rocprofv3: the application exited with {}", out.status);
+            return code;
+        }
+        let dispatches = dispatches_from_stdout(&stdout).unwrap_or(0);
+        if let Err(e) = write_outputs(&o, &collection, &launch, dispatches) {
+            return fail(e, 1);
+        }
+    }
+    0
+}
