@@ -9,7 +9,8 @@
 //!   (no drops), and the process's peak RSS growth;
 //! * callgrind instructions per event, when `valgrind` is on PATH (runs this binary under
 //!   callgrind twice with different event counts and takes the difference; skipped with
-//!   `KRPHASE_BENCH_NO_CALLGRIND=1`).
+//!   `KRPHASE_BENCH_NO_CALLGRIND=1`). `KRPHASE_BENCH_CALLGRIND_WINDOWS=N` runs N drive-mode windows
+//!   and nothing else, for counting a window's instructions under callgrind by hand.
 
 use krphase_ffi::{
     CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchData, UserData,
@@ -169,6 +170,32 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("krphase-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("bench dir");
     let path = dir.join("bench.krp");
+    // Callgrind child: N drive-mode windows, nothing else.
+    if let Ok(n) = std::env::var("KRPHASE_BENCH_CALLGRIND_WINDOWS") {
+        let n: usize = n.parse().expect("count");
+        krphase::tool::install_synthetic(
+            &[
+                ("KRPHASE_MODE", "drive"),
+                ("KRPHASE_PASSES", "2"),
+                ("KRPHASE_ON_FULL", "block"),
+            ],
+            &path,
+        )
+        .expect("install");
+        let (cb, _) = krphase::synthetic_entry_points();
+        let mut w = WindowDriver {
+            cb: cb.expect("callback"),
+            payload: Payload([0; 32]),
+            d: driver(),
+            id: 0,
+        };
+        for _ in 0..n {
+            w.window();
+        }
+        krphase::tool::finalize(0);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     // Callgrind child: N events, nothing else.
     if let Ok(n) = std::env::var("KRPHASE_BENCH_CALLGRIND_EVENTS") {
         let n: usize = n.parse().expect("count");
