@@ -147,7 +147,7 @@ fn vm_kib(field: &str) -> u64 {
 }
 
 fn driver() -> Driver {
-    let (cb, _) = krphase::synthetic_entry_points();
+    let (cb, _) = krphase::test_support::synthetic_entry_points();
     let mut data = KernelDispatchData {
         size: 152,
         ..Default::default()
@@ -173,7 +173,7 @@ fn main() {
     // Callgrind child: N drive-mode windows, nothing else.
     if let Ok(n) = std::env::var("KRPHASE_BENCH_CALLGRIND_WINDOWS") {
         let n: usize = n.parse().expect("count");
-        krphase::tool::install_synthetic(
+        krphase::test_support::install_synthetic(
             &[
                 ("KRPHASE_MODE", "drive"),
                 ("KRPHASE_PASSES", "2"),
@@ -182,7 +182,7 @@ fn main() {
             &path,
         )
         .expect("install");
-        let (cb, _) = krphase::synthetic_entry_points();
+        let (cb, _) = krphase::test_support::synthetic_entry_points();
         let mut w = WindowDriver {
             cb: cb.expect("callback"),
             payload: Payload([0; 32]),
@@ -192,14 +192,14 @@ fn main() {
         for _ in 0..n {
             w.window();
         }
-        krphase::tool::finalize(0);
+        krphase::finalize(0);
         let _ = std::fs::remove_dir_all(&dir);
         return;
     }
     // Callgrind child: N events, nothing else.
     if let Ok(n) = std::env::var("KRPHASE_BENCH_CALLGRIND_EVENTS") {
         let n: usize = n.parse().expect("count");
-        krphase::tool::install_synthetic(
+        krphase::test_support::install_synthetic(
             &[("KRPHASE_MODE", "observe"), ("KRPHASE_ON_FULL", "block")],
             &path,
         )
@@ -213,13 +213,13 @@ fn main() {
                 d.enqueue_exit();
             }
         }
-        krphase::tool::finalize(0);
+        krphase::finalize(0);
         let _ = std::fs::remove_dir_all(&dir);
         return;
     }
     if std::env::var_os("KRPHASE_BENCH_WRITER_ONLY").is_some() {
         // Only the writer measurement (for profiling it).
-        krphase::tool::install_synthetic(
+        krphase::test_support::install_synthetic(
             &[("KRPHASE_MODE", "observe"), ("KRPHASE_ON_FULL", "block")],
             &path,
         )
@@ -234,7 +234,7 @@ fn main() {
         return; // `cargo test --benches` probing
     }
     if std::env::var_os("KRPHASE_BENCH_WINDOW").is_some() {
-        krphase::tool::install_synthetic(
+        krphase::test_support::install_synthetic(
             &[
                 ("KRPHASE_MODE", "drive"),
                 ("KRPHASE_PASSES", "2"),
@@ -243,7 +243,7 @@ fn main() {
             &path,
         )
         .expect("install");
-        let (cb, _) = krphase::synthetic_entry_points();
+        let (cb, _) = krphase::test_support::synthetic_entry_points();
         let mut w = WindowDriver {
             cb: cb.expect("callback"),
             payload: Payload([0; 32]),
@@ -255,19 +255,19 @@ fn main() {
         }
         let per = median_ns(31, 2_000, || w.window());
         // The continue decision alone (two clock reads and one record), as the SDK calls it.
-        let cont = krphase::synthetic_continue().expect("continue");
+        let cont = krphase::test_support::synthetic_continue().expect("continue");
         let info = krphase_ffi::KernelDispatchInfo::default();
         // SAFETY: called as the SDK calls it (a fixed loop of 2, after pass 0).
         let one = median_ns(401, 2_000, || unsafe {
             std::hint::black_box(cont(info, 0, 2, UserData::default()));
         });
-        krphase::tool::finalize(0);
+        krphase::finalize(0);
         println!("{per} {one}");
         let _ = std::fs::remove_dir_all(&dir);
         return;
     }
     let rss0 = vm_kib("VmRSS:");
-    krphase::tool::install_synthetic(
+    krphase::test_support::install_synthetic(
         &[("KRPHASE_MODE", "observe"), ("KRPHASE_ON_FULL", "block")],
         &path,
     )
@@ -380,7 +380,7 @@ fn two_producers(per_thread: usize) -> f64 {
     for h in hs {
         h.join().expect("producer");
     }
-    krphase::tool::finalize(0);
+    krphase::finalize(0);
     t.elapsed().as_secs_f64()
 }
 

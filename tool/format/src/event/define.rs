@@ -64,7 +64,6 @@ impl RawField for Notice {
     }
 }
 
-
 /// Stores raw bits into one slot of a record that starts zeroed (the halves of `payload2` are
 /// or-ed in, so the two may be stored in either order).
 macro_rules! slot_put {

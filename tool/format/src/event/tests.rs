@@ -151,7 +151,10 @@ fn constructors_and_record_only_fields() {
     assert_eq!((r.small8, r.payload), (2, [5, 6, 1 | 3 << 32]));
     // The enqueue-time placement sets its flag; the typed event omits it.
     let at_enqueue = Record::dispatch_info(1, 2, 3, 4, true);
-    assert_eq!((at_enqueue.kind, at_enqueue.small8), (kind::DISPATCH_INFO, 1));
+    assert_eq!(
+        (at_enqueue.kind, at_enqueue.small8),
+        (kind::DISPATCH_INFO, 1)
+    );
     assert_eq!(
         Event::from_record(&at_enqueue).to_record(),
         Some(Record::dispatch_info(1, 2, 3, 4, false))
@@ -160,6 +163,12 @@ fn constructors_and_record_only_fields() {
     let c = Record::replay_continue(0, 1, 2, (7u64 << 32) | 9, true, 5, 35);
     assert_eq!((c.small8, c.small16, c.payload[2]), (1, 35, 9 | 5 << 32));
     assert_eq!(drop_class(&c), DropClass::Window);
-    assert_eq!(drop_class(&Record::complete(0, 1, 2, 3)), DropClass::Dispatch);
-    assert_eq!(drop_class(&Record::free(0, 1, 0, 2, 3, 4)), DropClass::Allocation);
+    assert_eq!(
+        drop_class(&Record::complete(0, 1, 2, 3)),
+        DropClass::Dispatch
+    );
+    assert_eq!(
+        drop_class(&Record::free(0, 1, 0, 2, 3, 4)),
+        DropClass::Allocation
+    );
 }
