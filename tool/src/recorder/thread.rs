@@ -208,7 +208,8 @@ impl Thread<'_> {
     /// [`record`] on this thread's handle.
     #[inline(always)]
     pub fn record(self, r: Record, now: u64, flush: Flush) {
-        push(self.0, r.to_words(), now, flush == Flush::Now);
+        let [head, w0, w1, w2] = r.to_words();
+        push(self.0, head, w0, w1, w2, now, flush == Flush::Now);
     }
 
     /// Records `r`, then `place_rec` when `place` differs from the placement this thread last
@@ -229,12 +230,11 @@ impl Thread<'_> {
 /// store of its length; no lock, allocation, system call or read-modify-write. Everything else
 /// is a cold call.
 #[inline(always)]
-fn push(h: &ThreadBuffer, words: [u64; 4], now: u64, flush_now: bool) {
+fn push(h: &ThreadBuffer, head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
     if h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed) {
-        return attach_and_record(words, now, flush_now);
+        return attach_and_record(head, w0, w1, w2, now, flush_now);
     }
     let Some(slot) = h.slot.get() else { return };
-    let [head, w0, w1, w2] = words;
     // A record without a thread id gets the recording thread's.
     let head = if head >> 32 == 0 {
         head | (u64::from(h.tid.get()) << 32)
@@ -262,10 +262,10 @@ fn push(h: &ThreadBuffer, words: [u64; 4], now: u64, flush_now: bool) {
 /// First event of a thread, the recorder changed (fork), or recording is off.
 #[cold]
 #[inline(never)]
-fn attach_and_record(words: [u64; 4], now: u64, flush_now: bool) {
+fn attach_and_record(head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
     let _ = THREAD_BUFFER.try_with(|h| {
         if RECORDER_STATE.load(Ordering::Relaxed) & RECORDING_BIT != 0 && attach(h) {
-            push(h, words, now, flush_now);
+            push(h, head, w0, w1, w2, now, flush_now);
         }
     });
 }
