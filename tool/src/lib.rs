@@ -1,16 +1,16 @@
 //! libkrphase.so: a rocprofiler-sdk tool that timestamps every phase of kernel replay.
 //!
-//! Along the data's path: [`callbacks`] is the C boundary (the only exported symbol is
+//! Along the data's path: `callbacks` is the C boundary (the only exported symbol is
 //! `rocprofiler_configure`; every entry point runs inside [`boundary::guard`]); [`configure`]
 //! registers the tool and chooses the mode; the reactions to each callback are in [`window`]
 //! (replay windows, with [`layout`] detecting the payload layout), [`dispatch`] (the per-dispatch
 //! hot path), [`alloc_events`] and [`code_object_events`]; all of them share the state in
 //! [`tool`]. [`recorder`] holds the lock-free per-thread buffers and the writer thread, and
-//! [`finalize`] closes the file. [`alloc`] and [`modvars`] compute the snapshot byte estimate,
+//! [`mod@finalize`] closes the file. [`alloc`] and [`modvars`] compute the snapshot byte estimate,
 //! [`config`] and [`output`] read the environment (`KRPHASE_*`). The file format is
 //! `krphase-format`.
 //!
-//! The `test-support` feature adds [`test_support`] (a tool without an SDK, driven with synthetic
+//! The `test-support` feature adds `test_support` (a tool without an SDK, driven with synthetic
 //! records) and a panic injector; the shipped library never enables it.
 
 pub mod alloc;

@@ -62,7 +62,7 @@ pub fn open_recorder(
     })
 }
 
-/// Makes the fork child's recorder the one [`fork_child_recorder`] builds.
+/// Makes the fork child's recorder the one `fork_child_recorder` builds.
 pub fn set_fork_factory() {
     recorder::set_fork_factory(Box::new(fork_child_recorder));
 }

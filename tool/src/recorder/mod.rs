@@ -9,8 +9,8 @@
 //! threads that are still alive; the owner takes its slot's flag with one compare-exchange per
 //! *batch*, never per event.
 //!
-//! [`slot`] holds a thread's buffer and the pool of empty ones, [`thread`] the thread-local side
-//! (the hot path), [`current`] the process's current recorder, [`writer`] the writer thread;
+//! `slot` holds a thread's buffer and the pool of empty ones, `thread` the thread-local side
+//! (the hot path), `current` the process's current recorder, `writer` the writer thread;
 //! this file the [`Recorder`] of one output file.
 
 mod current;
