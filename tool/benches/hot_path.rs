@@ -9,7 +9,8 @@
 //!   (no drops), and the process's peak RSS growth;
 //! * callgrind instructions per event, when `valgrind` is on PATH (runs this binary under
 //!   callgrind twice with different event counts and takes the difference; skipped with
-//!   `KRPHASE_BENCH_NO_CALLGRIND=1`).
+//!   `KRPHASE_BENCH_NO_CALLGRIND=1`). `KRPHASE_BENCH_CALLGRIND_WINDOWS=N` runs N drive-mode windows
+//!   and nothing else, for counting a window's instructions under callgrind by hand.
 
 use krphase_ffi::{
     CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchData, UserData,
@@ -146,7 +147,7 @@ fn vm_kib(field: &str) -> u64 {
 }
 
 fn driver() -> Driver {
-    let (cb, _) = krphase::synthetic_entry_points();
+    let (cb, _) = krphase::test_support::synthetic_entry_points();
     let mut data = KernelDispatchData {
         size: 152,
         ..Default::default()
@@ -165,86 +166,114 @@ fn driver() -> Driver {
     }
 }
 
+/// Installs the synthetic tool: drive mode with N = 2, or observe mode; block policy.
+fn install(path: &std::path::Path, drive: bool) {
+    let vars: &[(&str, &str)] = if drive {
+        &[
+            ("KRPHASE_MODE", "drive"),
+            ("KRPHASE_PASSES", "2"),
+            ("KRPHASE_ON_FULL", "block"),
+        ]
+    } else {
+        &[("KRPHASE_MODE", "observe"), ("KRPHASE_ON_FULL", "block")]
+    };
+    krphase::test_support::install_synthetic(vars, path).expect("install");
+}
+
+fn window_driver() -> WindowDriver {
+    let (cb, _) = krphase::test_support::synthetic_entry_points();
+    WindowDriver {
+        cb: cb.expect("callback"),
+        payload: Payload([0; 32]),
+        d: driver(),
+        id: 0,
+    }
+}
+
+/// Callgrind child: N drive-mode windows, nothing else.
+fn callgrind_windows(path: &std::path::Path, n: usize) {
+    install(path, true);
+    let mut w = window_driver();
+    for _ in 0..n {
+        w.window();
+    }
+    krphase::finalize(0);
+}
+
+/// Callgrind child: N events (or whole dispatches), nothing else.
+fn callgrind_events(path: &std::path::Path, n: usize) {
+    install(path, false);
+    let mut d = driver();
+    let per_dispatch = std::env::var_os("KRPHASE_BENCH_CALLGRIND_DISPATCH").is_some();
+    for _ in 0..n {
+        if per_dispatch {
+            d.dispatch();
+        } else {
+            d.enqueue_exit();
+        }
+    }
+    krphase::finalize(0);
+}
+
+/// Only the writer measurement (for profiling it).
+fn writer_only(path: &std::path::Path) {
+    install(path, false);
+    let per_thread = 5_000_000usize;
+    let secs = two_producers(per_thread);
+    println!("{:.1} M events/s", (2 * per_thread) as f64 / secs / 1e6);
+}
+
+/// The window child: prints the median ns per drive-mode window and per continue decision.
+fn window_child(path: &std::path::Path) {
+    install(path, true);
+    let mut w = window_driver();
+    for _ in 0..2_000 {
+        w.window();
+    }
+    let per = median_ns(31, 2_000, || w.window());
+    // The continue decision alone (two clock reads and one record), as the SDK calls it.
+    let cont = krphase::test_support::synthetic_continue().expect("continue");
+    let info = krphase_ffi::KernelDispatchInfo::default();
+    // SAFETY: called as the SDK calls it (a fixed loop of 2, after pass 0).
+    let one = median_ns(401, 2_000, || unsafe {
+        std::hint::black_box(cont(info, 0, 2, UserData::default()));
+    });
+    krphase::finalize(0);
+    println!("{per} {one}");
+}
+
 fn main() {
     let dir = std::env::temp_dir().join(format!("krphase-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("bench dir");
     let path = dir.join("bench.krp");
-    // Callgrind child: N events, nothing else.
-    if let Ok(n) = std::env::var("KRPHASE_BENCH_CALLGRIND_EVENTS") {
-        let n: usize = n.parse().expect("count");
-        krphase::tool::install_synthetic(
-            &[("KRPHASE_MODE", "observe"), ("KRPHASE_ON_FULL", "block")],
-            &path,
-        )
-        .expect("install");
-        let mut d = driver();
-        let per_dispatch = std::env::var_os("KRPHASE_BENCH_CALLGRIND_DISPATCH").is_some();
-        for _ in 0..n {
-            if per_dispatch {
-                d.dispatch();
-            } else {
-                d.enqueue_exit();
-            }
-        }
-        krphase::tool::finalize(0);
-        let _ = std::fs::remove_dir_all(&dir);
-        return;
-    }
-    if std::env::var_os("KRPHASE_BENCH_WRITER_ONLY").is_some() {
-        // Only the writer measurement (for profiling it).
-        krphase::tool::install_synthetic(
-            &[("KRPHASE_MODE", "observe"), ("KRPHASE_ON_FULL", "block")],
-            &path,
-        )
-        .expect("install");
-        let per_thread = 5_000_000usize;
-        let secs = two_producers(per_thread);
-        println!("{:.1} M events/s", (2 * per_thread) as f64 / secs / 1e6);
-        let _ = std::fs::remove_dir_all(&dir);
-        return;
-    }
-    if std::env::args().any(|a| a == "--list") {
+    let count = |v: String| v.parse::<usize>().expect("count");
+    let child = if let Ok(n) = std::env::var("KRPHASE_BENCH_CALLGRIND_WINDOWS") {
+        callgrind_windows(&path, count(n));
+        true
+    } else if let Ok(n) = std::env::var("KRPHASE_BENCH_CALLGRIND_EVENTS") {
+        callgrind_events(&path, count(n));
+        true
+    } else if std::env::var_os("KRPHASE_BENCH_WRITER_ONLY").is_some() {
+        writer_only(&path);
+        true
+    } else if std::env::args().any(|a| a == "--list") {
         return; // `cargo test --benches` probing
+    } else if std::env::var_os("KRPHASE_BENCH_WINDOW").is_some() {
+        window_child(&path);
+        true
+    } else {
+        false
+    };
+    if !child {
+        measure(&dir, &path);
     }
-    if std::env::var_os("KRPHASE_BENCH_WINDOW").is_some() {
-        krphase::tool::install_synthetic(
-            &[
-                ("KRPHASE_MODE", "drive"),
-                ("KRPHASE_PASSES", "2"),
-                ("KRPHASE_ON_FULL", "block"),
-            ],
-            &path,
-        )
-        .expect("install");
-        let (cb, _) = krphase::synthetic_entry_points();
-        let mut w = WindowDriver {
-            cb: cb.expect("callback"),
-            payload: Payload([0; 32]),
-            d: driver(),
-            id: 0,
-        };
-        for _ in 0..2_000 {
-            w.window();
-        }
-        let per = median_ns(31, 2_000, || w.window());
-        // The continue decision alone (two clock reads and one record), as the SDK calls it.
-        let cont = krphase::synthetic_continue().expect("continue");
-        let info = krphase_ffi::KernelDispatchInfo::default();
-        // SAFETY: called as the SDK calls it (a fixed loop of 2, after pass 0).
-        let one = median_ns(401, 2_000, || unsafe {
-            std::hint::black_box(cont(info, 0, 2, UserData::default()));
-        });
-        krphase::tool::finalize(0);
-        println!("{per} {one}");
-        let _ = std::fs::remove_dir_all(&dir);
-        return;
-    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The main table.
+fn measure(dir: &std::path::Path, path: &std::path::Path) {
     let rss0 = vm_kib("VmRSS:");
-    krphase::tool::install_synthetic(
-        &[("KRPHASE_MODE", "observe"), ("KRPHASE_ON_FULL", "block")],
-        &path,
-    )
-    .expect("install");
+    install(path, false);
     let mut d = driver();
     // Warm up: allocate the slot and the buffer pool.
     for _ in 0..200_000 {
@@ -263,7 +292,7 @@ fn main() {
     let per_thread = 5_000_000usize;
     let secs = two_producers(per_thread);
     let peak = vm_kib("VmHWM:").saturating_sub(rss0);
-    let mut r = krphase_format::FileReader::open(&path).expect("read back");
+    let mut r = krphase_format::FileReader::open(path).expect("read back");
     let n = r.by_ref().count() as u64;
     let tr = *r.trailer().expect("trailer");
     let writer_eps = (2 * per_thread) as f64 / secs;
@@ -333,7 +362,6 @@ fn main() {
         );
         println!("| continue decision alone (2 clock reads, 1 record), median | {c:.1} ns | |");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Two threads record `per_thread` COMPLETE events each, then the file is finished; returns
@@ -353,7 +381,7 @@ fn two_producers(per_thread: usize) -> f64 {
     for h in hs {
         h.join().expect("producer");
     }
-    krphase::tool::finalize(0);
+    krphase::finalize(0);
     t.elapsed().as_secs_f64()
 }
 

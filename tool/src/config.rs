@@ -1,5 +1,6 @@
-//! The tool's environment (contract C5), parsed once at configure time. Every bad value is one
-//! clear message naming the variable; the tool then declines and the application runs on.
+//! The tool's environment (the `KRPHASE_*` variables and the two rocprofv3 ones it reads),
+//! parsed once at configure time. Every bad value is one clear message naming the variable; the
+//! tool then declines and the application runs on.
 
 use krphase_ffi::PayloadLayout;
 use krphase_format::Mode;

@@ -1,21 +1,44 @@
 //! libkrphase.so: a rocprofiler-sdk tool that timestamps every phase of kernel replay.
 //!
-//! The only exported symbol is `rocprofiler_configure` ([`abi`]). [`tool`] holds the state and
-//! the reactions to SDK callbacks, [`recorder`] the lock-free per-thread buffers and the writer
-//! thread, [`alloc`] the snapshot byte estimate (with
-//! [`modvars`], the module-scope variables), [`config`] and [`output`] the environment (C5).
-//! The file format is `krphase-format`.
+//! Along the data's path: `callbacks` is the C boundary (the only exported symbol is
+//! `rocprofiler_configure`; every entry point runs inside [`boundary::guard`]); [`configure`]
+//! registers the tool and chooses the mode; the reactions to each callback are in [`window`]
+//! (replay windows, with [`layout`] detecting the payload layout), [`dispatch`] (the per-dispatch
+//! hot path), [`alloc_events`] and [`code_object_events`]; all of them share the state in
+//! [`tool`]. [`recorder`] holds the lock-free per-thread buffers and the writer thread, and
+//! [`mod@finalize`] closes the file. [`alloc`] and [`modvars`] compute the snapshot byte estimate,
+//! [`config`] and [`output`] read the environment (`KRPHASE_*`). The file format is
+//! `krphase-format`.
+//!
+//! The `test-support` feature adds `test_support` (a tool without an SDK, driven with synthetic
+//! records) and a panic injector; the shipped library never enables it.
 
-mod abi;
 pub mod alloc;
+pub mod alloc_events;
+pub mod boundary;
+mod callbacks;
+pub mod code_object_events;
 pub mod config;
+pub mod configure;
+pub mod dispatch;
+pub mod finalize;
+pub mod layout;
 pub mod modvars;
 pub mod output;
+pub mod output_file;
+mod panic_hook;
+#[cfg(feature = "test-support")]
+mod panic_injector;
+mod process_hooks;
 pub mod recorder;
+pub mod routes;
 mod sys;
+#[cfg(feature = "test-support")]
+pub mod test_support;
 pub mod tool;
+pub mod window;
 
-pub use abi::{synthetic_continue, synthetic_entry_points};
+pub use finalize::finalize;
 pub use sys::boottime_ns;
 
 /// One `[krphase]` line on stderr.

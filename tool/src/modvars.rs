@@ -1,5 +1,6 @@
 //! Writable module-scope (`__device__`) variables per agent: the part of the SDK's snapshot no
-//! tracing service reports (replay semantics §9.2, §9.5 step 4).
+//! tracing service reports. Which symbols the snapshot copies is decided by the SDK's own filter,
+//! mirrored in `krphase_ffi::executables::snapshot_includes`.
 //!
 //! The tool walks ROCr's loaded executables and their symbols with the SDK's own filter, once
 //! at the first window and again after any code-object event or newly learnt agent pair. Symbols

@@ -1,4 +1,5 @@
-//! The output path: the `KRPHASE_OUTPUT` template (C5) and its default.
+//! The output path: the `KRPHASE_OUTPUT` template (its placeholders are listed at [`expand`]) and
+//! its default.
 
 use std::path::{Path, PathBuf};
 

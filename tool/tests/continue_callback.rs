@@ -44,7 +44,7 @@ fn indefinite_window(cb: Cb, d: u64) -> (u64, [u64; 4]) {
 fn indefinite_loop_stops_at_max_passes_and_records_each_decision() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("cont.krp");
-    krphase::tool::install_synthetic(
+    krphase::test_support::install_synthetic(
         &[
             ("KRPHASE_MODE", "drive"),
             ("KRPHASE_PASSES", "0"),
@@ -53,9 +53,9 @@ fn indefinite_loop_stops_at_max_passes_and_records_each_decision() {
         &path,
     )
     .expect("install");
-    let (cb, _) = krphase::synthetic_entry_points();
+    let (cb, _) = krphase::test_support::synthetic_entry_points();
     let cb = cb.expect("callback");
-    let cont = krphase::synthetic_continue().expect("continue") as usize as u64;
+    let cont = krphase::test_support::synthetic_continue().expect("continue") as usize as u64;
 
     let (n, slots) = indefinite_window(cb, 1);
     assert_eq!(n, 3, "KRPHASE_MAX_PASSES passes");
@@ -71,7 +71,7 @@ fn indefinite_loop_stops_at_max_passes_and_records_each_decision() {
     assert_eq!(n, 3);
     assert_eq!((slots[0], slots[1]), (0, 0), "{slots:?}");
     assert_eq!(slots[3], cont);
-    krphase::tool::finalize(0);
+    krphase::finalize(0);
 
     let mut r = FileReader::open(&path).expect("open");
     let mut rc = Reconstructor::new();

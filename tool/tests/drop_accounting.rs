@@ -16,7 +16,7 @@ const ROUNDS: u64 = 2;
 const PER_THREAD: u64 = 200_000;
 
 fn completions(first_id: u64, count: u64) {
-    let (cb, _) = krphase::synthetic_entry_points();
+    let (cb, _) = krphase::test_support::synthetic_entry_points();
     let cb = cb.expect("callback");
     let mut data = KernelDispatchData {
         size: 152,
@@ -44,7 +44,7 @@ fn completions(first_id: u64, count: u64) {
 fn dropped_dispatch_records_are_all_counted() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("d.krp");
-    krphase::tool::install_synthetic(
+    krphase::test_support::install_synthetic(
         &[("KRPHASE_MODE", "observe"), ("KRPHASE_ON_FULL", "drop")],
         &path,
     )
@@ -62,7 +62,7 @@ fn dropped_dispatch_records_are_all_counted() {
         }
         next += THREADS * PER_THREAD;
     }
-    krphase::tool::finalize(0);
+    krphase::finalize(0);
 
     let sent = ROUNDS * THREADS * PER_THREAD;
     let mut r = FileReader::open(&path).expect("open");

@@ -75,12 +75,12 @@ fn dispatch(cb: Cb, data: &mut KernelDispatchData) {
 fn kernel_dispatch_callbacks_do_not_allocate() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("a.krp");
-    krphase::tool::install_synthetic(
+    krphase::test_support::install_synthetic(
         &[("KRPHASE_MODE", "observe"), ("KRPHASE_ON_FULL", "block")],
         &path,
     )
     .expect("install");
-    let (cb, _) = krphase::synthetic_entry_points();
+    let (cb, _) = krphase::test_support::synthetic_entry_points();
     let cb = cb.expect("callback");
     let mut data = KernelDispatchData {
         size: 152,
@@ -102,7 +102,7 @@ fn kernel_dispatch_callbacks_do_not_allocate() {
         COUNTING.with(|c| c.set(false));
     }
     let allocs = ALLOCS.with(Cell::get);
-    krphase::tool::finalize(0);
+    krphase::finalize(0);
     assert_eq!(allocs, 0, "allocations on the recording thread");
     // Everything recorded reached the file (3 records per dispatch, plus one placement record).
     let mut r = krphase_format::FileReader::open(&path).expect("open");

@@ -8,8 +8,8 @@ use krphase_format::FileReader;
 fn panic_in_a_callback_stops_recording_only() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("p.krp");
-    krphase::tool::install_synthetic(&[("KRPHASE_MODE", "drive")], &path).expect("install");
-    let (cb, _) = krphase::synthetic_entry_points();
+    krphase::test_support::install_synthetic(&[("KRPHASE_MODE", "drive")], &path).expect("install");
+    let (cb, _) = krphase::test_support::synthetic_entry_points();
     let cb = cb.expect("callback");
     let mut payload = [0u64; 32];
     payload[0] = 184;
@@ -28,7 +28,7 @@ fn panic_in_a_callback_stops_recording_only() {
         // SAFETY: a live, 8-aligned 256-byte payload whose size field is 184.
         unsafe { cb(rec, &mut ud, std::ptr::null_mut()) };
     };
-    krphase::tool::inject_panic_at_next_config();
+    krphase::test_support::inject_panic_at_next_config();
     call(&mut payload, CallbackPhase::ENTER); // panics inside; must return normally
     assert_eq!(
         payload[17], 0,
@@ -38,7 +38,7 @@ fn panic_in_a_callback_stops_recording_only() {
     call(&mut payload, CallbackPhase::EXIT);
     call(&mut payload, CallbackPhase::ENTER); // later callbacks are harmless no-ops for recording
     call(&mut payload, CallbackPhase::EXIT);
-    krphase::tool::finalize(0);
+    krphase::finalize(0);
     let mut r = FileReader::open(&path).expect("file");
     let mut n = 0;
     for e in r.by_ref() {

@@ -36,7 +36,7 @@ fn windows_through_the_c_abi_and_fork_child_file() {
     let path = dir.path().join("syn.krp");
     let tmpl = dir.path().join("fork-%pid%.krp");
     let tmpl = tmpl.to_str().expect("utf-8");
-    krphase::tool::install_synthetic(
+    krphase::test_support::install_synthetic(
         &[
             ("KRPHASE_MODE", "drive"),
             ("KRPHASE_PASSES", "3"),
@@ -45,7 +45,7 @@ fn windows_through_the_c_abi_and_fork_child_file() {
         &path,
     )
     .expect("install");
-    let (cb, _) = krphase::synthetic_entry_points();
+    let (cb, _) = krphase::test_support::synthetic_entry_points();
     let cb = cb.expect("callback");
     // Layout B (pass fields at 136): dual write at 136 and 152, the SDK reads 152.
     assert!(window(cb, 1, 184, 136, 152));
@@ -69,7 +69,7 @@ fn windows_through_the_c_abi_and_fork_child_file() {
     assert!(pid >= 0, "fork");
     if pid == 0 {
         let ok = window(cb, 100, 184, 136, 152);
-        krphase::tool::finalize(0);
+        krphase::finalize(0);
         // SAFETY: leave the child without running the parent's test harness.
         unsafe { libc::_exit(if ok { 0 } else { 3 }) };
     }
@@ -80,7 +80,7 @@ fn windows_through_the_c_abi_and_fork_child_file() {
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "child status {status}"
     );
-    krphase::tool::finalize(0);
+    krphase::finalize(0);
 
     let read = |p: &std::path::Path| {
         let mut r = FileReader::open(p).expect("open");

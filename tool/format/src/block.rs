@@ -41,7 +41,6 @@ pub fn frame(tag: u8, payload: &[u8]) -> [u8; FRAME_SIZE] {
     f
 }
 
-/// CRC-32 over the first 8 frame bytes and the payload.
 /// Inverse of [`frame`]: (tag, payload length, crc32).
 pub fn parse_frame(f: &[u8; FRAME_SIZE]) -> (u8, usize, u32) {
     let len = u32::from_le_bytes(f[4..8].try_into().expect("4"));
@@ -49,6 +48,7 @@ pub fn parse_frame(f: &[u8; FRAME_SIZE]) -> (u8, usize, u32) {
     (f[0], len as usize, crc)
 }
 
+/// CRC-32 over the first 8 frame bytes and the payload.
 pub fn checksum(frame_head: &[u8], payload: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(frame_head);

@@ -385,6 +385,7 @@ impl Reconstructor {
         }
     }
 
+    /// Takes in the next event of the stream.
     pub fn push(&mut self, ev: &Event) {
         match *ev {
             Event::Name {
@@ -413,32 +414,7 @@ impl Reconstructor {
                 dispatch_id,
                 agent,
                 queue,
-                ..
-            } => {
-                let g = self.group(dispatch_id, thread);
-                g.agent = Some(agent);
-                let first = g.queue.is_none();
-                g.queue = Some(queue);
-                // Recorded at an enqueue (not at CONFIG): the thread's placement from now on.
-                let at_enqueue = !g.enqueues.is_empty()
-                    || g.in_pass
-                        .is_some_and(|i| g.passes[i].enqueue_enter.is_some());
-                if at_enqueue {
-                    self.placement.insert(thread, (agent, queue));
-                }
-                let est = self.footprint.estimate(agent);
-                let g = self.groups.get_mut(&dispatch_id).expect("group exists");
-                // The first enqueue's placement (it follows that enqueue's record).
-                if at_enqueue && g.enqueues.len() <= 1 && g.config_enter.is_none() {
-                    g.first_enqueue_bytes = Some(est);
-                }
-                if first {
-                    self.per_queue
-                        .entry(queue)
-                        .or_default()
-                        .push_back(dispatch_id);
-                }
-            }
+            } => self.on_dispatch_info(thread, dispatch_id, agent, queue),
             Event::Correlation {
                 thread,
                 dispatch_id,
@@ -463,21 +439,7 @@ impl Reconstructor {
                 dispatch_id,
                 pass,
                 ..
-            } => {
-                let g = self.group(dispatch_id, thread);
-                let i = pass as usize;
-                if i < 1 << 20 {
-                    while g.passes.len() <= i {
-                        let index = g.passes.len() as u32;
-                        g.passes.push(Pass {
-                            index,
-                            ..Pass::default()
-                        });
-                    }
-                    g.passes[i].enter = Some(ts);
-                    g.in_pass = Some(i);
-                }
-            }
+            } => self.on_pass_enter(thread, ts, dispatch_id, pass),
             Event::PassExit {
                 thread,
                 ts,
@@ -493,101 +455,58 @@ impl Reconstructor {
             }
             Event::Continue {
                 thread,
-                ts,
                 dispatch_id,
                 pass,
                 result,
                 total,
+                ts,
                 duration_ns,
             } => {
+                let call = ContinueCall {
+                    after_pass: pass.min(u64::from(u32::MAX)) as u32,
+                    total,
+                    call: Interval {
+                        start: ts,
+                        end: ts.saturating_add(u64::from(duration_ns)),
+                    },
+                    result,
+                };
                 let g = self.group(dispatch_id, thread);
                 if g.continues.len() < 1 << 20 {
-                    g.continues.push(ContinueCall {
-                        after_pass: pass.min(u64::from(u32::MAX)) as u32,
-                        total,
-                        call: Interval {
-                            start: ts,
-                            end: ts.saturating_add(u64::from(duration_ns)),
-                        },
-                        result,
-                    });
+                    g.continues.push(call);
                 }
             }
             Event::ConfigExit {
                 thread,
                 ts,
                 dispatch_id,
-            } => {
-                let g = self.group(dispatch_id, thread);
-                g.config_exit = Some(ts);
-                g.in_pass = None;
-                if !g.passes.is_empty() {
-                    g.drive_window = true;
-                    self.try_close(dispatch_id);
-                } else {
-                    self.emit_config_only(dispatch_id);
-                }
-            }
+            } => self.on_config_exit(thread, ts, dispatch_id),
             Event::EnqueueEnter {
                 thread,
                 ts,
                 dispatch_id,
                 kernel_id,
-            } => {
-                self.mark_thread(thread, dispatch_id);
-                let place = self.placement.get(&thread).copied();
-                let est = place.map(|(agent, _)| self.footprint.estimate(agent));
-                let g = self.group(dispatch_id, thread);
-                g.kernel_id.get_or_insert(kernel_id);
-                if g.first_enqueue_bytes.is_none() && g.queue.is_none() {
-                    g.first_enqueue_bytes = est;
-                }
-                match g.in_pass {
-                    Some(i) => g.passes[i].enqueue_enter = Some(ts),
-                    None => g.enqueues.push((ts, None)),
-                }
-                if g.queue.is_none()
-                    && let Some((agent, queue)) = place
-                {
-                    g.agent = Some(agent);
-                    g.queue = Some(queue);
-                    self.per_queue
-                        .entry(queue)
-                        .or_default()
-                        .push_back(dispatch_id);
-                }
-            }
+            } => self.on_enqueue_enter(thread, ts, dispatch_id, kernel_id),
             Event::EnqueueExit {
                 thread,
                 ts,
                 dispatch_id,
                 correlation,
-            } => {
-                let g = self.group(dispatch_id, thread);
-                g.correlation.get_or_insert(correlation);
-                match g.in_pass {
-                    Some(i) => g.passes[i].enqueue_exit = Some(ts),
-                    None => {
-                        if let Some(last) = g.enqueues.last_mut() {
-                            last.1 = Some(ts);
-                        }
-                    }
-                }
-            }
+            } => self.on_enqueue_exit(thread, ts, dispatch_id, correlation),
             Event::Complete {
                 thread,
                 dispatch_id,
                 gpu_start,
                 gpu_end,
-            } => {
-                let g = self.group(dispatch_id, thread);
-                g.completes.push((gpu_start, gpu_end));
-                let queue = g.queue;
-                self.try_close(dispatch_id);
-                if let Some(q) = queue {
-                    self.seal_queue_before(q, dispatch_id);
-                }
-            }
+            } => self.on_complete(thread, dispatch_id, gpu_start, gpu_end),
+            _ => self.push_footprint(ev),
+        }
+    }
+
+    /// Events that change the live-allocation and module-variable state, and the snapshot
+    /// byte estimate recorded at a window's start.
+    fn push_footprint(&mut self, ev: &Event) {
+        match *ev {
             Event::Alloc {
                 address,
                 size,
@@ -624,6 +543,108 @@ impl Reconstructor {
                 });
             }
             _ => {}
+        }
+    }
+
+    fn on_dispatch_info(&mut self, thread: u32, dispatch_id: u64, agent: u64, queue: u64) {
+        let g = self.group(dispatch_id, thread);
+        g.agent = Some(agent);
+        let first = g.queue.is_none();
+        g.queue = Some(queue);
+        // Recorded at an enqueue (not at CONFIG): the thread's placement from now on.
+        let at_enqueue = !g.enqueues.is_empty()
+            || g.in_pass
+                .is_some_and(|i| g.passes[i].enqueue_enter.is_some());
+        if at_enqueue {
+            self.placement.insert(thread, (agent, queue));
+        }
+        let est = self.footprint.estimate(agent);
+        let g = self.groups.get_mut(&dispatch_id).expect("group exists");
+        // The first enqueue's placement (it follows that enqueue's record).
+        if at_enqueue && g.enqueues.len() <= 1 && g.config_enter.is_none() {
+            g.first_enqueue_bytes = Some(est);
+        }
+        if first {
+            self.per_queue
+                .entry(queue)
+                .or_default()
+                .push_back(dispatch_id);
+        }
+    }
+
+    fn on_pass_enter(&mut self, thread: u32, ts: u64, dispatch_id: u64, pass: u32) {
+        let g = self.group(dispatch_id, thread);
+        let i = pass as usize;
+        if i < 1 << 20 {
+            while g.passes.len() <= i {
+                let index = g.passes.len() as u32;
+                g.passes.push(Pass {
+                    index,
+                    ..Pass::default()
+                });
+            }
+            g.passes[i].enter = Some(ts);
+            g.in_pass = Some(i);
+        }
+    }
+
+    fn on_config_exit(&mut self, thread: u32, ts: u64, dispatch_id: u64) {
+        let g = self.group(dispatch_id, thread);
+        g.config_exit = Some(ts);
+        g.in_pass = None;
+        if !g.passes.is_empty() {
+            g.drive_window = true;
+            self.try_close(dispatch_id);
+        } else {
+            self.emit_config_only(dispatch_id);
+        }
+    }
+
+    fn on_enqueue_enter(&mut self, thread: u32, ts: u64, dispatch_id: u64, kernel_id: u64) {
+        self.mark_thread(thread, dispatch_id);
+        let place = self.placement.get(&thread).copied();
+        let est = place.map(|(agent, _)| self.footprint.estimate(agent));
+        let g = self.group(dispatch_id, thread);
+        g.kernel_id.get_or_insert(kernel_id);
+        if g.first_enqueue_bytes.is_none() && g.queue.is_none() {
+            g.first_enqueue_bytes = est;
+        }
+        match g.in_pass {
+            Some(i) => g.passes[i].enqueue_enter = Some(ts),
+            None => g.enqueues.push((ts, None)),
+        }
+        if g.queue.is_none()
+            && let Some((agent, queue)) = place
+        {
+            g.agent = Some(agent);
+            g.queue = Some(queue);
+            self.per_queue
+                .entry(queue)
+                .or_default()
+                .push_back(dispatch_id);
+        }
+    }
+
+    fn on_enqueue_exit(&mut self, thread: u32, ts: u64, dispatch_id: u64, correlation: u64) {
+        let g = self.group(dispatch_id, thread);
+        g.correlation.get_or_insert(correlation);
+        match g.in_pass {
+            Some(i) => g.passes[i].enqueue_exit = Some(ts),
+            None => {
+                if let Some(last) = g.enqueues.last_mut() {
+                    last.1 = Some(ts);
+                }
+            }
+        }
+    }
+
+    fn on_complete(&mut self, thread: u32, dispatch_id: u64, gpu_start: u64, gpu_end: u64) {
+        let g = self.group(dispatch_id, thread);
+        g.completes.push((gpu_start, gpu_end));
+        let queue = g.queue;
+        self.try_close(dispatch_id);
+        if let Some(q) = queue {
+            self.seal_queue_before(q, dispatch_id);
         }
     }
 

@@ -140,10 +140,10 @@ mod tests {
     fn rec(i: u64) -> Record {
         Record {
             kind: 12,
-            aux: (i % 7) as u8,
-            x: i as u16,
+            small8: (i % 7) as u8,
+            small16: i as u16,
             thread: 40 + i as u32,
-            w: [i, i.wrapping_mul(31), !i],
+            payload: [i, i.wrapping_mul(31), !i],
         }
     }
 

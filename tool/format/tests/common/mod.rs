@@ -30,6 +30,7 @@ pub fn header() -> Header {
 }
 
 /// A replayed window (dispatch 1, 2 passes), an opt-out (dispatch 2) and a plain completion.
+#[allow(clippy::too_many_lines)] // reason: test fixture, one literal list of events
 pub fn events() -> Vec<Event> {
     let t = 100;
     vec![

@@ -1,30 +1,21 @@
 //! The C boundary: `rocprofiler_configure` (the only exported symbol) and the callbacks the SDK
-//! calls. Every function catches panics; raw payloads are read here and handed on as values.
+//! calls. Every function catches panics ([`guard`]); raw payloads are read here and handed on as
+//! values to the reactions in `window.rs`, `dispatch.rs`, `alloc_events.rs` and
+//! `code_object_events.rs`.
 
-use crate::tool;
+use crate::boundary::guard;
+use crate::routes::Route;
+use crate::tool::{self, Tool};
+use crate::{configure, finalize, panic_hook, process_hooks, recorder};
 use krphase_ffi::{
     CallbackPhase, CallbackTracingRecord, ClientFinalizeFn, ClientId, KernelDispatchData,
-    KernelDispatchInfo, KernelSymbolData, MemoryAllocationData, ReplayPayload, ToolConfigureResult,
-    UserData, code_object_op, hsa_pointer_type, kernel_dispatch_op,
+    KernelDispatchInfo, KernelSymbolData, MemoryAllocationData, ReplayContinueFn,
+    ReplayPassCountFn, ReplayPayload, ToolConfigureResult, UserData, code_object_op,
+    hsa_pointer_type, kernel_dispatch_op,
 };
 use std::ffi::{CStr, c_char, c_int, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 static CLIENT_NAME: &CStr = c"krphase";
-
-/// Runs `f`, turning a panic into "recording stops" and `fallback`.
-fn guard<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(v) => v,
-        Err(_) => {
-            match tool::get() {
-                Some(t) => t.on_panic(),
-                None => crate::say("internal error (panic caught) during set-up; not recording"),
-            }
-            fallback
-        }
-    }
-}
 
 /// The SDK's tool entry point.
 ///
@@ -37,9 +28,9 @@ pub unsafe extern "C" fn rocprofiler_configure(
     _priority: u32,
     client_id: *mut ClientId,
 ) -> *mut ToolConfigureResult {
-    tool::quiet_panics();
+    panic_hook::install();
     guard(std::ptr::null_mut(), || {
-        if tool::configure(Some(tracing_callback)).is_err() {
+        if configure::configure(Some(tracing_callback)).is_err() {
             return std::ptr::null_mut();
         }
         if !client_id.is_null() {
@@ -67,50 +58,30 @@ unsafe extern "C" fn tool_initialize(_fini: ClientFinalizeFn, _data: *mut c_void
                 "start_context failed (status {}); not recording",
                 s.0
             ));
-            if let Some(r) = crate::recorder::peek() {
+            if let Some(r) = recorder::peek() {
                 r.stop();
             }
             return -1;
         }
-        register_process_hooks();
+        process_hooks::register();
         0
     })
 }
 
 unsafe extern "C" fn tool_finalize(_data: *mut c_void) {
     guard((), || {
-        tool::finalize(krphase_format::trailer::flags::FINALIZE)
+        finalize::finalize(krphase_format::trailer::flags::FINALIZE)
     });
-}
-
-/// atexit safety net and the fork-child hook (once per process).
-pub(crate) fn register_process_hooks() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        crate::sys::at_exit(at_exit);
-        crate::sys::at_fork_child(at_fork_child);
-    });
-}
-
-extern "C" fn at_exit() {
-    guard((), || {
-        tool::finalize(krphase_format::trailer::flags::ATEXIT)
-    });
-}
-
-unsafe extern "C" fn at_fork_child() {
-    // Only an atomic increment here: the child builds its own recorder at its first event.
-    let _ = catch_unwind(crate::recorder::forked);
 }
 
 /// The pass-count callback handed to the SDK at CONFIG ENTER.
-unsafe extern "C" fn pass_count(info: KernelDispatchInfo, _user_data: UserData) -> u64 {
+pub(crate) unsafe extern "C" fn pass_count(info: KernelDispatchInfo, _user_data: UserData) -> u64 {
     guard(1, || tool::get().map_or(1, |t| t.on_pass_count(&info)))
 }
 
 /// The continue callback handed to the SDK at CONFIG ENTER. A panic stops the loop (0): an
 /// indefinite loop must end.
-unsafe extern "C" fn replay_continue(
+pub(crate) unsafe extern "C" fn replay_continue(
     info: KernelDispatchInfo,
     current_pass: u64,
     total_passes: u64,
@@ -123,26 +94,10 @@ unsafe extern "C" fn replay_continue(
     })
 }
 
-/// The continue callback, for driving the tool with synthetic records.
-#[doc(hidden)]
-pub fn synthetic_continue() -> krphase_ffi::ReplayContinueFn {
-    Some(replay_continue)
-}
-
-/// The callbacks the SDK would call, for driving the tool with synthetic records
-/// (see `tool::install_synthetic`).
-#[doc(hidden)]
-pub fn synthetic_entry_points() -> (
-    krphase_ffi::CallbackTracingFn,
-    krphase_ffi::ReplayPassCountFn,
-) {
-    (Some(tracing_callback), Some(pass_count))
-}
-
 /// One callback for every traced kind; dispatches on the record's kind (a table filled at
 /// configure time from the numbers found by name). Kernel-dispatch records, the per-dispatch
 /// hot path, are handled inline; every other kind is out of line.
-unsafe extern "C" fn tracing_callback(
+pub(crate) unsafe extern "C" fn tracing_callback(
     record: CallbackTracingRecord,
     _user_data: *mut UserData,
     _data: *mut c_void,
@@ -159,10 +114,10 @@ unsafe extern "C" fn tracing_callback(
     guard((), || {
         let Some(t) = tool::get() else { return };
         match t.routes.get(record.kind) {
-            tool::Route::Dispatch => {
-                crate::recorder::with_thread(|th| on_dispatch(t, th, &record, ts));
+            Route::Dispatch => {
+                recorder::with_thread(|th| on_dispatch(t, th, &record, ts));
             }
-            tool::Route::Ignore => {}
+            Route::Ignore => {}
             route => on_other(t, route, &record, ts),
         }
     });
@@ -170,12 +125,7 @@ unsafe extern "C" fn tracing_callback(
 
 /// KERNEL_DISPATCH: enqueue ENTER/EXIT and completion.
 #[inline(always)]
-fn on_dispatch(
-    t: &tool::Tool,
-    th: crate::recorder::Thread,
-    record: &CallbackTracingRecord,
-    ts: u64,
-) {
+fn on_dispatch(t: &Tool, th: recorder::Thread, record: &CallbackTracingRecord, ts: u64) {
     if record.payload.is_null() {
         return;
     }
@@ -207,45 +157,56 @@ fn on_dispatch(
 
 /// Every kind but KERNEL_DISPATCH: replay CONFIG/PASS, allocations, kernel symbols.
 #[inline(never)]
-fn on_other(t: &tool::Tool, route: tool::Route, record: &CallbackTracingRecord, ts: u64) {
+fn on_other(t: &Tool, route: Route, record: &CallbackTracingRecord, ts: u64) {
+    match route {
+        Route::Replay => on_replay(t, record, ts),
+        Route::Alloc => on_allocation(t, record, ts),
+        Route::CodeObject => on_code_object(t, record),
+        Route::Dispatch | Route::Ignore => {}
+    }
+}
+
+/// KERNEL_REPLAY CONFIG and PASS, ENTER and EXIT.
+fn on_replay(t: &Tool, record: &CallbackTracingRecord, ts: u64) {
+    // SAFETY: a KERNEL_REPLAY record's payload is the replay data, live and writable for the
+    // duration of this callback; from_raw checks its size field.
+    let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else {
+        return;
+    };
     let tid = record.thread_id as u32;
-    let ops = &t.ops;
-    if route == tool::Route::Replay {
-        // SAFETY: a KERNEL_REPLAY record's payload is the replay data, live and writable
-        // for the duration of this callback; from_raw checks its size field.
-        let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else {
-            return;
-        };
-        let enter = record.phase == CallbackPhase::ENTER;
-        if Some(record.operation) == ops.config {
-            if enter {
-                let corr = (
-                    record.correlation_id.internal,
-                    record.correlation_id.ancestor,
-                );
-                t.on_config_enter(
-                    &mut p,
-                    tid,
-                    corr,
-                    (Some(pass_count), Some(replay_continue)),
-                    ts,
-                );
-            } else {
-                t.on_config_exit(p.dispatch_info().dispatch_id, tid, ts);
-            }
-        } else if Some(record.operation) == ops.pass {
-            t.on_pass(&p, enter, tid, ts);
+    let enter = record.phase == CallbackPhase::ENTER;
+    if Some(record.operation) == t.ops.config {
+        if enter {
+            let corr = (
+                record.correlation_id.internal,
+                record.correlation_id.ancestor,
+            );
+            let callbacks: (ReplayPassCountFn, ReplayContinueFn) =
+                (Some(pass_count), Some(replay_continue));
+            t.on_config_enter(&mut p, tid, corr, callbacks, ts);
+        } else {
+            t.on_config_exit(p.dispatch_info().dispatch_id, tid, ts);
         }
-    } else if route == tool::Route::Alloc {
-        if record.payload.is_null() || record.phase == CallbackPhase::ENTER {
-            return; // the address is known at EXIT
-        }
-        // SAFETY: MEMORY_ALLOCATION payloads are `MemoryAllocationData` (48 B), live for
-        // this callback.
-        let m = unsafe { (record.payload as *const MemoryAllocationData).read_unaligned() };
-        let info = pointer_class(t, m.address);
-        t.on_alloc(record.operation, &m, info, tid, ts);
-    } else if route == tool::Route::CodeObject && record.operation == code_object_op::LOAD {
+    } else if Some(record.operation) == t.ops.pass {
+        t.on_pass(&p, enter, tid, ts);
+    }
+}
+
+/// MEMORY_ALLOCATION EXIT (the address is known only then).
+fn on_allocation(t: &Tool, record: &CallbackTracingRecord, ts: u64) {
+    if record.payload.is_null() || record.phase == CallbackPhase::ENTER {
+        return;
+    }
+    // SAFETY: MEMORY_ALLOCATION payloads are `MemoryAllocationData` (48 B), live for this
+    // callback.
+    let m = unsafe { (record.payload as *const MemoryAllocationData).read_unaligned() };
+    let info = pointer_class(t, m.address);
+    t.on_alloc(record.operation, &m, info, record.thread_id as u32, ts);
+}
+
+/// CODE_OBJECT LOAD (module variables change) and kernel-symbol registration.
+fn on_code_object(t: &Tool, record: &CallbackTracingRecord) {
+    if record.operation == code_object_op::LOAD {
         // Loaded executables changed: module variables are walked again at the next window.
         t.modvars.mark_dirty();
         // SAFETY: CODE_OBJECT LOAD payloads are `CodeObjectLoadData`, live for this callback;
@@ -258,13 +219,11 @@ fn on_other(t: &tool::Tool, route: tool::Route, record: &CallbackTracingRecord, 
             t.modvars
                 .learn_pair(hsa, agent, krphase_format::event::attribution::CODE_OBJECT);
         }
-    } else if route == tool::Route::CodeObject
-        && record.operation == code_object_op::DEVICE_KERNEL_SYMBOL_REGISTER
+    } else if record.operation == code_object_op::DEVICE_KERNEL_SYMBOL_REGISTER
         && record.phase == CallbackPhase::LOAD
         && !record.payload.is_null()
     {
-        // SAFETY: kernel-symbol payloads are `KernelSymbolData` (88 B), live for this
-        // callback.
+        // SAFETY: kernel-symbol payloads are `KernelSymbolData` (88 B), live for this callback.
         let k = unsafe { (record.payload as *const KernelSymbolData).read_unaligned() };
         if k.kernel_name.is_null() {
             return;
@@ -276,7 +235,7 @@ fn on_other(t: &tool::Tool, route: tool::Route, record: &CallbackTracingRecord, 
 }
 
 /// Classifies an address with `hsa_amd_pointer_info` when the process has it.
-fn pointer_class(t: &tool::Tool, address: u64) -> Option<crate::alloc::PointerClass> {
+fn pointer_class(t: &Tool, address: u64) -> Option<crate::alloc::PointerClass> {
     let f = t.sdk.as_ref()?.hsa_pointer_info()?;
     if address == 0 {
         return None;

@@ -1,0 +1,15 @@
+//! What every record kind means. [`kinds`] is the one table of kinds; from it come the kind
+//! numbers ([`kind`]), the typed [`Event`], the typed [`crate::Record`] constructors the writer
+//! uses, the decoding readers use, and [`drop_class`]. [`codes`] holds the small coded values
+//! records carry.
+
+#[macro_use]
+mod define;
+mod codes;
+mod kinds;
+
+pub use codes::{Decision, DropClass, NameSpace, Notice, UNATTRIBUTED, alloc_class, attribution};
+pub use kinds::{Event, drop_class, kind};
+
+#[cfg(test)]
+mod tests;

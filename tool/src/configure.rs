@@ -1,0 +1,200 @@
+//! Registration: `rocprofiler_configure`'s work (read the environment, resolve the SDK, find
+//! the kinds and operations by name, choose the mode, set up tracing, open the file) and, in
+//! `initialize`, the claim on KERNEL_REPLAY.
+
+use crate::config::{self, Config, OnFull};
+use crate::layout::layout_code;
+use crate::output_file::{Declined, declined, env, open_recorder, output_path, set_fork_factory};
+use crate::routes::Ops;
+use crate::tool::{self, Tool};
+use crate::{recorder, say, sys};
+use krphase_ffi::{CallbackTracingFn, CallbackTracingKind, ContextId, Sdk, Status};
+use krphase_format::event::Notice;
+use krphase_format::header::NOT_FOUND;
+use krphase_format::{Header, Mode, RECORD_SIZE};
+use std::path::Path;
+
+/// `rocprofiler_configure`: decide, set up the context and services, open the file.
+/// `Err(Declined)` means decline (the reason has been printed).
+pub fn configure(cb: CallbackTracingFn) -> Result<(), Declined> {
+    if tool::get().is_some() {
+        return Err(Declined); // configured already (a second copy in the tool list)
+    }
+    let cfg = read_config()?;
+    let sdk = Sdk::load()
+        .map_err(|e| declined(&format!("rocprofiler-sdk not usable: {e}; not recording")))?;
+    let ops = find_ops(&sdk);
+    let mode = choose_mode(&cfg, &ops)?;
+    let ctx = sdk.create_context().map_err(|s| {
+        declined(&format!(
+            "create_context failed: {}; not recording",
+            status(&sdk, s)
+        ))
+    })?;
+    configure_tracing(&sdk, ctx, &ops, mode, cb)?;
+    let pid = sys::getpid();
+    let hostname = sys::hostname();
+    let path =
+        output_path(&cfg, pid, &hostname).map_err(|m| declined(&format!("{m}; not recording")))?;
+    let header = build_header(&cfg, &sdk, &ops, mode, pid, hostname, &path);
+    let rec = open_recorder(&path, &header, cfg.on_full)?;
+    recorder::install(rec);
+    if !tool::install(Tool::new(cfg, Some(sdk), ops, mode, ctx, header)) {
+        return Err(Declined);
+    }
+    set_fork_factory();
+    Ok(())
+}
+
+/// The environment as a [`Config`]; declines on `KRPHASE_DISABLE` or a bad value.
+fn read_config() -> Result<Config, Declined> {
+    match config::from_env(&env) {
+        Ok(Some(c)) => Ok(c),
+        Ok(None) => Err(declined("KRPHASE_DISABLE is set; not recording")),
+        Err(m) => Err(declined(&format!("{m}; not recording"))),
+    }
+}
+
+/// The kinds and operations the tool uses, by name (the numbers differ between SDK builds).
+fn find_ops(sdk: &Sdk) -> Ops {
+    let find = |name: &str, fallback: CallbackTracingKind| {
+        sdk.find_kind(name).ok().flatten().unwrap_or(fallback)
+    };
+    let mut ops = Ops {
+        dispatch_kind: find("KERNEL_DISPATCH", CallbackTracingKind::KERNEL_DISPATCH),
+        alloc_kind: find("MEMORY_ALLOCATION", CallbackTracingKind::MEMORY_ALLOCATION),
+        code_object_kind: find("CODE_OBJECT", CallbackTracingKind::CODE_OBJECT),
+        ..Ops::default()
+    };
+    ops.replay_kind = sdk.find_kind("KERNEL_REPLAY").ok().flatten();
+    if let Some(k) = ops.replay_kind {
+        ops.config = sdk.find_operation(k, "CONFIG").ok().flatten();
+        ops.pass = sdk.find_operation(k, "PASS").ok().flatten();
+    }
+    ops
+}
+
+/// The mode: drive needs the KERNEL_REPLAY service; auto falls back to observe without it,
+/// an explicit drive declines.
+fn choose_mode(cfg: &Config, ops: &Ops) -> Result<Mode, Declined> {
+    let mode = cfg.effective_mode();
+    let replay_ok = ops.replay_kind.is_some() && ops.config.is_some() && ops.pass.is_some();
+    if mode != Mode::Drive || replay_ok {
+        return Ok(mode);
+    }
+    if cfg.requested_mode == Mode::Drive {
+        return Err(declined(
+            "KRPHASE_MODE=drive needs the SDK's KERNEL_REPLAY service (CONFIG and PASS), which this SDK lacks; not recording",
+        ));
+    }
+    say("this SDK has no KERNEL_REPLAY service; observing kernel dispatches only");
+    Ok(Mode::Observe)
+}
+
+/// Callback tracing for dispatches, allocations and code objects; only observe mode needs
+/// dispatch tracing to succeed.
+fn configure_tracing(
+    sdk: &Sdk,
+    ctx: ContextId,
+    ops: &Ops,
+    mode: Mode,
+    cb: CallbackTracingFn,
+) -> Result<(), Declined> {
+    for (kind, what) in [
+        (ops.dispatch_kind, "KERNEL_DISPATCH"),
+        (ops.alloc_kind, "MEMORY_ALLOCATION"),
+        (ops.code_object_kind, "CODE_OBJECT"),
+    ] {
+        if let Err(s) = sdk.configure_callback_tracing(ctx, kind, &[], cb, std::ptr::null_mut()) {
+            if kind == ops.dispatch_kind && mode == Mode::Observe {
+                return Err(declined(&format!(
+                    "configuring {what} tracing failed: {}; observe mode needs it; not recording",
+                    status(sdk, s)
+                )));
+            }
+            say(&format!(
+                "configuring {what} tracing failed: {}; continuing without it",
+                status(sdk, s)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn build_header(
+    cfg: &Config,
+    sdk: &Sdk,
+    ops: &Ops,
+    mode: Mode,
+    pid: u32,
+    hostname: String,
+    path: &Path,
+) -> Header {
+    let version = sdk
+        .version()
+        .map(|v| (v.major, v.minor, v.patch))
+        .unwrap_or((0, 0, 0));
+    Header {
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        pid,
+        ppid: sys::getppid(),
+        hostname,
+        command_line: std::env::args().collect::<Vec<_>>().join(" "),
+        sdk_version: version,
+        requested_mode: cfg.requested_mode,
+        mode,
+        payload_layout: layout_code(cfg.layout),
+        on_full: u8::from(cfg.on_full == OnFull::Block),
+        passes: cfg.passes,
+        filter: cfg.filter_src(),
+        boottime_ns: sys::boottime_ns(),
+        realtime_ns: sys::realtime_ns(),
+        record_size: RECORD_SIZE as u32,
+        replay_kind: ops.replay_kind.map_or(NOT_FOUND, |k| k.0),
+        config_op: ops.config.map_or(NOT_FOUND, |o| o as u32),
+        pass_op: ops.pass.map_or(NOT_FOUND, |o| o as u32),
+        output_path: path.display().to_string(),
+    }
+}
+
+/// A status as the SDK names it.
+fn status(sdk: &Sdk, s: Status) -> String {
+    match sdk.status_name(s.0) {
+        Some(n) => format!("{n} ({})", s.0),
+        None => format!("status {}", s.0),
+    }
+}
+
+impl Tool {
+    /// In `initialize` (drive mode): claim KERNEL_REPLAY. Claiming here rather than in
+    /// `rocprofiler_configure` lets a replay owner that initializes earlier keep it; the tool
+    /// then observes (status 15) instead of making that owner abort.
+    pub fn claim_replay(&self, cb: CallbackTracingFn) {
+        if self.mode() != Mode::Drive {
+            return;
+        }
+        let (Some(k), Some(c), Some(p), Some(sdk)) = (
+            self.ops.replay_kind,
+            self.ops.config,
+            self.ops.pass,
+            self.sdk.as_ref(),
+        ) else {
+            return;
+        };
+        match sdk.configure_callback_tracing(self.ctx, k, &[c, p], cb, std::ptr::null_mut()) {
+            Ok(()) => self.set_replay_configured(),
+            Err(s) => {
+                if s == Status::SERVICE_ALREADY_CONFIGURED {
+                    say("another tool owns KERNEL_REPLAY (status 15); observing instead");
+                } else {
+                    say(&format!(
+                        "configuring KERNEL_REPLAY failed: {}; observing instead",
+                        status(sdk, s)
+                    ));
+                }
+                self.set_mode(Mode::Observe);
+                recorder::notice(Notice::FellBackToObserve, u64::from(s.0), 0);
+            }
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! KERNEL_DISPATCH callbacks, the per-dispatch hot path: enqueue ENTER/EXIT and completion.
+//! Each records through the thread handle the callback layer reached once.
+
+use crate::recorder::{Flush, Thread};
+use crate::tool::Tool;
+use krphase_ffi::KernelDispatchInfo;
+use krphase_format::Record;
+
+impl Tool {
+    /// ENQUEUE ENTER: the enqueue record, and the placement when it changed for this thread
+    /// (the reader applies it to the thread's later enqueues).
+    #[inline(always)]
+    pub fn on_enqueue_enter(&self, th: Thread, info: &KernelDispatchInfo, tid: u32, ts: u64) {
+        let d = info.dispatch_id;
+        if self.modvars.is_dirty() {
+            // Observe mode has no CONFIG ENTER: the walk runs before a dispatch's first record.
+            self.refresh_modvars(info.agent_id.handle);
+        }
+        let (agent, queue) = (info.agent_id.handle, info.queue_id.handle);
+        th.record_placed(
+            Record::enqueue_enter(tid, ts, d, info.kernel_id),
+            (agent, queue),
+            Record::dispatch_info(tid, d, agent, queue, true),
+            ts,
+        );
+    }
+
+    #[inline(always)]
+    pub fn on_enqueue_exit(&self, th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
+        th.record(Record::enqueue_exit(tid, ts, d, corr), ts, Flush::Lazy);
+    }
+
+    #[inline(always)]
+    pub fn on_complete(&self, th: Thread, d: u64, start: u64, end: u64, tid: u32) {
+        th.record(Record::complete(tid, d, start, end), end, Flush::Lazy);
+    }
+}

@@ -1,0 +1,280 @@
+//! The thread-local side of recording: each thread's buffer state, attaching it to the current
+//! recorder, appending records (the hot path) and handing full buffers over.
+
+use super::current::{RECORDER_STATE, RECORDING_BIT, current_with_state, peek};
+use super::slot::{FLUSHING, OPEN, SLOT_RECORDS, Slot, free_slot, give_back};
+use super::{Counters, Recorder};
+use crate::sys;
+use krphase_format::Record;
+use krphase_format::event::Notice;
+use std::cell::{Cell, RefCell};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A partly filled slot older than this is sent at its thread's next event.
+const FLUSH_AGE_NS: u64 = 50_000_000;
+
+/// A thread's attached state before it attached (never a value of [`RECORDER_STATE`]'s form
+/// with a generation that can be reached).
+const DETACHED: u64 = u64::MAX;
+
+/// The per-thread buffer state the hot path touches: `Copy` cells and no destructor, so
+/// reaching it is one TLS offset with no lazy-registration check and no borrow flag.
+pub struct ThreadBuffer {
+    /// The [`RECORDER_STATE`] value this thread attached under; any other value sends it to
+    /// the slow path.
+    attached_state: Cell<u64>,
+    slot: Cell<Option<&'static Slot>>,
+    /// Records in the slot (the owner's copy; `Slot::len` is the published one).
+    len: Cell<usize>,
+    /// A partly filled slot is handed over at the first event after this time.
+    flush_at: Cell<u64>,
+    tid: Cell<u32>,
+    /// Placement (agent, queue) last recorded by [`Thread::record_placed`] in this attachment.
+    place: Cell<(u64, u64)>,
+}
+
+const NO_PLACE: (u64, u64) = (u64::MAX, u64::MAX);
+
+thread_local! {
+    static THREAD_BUFFER: ThreadBuffer = const {
+        ThreadBuffer {
+            attached_state: Cell::new(DETACHED),
+            slot: Cell::new(None),
+            len: Cell::new(0),
+            flush_at: Cell::new(u64::MAX),
+            tid: Cell::new(0),
+            place: Cell::new(NO_PLACE),
+        }
+    };
+    /// The recorder this thread's slot belongs to; its destructor delivers the slot at thread
+    /// exit. Touched only off the hot path.
+    static THREAD_RECORDER: ThreadRecorder = const { ThreadRecorder { rec: RefCell::new(None) } };
+}
+
+/// The recorder a thread is attached to (the part of the thread's state with a destructor).
+struct ThreadRecorder {
+    rec: RefCell<Option<Arc<Recorder>>>,
+}
+
+impl Drop for ThreadRecorder {
+    fn drop(&mut self) {
+        // Thread exit: deliver what is left, give the slot back for the next thread.
+        let rec = self.rec.get_mut().take();
+        let _ = THREAD_BUFFER.try_with(|h| {
+            h.attached_state.set(DETACHED);
+            if let Some(rec) = &rec {
+                leave(h, rec);
+            }
+            if let Some(slot) = h.slot.take() {
+                slot.len.store(0, Ordering::Release);
+                give_back(slot);
+            }
+        });
+    }
+}
+
+/// Adds one to a counter of the current recorder: through the calling thread's attachment when
+/// it is current (no lock), else through [`peek`].
+pub fn count(counter: fn(&Counters) -> &AtomicU64) {
+    let add = |r: &Recorder| {
+        counter(&r.counters).fetch_add(1, Ordering::Relaxed);
+    };
+    let attached = THREAD_BUFFER
+        .try_with(|h| h.attached_state.get() == RECORDER_STATE.load(Ordering::Relaxed))
+        .unwrap_or(false)
+        && THREAD_RECORDER
+            .try_with(|c| c.rec.try_borrow().ok()?.as_deref().map(add))
+            .ok()
+            .flatten()
+            .is_some();
+    if !attached && let Some(r) = peek() {
+        add(&r);
+    }
+}
+
+/// Detaches the thread's slot from `rec`: delivers its records (in a fork child they are the
+/// parent's, which the parent writes: dropped here) and unregisters it.
+fn leave(h: &ThreadBuffer, rec: &Recorder) {
+    if rec.pid != sys::getpid() {
+        // Fork child: the parent's recorder is not touched (its locks may be held by threads
+        // that do not exist here); the slot is reset when the thread attaches again.
+        h.len.set(0);
+        return;
+    }
+    flush_to(h, Some(rec));
+    if let Some(slot) = h.slot.get() {
+        slot.len.store(0, Ordering::Release);
+        rec.forget_slot(slot);
+    }
+}
+
+/// Attaches the calling thread to the current recorder; false when there is none (or the
+/// thread is exiting).
+fn attach(h: &ThreadBuffer) -> bool {
+    THREAD_RECORDER
+        .try_with(|c| {
+            let Ok(mut g) = c.rec.try_borrow_mut() else {
+                return false;
+            };
+            h.attached_state.set(DETACHED);
+            if let Some(old) = g.take() {
+                leave(h, &old);
+            }
+            let (rec, state) = current_with_state();
+            let Some(rec) = rec else { return false };
+            let slot = h.slot.get().unwrap_or_else(free_slot);
+            slot.reopen();
+            rec.adopt_slot(slot);
+            h.slot.set(Some(slot));
+            h.len.set(0);
+            h.flush_at.set(u64::MAX);
+            h.tid.set(sys::gettid());
+            h.place.set(NO_PLACE);
+            *g = Some(rec);
+            h.attached_state.set(state);
+            true
+        })
+        .unwrap_or(false)
+}
+
+/// Hands the thread's records to its recorder's writer.
+#[cold]
+#[inline(never)]
+fn flush_thread_buffer(h: &ThreadBuffer) {
+    let rec = THREAD_RECORDER
+        .try_with(|c| c.rec.try_borrow().ok().and_then(|r| r.clone()))
+        .ok()
+        .flatten();
+    flush_to(h, rec.as_deref());
+}
+
+fn flush_to(h: &ThreadBuffer, rec: Option<&Recorder>) {
+    let n = h.len.replace(0);
+    h.flush_at.set(u64::MAX);
+    let Some(slot) = h.slot.get() else { return };
+    if n == 0 {
+        return;
+    }
+    let Some(rec) = rec else {
+        slot.len.store(0, Ordering::Release);
+        return;
+    };
+    if slot
+        .state
+        .compare_exchange(OPEN, FLUSHING, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return; // finalize closed this slot and took its records
+    }
+    // The slot itself goes to the writer; the thread continues in another.
+    h.slot.set(Some(rec.hand_over(slot, n)));
+}
+
+/// When to hand the thread's buffer over right after this record.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Flush {
+    /// Only when full or old.
+    Lazy,
+    /// Now (end of a replay window: keeps windows in the file promptly).
+    Now,
+}
+
+/// The calling thread's recording state, reached once per callback ([`with_thread`]).
+#[derive(Clone, Copy)]
+pub struct Thread<'a>(&'a ThreadBuffer);
+
+/// Runs `f` with the calling thread's recording handle: one thread-local access for a whole
+/// callback (in a dlopen'ed library each access is a `__tls_get_addr` call). `None` only while
+/// the thread is being torn down.
+#[inline(always)]
+pub fn with_thread<R>(f: impl FnOnce(Thread<'_>) -> R) -> Option<R> {
+    THREAD_BUFFER.try_with(|h| f(Thread(h))).ok()
+}
+
+/// Records one event from the calling thread. `now` is a recent BOOTTIME reading used only for
+/// the buffer-age check (the caller already has one).
+pub fn record(r: Record, now: u64, flush: Flush) {
+    with_thread(|t| t.record(r, now, flush));
+}
+
+/// Records a tool notice now, flushed at once (notices are rare and explain what follows).
+pub fn notice(n: Notice, a: u64, b: u64) {
+    let ts = sys::boottime_ns();
+    record(Record::notice(0, ts, n, a, b), ts, Flush::Now);
+}
+
+impl Thread<'_> {
+    /// [`record`] on this thread's handle.
+    #[inline(always)]
+    pub fn record(self, r: Record, now: u64, flush: Flush) {
+        let [head, w0, w1, w2] = r.to_words();
+        push(self.0, head, w0, w1, w2, now, flush == Flush::Now);
+    }
+
+    /// Records `r`, then `place_rec` when `place` differs from the placement this thread last
+    /// recorded since it attached (so once per file and whenever it changes).
+    #[inline(always)]
+    pub fn record_placed(self, r: Record, place: (u64, u64), place_rec: Record, now: u64) {
+        self.record(r, now, Flush::Lazy);
+        if self.0.place.get() != place && self.0.attached_state.get() != DETACHED {
+            self.0.place.set(place);
+            self.record(place_rec, now, Flush::Lazy);
+        }
+    }
+}
+
+/// Appends one record to the thread's slot.
+///
+/// Fast path: one relaxed load of [`RECORDER_STATE`], four 64-bit stores into the slot and a
+/// store of its length; no lock, allocation, system call or read-modify-write. Everything else
+/// is a cold call.
+#[inline(always)]
+fn push(h: &ThreadBuffer, head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
+    if h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed) {
+        return attach_and_record(head, w0, w1, w2, now, flush_now);
+    }
+    let Some(slot) = h.slot.get() else { return };
+    // A record without a thread id gets the recording thread's.
+    let head = if head >> 32 == 0 {
+        head | (u64::from(h.tid.get()) << 32)
+    } else {
+        head
+    };
+    // `len < SLOT_RECORDS` always (a full slot is flushed at once); the mask lets the compiler
+    // drop the bounds check.
+    let i = h.len.get() & (SLOT_RECORDS - 1);
+    let w = &slot.words[i];
+    w[0].store(head, Ordering::Relaxed);
+    w[1].store(w0, Ordering::Relaxed);
+    w[2].store(w1, Ordering::Relaxed);
+    w[3].store(w2, Ordering::Relaxed);
+    slot.len.store(i + 1, Ordering::Release);
+    h.len.set(i + 1);
+    if i == 0 {
+        h.flush_at.set(now.saturating_add(FLUSH_AGE_NS));
+    }
+    if i + 1 == SLOT_RECORDS || flush_now || now > h.flush_at.get() {
+        flush_thread_buffer(h);
+    }
+}
+
+/// First event of a thread, the recorder changed (fork), or recording is off.
+#[cold]
+#[inline(never)]
+fn attach_and_record(head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
+    let _ = THREAD_BUFFER.try_with(|h| {
+        if RECORDER_STATE.load(Ordering::Relaxed) & RECORDING_BIT != 0 && attach(h) {
+            push(h, head, w0, w1, w2, now, flush_now);
+        }
+    });
+}
+
+/// Flushes the calling thread's buffer (finalize on the finalizing thread).
+pub fn flush_current_thread() {
+    let _ = THREAD_BUFFER.try_with(|h| {
+        if h.attached_state.get() != DETACHED {
+            flush_thread_buffer(h);
+        }
+    });
+}

@@ -1,0 +1,74 @@
+//! Test support (`test-support` feature only): a tool installed without an SDK, and the
+//! callbacks the SDK would call, so benchmarks and tests drive the tool with synthetic records.
+//! The shipped library never enables the feature.
+
+use crate::callbacks::{pass_count, replay_continue, tracing_callback};
+use crate::output_file::set_fork_factory;
+use crate::recorder::{self, Recorder};
+use crate::routes::Ops;
+use crate::tool::{self, Tool};
+use crate::{config, process_hooks, sys};
+use krphase_ffi::{CallbackTracingKind, ContextId};
+use krphase_format::{Header, Mode, RECORD_SIZE};
+use std::path::Path;
+
+pub use crate::panic_injector::inject_panic_at_next_config;
+
+/// Installs a tool without an SDK, recording to `path` with the given environment, so the
+/// exported callbacks can be driven with synthetic records. The operation numbers are the
+/// conventional ones (KERNEL_REPLAY 25, CONFIG 1, PASS 2).
+pub fn install_synthetic(vars: &[(&str, &str)], path: &Path) -> Result<(), String> {
+    let get = |k: &str| {
+        vars.iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.to_string())
+    };
+    let cfg = config::from_env(&get)?.ok_or("disabled")?;
+    let mode = cfg.effective_mode();
+    let header = Header {
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        pid: sys::getpid(),
+        mode,
+        requested_mode: cfg.requested_mode,
+        passes: cfg.passes,
+        record_size: RECORD_SIZE as u32,
+        boottime_ns: sys::boottime_ns(),
+        realtime_ns: sys::realtime_ns(),
+        output_path: path.display().to_string(),
+        ..Header::default()
+    };
+    let rec =
+        Recorder::create(path.to_path_buf(), &header, cfg.on_full).map_err(|e| e.to_string())?;
+    recorder::install(rec);
+    let ops = Ops {
+        replay_kind: Some(CallbackTracingKind(25)),
+        config: Some(1),
+        pass: Some(2),
+        dispatch_kind: CallbackTracingKind::KERNEL_DISPATCH,
+        alloc_kind: CallbackTracingKind::MEMORY_ALLOCATION,
+        code_object_kind: CallbackTracingKind::CODE_OBJECT,
+    };
+    let t = Tool::new(cfg, None, ops, mode, ContextId::default(), header);
+    if mode == Mode::Drive {
+        t.set_replay_configured();
+    }
+    if !tool::install(t) {
+        return Err("a tool is already installed".to_string());
+    }
+    set_fork_factory();
+    process_hooks::register();
+    Ok(())
+}
+
+/// The callbacks the SDK would call: the tracing callback and the pass-count callback.
+pub fn synthetic_entry_points() -> (
+    krphase_ffi::CallbackTracingFn,
+    krphase_ffi::ReplayPassCountFn,
+) {
+    (Some(tracing_callback), Some(pass_count))
+}
+
+/// The continue callback.
+pub fn synthetic_continue() -> krphase_ffi::ReplayContinueFn {
+    Some(replay_continue)
+}
