@@ -62,6 +62,8 @@ fn linked_runs(conn: &Connection, measurement: i64) -> Vec<(i64, usize)> {
 }
 
 #[test]
+// One end-to-end scenario checked step by step; splitting it would scatter its assertions.
+#[allow(clippy::too_many_lines)]
 fn bench_must_show_trimmed_agrees_with_ground_truth() {
     let dir = scratch_dir("bench-e2e");
     let truth = dir.join("truth.jsonl");
