@@ -17,6 +17,8 @@ pub enum Mode {
     Auto,
     Drive,
     Observe,
+    /// A value this reader does not know (kept, like the other coded values).
+    Unknown(u8),
 }
 
 impl Mode {
@@ -25,21 +27,31 @@ impl Mode {
             Mode::Auto => 0,
             Mode::Drive => 1,
             Mode::Observe => 2,
+            Mode::Unknown(v) => v,
         }
     }
+    /// A known mode; `None` for any other value.
     pub fn from_u8(v: u8) -> Option<Mode> {
-        Some(match v {
+        match Mode::decode(v) {
+            Mode::Unknown(_) => None,
+            m => Some(m),
+        }
+    }
+    /// Any stored value: an unknown one is kept as [`Mode::Unknown`].
+    pub fn decode(v: u8) -> Mode {
+        match v {
             0 => Mode::Auto,
             1 => Mode::Drive,
             2 => Mode::Observe,
-            _ => return None,
-        })
+            v => Mode::Unknown(v),
+        }
     }
     pub fn name(self) -> &'static str {
         match self {
             Mode::Auto => "auto",
             Mode::Drive => "drive",
             Mode::Observe => "observe",
+            Mode::Unknown(_) => "unknown",
         }
     }
 }
@@ -105,10 +117,17 @@ impl Header {
         o
     }
 
+    /// Decodes the fields this reader knows; bytes after them (fields of a newer minor) are
+    /// ignored.
     pub fn decode(payload: &[u8]) -> Result<Header, String> {
+        Header::decode_counting(payload).map(|(h, _)| h)
+    }
+
+    /// As [`Header::decode`], also returning how many bytes followed the known fields.
+    pub fn decode_counting(payload: &[u8]) -> Result<(Header, usize), String> {
         let mut c = Cursor::new(payload);
-        let mode = |v: u8| Mode::from_u8(v).ok_or_else(|| format!("unknown mode {v}"));
-        Ok(Header {
+        let mode = |v: u8| -> Result<Mode, String> { Ok(Mode::decode(v)) };
+        let h = Header {
             tool_version: c.str()?,
             pid: c.u32()?,
             ppid: c.u32()?,
@@ -128,6 +147,7 @@ impl Header {
             config_op: c.u32()?,
             pass_op: c.u32()?,
             output_path: c.str()?,
-        })
+        };
+        Ok((h, c.remaining()))
     }
 }
