@@ -25,8 +25,14 @@ fn every_format_versions_golden_imports_and_a_newer_major_is_refused() {
     let dir = krphase_tests::scratch_dir("analyzer-formats");
     let db = dir.join("k.db");
     for (file, counts) in [
-        ("small.krp", "27 events, 1 windows, 1 opt-outs, 1 plain dispatches"),
-        ("v2.0.krp", "83 events, 3 windows, 1 opt-outs, 4 plain dispatches"),
+        (
+            "small.krp",
+            "27 events, 1 windows, 1 opt-outs, 1 plain dispatches",
+        ),
+        (
+            "v2.0.krp",
+            "83 events, 3 windows, 1 opt-outs, 4 plain dispatches",
+        ),
     ] {
         let (ok, out, err) = import(&db, &golden(file));
         assert!(ok, "{file}: {err}");
@@ -36,7 +42,10 @@ fn every_format_versions_golden_imports_and_a_newer_major_is_refused() {
 
     let (ok, out, err) = import(&db, &golden("v2.1-future-minor.krp"));
     assert!(ok, "{err}");
-    assert!(out.contains("3 windows, 1 opt-outs, 4 plain dispatches"), "{out}");
+    assert!(
+        out.contains("3 windows, 1 opt-outs, 4 plain dispatches"),
+        "{out}"
+    );
     assert_eq!(
         err.trim_end(),
         format!(

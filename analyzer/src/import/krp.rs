@@ -726,7 +726,9 @@ mod tests {
         std::fs::write(&bad, &version).unwrap();
         let e = format!("{:#}", import_file(&mut c, &bad, None).unwrap_err());
         assert!(
-            e.ends_with("bad.krp: offset 4: written by a newer krphase, format 99.0; upgrade krphase"),
+            e.ends_with(
+                "bad.krp: offset 4: written by a newer krphase, format 99.0; upgrade krphase"
+            ),
             "{e}"
         );
 

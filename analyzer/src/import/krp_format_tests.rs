@@ -61,7 +61,10 @@ fn v2_0_golden_imports_its_continue_stuck_and_indefinite_windows() {
         ]
     );
     assert_eq!(
-        one::<i64>(&c, "SELECT requested_passes FROM krphase_window WHERE dispatch_id = 2"),
+        one::<i64>(
+            &c,
+            "SELECT requested_passes FROM krphase_window WHERE dispatch_id = 2"
+        ),
         0
     );
     // Dispatches 6 and 7 share the placement recorded at 6's enqueue (queue 5).
@@ -81,7 +84,10 @@ fn v1_0_golden_imports_as_format_1() {
     let r = import_file(&mut c, &golden("small.krp"), None).unwrap();
     assert_eq!(counts(&r), (1, 1, 1, false));
     assert_eq!(
-        one::<String>(&c, "SELECT format_version || '.' || format_minor FROM krphase_run"),
+        one::<String>(
+            &c,
+            "SELECT format_version || '.' || format_minor FROM krphase_run"
+        ),
         "1.0"
     );
 }
@@ -94,7 +100,10 @@ fn future_minor_imports_with_a_note_of_what_was_skipped() {
     let want = "format 2.1 (this reader: 2.0): skipped 1 optional block with tag 200 (16 bytes), \
                 2 records of kind 18, 8 header bytes, 2 trailer counters";
     assert_eq!(r.note.as_deref(), Some(want));
-    assert_eq!(one::<String>(&c, "SELECT reader_note FROM krphase_run"), want);
+    assert_eq!(
+        one::<String>(&c, "SELECT reader_note FROM krphase_run"),
+        want
+    );
     assert_eq!(one::<i64>(&c, "SELECT format_minor FROM krphase_run"), 1);
 }
 
@@ -122,8 +131,11 @@ fn a_reconstruction_limit_is_refused_with_the_records_offset_and_nothing_is_stor
         .unwrap()
         .into_inner()
         .len() as u64;
-    let mut w = FileWriter::new(std::fs::File::create(&f).unwrap(), &header(&SynthSpec::default()))
-        .unwrap();
+    let mut w = FileWriter::new(
+        std::fs::File::create(&f).unwrap(),
+        &header(&SynthSpec::default()),
+    )
+    .unwrap();
     // A window whose second pass claims index 2^20 (the tool runs at most 4096).
     w.write_records(&[
         Record::config_enter(7, 1_000, 1, 1, Decision::Replay),

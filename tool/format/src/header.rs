@@ -4,7 +4,8 @@
 //! `tool_version str, pid u32, ppid u32, hostname str, command_line str, sdk_major u32,
 //! sdk_minor u32, sdk_patch u32, requested_mode u8, mode u8, payload_layout u8, on_full u8,
 //! passes u32, filter str, boottime_ns u64, realtime_ns u64, record_size u32, replay_kind u32,
-//! config_op u32, pass_op u32, output_path str`. Readers ignore bytes after the known fields.
+//! config_op u32, pass_op u32, output_path str`. Readers skip (and count) bytes after the known
+//! fields: a newer minor may append fields.
 
 use crate::block::{Cursor, put_str};
 use serde::{Deserialize, Serialize};

@@ -67,7 +67,9 @@ pub enum Limit {
 impl Limit {
     fn what(self) -> &'static str {
         match self {
-            Limit::PassesPerDispatch => "passes, enqueues, completions or continue calls of one dispatch",
+            Limit::PassesPerDispatch => {
+                "passes, enqueues, completions or continue calls of one dispatch"
+            }
             Limit::Threads => "distinct threads",
             Limit::Queues => "distinct queues",
             Limit::Agents => "distinct agents",
@@ -98,7 +100,10 @@ impl fmt::Display for LimitError {
         if let Some(d) = self.dispatch_id {
             write!(f, " (dispatch {d})")?;
         }
-        write!(f, ": a reconstruction limit; the file is not one the tool writes")
+        write!(
+            f,
+            ": a reconstruction limit; the file is not one the tool writes"
+        )
     }
 }
 

@@ -177,7 +177,10 @@ impl<R: Read> FileReader<R> {
         match r.read_block()? {
             Some(tag::HEADER) => {
                 let (header, rest) = Header::decode_counting(&r.buf).map_err(|m| {
-                    err(HEADER_OFFSET, ReadErrorKind::Corrupt(format!("header: {m}")))
+                    err(
+                        HEADER_OFFSET,
+                        ReadErrorKind::Corrupt(format!("header: {m}")),
+                    )
                 })?;
                 if !record_size_ok(version, header.record_size) {
                     return Err(err(

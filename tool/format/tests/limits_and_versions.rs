@@ -117,7 +117,8 @@ fn passes_per_dispatch_limit_names_the_offset_of_the_breaking_record() {
     assert_eq!((e.limit, e.offset), (Limit::PassesPerDispatch, Some(1004)));
     // The default bound: an index the tool can never write (it runs at most 4096 passes).
     let mut rc = Reconstructor::new();
-    rc.push(&pass(1, (1 << 16) - 1)).expect("within the default");
+    rc.push(&pass(1, (1 << 16) - 1))
+        .expect("within the default");
     let e = rc.push_at(&pass(2, 1 << 16), 77).expect_err("beyond");
     assert_eq!((e.offset, e.max), (Some(77), 1 << 16));
 }
@@ -144,7 +145,12 @@ fn thread_queue_agent_allocation_and_name_limits_are_errors() {
         variables: 1,
         attribution: 1,
     };
-    let e = broken(&[module_vars(1), module_vars(2), module_vars(1), module_vars(3)]);
+    let e = broken(&[
+        module_vars(1),
+        module_vars(2),
+        module_vars(1),
+        module_vars(3),
+    ]);
     assert_eq!((e.limit, e.offset), (Limit::Agents, Some(1003)));
 
     // A FREE makes room; a fourth live allocation does not fit.
@@ -297,7 +303,9 @@ fn a_dispatch_that_moves_queue_is_sealed_only_by_its_new_queue() {
     for e in [enqueue(1, 2), exit(2), complete(2), enqueue(1, 9)] {
         rc.push(&e).expect("within the limits");
     }
-    let o = rc.pop().expect("window 2 complete once its thread moved on");
+    let o = rc
+        .pop()
+        .expect("window 2 complete once its thread moved on");
     let Output::Window(w) = o else {
         panic!("a two-pass window: {o:?}")
     };
@@ -339,12 +347,18 @@ fn record_size_is_checked_and_a_newer_minors_longer_record_is_read_by_its_prefix
             matches!(e.kind, ReadErrorKind::RecordSize(s) if s == size),
             "{version} {size}: {e}"
         );
-        assert!(e.to_string().starts_with(&format!("offset 8: record size {size}")));
+        assert!(
+            e.to_string()
+                .starts_with(&format!("offset 8: record size {size}"))
+        );
     }
     let bytes = file_with(FormatVersion::new(2, 1), &h(40), 40);
     let mut r = FileReader::new(&bytes[..]).expect("a 2.1 file with 40-byte records");
     let evs: Vec<_> = r.by_ref().map(|e| e.expect("decodes")).collect();
-    assert!(matches!(evs[1], Event::ConfigExit { ts: 20, .. }), "{evs:?}");
+    assert!(
+        matches!(evs[1], Event::ConfigExit { ts: 20, .. }),
+        "{evs:?}"
+    );
     assert_eq!(r.skipped().record_bytes, 16);
     assert_eq!(r.last_offset(), bytes.len() as u64 - 40);
 }

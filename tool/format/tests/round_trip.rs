@@ -202,7 +202,8 @@ fn pending_limit_bounds_memory() {
             ts: d,
             dispatch_id: d,
             kernel_id: 1,
-        }).expect("within the limits");
+        })
+        .expect("within the limits");
         assert!(rc.pending() <= 100);
         while rc.pop().is_some() {}
     }
@@ -251,27 +252,31 @@ fn an_enqueue_placement_applies_to_the_threads_later_enqueues() {
             ts: d * 100,
             dispatch_id: d,
             kernel_id: 1,
-        }).expect("within the limits");
+        })
+        .expect("within the limits");
         if d == 1 {
             rc.push(&Event::DispatchInfo {
                 thread: t,
                 dispatch_id: d,
                 agent: 2,
                 queue: 7,
-            }).expect("within the limits");
+            })
+            .expect("within the limits");
         }
         rc.push(&Event::EnqueueExit {
             thread: t,
             ts: d * 100 + 5,
             dispatch_id: d,
             correlation: d,
-        }).expect("within the limits");
+        })
+        .expect("within the limits");
         rc.push(&Event::Complete {
             thread: 9,
             dispatch_id: d,
             gpu_start: d * 100 + 10,
             gpu_end: d * 100 + 20,
-        }).expect("within the limits");
+        })
+        .expect("within the limits");
     }
     rc.finish();
     let mut n = 0;

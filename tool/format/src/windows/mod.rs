@@ -510,7 +510,9 @@ impl Reconstructor {
 
     fn add_name(&mut self, key: u64, name: &str) -> Result<(), LimitError> {
         let old = self.names.get(&key).map_or(0, String::len);
-        if old == 0 && !self.names.contains_key(&key) && self.names.len() >= self.limits.kernel_names
+        if old == 0
+            && !self.names.contains_key(&key)
+            && self.names.len() >= self.limits.kernel_names
         {
             return Err(self.limit(Limit::KernelNames, None));
         }
@@ -606,7 +608,10 @@ impl Reconstructor {
                     },
                     result,
                 };
-                let held = self.groups.get(&dispatch_id).map_or(0, |g| g.continues.len());
+                let held = self
+                    .groups
+                    .get(&dispatch_id)
+                    .map_or(0, |g| g.continues.len());
                 self.check_per_dispatch(dispatch_id, held)?;
                 self.group(dispatch_id, thread).continues.push(call);
             }
@@ -761,7 +766,10 @@ impl Reconstructor {
         kernel_id: u64,
     ) -> Result<(), LimitError> {
         self.mark_thread(thread, dispatch_id)?;
-        let held = self.groups.get(&dispatch_id).map_or(0, |g| g.enqueues.len());
+        let held = self
+            .groups
+            .get(&dispatch_id)
+            .map_or(0, |g| g.enqueues.len());
         self.check_per_dispatch(dispatch_id, held)?;
         let place = self
             .placement
@@ -808,7 +816,10 @@ impl Reconstructor {
         gpu_start: u64,
         gpu_end: u64,
     ) -> Result<(), LimitError> {
-        let held = self.groups.get(&dispatch_id).map_or(0, |g| g.completes.len());
+        let held = self
+            .groups
+            .get(&dispatch_id)
+            .map_or(0, |g| g.completes.len());
         self.check_per_dispatch(dispatch_id, held)?;
         let g = self.group(dispatch_id, thread);
         g.completes.push((gpu_start, gpu_end));

@@ -83,7 +83,10 @@ pub fn v2_0_records() -> Vec<Record> {
     v.extend(pass_with_enqueue(1, 0, 2, 2000, Some(3000)));
     v.extend(rec(&[S.cont(1, 0, 2, 3100, 40, true)]));
     v.extend(pass_with_enqueue(1, 1, 2, 3500, Some(4500)));
-    v.extend(rec(&[S.cont(1, 1, 2, 4510, 30, false), S.config_exit(1, 4600)]));
+    v.extend(rec(&[
+        S.cont(1, 1, 2, 4510, 30, false),
+        S.config_exit(1, 4600),
+    ]));
     // 2: KRPHASE_PASSES=0, an indefinite loop: pass count 0, total 0, three passes.
     v.extend(open(2, 5000, Decision::Indefinite, 0));
     for (i, t) in [6000u64, 7500, 9000].into_iter().enumerate() {
@@ -174,10 +177,11 @@ pub const FUTURE_TRAILER_COUNTERS: u32 = 2;
 pub fn v2_1_future_minor() -> Vec<u8> {
     let mut head = header().encode();
     head.extend_from_slice(&[0xA5; FUTURE_HEADER_BYTES]);
-    let mut w = FileWriter::with_version(Vec::new(), FormatVersion::new(2, 1), &head)
-        .expect("header");
+    let mut w =
+        FileWriter::with_version(Vec::new(), FormatVersion::new(2, 1), &head).expect("header");
     w.write_names(&v2_names()).expect("names");
-    w.write_block(FUTURE_TAG, b"a future section").expect("optional block");
+    w.write_block(FUTURE_TAG, b"a future section")
+        .expect("optional block");
     let future = |ts: u64| Record {
         kind: FUTURE_KIND,
         small8: 1,
