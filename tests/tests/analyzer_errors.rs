@@ -81,7 +81,11 @@ fn bad_phase_files_are_refused() {
     let version = write_variant(&c, "version.krp", |b| {
         b[4..8].copy_from_slice(&7u32.to_le_bytes())
     });
-    must_fail(&c.db, &imp(&version), &["version.krp", "version 7"]);
+    must_fail(
+        &c.db,
+        &imp(&version),
+        &["version.krp", "offset 4", "format 7.0; upgrade krphase"],
+    );
     let crc = write_variant(&c, "crc.krp", |b| {
         let mid = b.len() / 2;
         b[mid] ^= 0x5a;

@@ -186,7 +186,7 @@ fn decode(path: &Path) -> Decoded {
         if let krphase_format::Event::Notice { notice, .. } = e {
             d.notices.push(notice);
         }
-        rc.push(&e);
+        rc.push(&e).expect("within the reconstruction limits");
         take(&mut rc, &mut d);
     }
     rc.finish();

@@ -92,7 +92,7 @@ fn indefinite_loop_stops_at_max_passes_and_records_each_decision() {
             Event::ConfigEnter { decision, .. } => decisions.push(decision),
             _ => {}
         }
-        rc.push(&e);
+        rc.push(&e).expect("within the reconstruction limits");
     }
     rc.finish();
     assert_eq!(decisions, [Decision::Indefinite, Decision::Indefinite]);

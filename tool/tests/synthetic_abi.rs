@@ -92,7 +92,7 @@ fn windows_through_the_c_abi_and_fork_child_file() {
             if matches!(e, Event::Notice { .. }) {
                 notices += 1;
             }
-            rc.push(&e);
+            rc.push(&e).expect("within the reconstruction limits");
         }
         rc.finish();
         while let Some(o) = rc.pop() {

@@ -13,7 +13,7 @@ pub mod phases;
 pub mod runs;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one transaction from the recorded version on, so each runs once per database.
@@ -111,6 +111,12 @@ ALTER TABLE krphase_window ADD COLUMN continue_ns BIGINT;  -- sum of the continu
 ALTER TABLE krphase_window ADD COLUMN stuck_ns BIGINT;     -- stuck pass ENTER .. CONFIG EXIT
 ALTER TABLE krphase_pass ADD COLUMN incomplete INTEGER NOT NULL DEFAULT 0; -- ENTER without EXIT
 ALTER TABLE krphase_pass ADD COLUMN continue_ns BIGINT;    -- this PASS EXIT .. continue return
+"#,
+    // 3: the phase file's format minor (format_version holds its major) and the reader's note
+    // of what it skipped (a newer minor's additions) or emitted before it was complete.
+    r#"
+ALTER TABLE krphase_run ADD COLUMN format_minor INTEGER;
+ALTER TABLE krphase_run ADD COLUMN reader_note TEXT;
 "#,
 ];
 

@@ -2,9 +2,11 @@
 //!
 //! Streams the file through krphase-format's reader and window [`Reconstructor`] and inserts as
 //! it goes with cached statements, so memory does not grow with the file. Idempotent by content
-//! hash. A truncated file loads every complete block and is marked truncated; a corrupt or
-//! unknown-version file is rejected with one line naming the file and offset, and the
-//! transaction is rolled back so nothing of it is stored.
+//! hash. A truncated file loads every complete block and is marked truncated; a corrupt file, a
+//! newer major format or one breaking a reconstruction limit is rejected with one line naming
+//! the file and offset, and the transaction is rolled back so nothing of it is stored. A newer
+//! minor imports: what the reader skipped (and any dispatch the held-dispatch bound emitted
+//! early) is the run's `reader_note`, printed by `krphase import`.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -29,6 +31,8 @@ pub struct Imported {
     pub declines: u64,
     pub dispatches: u64,
     pub truncated: bool,
+    /// What the reader skipped or emitted early, in one line (`None`: nothing).
+    pub note: Option<String>,
 }
 
 /// sha256 of a file, streamed.
@@ -101,7 +105,7 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
                 "{}.{}.{}",
                 h.sdk_version.0, h.sdk_version.1, h.sdk_version.2
             ),
-            reader.version(),
+            reader.version().major,
             h.mode.name(),
             h.passes,
             (!h.filter.is_empty()).then_some(h.filter.as_str()),
@@ -147,6 +151,7 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     );
     out.events = decoded.events;
     out.truncated = decoded.truncated || trailer.is_none();
+    out.note = decoded.note.clone();
     // The run spans tool start (the header's clock anchor) to the last record.
     if h.boottime_ns > 0 && first <= last {
         first = first.min(h.boottime_ns);
@@ -161,7 +166,8 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
            events = ?6, trailer_windows = ?7, trailer_declines = ?8, trailer_dispatches = ?9,
            trailer_dropped = ?10,
            window_lo = (SELECT MIN(id) FROM krphase_window WHERE id >= ?12),
-           window_hi = (SELECT MAX(id) FROM krphase_window)
+           window_hi = (SELECT MAX(id) FROM krphase_window),
+           format_minor = ?13, reader_note = ?14
          WHERE id = ?11",
         params![
             mode.name(),
@@ -176,6 +182,8 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
             trailer.map(|t| (t.dropped_dispatch + t.dropped_allocation + t.dropped_window) as i64),
             run_id,
             first_window_id,
+            decoded.version.minor,
+            out.note,
         ],
     )?;
     tx.commit()?;
@@ -185,6 +193,9 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
 /// What the decoder thread learned besides the outputs it sent.
 struct Decoded {
     header: krphase_format::Header,
+    version: krphase_format::FormatVersion,
+    /// What the reader skipped and the reconstruction emitted early, in one line.
+    note: Option<String>,
     events: u64,
     first: u64,
     last: u64,
@@ -197,15 +208,40 @@ struct Decoded {
 /// Outputs per batch sent to the inserting thread.
 const BATCH: usize = 1024;
 
+/// The one-line note of what the reader skipped (a newer minor's additions) and how many
+/// dispatches the held-dispatch bound emitted before their records were complete.
+fn reader_note(
+    version: krphase_format::FormatVersion,
+    skipped: &krphase_format::Skipped,
+    evicted: u64,
+) -> Option<String> {
+    let mut parts = Vec::new();
+    if !skipped.is_empty() {
+        parts.push(format!(
+            "format {version} (this reader: {}): skipped {}",
+            krphase_format::FORMAT_VERSION,
+            skipped.summary()
+        ));
+    }
+    if evicted > 0 {
+        parts.push(format!(
+            "{evicted} dispatches emitted before their records were complete (held-dispatch limit)"
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
 /// Reads every event, reconstructs windows and sends them in batches (kernel names resolved).
 /// Stops early, without error, if the receiver has gone (the inserts failed).
 fn decode(
     mut reader: FileReader<std::io::BufReader<std::fs::File>>,
     header: &krphase_format::Header,
     tx: std::sync::mpsc::SyncSender<Vec<Output>>,
-) -> Result<Decoded, krphase_format::ReadError> {
+) -> Result<Decoded> {
     let mut d = Decoded {
         header: header.clone(),
+        version: reader.version(),
+        note: None,
         events: 0,
         first: u64::MAX,
         last: 0,
@@ -218,7 +254,8 @@ fn decode(
         truncated: false,
         trailer: None,
     };
-    let mut rec = Reconstructor::new();
+    // Events mean what the file's version says (a 1.x file's placements, see for_version).
+    let mut rec = Reconstructor::for_version(reader.version());
     let mut batch = Vec::with_capacity(BATCH);
     let named = |rec: &Reconstructor, mut o: Output| -> Output {
         let (name, id) = match &mut o {
@@ -252,7 +289,7 @@ fn decode(
                         _ => {}
                     }
                 }
-                rec.push(ev);
+                rec.push_at(ev, reader.last_offset())?;
             }
             None => {
                 rec.finish();
@@ -274,6 +311,7 @@ fn decode(
     }
     d.truncated = reader.truncated();
     d.trailer = reader.trailer().copied();
+    d.note = reader_note(d.version, reader.skipped(), rec.evicted());
     Ok(d)
 }
 
@@ -687,7 +725,12 @@ mod tests {
         version[4..8].copy_from_slice(&99u32.to_le_bytes());
         std::fs::write(&bad, &version).unwrap();
         let e = format!("{:#}", import_file(&mut c, &bad, None).unwrap_err());
-        assert!(e.contains("version 99"), "{e}");
+        assert!(
+            e.ends_with(
+                "bad.krp: offset 4: written by a newer krphase, format 99.0; upgrade krphase"
+            ),
+            "{e}"
+        );
 
         let e = format!(
             "{:#}",
@@ -709,3 +752,7 @@ mod tests {
 #[cfg(test)]
 #[path = "krp_continue_tests.rs"]
 mod continue_tests;
+
+#[cfg(test)]
+#[path = "krp_format_tests.rs"]
+mod format_tests;

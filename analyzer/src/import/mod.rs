@@ -32,6 +32,9 @@ pub fn import_command(db_path: &Path, files: &[PathBuf], label: Option<&str>) ->
                 r.dispatches,
                 if r.truncated { " (truncated)" } else { "" }
             );
+            if let Some(note) = &r.note {
+                eprintln!("krphase: note: {}: {note}", f.display());
+            }
         }
     }
     Ok(())

@@ -4,7 +4,8 @@
 //! `tool_version str, pid u32, ppid u32, hostname str, command_line str, sdk_major u32,
 //! sdk_minor u32, sdk_patch u32, requested_mode u8, mode u8, payload_layout u8, on_full u8,
 //! passes u32, filter str, boottime_ns u64, realtime_ns u64, record_size u32, replay_kind u32,
-//! config_op u32, pass_op u32, output_path str`. Readers ignore bytes after the known fields.
+//! config_op u32, pass_op u32, output_path str`. Readers skip (and count) bytes after the known
+//! fields: a newer minor may append fields.
 
 use crate::block::{Cursor, put_str};
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,8 @@ pub enum Mode {
     Auto,
     Drive,
     Observe,
+    /// A value this reader does not know (kept, like the other coded values).
+    Unknown(u8),
 }
 
 impl Mode {
@@ -25,21 +28,31 @@ impl Mode {
             Mode::Auto => 0,
             Mode::Drive => 1,
             Mode::Observe => 2,
+            Mode::Unknown(v) => v,
         }
     }
+    /// A known mode; `None` for any other value.
     pub fn from_u8(v: u8) -> Option<Mode> {
-        Some(match v {
+        match Mode::decode(v) {
+            Mode::Unknown(_) => None,
+            m => Some(m),
+        }
+    }
+    /// Any stored value: an unknown one is kept as [`Mode::Unknown`].
+    pub fn decode(v: u8) -> Mode {
+        match v {
             0 => Mode::Auto,
             1 => Mode::Drive,
             2 => Mode::Observe,
-            _ => return None,
-        })
+            v => Mode::Unknown(v),
+        }
     }
     pub fn name(self) -> &'static str {
         match self {
             Mode::Auto => "auto",
             Mode::Drive => "drive",
             Mode::Observe => "observe",
+            Mode::Unknown(_) => "unknown",
         }
     }
 }
@@ -105,10 +118,17 @@ impl Header {
         o
     }
 
+    /// Decodes the fields this reader knows; bytes after them (fields of a newer minor) are
+    /// ignored.
     pub fn decode(payload: &[u8]) -> Result<Header, String> {
+        Header::decode_counting(payload).map(|(h, _)| h)
+    }
+
+    /// As [`Header::decode`], also returning how many bytes followed the known fields.
+    pub fn decode_counting(payload: &[u8]) -> Result<(Header, usize), String> {
         let mut c = Cursor::new(payload);
-        let mode = |v: u8| Mode::from_u8(v).ok_or_else(|| format!("unknown mode {v}"));
-        Ok(Header {
+        let mode = |v: u8| -> Result<Mode, String> { Ok(Mode::decode(v)) };
+        let h = Header {
             tool_version: c.str()?,
             pid: c.u32()?,
             ppid: c.u32()?,
@@ -128,6 +148,7 @@ impl Header {
             config_op: c.u32()?,
             pass_op: c.u32()?,
             output_path: c.str()?,
-        })
+        };
+        Ok((h, c.remaining()))
     }
 }

@@ -10,10 +10,13 @@
 pub mod block;
 pub mod event;
 pub mod header;
+pub mod limits;
 pub mod read;
 pub mod record;
+pub mod skipped;
 pub mod synthetic;
 pub mod trailer;
+pub mod version;
 pub mod windows;
 pub mod write;
 
@@ -21,12 +24,15 @@ pub use event::{Event, NameSpace};
 pub use header::{Header, Mode};
 pub use read::{FileReader, ReadError};
 pub use record::{RECORD_SIZE, Record};
+pub use skipped::Skipped;
 pub use trailer::Trailer;
+pub use version::FormatVersion;
 pub use write::FileWriter;
 
 /// The four bytes every `.krp` file starts with.
 pub const MAGIC: [u8; 4] = *b"KRPH";
-/// The format version this crate writes (little-endian `u32` after the magic).
-pub const FORMAT_VERSION: u32 = 1;
-/// The oldest format version this crate reads.
-pub const MIN_READ_VERSION: u32 = 1;
+/// The format version this crate writes (the `u32` after the magic; see [`version`]). A reader
+/// reads every minor of its own major and of the older majors from [`MIN_READ_MAJOR`] on.
+pub const FORMAT_VERSION: FormatVersion = FormatVersion::V2_0;
+/// The oldest format major this crate reads.
+pub const MIN_READ_MAJOR: u16 = 1;

@@ -1,19 +1,31 @@
 //! The streaming reader: one block in memory at a time.
 //!
 //! A file that ends inside a block (SIGKILL) yields every complete block and then reports
-//! [`FileReader::truncated`]. A bad magic, an unsupported version, a checksum mismatch, an
-//! unknown required block or a malformed payload is an error naming the file offset.
+//! [`FileReader::truncated`]. A bad magic, a newer major or an older unsupported one, a record
+//! size it cannot read, a checksum mismatch, an unknown required block or a malformed payload is
+//! an error naming the file offset. What a newer minor added (optional blocks, record kinds,
+//! header bytes, trailer counters, record bytes) is skipped and counted in
+//! [`FileReader::skipped`].
 
 use crate::block::{self, FRAME_SIZE, MAX_PAYLOAD, tag};
 use crate::event::{Event, NameSpace};
 use crate::header::Header;
 use crate::record::{RECORD_SIZE, Record};
+use crate::skipped::Skipped;
 use crate::trailer::Trailer;
-use crate::{FORMAT_VERSION, MAGIC, MIN_READ_VERSION};
+use crate::version::FormatVersion;
+use crate::{FORMAT_VERSION, MAGIC, MIN_READ_MAJOR};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
+
+/// The longest record a newer minor may define that this reader still reads (by its first
+/// [`RECORD_SIZE`] bytes).
+pub const MAX_RECORD_SIZE: usize = 256;
+
+/// File offset of the header block (after the magic and the version word).
+const HEADER_OFFSET: u64 = 8;
 
 /// What went wrong, and where.
 #[derive(Debug, thiserror::Error)]
@@ -38,16 +50,35 @@ pub enum ReadErrorKind {
     Io(#[from] io::Error),
     #[error("not a krphase file (bad magic)")]
     BadMagic,
+    #[error("written by a newer krphase, format {0}; upgrade krphase")]
+    TooNew(FormatVersion),
+    #[error("format {0} is older than this reader supports ({MIN_READ_MAJOR}.0)")]
+    TooOld(FormatVersion),
     #[error(
-        "format version {0} is newer than this reader supports ({FORMAT_VERSION}); upgrade krphase"
+        "record size {0} in the header: this reader reads {RECORD_SIZE}-byte records (a newer minor may lengthen them, in steps of 8, up to {MAX_RECORD_SIZE})"
     )]
-    TooNew(u32),
-    #[error("format version {0} is older than this reader supports ({MIN_READ_VERSION})")]
-    TooOld(u32),
+    RecordSize(u32),
     #[error("file ends before the header is complete")]
     NoHeader,
     #[error("corrupt block: {0}")]
     Corrupt(String),
+}
+
+/// Whether a file of `version` may carry records of `size` bytes: 32 always; longer ones only
+/// in a newer minor of this reader's major, whose additions it skips.
+fn record_size_ok(version: FormatVersion, size: u32) -> bool {
+    let size = size as usize;
+    size == RECORD_SIZE
+        || (version.major == FORMAT_VERSION.major
+            && version.minor > FORMAT_VERSION.minor
+            && size > RECORD_SIZE
+            && size <= MAX_RECORD_SIZE
+            && size.is_multiple_of(8))
+}
+
+/// Trailer counters this reader knows (what its own writer writes).
+fn known_trailer_counters() -> u64 {
+    ((Trailer::default().encode().len() - 4) / 8) as u64
 }
 
 /// Streams the events of one `.krp` file.
@@ -55,13 +86,20 @@ pub struct FileReader<R: Read> {
     src: R,
     offset: u64,
     header: Header,
-    version: u32,
+    version: FormatVersion,
+    /// Bytes per record (the header's `record_size`, checked).
+    record_size: usize,
     buf: Vec<u8>,
-    /// Current EVENTS block: records still to yield.
+    /// Current EVENTS block: its file offset, and the records still to yield.
+    block_at: u64,
     rec_pos: usize,
     rec_len: usize,
-    names: VecDeque<Event>,
+    /// Name entries of the current NAMES block, with their file offsets.
+    names: VecDeque<(u64, Event)>,
     trailer: Option<Trailer>,
+    skipped: Skipped,
+    /// File offset of the record or name entry last yielded.
+    last_offset: u64,
     truncated: bool,
     done: bool,
 }
@@ -111,38 +149,56 @@ impl<R: Read> FileReader<R> {
         if start[..4] != MAGIC {
             return Err(err(0, ReadErrorKind::BadMagic));
         }
-        let version = u32::from_le_bytes(start[4..8].try_into().expect("4"));
-        if version > FORMAT_VERSION {
+        let version =
+            FormatVersion::from_word(u32::from_le_bytes(start[4..8].try_into().expect("4")));
+        if version.major > FORMAT_VERSION.major {
             return Err(err(4, ReadErrorKind::TooNew(version)));
         }
-        if version < MIN_READ_VERSION {
+        if version.major < MIN_READ_MAJOR {
             return Err(err(4, ReadErrorKind::TooOld(version)));
         }
         let mut r = FileReader {
             src,
-            offset: 8,
+            offset: HEADER_OFFSET,
             header: Header::default(),
             version,
+            record_size: RECORD_SIZE,
             buf: Vec::new(),
+            block_at: HEADER_OFFSET,
             rec_pos: 0,
             rec_len: 0,
             names: VecDeque::new(),
             trailer: None,
+            skipped: Skipped::default(),
+            last_offset: HEADER_OFFSET,
             truncated: false,
             done: false,
         };
         match r.read_block()? {
             Some(tag::HEADER) => {
-                r.header = Header::decode(&r.buf)
-                    .map_err(|m| err(8, ReadErrorKind::Corrupt(format!("header: {m}"))))?;
+                let (header, rest) = Header::decode_counting(&r.buf).map_err(|m| {
+                    err(
+                        HEADER_OFFSET,
+                        ReadErrorKind::Corrupt(format!("header: {m}")),
+                    )
+                })?;
+                if !record_size_ok(version, header.record_size) {
+                    return Err(err(
+                        HEADER_OFFSET,
+                        ReadErrorKind::RecordSize(header.record_size),
+                    ));
+                }
+                r.record_size = header.record_size as usize;
+                r.skipped.header_bytes = rest as u64;
+                r.header = header;
             }
             Some(t) => {
                 return Err(err(
-                    8,
+                    HEADER_OFFSET,
                     ReadErrorKind::Corrupt(format!("first block has tag {t}, not the header")),
                 ));
             }
-            None => return Err(err(8, ReadErrorKind::NoHeader)),
+            None => return Err(err(HEADER_OFFSET, ReadErrorKind::NoHeader)),
         }
         Ok(r)
     }
@@ -151,8 +207,21 @@ impl<R: Read> FileReader<R> {
         &self.header
     }
 
-    pub fn version(&self) -> u32 {
+    /// The format version the file states.
+    pub fn version(&self) -> FormatVersion {
         self.version
+    }
+
+    /// What this reader skipped so far because a newer minor added it (complete after
+    /// iteration).
+    pub fn skipped(&self) -> &Skipped {
+        &self.skipped
+    }
+
+    /// File offset of the record or string-table entry the last [`FileReader::next_event`]
+    /// returned (for errors about it found later, e.g. by the window reconstruction).
+    pub fn last_offset(&self) -> u64 {
+        self.last_offset
     }
 
     /// True when the file ended inside a block (every complete block was still read).
@@ -211,11 +280,25 @@ impl<R: Read> FileReader<R> {
         let mut c = block::Cursor::new(&self.buf);
         let corrupt = |m: String| ReadError::corrupt(at, m);
         while c.remaining() > 0 {
+            let entry_at = at + (FRAME_SIZE + c.pos) as u64;
             let space = NameSpace::from_u8(c.u8().map_err(corrupt)?);
             let key = c.u64().map_err(corrupt)?;
             let name = c.str().map_err(corrupt)?;
-            self.names.push_back(Event::Name { space, key, name });
+            self.names
+                .push_back((entry_at, Event::Name { space, key, name }));
         }
+        Ok(())
+    }
+
+    fn take_trailer(&mut self, at: u64) -> Result<(), ReadError> {
+        let tr = Trailer::decode(&self.buf)
+            .map_err(|m| ReadError::corrupt(at, format!("trailer: {m}")))?;
+        let count = self
+            .buf
+            .get(..4)
+            .map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4")));
+        self.skipped.trailer_counters += u64::from(count).saturating_sub(known_trailer_counters());
+        self.trailer = Some(tr);
         Ok(())
     }
 
@@ -223,13 +306,19 @@ impl<R: Read> FileReader<R> {
     pub fn next_event(&mut self) -> Option<Result<Event, ReadError>> {
         loop {
             if self.rec_pos < self.rec_len {
-                let o = self.rec_pos * RECORD_SIZE;
+                let o = self.rec_pos * self.record_size;
                 let b: &[u8; RECORD_SIZE] =
                     self.buf[o..o + RECORD_SIZE].try_into().expect("record");
+                self.last_offset = self.block_at + (FRAME_SIZE + o) as u64;
                 self.rec_pos += 1;
-                return Some(Ok(Event::from_record(&Record::decode(b))));
+                let ev = Event::from_record(&Record::decode(b));
+                if let Event::Unknown { kind, .. } = ev {
+                    self.skipped.kind(kind);
+                }
+                return Some(Ok(ev));
             }
-            if let Some(n) = self.names.pop_front() {
+            if let Some((at, n)) = self.names.pop_front() {
+                self.last_offset = at;
                 return Some(Ok(n));
             }
             if self.done {
@@ -259,25 +348,24 @@ impl<R: Read> FileReader<R> {
         };
         match t {
             tag::EVENTS => {
-                if !self.buf.len().is_multiple_of(RECORD_SIZE) {
+                let size = self.record_size;
+                if !self.buf.len().is_multiple_of(size) {
                     return Err(ReadError::corrupt(
                         at,
                         format!(
-                            "events block length {} is not a multiple of {RECORD_SIZE}",
+                            "events block length {} is not a multiple of {size}",
                             self.buf.len()
                         ),
                     ));
                 }
-                self.rec_len = self.buf.len() / RECORD_SIZE;
+                self.block_at = at;
+                self.rec_len = self.buf.len() / size;
+                self.skipped.record_bytes += (self.rec_len * (size - RECORD_SIZE)) as u64;
             }
             tag::NAMES => self.parse_names(at)?,
-            tag::TRAILER => {
-                let tr = Trailer::decode(&self.buf)
-                    .map_err(|m| ReadError::corrupt(at, format!("trailer: {m}")))?;
-                self.trailer = Some(tr);
-            }
+            tag::TRAILER => self.take_trailer(at)?,
             tag::HEADER => return Err(ReadError::corrupt(at, "a second header block".into())),
-            t if t >= tag::FIRST_OPTIONAL => {}
+            t if t >= tag::FIRST_OPTIONAL => self.skipped.block(t, self.buf.len()),
             t => {
                 return Err(ReadError::corrupt(
                     at,

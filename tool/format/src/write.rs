@@ -1,4 +1,6 @@
-//! The writer: magic, version, header block, then EVENTS / NAMES blocks, then the trailer.
+//! The writer: magic, version, header block, then EVENTS / NAMES blocks, then the trailer. It
+//! writes [`FORMAT_VERSION`]; [`FileWriter::with_version`] states another one, for the test
+//! writers of golden files and fixtures.
 //!
 //! Each block goes out in one `write_all` of frame + payload, so a killed process leaves at most
 //! one partial block at the end of the file.
@@ -8,6 +10,7 @@ use crate::event::NameSpace;
 use crate::header::Header;
 use crate::record::{RECORD_SIZE, Record};
 use crate::trailer::Trailer;
+use crate::version::FormatVersion;
 use crate::{FORMAT_VERSION, MAGIC};
 use std::io::{self, Write};
 
@@ -20,10 +23,21 @@ pub struct FileWriter<W: Write> {
 
 impl<W: Write> FileWriter<W> {
     /// Writes the magic, the version and the header block.
-    pub fn new(mut out: W, header: &Header) -> io::Result<Self> {
+    pub fn new(out: W, header: &Header) -> io::Result<Self> {
+        Self::with_version(out, FORMAT_VERSION, &header.encode())
+    }
+
+    /// Writes the magic, `version` and a header block of `header_payload` bytes (an encoded
+    /// [`Header`], possibly followed by a newer minor's fields). For golden files and fixtures:
+    /// the records that follow must mean what `version` says.
+    pub fn with_version(
+        mut out: W,
+        version: FormatVersion,
+        header_payload: &[u8],
+    ) -> io::Result<Self> {
         let mut start = Vec::with_capacity(8);
         start.extend_from_slice(&MAGIC);
-        start.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        start.extend_from_slice(&version.to_word().to_le_bytes());
         out.write_all(&start)?;
         let mut w = FileWriter {
             out,
@@ -31,11 +45,13 @@ impl<W: Write> FileWriter<W> {
             blocks: 0,
             records: 0,
         };
-        w.write_block(tag::HEADER, &header.encode())?;
+        w.write_block(tag::HEADER, header_payload)?;
         Ok(w)
     }
 
-    fn write_block(&mut self, tag: u8, payload: &[u8]) -> io::Result<()> {
+    /// Writes one block of any tag (frame + payload, one write). The typed methods below are
+    /// what a writer of this version uses; this one also writes optional blocks (tags ≥ 128).
+    pub fn write_block(&mut self, tag: u8, payload: &[u8]) -> io::Result<()> {
         self.scratch.clear();
         self.scratch.extend_from_slice(&block::frame(tag, payload));
         self.scratch.extend_from_slice(payload);

@@ -1,53 +1,184 @@
-//! Golden files pin the format: `tests/golden/small.krp` is what the deterministic test writer
-//! produces, `small.json` is its decoding. Regenerate with `KRPHASE_BLESS=1` after an intended
-//! format change (and bump FORMAT_VERSION).
+//! Golden files pin the format, one per version, kept forever (`tests/golden/`):
+//!
+//! * `small.krp` / `small.json`: format 1.0, frozen. The test writer must still reproduce its
+//!   bytes and today's reader must still decode it to the same JSON.
+//! * `v2.0.krp` / `v2.0.json`: format 2.0, every record kind, a stuck and an indefinite window.
+//! * `v2.1-future-minor.krp` / `.json`: a newer minor; read with what was skipped.
+//! * `v3.0-newer-major.krp`: a newer major; refused with the upgrade line.
+//!
+//! `KRPHASE_BLESS=1 cargo test -p krphase-format --test golden` rewrites the current version's
+//! files and the fixtures from the test writers (never the frozen older versions). A change that
+//! alters the current version's bytes must bump [`krphase_format::FORMAT_VERSION`] (a minor for an
+//! addition, a major for a change of meaning) and add that version's golden beside these.
 
 mod common;
 
-use krphase_format::FileReader;
-use std::path::PathBuf;
+use common::golden_files::{self, FUTURE_HEADER_BYTES, FUTURE_KIND, FUTURE_TAG};
+use krphase_format::event::kind;
+use krphase_format::read::ReadErrorKind;
+use krphase_format::windows::Output;
+use krphase_format::{FileReader, FormatVersion};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden")
 }
 
-fn decode_to_json(path: &std::path::Path) -> serde_json::Value {
+fn blessing() -> bool {
+    std::env::var_os("KRPHASE_BLESS").is_some()
+}
+
+fn decode_to_json(path: &Path) -> serde_json::Value {
     let mut r = FileReader::open(path).expect("open golden");
     let events: Vec<_> = r.by_ref().map(|e| e.expect("golden decodes")).collect();
-    let (mut outputs, after) = common::reconstruct(&events);
+    let (mut outputs, after) = common::reconstruct_as(r.version(), &events);
     outputs.extend(after);
-    serde_json::json!({
-        "version": r.version(),
+    let mut v = serde_json::json!({
+        "version": r.version().to_word(),
         "header": r.header(),
         "events": events,
         "trailer": r.trailer(),
         "truncated": r.truncated(),
         "outputs": outputs,
-    })
+    });
+    // Only files of a newer minor have something skipped (the 1.0 decoding stays as it was).
+    if !r.skipped().is_empty() {
+        v["skipped"] = serde_json::to_value(r.skipped()).expect("skipped");
+    }
+    v
+}
+
+/// Checks `name` against the writer's `bytes` (rewriting it first when blessing and not
+/// `frozen`) and, with `json`, its decoding.
+fn check(name: &str, bytes: &[u8], json: Option<&str>, frozen: bool) {
+    let dir = golden_dir();
+    let krp = dir.join(name);
+    if blessing() && !frozen {
+        std::fs::write(&krp, bytes).expect("write golden");
+        if let Some(j) = json {
+            let v = decode_to_json(&krp);
+            let text = serde_json::to_string_pretty(&v).expect("json") + "\n";
+            std::fs::write(dir.join(j), text).expect("write golden json");
+        }
+    }
+    let golden =
+        std::fs::read(&krp).unwrap_or_else(|e| panic!("{name}: {e} (bless with KRPHASE_BLESS=1)"));
+    assert!(
+        bytes == golden,
+        "{name}: the writer's bytes changed: a format change needs a version bump{}",
+        if frozen {
+            " (this version's golden is frozen)"
+        } else {
+            ""
+        }
+    );
+    if let Some(j) = json {
+        let want: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(j)).expect("golden json"))
+                .expect("parse");
+        assert_eq!(decode_to_json(&krp), want, "{j}");
+    }
 }
 
 #[test]
-fn writer_reproduces_golden_bytes_and_reader_decodes_golden_json() {
-    let dir = golden_dir();
-    let krp = dir.join("small.krp");
-    let json = dir.join("small.json");
-    let bytes = common::write_file();
-    if std::env::var_os("KRPHASE_BLESS").is_some() {
-        std::fs::create_dir_all(&dir).expect("golden dir");
-        std::fs::write(&krp, &bytes).expect("write golden krp");
-        let v = decode_to_json(&krp);
-        std::fs::write(
-            &json,
-            serde_json::to_string_pretty(&v).expect("json") + "\n",
-        )
-        .expect("write golden json");
-    }
-    let golden = std::fs::read(&krp).expect("golden small.krp (bless with KRPHASE_BLESS=1)");
+fn v1_0_golden_is_reproduced_and_still_decodes_to_its_json() {
+    check("small.krp", &golden_files::v1_0(), Some("small.json"), true);
+    let r = FileReader::open(golden_dir().join("small.krp")).expect("open");
+    assert_eq!(r.version(), FormatVersion::V1_0);
+}
+
+#[test]
+fn v2_0_golden_is_reproduced_and_decodes_to_its_json() {
+    check("v2.0.krp", &golden_files::v2_0(), Some("v2.0.json"), false);
+}
+
+#[test]
+fn v2_0_golden_covers_every_kind_a_stuck_and_an_indefinite_window() {
+    let mut r = FileReader::open(golden_dir().join("v2.0.krp")).expect("open");
+    assert_eq!(r.version(), FormatVersion::V2_0);
+    let events: Vec<_> = r.by_ref().map(|e| e.expect("decodes")).collect();
+    let kinds: BTreeSet<u8> = events
+        .iter()
+        .filter_map(|e| e.to_record())
+        .map(|r| r.kind)
+        .collect();
     assert_eq!(
-        bytes, golden,
-        "the writer's bytes changed: a format change needs a version bump"
+        kinds,
+        (kind::CONFIG_ENTER..=kind::MODULE_VARS).collect(),
+        "all 17 kinds"
     );
-    let want: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("golden json")).expect("parse");
-    assert_eq!(decode_to_json(&krp), want);
+    assert!(r.skipped().is_empty(), "{:?}", r.skipped());
+    let (mut out, rest) = common::reconstruct_as(r.version(), &events);
+    out.extend(rest);
+    let windows: Vec<_> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::Window(w) => Some(w),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(windows.len(), 3);
+    let indefinite = windows.iter().find(|w| w.dispatch_id == 2).expect("2");
+    assert_eq!(indefinite.requested_passes, Some(0));
+    assert_eq!(indefinite.executed_passes, 3);
+    assert_eq!(indefinite.continues.len(), 3);
+    assert!(indefinite.continues.iter().all(|c| c.total == 0));
+    let stuck = windows.iter().find(|w| w.dispatch_id == 3).expect("3");
+    assert!(stuck.stuck.is_some() && stuck.passes[1].incomplete);
+    let placed: Vec<_> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::Plain(p) => Some((p.dispatch_id, p.queue)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        placed,
+        [(4, Some(3)), (5, Some(3)), (6, Some(5)), (7, Some(5))],
+        "sticky placement per thread"
+    );
+}
+
+#[test]
+fn future_minor_fixture_reads_and_says_what_it_skipped() {
+    check(
+        "v2.1-future-minor.krp",
+        &golden_files::v2_1_future_minor(),
+        Some("v2.1-future-minor.json"),
+        false,
+    );
+    let mut r = FileReader::open(golden_dir().join("v2.1-future-minor.krp")).expect("open");
+    assert_eq!(r.version(), FormatVersion::new(2, 1));
+    let events: Vec<_> = r.by_ref().map(|e| e.expect("decodes")).collect();
+    let n = events.len();
+    assert!(r.trailer().is_some() && !r.truncated());
+    let s = r.skipped();
+    assert_eq!(s.blocks.get(&FUTURE_TAG), Some(&(1, 16)));
+    assert_eq!(s.kinds.get(&FUTURE_KIND), Some(&2));
+    assert_eq!(s.header_bytes, FUTURE_HEADER_BYTES as u64);
+    assert_eq!(s.trailer_counters, 2);
+    assert_eq!(
+        n,
+        golden_files::v2_0_records().len() + 2 + 3,
+        "records, future records, names"
+    );
+}
+
+#[test]
+fn newer_major_fixture_is_refused_with_the_upgrade_line() {
+    check(
+        "v3.0-newer-major.krp",
+        &golden_files::v3_0_newer_major(),
+        None,
+        false,
+    );
+    let e = FileReader::open(golden_dir().join("v3.0-newer-major.krp"))
+        .err()
+        .expect("refused");
+    assert!(matches!(e.kind, ReadErrorKind::TooNew(v) if v == FormatVersion::new(3, 0)));
+    assert_eq!(
+        e.to_string(),
+        "offset 4: written by a newer krphase, format 3.0; upgrade krphase"
+    );
 }

@@ -4,7 +4,7 @@ mod common;
 
 use krphase_format::read::ReadErrorKind;
 use krphase_format::windows::{DeclineReason, Outcome, Output, Reconstructor, Source};
-use krphase_format::{Event, FileReader};
+use krphase_format::{Event, FileReader, FormatVersion};
 
 fn read_all(bytes: &[u8]) -> (Vec<Event>, FileReader<&[u8]>) {
     let mut r = FileReader::new(bytes).expect("open");
@@ -92,8 +92,11 @@ fn bad_magic_and_newer_version_are_errors() {
     let mut bytes = common::write_file();
     bytes[4] = 99;
     let e = FileReader::new(&bytes[..]).err().expect("too new");
-    assert!(matches!(e.kind, ReadErrorKind::TooNew(99)));
-    assert!(e.to_string().contains("upgrade"));
+    assert!(matches!(e.kind, ReadErrorKind::TooNew(v) if v == FormatVersion::new(99, 0)));
+    assert_eq!(
+        e.to_string(),
+        "offset 4: written by a newer krphase, format 99.0; upgrade krphase"
+    );
     let e = FileReader::new(&b""[..]).err().expect("empty");
     assert!(matches!(e.kind, ReadErrorKind::BadMagic));
 }
@@ -199,7 +202,8 @@ fn pending_limit_bounds_memory() {
             ts: d,
             dispatch_id: d,
             kernel_id: 1,
-        });
+        })
+        .expect("within the limits");
         assert!(rc.pending() <= 100);
         while rc.pop().is_some() {}
     }
@@ -248,27 +252,31 @@ fn an_enqueue_placement_applies_to_the_threads_later_enqueues() {
             ts: d * 100,
             dispatch_id: d,
             kernel_id: 1,
-        });
+        })
+        .expect("within the limits");
         if d == 1 {
             rc.push(&Event::DispatchInfo {
                 thread: t,
                 dispatch_id: d,
                 agent: 2,
                 queue: 7,
-            });
+            })
+            .expect("within the limits");
         }
         rc.push(&Event::EnqueueExit {
             thread: t,
             ts: d * 100 + 5,
             dispatch_id: d,
             correlation: d,
-        });
+        })
+        .expect("within the limits");
         rc.push(&Event::Complete {
             thread: 9,
             dispatch_id: d,
             gpu_start: d * 100 + 10,
             gpu_end: d * 100 + 20,
-        });
+        })
+        .expect("within the limits");
     }
     rc.finish();
     let mut n = 0;
@@ -357,7 +365,7 @@ fn observe_window_bytes_come_from_live_allocations_and_module_variables() {
     }
     let mut rc = Reconstructor::new();
     for e in &evs {
-        rc.push(e);
+        rc.push(e).expect("within the limits");
     }
     assert_eq!(
         rc.footprint_estimate(2),

@@ -1,6 +1,8 @@
 //! A deterministic test writer shared by the format tests.
 #![allow(dead_code)]
 
+pub mod golden_files;
+
 use krphase_format::event::Decision;
 use krphase_format::windows::{Output, Reconstructor};
 use krphase_format::{Event, FileWriter, Header, Mode, NameSpace, RECORD_SIZE, Trailer};
@@ -234,10 +236,18 @@ pub fn write_file() -> Vec<u8> {
 
 /// Pushes everything; returns what came out before `finish` and after it.
 pub fn reconstruct(evs: &[Event]) -> (Vec<Output>, Vec<Output>) {
-    let mut rc = Reconstructor::new();
+    reconstruct_as(krphase_format::FORMAT_VERSION, evs)
+}
+
+/// As [`reconstruct`], with the meaning of format `version`.
+pub fn reconstruct_as(
+    version: krphase_format::FormatVersion,
+    evs: &[Event],
+) -> (Vec<Output>, Vec<Output>) {
+    let mut rc = Reconstructor::for_version(version);
     let mut before = Vec::new();
     for e in evs {
-        rc.push(e);
+        rc.push(e).expect("within the limits");
         while let Some(o) = rc.pop() {
             before.push(o);
         }

@@ -16,14 +16,22 @@
 //!
 //! COMPLETE records come from another thread and may reach the file after the window's own
 //! records, so a dispatch is held until its completions arrive, a later dispatch on the same queue
-//! completes, [`Reconstructor::finish`] is called, or the pending limit evicts it.
+//! completes, [`Reconstructor::finish`] is called, or a held-dispatch bound evicts it.
+//!
+//! Everything held is bounded by [`Limits`]; a record that would exceed an error bound makes
+//! [`Reconstructor::push_at`] fail with a [`LimitError`] naming its file offset.
 
-use crate::event::{Decision, Event, NameSpace, UNATTRIBUTED, alloc_class};
+mod footprint;
+
+use crate::event::{Decision, Event, NameSpace};
+use crate::limits::{Limit, LimitError, Limits};
+use crate::version::FormatVersion;
+use footprint::Footprint;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 
 /// Default bound on dispatches held while waiting for their records.
-pub const DEFAULT_MAX_PENDING: usize = 1 << 16;
+pub const DEFAULT_MAX_PENDING: usize = Limits::DEFAULT.held_dispatches;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Interval {
@@ -222,6 +230,19 @@ struct Group {
     thread_done: bool,
     /// A later dispatch on the same queue completed (so did everything before it).
     queue_sealed: bool,
+    /// Entries (see `entries`) counted in the reconstructor's `held_entries`.
+    counted: usize,
+}
+
+/// The dispatch a record may add passes, enqueues, completions or continue calls to.
+fn entry_adding_dispatch(ev: &Event) -> Option<u64> {
+    match *ev {
+        Event::PassEnter { dispatch_id, .. }
+        | Event::Continue { dispatch_id, .. }
+        | Event::EnqueueEnter { dispatch_id, .. }
+        | Event::Complete { dispatch_id, .. } => Some(dispatch_id),
+        _ => None,
+    }
 }
 
 /// Turns events into [`Output`]s. Feed with [`push`](Self::push), take results with
@@ -230,65 +251,32 @@ pub struct Reconstructor {
     groups: HashMap<u64, Group>,
     order: VecDeque<u64>,
     per_queue: HashMap<u64, VecDeque<u64>>,
+    /// Dispatch ids in all of `per_queue` together.
+    per_queue_len: usize,
     current: HashMap<u32, u64>,
     /// Last placement (agent, queue) recorded on each thread; applies to its later enqueues.
     placement: HashMap<u32, (u64, u64)>,
+    /// Whether a thread's enqueue placement applies to its later enqueues (see
+    /// [`Reconstructor::for_version`]).
+    sticky_placement: bool,
+    /// A 1.x file may come from a writer that recorded the placement of every enqueue.
+    placement_may_be_per_dispatch: bool,
     names: HashMap<u64, String>,
+    name_bytes: usize,
     ready: VecDeque<Output>,
-    max_pending: usize,
+    limits: Limits,
+    /// Passes, enqueues, completions and continue calls of the held dispatches.
+    held_entries: usize,
+    /// File offset of the record being taken in, for errors.
+    at: Option<u64>,
     evicted: u64,
     footprint: Footprint,
 }
 
-/// Live allocations and module-variable bytes per agent, replayed from ALLOC/FREE and
-/// MODULE_VARS records: the snapshot estimate for windows the tool did not see open (observe
-/// mode). Holds only live allocations.
-#[derive(Debug, Default)]
-struct Footprint {
-    /// address → (agent, size, counted in the classified estimate).
-    live: HashMap<u64, (u64, u64, bool)>,
-    /// agent → (classified bytes, classified regions, all live bytes).
-    agents: HashMap<u64, (u64, u64, u64)>,
-    /// agent → (bytes, variables) of writable module variables.
-    module_vars: HashMap<u64, (u64, u64)>,
-    /// Module-variable bytes no agent could be named for (upper bounds only).
-    unattributed: u64,
-}
-
-impl Footprint {
-    fn alloc(&mut self, address: u64, agent: u64, size: u64, class: u8) {
-        self.free(address);
-        let snap = class & alloc_class::SNAPSHOT != 0;
-        self.live.insert(address, (agent, size, snap));
-        let e = self.agents.entry(agent).or_default();
-        e.2 += size;
-        if snap {
-            e.0 += size;
-            e.1 += 1;
-        }
-    }
-
-    fn free(&mut self, address: u64) {
-        let Some((agent, size, snap)) = self.live.remove(&address) else {
-            return;
-        };
-        if let Some(e) = self.agents.get_mut(&agent) {
-            e.2 = e.2.saturating_sub(size);
-            if snap {
-                e.0 = e.0.saturating_sub(size);
-                e.1 = e.1.saturating_sub(1);
-            }
-        }
-    }
-
-    fn estimate(&self, agent: u64) -> ByteEstimate {
-        let (c, r, u) = self.agents.get(&agent).copied().unwrap_or_default();
-        let (mb, mn) = self.module_vars.get(&agent).copied().unwrap_or_default();
-        ByteEstimate {
-            classified: c + mb,
-            classified_regions: (r + mn).min(u64::from(u16::MAX)) as u16,
-            upper_bound: u + mb + self.unattributed,
-        }
+impl Group {
+    /// Passes, enqueues, completions and continue calls held.
+    fn entries(&self) -> usize {
+        self.passes.len() + self.enqueues.len() + self.completes.len() + self.continues.len()
     }
 }
 
@@ -299,23 +287,63 @@ impl Default for Reconstructor {
 }
 
 impl Reconstructor {
+    /// A reconstructor for the current format, with the default [`Limits`].
     pub fn new() -> Self {
-        Self::with_max_pending(DEFAULT_MAX_PENDING)
+        Self::with_limits(Limits::DEFAULT)
     }
 
+    /// As [`Reconstructor::new`], holding at most `max_pending` dispatches.
     pub fn with_max_pending(max_pending: usize) -> Self {
+        Self::with_limits(Limits {
+            held_dispatches: max_pending,
+            ..Limits::DEFAULT
+        })
+    }
+
+    pub fn with_limits(limits: Limits) -> Self {
         Reconstructor {
             groups: HashMap::new(),
             order: VecDeque::new(),
             per_queue: HashMap::new(),
+            per_queue_len: 0,
             current: HashMap::new(),
             placement: HashMap::new(),
+            sticky_placement: true,
+            placement_may_be_per_dispatch: false,
             names: HashMap::new(),
+            name_bytes: 0,
             ready: VecDeque::new(),
-            max_pending: max_pending.max(1),
+            limits: Limits {
+                held_dispatches: limits.held_dispatches.max(1),
+                held_entries: limits.held_entries.max(1),
+                ..limits
+            },
+            held_entries: 0,
+            at: None,
             evicted: 0,
             footprint: Footprint::default(),
         }
+    }
+
+    /// A reconstructor reading events with the meaning of format `version`.
+    ///
+    /// 1.x: files of version 1 come from two writers the file cannot tell apart: the first
+    /// recorded an enqueue's placement (DISPATCH_INFO) for every dispatch, the later one only
+    /// when the thread's placement changed (2.0's sticky rule). The reader applies the sticky
+    /// rule until the file shows the first writer: a placement at an enqueue that repeats the
+    /// thread's current one, which a sticky writer never records. From then on a dispatch without
+    /// its own placement has none, as that writer meant (its placement record had been dropped).
+    pub fn for_version(version: FormatVersion) -> Self {
+        let mut r = Self::new();
+        r.placement_may_be_per_dispatch = version.major == 1;
+        r
+    }
+
+    /// As [`Reconstructor::for_version`], with `limits`.
+    pub fn for_version_with_limits(version: FormatVersion, limits: Limits) -> Self {
+        let mut r = Self::with_limits(limits);
+        r.placement_may_be_per_dispatch = version.major == 1;
+        r
     }
 
     /// The snapshot byte estimate for `agent` at this point of the stream, from the live
@@ -324,7 +352,8 @@ impl Reconstructor {
         self.footprint.estimate(agent)
     }
 
-    /// Dispatches emitted before their records were complete because of the pending limit.
+    /// Dispatches emitted before their records were complete because a held-dispatch bound
+    /// ([`Limits::held_dispatches`], [`Limits::held_entries`]) was reached.
     pub fn evicted(&self) -> u64 {
         self.evicted
     }
@@ -353,29 +382,96 @@ impl Reconstructor {
                     ..Group::default()
                 },
             );
-            self.enforce_bound();
         }
         self.groups.get_mut(&d).expect("group just inserted")
     }
 
+    /// The error for bound `limit`, at the record being taken in.
+    fn limit(&self, limit: Limit, dispatch_id: Option<u64>) -> LimitError {
+        let l = &self.limits;
+        let max = match limit {
+            Limit::PassesPerDispatch => l.passes_per_dispatch,
+            Limit::Threads => l.threads,
+            Limit::Queues => l.queues,
+            Limit::Agents => l.agents,
+            Limit::LiveAllocations => l.live_allocations,
+            Limit::KernelNames => l.kernel_names,
+            Limit::KernelNameBytes => l.kernel_name_bytes,
+        };
+        LimitError {
+            offset: self.at,
+            limit,
+            max,
+            dispatch_id,
+        }
+    }
+
+    /// Fails when dispatch `d` already holds `len` entries of one sort (passes, enqueues, …).
+    fn check_per_dispatch(&self, d: u64, len: usize) -> Result<(), LimitError> {
+        if len >= self.limits.passes_per_dispatch {
+            return Err(self.limit(Limit::PassesPerDispatch, Some(d)));
+        }
+        Ok(())
+    }
+
+    /// Fails when `thread` is new and the thread bound is reached.
+    fn check_thread(&self, thread: u32) -> Result<(), LimitError> {
+        let known = self.current.contains_key(&thread) || self.placement.contains_key(&thread);
+        if !known && self.current.len().max(self.placement.len()) >= self.limits.threads {
+            return Err(self.limit(Limit::Threads, None));
+        }
+        Ok(())
+    }
+
+    /// Removes a held dispatch.
+    fn take_group(&mut self, d: u64) -> Option<Group> {
+        let g = self.groups.remove(&d)?;
+        self.held_entries -= g.counted;
+        Some(g)
+    }
+
+    /// Adds dispatch `d` to the queue it was placed on.
+    fn queue_dispatch(&mut self, queue: u64, d: u64) -> Result<(), LimitError> {
+        if !self.per_queue.contains_key(&queue) && self.per_queue.len() >= self.limits.queues {
+            return Err(self.limit(Limit::Queues, None));
+        }
+        self.per_queue.entry(queue).or_default().push_back(d);
+        self.per_queue_len += 1;
+        Ok(())
+    }
+
+    /// Evicts the oldest held dispatches while a held-dispatch bound is exceeded, and drops
+    /// bookkeeping of dispatches no longer held.
     fn enforce_bound(&mut self) {
-        while self.groups.len() > self.max_pending {
+        while self.groups.len() > self.limits.held_dispatches
+            || self.held_entries > self.limits.held_entries
+        {
             let Some(d) = self.order.pop_front() else {
                 break;
             };
-            if let Some(g) = self.groups.remove(&d) {
+            if let Some(g) = self.take_group(d) {
                 self.evicted += 1;
                 self.emit(d, g);
             }
         }
-        if self.order.len() > 2 * self.groups.len() + 1024 {
+        let slack = 2 * self.groups.len() + 1024;
+        if self.order.len() > slack {
             let groups = &self.groups;
             self.order.retain(|d| groups.contains_key(d));
+        }
+        if self.per_queue_len > slack {
+            let groups = &self.groups;
+            self.per_queue.retain(|_, dq| {
+                dq.retain(|d| groups.contains_key(d));
+                !dq.is_empty()
+            });
+            self.per_queue_len = self.per_queue.values().map(VecDeque::len).sum();
         }
     }
 
     /// The submitting thread started dispatch `d`: earlier dispatches of that thread are done.
-    fn mark_thread(&mut self, thread: u32, d: u64) {
+    fn mark_thread(&mut self, thread: u32, d: u64) -> Result<(), LimitError> {
+        self.check_thread(thread)?;
         if let Some(prev) = self.current.insert(thread, d)
             && prev != d
             && let Some(g) = self.groups.get_mut(&prev)
@@ -383,18 +479,59 @@ impl Reconstructor {
             g.thread_done = true;
             self.try_close(prev);
         }
+        Ok(())
     }
 
-    /// Takes in the next event of the stream.
-    pub fn push(&mut self, ev: &Event) {
+    /// Takes in the next event of the stream (no file offset for errors: see
+    /// [`Reconstructor::push_at`]).
+    pub fn push(&mut self, ev: &Event) -> Result<(), LimitError> {
+        self.at = None;
+        self.take(ev)
+    }
+
+    /// Takes in the next event of the stream, found at file `offset` (what a [`LimitError`]
+    /// names: [`crate::FileReader::last_offset`]).
+    pub fn push_at(&mut self, ev: &Event, offset: u64) -> Result<(), LimitError> {
+        self.at = Some(offset);
+        self.take(ev)
+    }
+
+    fn take(&mut self, ev: &Event) -> Result<(), LimitError> {
+        self.take_event(ev)?;
+        // Entries the record added to its dispatch, if that is still held.
+        if let Some(g) = entry_adding_dispatch(ev).and_then(|d| self.groups.get_mut(&d)) {
+            let n = g.entries();
+            self.held_entries += n - g.counted;
+            g.counted = n;
+        }
+        self.enforce_bound();
+        Ok(())
+    }
+
+    fn add_name(&mut self, key: u64, name: &str) -> Result<(), LimitError> {
+        let old = self.names.get(&key).map_or(0, String::len);
+        if old == 0
+            && !self.names.contains_key(&key)
+            && self.names.len() >= self.limits.kernel_names
+        {
+            return Err(self.limit(Limit::KernelNames, None));
+        }
+        let bytes = self.name_bytes - old + name.len();
+        if bytes > self.limits.kernel_name_bytes {
+            return Err(self.limit(Limit::KernelNameBytes, None));
+        }
+        self.name_bytes = bytes;
+        self.names.insert(key, name.to_string());
+        Ok(())
+    }
+
+    fn take_event(&mut self, ev: &Event) -> Result<(), LimitError> {
         match *ev {
             Event::Name {
                 space: NameSpace::Kernel,
                 key,
                 ref name,
-            } => {
-                self.names.insert(key, name.clone());
-            }
+            } => self.add_name(key, name)?,
             Event::ConfigEnter {
                 thread,
                 ts,
@@ -402,7 +539,7 @@ impl Reconstructor {
                 kernel_id,
                 decision,
             } => {
-                self.mark_thread(thread, dispatch_id);
+                self.mark_thread(thread, dispatch_id)?;
                 let g = self.group(dispatch_id, thread);
                 g.thread = thread;
                 g.config_enter = Some(ts);
@@ -414,7 +551,7 @@ impl Reconstructor {
                 dispatch_id,
                 agent,
                 queue,
-            } => self.on_dispatch_info(thread, dispatch_id, agent, queue),
+            } => self.on_dispatch_info(thread, dispatch_id, agent, queue)?,
             Event::Correlation {
                 thread,
                 dispatch_id,
@@ -439,7 +576,7 @@ impl Reconstructor {
                 dispatch_id,
                 pass,
                 ..
-            } => self.on_pass_enter(thread, ts, dispatch_id, pass),
+            } => self.on_pass_enter(thread, ts, dispatch_id, pass)?,
             Event::PassExit {
                 thread,
                 ts,
@@ -471,10 +608,12 @@ impl Reconstructor {
                     },
                     result,
                 };
-                let g = self.group(dispatch_id, thread);
-                if g.continues.len() < 1 << 20 {
-                    g.continues.push(call);
-                }
+                let held = self
+                    .groups
+                    .get(&dispatch_id)
+                    .map_or(0, |g| g.continues.len());
+                self.check_per_dispatch(dispatch_id, held)?;
+                self.group(dispatch_id, thread).continues.push(call);
             }
             Event::ConfigExit {
                 thread,
@@ -486,7 +625,7 @@ impl Reconstructor {
                 ts,
                 dispatch_id,
                 kernel_id,
-            } => self.on_enqueue_enter(thread, ts, dispatch_id, kernel_id),
+            } => self.on_enqueue_enter(thread, ts, dispatch_id, kernel_id)?,
             Event::EnqueueExit {
                 thread,
                 ts,
@@ -498,37 +637,37 @@ impl Reconstructor {
                 dispatch_id,
                 gpu_start,
                 gpu_end,
-            } => self.on_complete(thread, dispatch_id, gpu_start, gpu_end),
-            _ => self.push_footprint(ev),
+            } => self.on_complete(thread, dispatch_id, gpu_start, gpu_end)?,
+            _ => self.push_footprint(ev)?,
         }
+        Ok(())
     }
 
     /// Events that change the live-allocation and module-variable state, and the snapshot
     /// byte estimate recorded at a window's start.
-    fn push_footprint(&mut self, ev: &Event) {
-        match *ev {
+    fn push_footprint(&mut self, ev: &Event) -> Result<(), LimitError> {
+        let held = match *ev {
             Event::Alloc {
                 address,
                 size,
                 agent,
                 class,
                 ..
-            } => self.footprint.alloc(address, agent, size, class),
-            Event::Free { address, .. } => self.footprint.free(address),
+            } => self
+                .footprint
+                .alloc((address, agent, size, class), &self.limits),
+            Event::Free { address, .. } => {
+                self.footprint.free(address);
+                Ok(())
+            }
             Event::ModuleVars {
                 agent,
                 bytes,
                 variables,
                 ..
-            } => {
-                if agent == UNATTRIBUTED {
-                    self.footprint.unattributed = bytes;
-                } else {
-                    self.footprint
-                        .module_vars
-                        .insert(agent, (bytes, u64::from(variables)));
-                }
-            }
+            } => self
+                .footprint
+                .module_vars(agent, bytes, variables, &self.limits),
             Event::WindowBytes {
                 thread,
                 dispatch_id,
@@ -541,22 +680,35 @@ impl Reconstructor {
                     classified_regions: regions,
                     upper_bound,
                 });
+                Ok(())
             }
-            _ => {}
-        }
+            _ => Ok(()),
+        };
+        held.map_err(|limit| self.limit(limit, None))
     }
 
-    fn on_dispatch_info(&mut self, thread: u32, dispatch_id: u64, agent: u64, queue: u64) {
+    fn on_dispatch_info(
+        &mut self,
+        thread: u32,
+        dispatch_id: u64,
+        agent: u64,
+        queue: u64,
+    ) -> Result<(), LimitError> {
+        self.check_thread(thread)?;
         let g = self.group(dispatch_id, thread);
         g.agent = Some(agent);
-        let first = g.queue.is_none();
+        let moved = g.queue != Some(queue);
         g.queue = Some(queue);
         // Recorded at an enqueue (not at CONFIG): the thread's placement from now on.
         let at_enqueue = !g.enqueues.is_empty()
             || g.in_pass
                 .is_some_and(|i| g.passes[i].enqueue_enter.is_some());
         if at_enqueue {
-            self.placement.insert(thread, (agent, queue));
+            let prev = self.placement.insert(thread, (agent, queue));
+            // Only a writer recording every enqueue's placement repeats the current one.
+            if self.placement_may_be_per_dispatch && prev == Some((agent, queue)) && !moved {
+                self.sticky_placement = false;
+            }
         }
         let est = self.footprint.estimate(agent);
         let g = self.groups.get_mut(&dispatch_id).expect("group exists");
@@ -564,28 +716,34 @@ impl Reconstructor {
         if at_enqueue && g.enqueues.len() <= 1 && g.config_enter.is_none() {
             g.first_enqueue_bytes = Some(est);
         }
-        if first {
-            self.per_queue
-                .entry(queue)
-                .or_default()
-                .push_back(dispatch_id);
+        // A dispatch placed by the thread's earlier placement and now by its own record joins
+        // its own queue (the stale entry is skipped when that queue is sealed).
+        if moved {
+            self.queue_dispatch(queue, dispatch_id)?;
         }
+        Ok(())
     }
 
-    fn on_pass_enter(&mut self, thread: u32, ts: u64, dispatch_id: u64, pass: u32) {
-        let g = self.group(dispatch_id, thread);
+    fn on_pass_enter(
+        &mut self,
+        thread: u32,
+        ts: u64,
+        dispatch_id: u64,
+        pass: u32,
+    ) -> Result<(), LimitError> {
         let i = pass as usize;
-        if i < 1 << 20 {
-            while g.passes.len() <= i {
-                let index = g.passes.len() as u32;
-                g.passes.push(Pass {
-                    index,
-                    ..Pass::default()
-                });
-            }
-            g.passes[i].enter = Some(ts);
-            g.in_pass = Some(i);
+        self.check_per_dispatch(dispatch_id, i)?;
+        let g = self.group(dispatch_id, thread);
+        while g.passes.len() <= i {
+            let index = g.passes.len() as u32;
+            g.passes.push(Pass {
+                index,
+                ..Pass::default()
+            });
         }
+        g.passes[i].enter = Some(ts);
+        g.in_pass = Some(i);
+        Ok(())
     }
 
     fn on_config_exit(&mut self, thread: u32, ts: u64, dispatch_id: u64) {
@@ -600,9 +758,24 @@ impl Reconstructor {
         }
     }
 
-    fn on_enqueue_enter(&mut self, thread: u32, ts: u64, dispatch_id: u64, kernel_id: u64) {
-        self.mark_thread(thread, dispatch_id);
-        let place = self.placement.get(&thread).copied();
+    fn on_enqueue_enter(
+        &mut self,
+        thread: u32,
+        ts: u64,
+        dispatch_id: u64,
+        kernel_id: u64,
+    ) -> Result<(), LimitError> {
+        self.mark_thread(thread, dispatch_id)?;
+        let held = self
+            .groups
+            .get(&dispatch_id)
+            .map_or(0, |g| g.enqueues.len());
+        self.check_per_dispatch(dispatch_id, held)?;
+        let place = self
+            .placement
+            .get(&thread)
+            .copied()
+            .filter(|_| self.sticky_placement);
         let est = place.map(|(agent, _)| self.footprint.estimate(agent));
         let g = self.group(dispatch_id, thread);
         g.kernel_id.get_or_insert(kernel_id);
@@ -618,11 +791,9 @@ impl Reconstructor {
         {
             g.agent = Some(agent);
             g.queue = Some(queue);
-            self.per_queue
-                .entry(queue)
-                .or_default()
-                .push_back(dispatch_id);
+            self.queue_dispatch(queue, dispatch_id)?;
         }
+        Ok(())
     }
 
     fn on_enqueue_exit(&mut self, thread: u32, ts: u64, dispatch_id: u64, correlation: u64) {
@@ -638,7 +809,18 @@ impl Reconstructor {
         }
     }
 
-    fn on_complete(&mut self, thread: u32, dispatch_id: u64, gpu_start: u64, gpu_end: u64) {
+    fn on_complete(
+        &mut self,
+        thread: u32,
+        dispatch_id: u64,
+        gpu_start: u64,
+        gpu_end: u64,
+    ) -> Result<(), LimitError> {
+        let held = self
+            .groups
+            .get(&dispatch_id)
+            .map_or(0, |g| g.completes.len());
+        self.check_per_dispatch(dispatch_id, held)?;
         let g = self.group(dispatch_id, thread);
         g.completes.push((gpu_start, gpu_end));
         let queue = g.queue;
@@ -646,6 +828,7 @@ impl Reconstructor {
         if let Some(q) = queue {
             self.seal_queue_before(q, dispatch_id);
         }
+        Ok(())
     }
 
     /// A completion of `d` on queue `q` means every earlier dispatch on `q` has finished.
@@ -657,7 +840,9 @@ impl Reconstructor {
                     break;
                 }
                 dq.pop_front();
-                if self.groups.contains_key(&front) {
+                self.per_queue_len -= 1;
+                // A dispatch that moved to another queue left a stale entry here.
+                if self.groups.get(&front).is_some_and(|g| g.queue == Some(q)) {
                     sealed.push(front);
                 }
             }
@@ -686,7 +871,7 @@ impl Reconstructor {
                 && g.completes.len() >= g.enqueues.len()
         };
         if close {
-            let g = self.groups.remove(&d).expect("present");
+            let g = self.take_group(d).expect("present");
             self.emit(d, g);
         }
     }
@@ -895,11 +1080,12 @@ impl Reconstructor {
     /// End of stream: emit everything still held, oldest first.
     pub fn finish(&mut self) {
         while let Some(d) = self.order.pop_front() {
-            if let Some(g) = self.groups.remove(&d) {
+            if let Some(g) = self.take_group(d) {
                 self.emit(d, g);
             }
         }
         self.per_queue.clear();
+        self.per_queue_len = 0;
         self.current.clear();
     }
 }

@@ -1,0 +1,214 @@
+//! The test writers of the golden files and fixtures in `tests/golden/`, one per format version.
+//! Each is deterministic; `tests/golden.rs` checks the committed bytes against them (and
+//! rewrites the current version's with `KRPHASE_BLESS=1`; older versions' are frozen).
+
+use krphase_format::block::tag;
+use krphase_format::event::{Decision, Notice, attribution};
+use krphase_format::synthetic::Synthetic;
+use krphase_format::trailer::flags;
+use krphase_format::{Event, FileWriter, FormatVersion, NameSpace, Record, Trailer};
+
+use super::{events, header, names, trailer};
+
+/// The 1.0 golden (`small.krp`): one 2-pass window, an opt-out and a plain dispatch, written
+/// before the three changes of 2.0 (no CONTINUE, no MODULE_VARS, a placement per enqueue).
+pub fn v1_0() -> Vec<u8> {
+    let recs: Vec<_> = events()
+        .iter()
+        .map(|e| e.to_record().expect("record"))
+        .collect();
+    let mut w = FileWriter::with_version(Vec::new(), FormatVersion::V1_0, &header().encode())
+        .expect("header");
+    w.write_names(&names()).expect("names");
+    w.write_records(&recs[..12]).expect("block 1");
+    w.write_records(&recs[12..]).expect("block 2");
+    w.write_trailer(&trailer()).expect("trailer");
+    w.into_inner()
+}
+
+const T: u32 = 100;
+const AGENT: u64 = 1;
+const S: Synthetic = Synthetic {
+    thread: T,
+    kernel_id: 7,
+    agent: AGENT,
+    queue: 3,
+    layout: 2,
+};
+
+/// A pass with its enqueue inside (ENTER, ENQUEUE ENTER/EXIT, EXIT unless stuck).
+fn pass_with_enqueue(d: u64, i: u32, total: u32, enter: u64, exit: Option<u64>) -> Vec<Record> {
+    let mut v = rec(&S.pass(d, i, total, enter, None));
+    v.push(Record::enqueue_enter(T, enter + 10, d, S.kernel_id));
+    if d == 1 && i == 0 {
+        // The thread's first enqueue in the file records its placement.
+        v.push(Record::dispatch_info(T, d, AGENT, 3, true));
+    }
+    v.push(Record::enqueue_exit(T, enter + 20, d, 10 + d));
+    if let Some(x) = exit {
+        v.push(Record::pass_exit(T, x, d, i, total, S.layout));
+    }
+    v
+}
+
+fn rec(evs: &[Event]) -> Vec<Record> {
+    evs.iter()
+        .map(|e| e.to_record().expect("record event"))
+        .collect()
+}
+
+/// CONFIG ENTER, placement, correlation, byte estimate and pass-count query of a window.
+fn open(d: u64, t0: u64, decision: Decision, n: u64) -> Vec<Record> {
+    let mut v = rec(&S.open(d, t0, decision, n)[..2]);
+    v.push(Record::correlation(T, d, 10 + d, 0));
+    v.push(Record::window_bytes(T, d, 4096 + 256, 2, 8192 + 256));
+    v.extend(rec(&S.open(d, t0, decision, n)[2..]));
+    v
+}
+
+/// The 2.0 golden's records: every one of the 17 kinds; a fixed 2-pass window with its continue
+/// calls (dispatch 1), an indefinite loop of 3 passes ended by the continue callback (2), a
+/// stuck window whose second pass never exits (3), an opt-out run once (4), a plain dispatch
+/// placed by the thread's earlier placement (5), one that changes the placement (6) and one
+/// that inherits the new one (7).
+#[allow(clippy::too_many_lines)] // reason: test fixture, one literal timeline
+pub fn v2_0_records() -> Vec<Record> {
+    let mut v = vec![
+        Record::notice(T, 900, Notice::LayoutConfirmed, 2, 0),
+        Record::alloc(T, 1, 0x57, 0x10000, 4096, AGENT),
+        Record::module_vars(T, 950, AGENT, 256, 2, attribution::CODE_OBJECT),
+    ];
+    // 1: two passes, continue after each (the second stops the loop).
+    v.extend(open(1, 1000, Decision::Replay, 2));
+    v.extend(pass_with_enqueue(1, 0, 2, 2000, Some(3000)));
+    v.extend(rec(&[S.cont(1, 0, 2, 3100, 40, true)]));
+    v.extend(pass_with_enqueue(1, 1, 2, 3500, Some(4500)));
+    v.extend(rec(&[
+        S.cont(1, 1, 2, 4510, 30, false),
+        S.config_exit(1, 4600),
+    ]));
+    // 2: KRPHASE_PASSES=0, an indefinite loop: pass count 0, total 0, three passes.
+    v.extend(open(2, 5000, Decision::Indefinite, 0));
+    for (i, t) in [6000u64, 7500, 9000].into_iter().enumerate() {
+        let i = i as u32;
+        v.extend(pass_with_enqueue(2, i, 0, t, Some(t + 1000)));
+        v.extend(rec(&[S.cont(2, u64::from(i), 0, t + 1100, 50, i < 2)]));
+    }
+    v.extend(rec(&[S.config_exit(2, 10_300)]));
+    // 3: the SDK breaks the loop inside pass 1 (pass_drain_stuck).
+    v.extend(open(3, 11_000, Decision::Replay, 2));
+    v.extend(pass_with_enqueue(3, 0, 2, 12_000, Some(13_000)));
+    v.extend(rec(&[S.cont(3, 0, 2, 13_100, 20, true)]));
+    v.extend(pass_with_enqueue(3, 1, 2, 13_500, None));
+    v.extend(rec(&[S.config_exit(3, 15_000)]));
+    // 4: filtered out, then run once; 5: a plain dispatch on the thread's placement (queue 3).
+    v.extend([
+        Record::config_enter(T, 16_000, 4, 8, Decision::FilteredOut),
+        Record::config_exit(T, 16_010, 4),
+        Record::enqueue_enter(T, 16_020, 4, 8),
+        Record::enqueue_exit(T, 16_030, 4, 14),
+        Record::enqueue_enter(T, 17_000, 5, 8),
+        Record::enqueue_exit(T, 17_010, 5, 15),
+        // 6 moves the thread to queue 5; 7 inherits it.
+        Record::enqueue_enter(T, 18_000, 6, 8),
+        Record::dispatch_info(T, 6, AGENT, 5, true),
+        Record::enqueue_exit(T, 18_010, 6, 16),
+        Record::enqueue_enter(T, 19_000, 7, 8),
+        Record::enqueue_exit(T, 19_010, 7, 17),
+        Record::free(T, 3, 0x57, 0x10000, 4096, AGENT),
+    ]);
+    // Completions, late, from the completion thread.
+    let gpu: [(u64, u64, u64); 10] = [
+        (1, 2100, 2900),
+        (1, 3600, 4400),
+        (2, 6100, 6900),
+        (2, 7600, 8400),
+        (2, 9100, 9900),
+        (3, 12_100, 12_900),
+        (4, 16_100, 16_200),
+        (5, 17_100, 17_200),
+        (6, 18_100, 18_200),
+        (7, 19_100, 19_200),
+    ];
+    v.extend(
+        gpu.iter()
+            .map(|&(d, s, e)| S.complete(d, s, e).to_record().expect("complete")),
+    );
+    v
+}
+
+fn v2_names() -> Vec<(NameSpace, u64, &'static str)> {
+    let mut n = names();
+    n.push((NameSpace::Thread, u64::from(T), "main"));
+    n
+}
+
+fn v2_trailer() -> Trailer {
+    Trailer {
+        windows: 3,
+        declines: 1,
+        finalize_ns: 20_000,
+        flags: flags::FINALIZE,
+        ..Trailer::default()
+    }
+}
+
+/// The 2.0 golden (`v2.0.krp`), as today's writer writes it.
+pub fn v2_0() -> Vec<u8> {
+    let recs = v2_0_records();
+    let mut w = FileWriter::new(Vec::new(), &header()).expect("header");
+    w.write_names(&v2_names()).expect("names");
+    let half = recs.len() / 2;
+    w.write_records(&recs[..half]).expect("block 1");
+    w.write_records(&recs[half..]).expect("block 2");
+    w.write_trailer(&v2_trailer()).expect("trailer");
+    w.into_inner()
+}
+
+/// What the future-minor fixture adds, as a 2.1 writer might.
+pub const FUTURE_TAG: u8 = 200;
+pub const FUTURE_KIND: u8 = 18;
+pub const FUTURE_HEADER_BYTES: usize = 8;
+pub const FUTURE_TRAILER_COUNTERS: u32 = 2;
+
+/// A "future minor" file (`v2.1-future-minor.krp`): the 2.0 golden's records as a 2.1 writer
+/// would write them, with a header field appended, an optional block of an unknown tag, records
+/// of an unknown kind and two more trailer counters. A 2.0 reader reads it all and skips those.
+pub fn v2_1_future_minor() -> Vec<u8> {
+    let mut head = header().encode();
+    head.extend_from_slice(&[0xA5; FUTURE_HEADER_BYTES]);
+    let mut w =
+        FileWriter::with_version(Vec::new(), FormatVersion::new(2, 1), &head).expect("header");
+    w.write_names(&v2_names()).expect("names");
+    w.write_block(FUTURE_TAG, b"a future section")
+        .expect("optional block");
+    let future = |ts: u64| Record {
+        kind: FUTURE_KIND,
+        small8: 1,
+        small16: 2,
+        thread: T,
+        payload: [ts, 1, 2],
+    };
+    let mut recs = v2_0_records();
+    recs.insert(3, future(960));
+    recs.push(future(20_000));
+    w.write_records(&recs).expect("events");
+    let mut t = v2_trailer().encode();
+    let known = u32::from_le_bytes(t[..4].try_into().expect("4"));
+    t[..4].copy_from_slice(&(known + FUTURE_TRAILER_COUNTERS).to_le_bytes());
+    for c in 0..u64::from(FUTURE_TRAILER_COUNTERS) {
+        t.extend_from_slice(&(1000 + c).to_le_bytes());
+    }
+    w.write_block(tag::TRAILER, &t).expect("trailer");
+    w.into_inner()
+}
+
+/// A "newer major" file (`v3.0-newer-major.krp`): what a 3.0 writer's file starts with. A 2.0
+/// reader refuses it at the version word.
+pub fn v3_0_newer_major() -> Vec<u8> {
+    let mut w = FileWriter::with_version(Vec::new(), FormatVersion::new(3, 0), &header().encode())
+        .expect("header");
+    w.write_records(&v2_0_records()[..8]).expect("events");
+    w.write_trailer(&v2_trailer()).expect("trailer");
+    w.into_inner()
+}
