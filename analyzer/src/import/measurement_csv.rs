@@ -245,6 +245,8 @@ pub fn link_phase_files(
 #[derive(Debug, Default)]
 pub struct MeasurementCsvImport {
     pub measurements: usize,
+    /// The ids of the stored rows.
+    pub measurement_ids: Vec<i64>,
     pub runs: usize,
     /// Rows whose output directory was missing.
     pub missing_dirs: Vec<String>,
@@ -266,6 +268,7 @@ pub fn import_measurement_csv(
     };
     let tx = conn.transaction()?;
     let mut pending = Vec::new();
+    let mut ids = Vec::new();
     for row in &rows {
         let dirs: Vec<PathBuf> = row.output_dirs().iter().map(|d| base.join(d)).collect();
         let stored = match dirs.as_slice() {
@@ -273,11 +276,13 @@ pub fn import_measurement_csv(
             _ => None,
         };
         let id = insert_measurement(&tx, SOURCE_REPLAY_PERF, row, stored, label, true)?;
+        ids.push(id);
         pending.extend(dirs.into_iter().map(|d| (id, Some(d))));
     }
     tx.commit()?;
     let mut summary = MeasurementCsvImport {
         measurements: rows.len(),
+        measurement_ids: ids,
         ..Default::default()
     };
     let mut errors = Vec::new();

@@ -7,17 +7,22 @@
 
 pub mod bench_summary;
 pub mod compare;
+pub mod compare_measurements;
 pub mod csv;
 pub mod fmt;
+pub mod measurements;
 pub mod run_report;
+pub mod runs_list;
 pub mod stats;
 pub mod text;
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use rusqlite::Connection;
 
+use crate::db::measurements::MeasurementFilter;
+use measurements::MeasurementSection;
 pub use run_report::{RunReport, run_report};
 
 /// Output format.
@@ -29,15 +34,33 @@ pub enum Format {
     Markdown,
 }
 
-/// Renders reports in `format`.
+/// Renders run reports alone in `format` (the demo's report; no measurements).
 pub fn render(reports: &[RunReport], format: Format) -> Result<String> {
+    render_parts(reports, &MeasurementSection::default(), None, format)
+}
+
+/// Renders the runs, the measurements and the bench summary in `format`.
+fn render_parts(
+    reports: &[RunReport],
+    measurements: &MeasurementSection,
+    bench: Option<(bench_summary::BenchSummary, bench_summary::BenchJson)>,
+    format: Format,
+) -> Result<String> {
     Ok(match format {
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&serde_json::json!({ "runs": reports }))?;
+            let mut v = serde_json::json!({ "runs": reports });
+            if !measurements.is_empty() {
+                v["measurements"] = serde_json::to_value(&measurements.measurements)?;
+                v["warnings"] = serde_json::to_value(measurements.warnings())?;
+            }
+            if let Some((_, j)) = &bench {
+                v["bench"] = serde_json::to_value(j)?;
+            }
+            let mut s = serde_json::to_string_pretty(&v)?;
             s.push('\n');
             s
         }
-        Format::Csv => csv::render_csv(reports)?,
+        Format::Csv => csv::render_csv(reports, measurements, bench.as_ref().map(|b| &b.0))?,
         Format::Table | Format::Markdown => {
             let md = format == Format::Markdown;
             let mut s = String::new();
@@ -47,38 +70,77 @@ pub fn render(reports: &[RunReport], format: Format) -> Result<String> {
             for r in reports {
                 text::render_run(r, md, &mut s);
             }
+            measurements::render_text(measurements, md, &mut s);
+            if let Some((b, _)) = &bench {
+                s.push_str(&bench_summary::render_summary(b));
+                s.push('\n');
+            }
+            if md {
+                s.push_str("```\n");
+            }
+            s.push_str(&fmt::basis_legend());
+            if md {
+                s.push_str("```\n");
+            }
             s
         }
     })
 }
 
-/// Renders reports in `format` together with the database's whole-run bench summary (P1-P6),
-/// when it holds bench measurements: the `bench` key of the JSON, the summary text after a table
-/// or Markdown report. CSV carries the runs only.
+/// Renders reports in `format` together with the database's measurements and whole-run bench
+/// summary (P1-P6), when it holds any: the `measurements` and `bench` keys of the JSON, their
+/// tables after a table or Markdown report, `measurement` and `bench` rows in CSV.
 pub fn render_with_bench(
     conn: &Connection,
     reports: &[RunReport],
     format: Format,
 ) -> Result<String> {
-    Ok(match format {
-        Format::Json => {
-            let mut v = serde_json::json!({ "runs": reports });
-            if let Some(b) = bench_summary::report_json(conn)? {
-                v["bench"] = serde_json::to_value(b)?;
-            }
-            let mut s = serde_json::to_string_pretty(&v)?;
-            s.push('\n');
-            s
-        }
-        Format::Csv => render(reports, format)?,
-        Format::Table | Format::Markdown => {
-            render(reports, format)? + &bench_summary::render(conn)?
-        }
-    })
+    let m = measurements::gather(conn, &MeasurementFilter::All)?;
+    render_answer(conn, reports, &m, format)
 }
 
-/// `krphase report`: the runs chosen by `--run` / `--label` (default: every run), with the
-/// whole-run bench experiments (P1-P6) when the database holds any, printed in `format`.
+/// As [`render_with_bench`], with the measurements given.
+pub fn render_answer(
+    conn: &Connection,
+    reports: &[RunReport],
+    measurements: &MeasurementSection,
+    format: Format,
+) -> Result<String> {
+    let bench = match bench_summary::summarize(conn)? {
+        Some(s) => bench_summary::report_json(conn)?.map(|j| (s, j)),
+        None => None,
+    };
+    render_parts(reports, measurements, bench, format)
+}
+
+/// What `--run SEL` selects for the report: its runs (the selection rule, `db/runs.rs`) and the
+/// measurements linked to them or carrying the label; a label that names only measurements
+/// selects those. No selector: everything.
+fn selection(conn: &Connection, sel: Option<&str>) -> Result<(Vec<i64>, MeasurementFilter)> {
+    let Some(sel) = sel else {
+        return Ok((crate::db::runs::all_runs(conn)?, MeasurementFilter::All));
+    };
+    let by_label = MeasurementFilter::Label(sel.to_string());
+    match crate::db::runs::select(conn, sel) {
+        Ok(ids) => {
+            let linked = MeasurementFilter::LinkedTo(ids.clone());
+            Ok((ids, MeasurementFilter::Any(vec![linked, by_label])))
+        }
+        Err(e) => {
+            let labels = crate::db::measurements::measurement_labels(conn)?;
+            if labels.iter().any(|l| l == sel) {
+                Ok((Vec::new(), by_label))
+            } else {
+                Err(e)
+            }
+        }
+    }
+}
+
+/// `krphase report`: the runs chosen by `--run` / `--label` (default: every run), the
+/// whole-run measurements linked to them, and the bench experiments (P1-P6) when the database
+/// holds any, printed in `format`. A database holding only measurements gets those. Rows whose
+/// kernel-replay claim fails get one warning each on stderr.
 pub fn report_command(
     db: &Path,
     run: Option<&str>,
@@ -86,12 +148,22 @@ pub fn report_command(
     format: Format,
 ) -> Result<()> {
     let conn = crate::db::open_existing(db)?;
-    let ids = crate::db::runs::select_runs(&conn, run, label)?;
+    let (ids, filter) = selection(&conn, run.or(label))?;
+    let m = measurements::gather(&conn, &filter)?;
+    if ids.is_empty() && m.is_empty() {
+        bail!(
+            "the database holds no runs and no whole-run measurements (run `krphase import`, \
+             `import-harness` or `import-benchmark` first)"
+        );
+    }
     let reports = ids
         .iter()
         .map(|&id| run_report(&conn, id))
         .collect::<Result<Vec<_>>>()?;
-    print!("{}", render_with_bench(&conn, &reports, format)?);
+    for w in m.warnings() {
+        eprintln!("krphase: warning: {w}");
+    }
+    print!("{}", render_answer(&conn, &reports, &m, format)?);
     Ok(())
 }
 
