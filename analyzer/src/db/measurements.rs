@@ -268,6 +268,18 @@ impl StoredMeasurement {
         self.replay_check.invalid_reason()
     }
 
+    /// The one warning line of a row whose figures are invalid (import and report print it).
+    pub fn warning(&self) -> Option<String> {
+        let why = self.invalid_reason()?;
+        Some(format!(
+            "measurement {} ({} {}/{}): {why}; figures built on it are marked invalid",
+            self.measurement_id,
+            self.source.as_deref().unwrap_or("?"),
+            self.experiment.as_deref().unwrap_or("?"),
+            self.variant.as_deref().unwrap_or("?")
+        ))
+    }
+
     fn claims_replay(&self) -> bool {
         self.mode.as_deref() == Some(CollectionMode::KernelReplay.as_str())
             && self.variant.as_deref() != Some("replay-active-none-matched")

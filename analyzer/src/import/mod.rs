@@ -101,14 +101,8 @@ fn warn_replay_claims(conn: &rusqlite::Connection, ids: &[i64]) -> Result<()> {
             .collect(),
     );
     for m in db::measurements::read_measurements(conn, &filter)? {
-        if let Some(why) = m.invalid_reason() {
-            eprintln!(
-                "krphase: warning: measurement {} ({} {}): {why}; figures built on it are \
-                 marked invalid",
-                m.measurement_id,
-                m.experiment.as_deref().unwrap_or("?"),
-                m.variant.as_deref().unwrap_or("?")
-            );
+        if let Some(w) = m.warning() {
+            eprintln!("krphase: warning: {w}");
         }
     }
     Ok(())

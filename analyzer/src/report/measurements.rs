@@ -42,30 +42,13 @@ impl MeasurementSection {
     pub fn warnings(&self) -> Vec<String> {
         self.measurements
             .iter()
-            .filter_map(|m| {
-                let why = m.invalid_reason.as_ref()?;
-                Some(format!(
-                    "measurement {} ({}): {why}; figures built on it are marked invalid",
-                    m.stored.measurement_id,
-                    name(&m.stored)
-                ))
-            })
+            .filter_map(|m| m.stored.warning())
             .collect()
     }
 
     pub fn is_empty(&self) -> bool {
         self.measurements.is_empty()
     }
-}
-
-/// `source experiment/variant`, e.g. `replay_perf P1/replay-all-groups`.
-pub fn name(m: &StoredMeasurement) -> String {
-    format!(
-        "{} {}/{}",
-        short_source(m.source.as_deref()),
-        m.experiment.as_deref().unwrap_or("?"),
-        m.variant.as_deref().unwrap_or("?")
-    )
 }
 
 fn short_source(s: Option<&str>) -> &str {

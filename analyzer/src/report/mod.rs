@@ -294,4 +294,110 @@ mod tests {
         assert_eq!((p("snapshot").total_ns, p("drain").total_ns), (600, 400));
         assert!(r.log_joined);
     }
+
+    /// Sum of the top-level shares (every phase without a parent, except the window itself).
+    fn top_level_share_sum(r: &RunReport) -> f64 {
+        r.phases
+            .iter()
+            .filter(|p| p.parent.is_none() && p.phase != "window")
+            .filter_map(|p| p.share_of_window)
+            .sum()
+    }
+
+    #[test]
+    fn shares_nest_and_top_level_shares_sum_to_the_window() {
+        use crate::db::basis::Basis;
+        let c = fixture();
+        c.execute_batch(
+            "INSERT INTO krphase_log_file (id, path, file_hash, run_id, imported_at)
+               VALUES (1, 'l', 'h', 1, 'now');
+             INSERT INTO krphase_sdk_log (log_file_id, run_id, window_id, dispatch_id, snapshot_ns)
+               VALUES (1, 1, 1, 1, 600);",
+        )
+        .unwrap();
+        let r = run_report(&c, 1).unwrap();
+        let p = |n: &str| r.phases.iter().find(|p| p.phase == n).unwrap().clone();
+        assert!(
+            (top_level_share_sum(&r) - 1.0).abs() < 1e-12,
+            "{:?}",
+            r.phases
+        );
+        assert!(r.phases.iter().all(|p| p.phase != run_report::UNATTRIBUTED));
+        assert_eq!(p("drain").parent.as_deref(), Some("pre-pass"));
+        assert_eq!(p("gpu").parent.as_deref(), Some("pass exec"));
+        // GPU 2200 of pass exec 3500; snapshot 600 of pre-pass 1000 (the one joined window).
+        assert!((p("gpu").share_of_parent.unwrap() - 2200.0 / 3500.0).abs() < 1e-12);
+        assert!((p("snapshot").share_of_parent.unwrap() - 600.0 / 3000.0).abs() < 1e-12);
+        assert_eq!(p("pre-pass").basis, vec![Basis::InProcess]);
+        assert_eq!(p("snapshot").basis, vec![Basis::SdkLog]);
+        assert_eq!(p("drain").basis, vec![Basis::InProcessMinusSdkLog]);
+        assert_eq!(
+            p("continue")
+                .missing
+                .as_deref()
+                .map(|m| m.contains("CONTINUE")),
+            Some(true)
+        );
+        assert_eq!(r.bytes.snapshot_gbps_basis, Basis::SdkLog);
+        assert_eq!(r.bytes.snapshot_bytes_basis, vec![Basis::Estimate]);
+        let table = render(std::slice::from_ref(&r), Format::Table).unwrap();
+        assert!(
+            table.contains("  drain") && table.contains("M-L"),
+            "{table}"
+        );
+        assert!(table.contains("basis of each figure"), "{table}");
+        assert!(table.contains("continue: no CONTINUE records"), "{table}");
+        let csv = render(std::slice::from_ref(&r), Format::Csv).unwrap();
+        assert!(
+            csv.starts_with("run_id,label,section,name,metric,value,basis\n"),
+            "{csv}"
+        );
+        assert!(
+            csv.contains("1,x,phase,drain,total_ns,400,in_process_minus_sdk_log"),
+            "{csv}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&render(std::slice::from_ref(&r), Format::Json).unwrap()).unwrap();
+        let snap = &v["runs"][0]["phases"].as_array().unwrap()[3];
+        assert_eq!(snap["phase"], "snapshot");
+        assert_eq!(snap["basis"], serde_json::json!(["sdk_log"]));
+        assert_eq!(snap["parent"], "pre-pass");
+    }
+
+    /// An observe-mode window (no CONFIG or PASS callbacks): the window from the SDK log,
+    /// restores inferred from dispatch records, and an `unattributed` row for the rest, so the
+    /// top-level shares still add up to 100%.
+    #[test]
+    fn observe_mode_figures_name_their_basis_and_the_rest_is_unattributed() {
+        use crate::db::basis::Basis;
+        let c = crate::db::open_in_memory().unwrap();
+        c.execute_batch(
+            "INSERT INTO krphase_run (id, path, file_hash, mode, \"start\", \"end\", imported_at)
+               VALUES (1, 'f', 'h', 'observe', 0, 100000, 'now');
+             INSERT INTO krphase_window (id, run_id, dispatch_id, outcome, executed_passes,
+               \"start\", \"end\", gpu_ns, restore_ns, restores)
+               VALUES (1, 1, 1, 'replayed', 2, 1000, 9000, 3000, 2500, 1);
+             INSERT INTO krphase_log_file (id, path, file_hash, run_id, imported_at)
+               VALUES (1, 'l', 'h', 1, 'now');
+             INSERT INTO krphase_sdk_log (log_file_id, run_id, window_id, dispatch_id,
+               lock_drain_ns, snapshot_ns, window_ns) VALUES (1, 1, 1, 1, 1500, 500, 10000);",
+        )
+        .unwrap();
+        let r = run_report(&c, 1).unwrap();
+        let p = |n: &str| r.phases.iter().find(|p| p.phase == n).unwrap().clone();
+        assert_eq!(p("window").total_ns, 10000);
+        assert_eq!(p("window").basis, vec![Basis::SdkLog]);
+        assert_eq!(p("restore").basis, vec![Basis::Dispatch]);
+        assert_eq!(p("pre-pass").basis, vec![Basis::SdkLog]);
+        assert_eq!(p("drain").basis, vec![Basis::SdkLog]);
+        assert_eq!(p("config").samples, 0);
+        assert!(p("config").missing.unwrap().contains("observe"));
+        let u = p(run_report::UNATTRIBUTED);
+        assert_eq!(u.total_ns, 10000 - 2000 - 2500);
+        assert!(
+            (top_level_share_sum(&r) - 1.0).abs() < 1e-12,
+            "{:?}",
+            r.phases
+        );
+    }
 }
