@@ -457,7 +457,7 @@ fn histogram_total(svg: &str) -> u64 {
 
 #[test]
 fn one_selection_rule_across_report_compare_export_and_plot() {
-    let (dir, db, files) = three_runs("answers-selection");
+    let (dir, db, _) = three_runs("answers-selection");
     let runs = json(&krphase_db_ok(&db, &["runs", "--format", "json"]));
     let listed: Vec<(i64, &str, i64, i64)> = runs["runs"]
         .as_array()
@@ -581,7 +581,20 @@ fn one_selection_rule_across_report_compare_export_and_plot() {
     );
     let hist = std::fs::read_to_string(plots.join("hist-window.svg")).unwrap();
     assert_eq!(histogram_total(&hist), (replayed[0] + replayed[1]) as u64);
+}
 
+/// A label on two runs is refused where one run is needed; relabelling says what it did.
+#[test]
+fn relabelling_says_so_and_one_run_commands_refuse_a_label_on_several() {
+    let (dir, db, files) = three_runs("answers-relabel");
+    let ids = |v: &Value| -> Vec<i64> {
+        v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["run_id"].as_i64().unwrap())
+            .collect()
+    };
     // A command that needs one run refuses a label on two, naming them.
     let log = dir.join("empty.log");
     std::fs::write(&log, "nothing\n").unwrap();
@@ -634,4 +647,71 @@ fn one_selection_rule_across_report_compare_export_and_plot() {
     ));
     assert_eq!(ids(&r), vec![3]);
     assert!(!krphase_db(&db, &["report", "--run", "b"]).status.success());
+}
+
+/// Observe mode on the emulator (its driver owns replay): every figure names its basis, the
+/// restores are inferred from dispatch records, and the top-level shares still sum to 100%
+/// with the pass execution the tool cannot see left `unattributed`.
+#[test]
+fn observe_mode_figures_carry_their_basis_and_shares_still_sum() {
+    let emu = krphase_tests::run_logged(
+        "answers-observe-basis",
+        &[
+            "saxpy",
+            "--elements",
+            "65536",
+            "--iterations",
+            "4",
+            "--driver-passes",
+            "3",
+        ],
+        &[],
+    );
+    emu.krphase(&["import".as_ref(), emu.krp.as_os_str()]);
+    emu.krphase(&["import-log".as_ref(), emu.log.as_os_str()]);
+    let r = emu.report_run();
+    assert_eq!(r["mode"], "observe");
+    let phase = |n: &str| krphase_tests::report_phase(&r, n);
+    assert_eq!(phase("restore")["basis"], serde_json::json!(["dispatch"]));
+    assert_eq!(phase("snapshot")["basis"], serde_json::json!(["sdk_log"]));
+    assert_eq!(phase("config")["samples"], 0);
+    assert!(
+        phase("config")["missing"]
+            .as_str()
+            .unwrap()
+            .contains("observe")
+    );
+    let top: f64 = r["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["parent"].is_null() && p["phase"] != "window")
+        .filter_map(|p| p["share_of_window"].as_f64())
+        .sum();
+    assert!((top - 1.0).abs() < 1e-9, "top-level shares sum to {top}");
+    assert!(phase("unattributed")["samples"].as_u64() > Some(0));
+    let table = emu.krphase(&["report"]);
+    assert!(
+        table.contains("config: observe mode: no CONFIG callback"),
+        "{table}"
+    );
+    assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
+    // The trace names the basis of every slice.
+    let trace = emu.dir.join("t.json");
+    emu.krphase(&[
+        "export".as_ref(),
+        "perfetto".as_ref(),
+        "1".as_ref(),
+        "-o".as_ref(),
+        trace.as_os_str(),
+    ]);
+    let t = json(&std::fs::read_to_string(&trace).unwrap());
+    let restores: Vec<&Value> = t["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "restore")
+        .collect();
+    assert!(!restores.is_empty());
+    assert!(restores.iter().all(|e| e["args"]["basis"] == "dispatch"));
 }

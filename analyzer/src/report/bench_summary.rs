@@ -9,7 +9,7 @@ use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::fmt::{bytes_b_or_mib, duration_us_ms, factor, percent, seconds};
+use super::fmt::{bytes_b_or_mib, duration_us_ms, factor, percent, seconds, wrap};
 use super::stats::median;
 use crate::db::basis::Basis;
 use crate::db::measurements::{
@@ -520,7 +520,11 @@ pub fn report_json(conn: &Connection) -> Result<Option<BenchJson>> {
 /// Plain-text rendering (fits 100 columns).
 pub fn render_summary(s: &BenchSummary) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "bench summary");
+    let _ = writeln!(
+        o,
+        "bench summary (basis: whole-run medians H; P3 snapshot/window SDK L, tool E;\n  P5 and the \
+         in-process P6 tax M, M-L)"
+    );
     if s.application_replay_s.is_some() || s.kernel_replay_s.is_some() {
         let _ = writeln!(
             o,
@@ -531,7 +535,7 @@ pub fn render_summary(s: &BenchSummary) -> String {
             factor(s.speedup_vs_application_replay)
         );
         if let Some(why) = &s.speedup_invalid_reason {
-            let _ = writeln!(o, "      speedup INVALID: {why}");
+            o.push_str(&wrap(why, 98, "      speedup INVALID: ", "        "));
         }
     }
     for m in &s.passes {

@@ -170,7 +170,7 @@ pub fn render_table(c: &MeasurementComparison) -> String {
     let _ = writeln!(s, "{t}");
     let _ = writeln!(s, "note: {}", c.note);
     for r in c.rows.iter().filter_map(|r| r.invalid_reason.as_ref()) {
-        s.push_str(&wrap(r, 98, "  !", "    "));
+        s.push_str(&wrap(r, 98, "  ! ", "    "));
     }
     s
 }

@@ -35,6 +35,7 @@ pub fn basis_legend() -> String {
 pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
     let mut out = String::new();
     let mut line = first.to_string();
+    // The first word follows `first` directly (it may end in a space).
     let mut empty = true;
     for word in text.split(' ') {
         if !empty && line.chars().count() + 1 + word.chars().count() > width {

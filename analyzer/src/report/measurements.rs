@@ -158,7 +158,7 @@ pub fn render_text(s: &MeasurementSection, markdown: bool, out: &mut String) {
          reference x groups) of a benchmark database, '-' for other rows; ! = invalid:"
     );
     for w in s.warnings() {
-        out.push_str(&wrap(&w, 98, "  !", "    "));
+        out.push_str(&wrap(&w, 98, "  ! ", "    "));
     }
     out.push('\n');
 }

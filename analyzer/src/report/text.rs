@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 
-use super::fmt::{bytes, duration, duration_or_dash, fixed2, markers, percent};
+use super::fmt::{bytes, duration, duration_or_dash, fixed2, markers, percent, wrap};
 use super::run_report::{Measurement, PhaseStats, RunReport};
 
 /// A table in the report's style: first column left-aligned, the rest right-aligned.
@@ -179,6 +179,20 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
             }
             continue;
         }
+        if let (Some(parent), None) = (&p.parent, p.share_of_parent) {
+            why.push(format!(
+                "{}: {} of window time; its share of {parent} is unknown ({parent} not recorded)",
+                p.phase,
+                percent(p.share_of_window)
+            ));
+        }
+        if p.phase == super::run_report::UNATTRIBUTED {
+            why.push(format!(
+                "{}: window time no top-level phase covers (observe mode: the pass execution \
+                 the tool cannot see)",
+                p.phase
+            ));
+        }
         let ns = |v: Option<i64>| duration_or_dash(v.map(|v| v as f64));
         t.add_row(vec![
             phase_label(p),
@@ -199,7 +213,7 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
          above it, its share (in parentheses) is of that phase"
     );
     for w in why {
-        let _ = writeln!(out, "  - {w}");
+        out.push_str(&wrap(&w, 98, "  - ", "    "));
     }
     out.push('\n');
 }
