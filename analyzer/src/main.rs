@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use krphase_analyzer::report::compare::CompareFormat;
+use krphase_analyzer::report::compare::{CompareFormat, CompareWhat};
 use krphase_analyzer::{bench, demo, export, import, report, synth};
 
 #[derive(Parser)]
@@ -26,9 +26,14 @@ enum Cmd {
     Import {
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Label the imported runs (e.g. `stream-2p`).
+        /// Label the imported runs (e.g. `stream-2p`); relabels a file imported before.
         #[arg(long)]
         label: Option<String>,
+    },
+    /// List the imported runs: id, label, pid, host, mode, windows, declines, wall, file.
+    Runs {
+        #[arg(long, value_enum, default_value = "table")]
+        format: report::Format,
     },
     /// Import SDK log lines (stderr at ROCPROFILER_LOG_LEVEL=info) and join them to a run.
     ImportLog {
@@ -56,21 +61,26 @@ enum Cmd {
         #[arg(long)]
         label: Option<String>,
     },
-    /// Per-run report: replayed/declined windows, phases, bytes, GPU vs wall, dispatch tax.
+    /// Per-run report (windows, phases, bytes, GPU vs wall, dispatch tax) and the whole-run
+    /// measurements.
     Report {
-        /// Run id or label (default: every run).
+        /// Run id, or a label (every run carrying it; or a measurement label). Default: all.
         #[arg(long)]
         run: Option<String>,
-        /// Every run with this label.
+        /// Same as --run LABEL.
         #[arg(long, conflicts_with = "run")]
         label: Option<String>,
         #[arg(long, value_enum, default_value = "table")]
         format: report::Format,
     },
-    /// Compare two runs phase by phase, with a noise test (a label pools all its runs).
+    /// Compare two runs phase by phase, with a noise test (a label pools all its runs), or two
+    /// measurement labels row by row.
     Compare {
         a: String,
         b: String,
+        /// What A and B name (auto: runs when both select runs, else measurement labels).
+        #[arg(long, value_enum, default_value = "auto")]
+        what: CompareWhat,
         #[arg(long, value_enum, default_value = "table")]
         format: CompareFormat,
     },
@@ -81,7 +91,7 @@ enum Cmd {
     },
     /// SVG plots: phase breakdown per kernel, per-phase histograms, sweeps.
     Plot {
-        /// Run ids or labels (default: every run).
+        /// Run ids or labels, a label meaning all its runs (default: every run).
         runs: Vec<String>,
         #[arg(short, long, default_value = "krphase-plots")]
         output: PathBuf,
@@ -120,7 +130,7 @@ enum Cmd {
 enum ExportCmd {
     /// Chrome trace-event JSON for the Perfetto UI.
     Perfetto {
-        /// Run id or label.
+        /// Run id, or a label: one trace per run it selects (`STEM-runID.json` when several).
         run: String,
         #[arg(short, long, default_value = "trace.json")]
         output: PathBuf,
@@ -132,6 +142,7 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
     let db = cli.db.as_path();
     match cli.cmd {
         Cmd::Import { files, label } => import::import_command(db, &files, label.as_deref()),
+        Cmd::Runs { format } => report::runs_list::runs_command(db, format),
         Cmd::ImportLog { file, run } => import::import_log_command(db, &file, run.as_deref()),
         Cmd::ImportHarness {
             csv,
@@ -146,7 +157,9 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
         Cmd::Report { run, label, format } => {
             report::report_command(db, run.as_deref(), label.as_deref(), format)
         }
-        Cmd::Compare { a, b, format } => report::compare::compare_command(db, &a, &b, format),
+        Cmd::Compare { a, b, what, format } => {
+            report::compare::compare_command(db, &a, &b, what, format)
+        }
         Cmd::Export {
             what: ExportCmd::Perfetto { run, output },
         } => export::perfetto_command(db, &run, &output),

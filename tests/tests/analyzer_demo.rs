@@ -218,6 +218,28 @@ fn report_json_agrees_with_the_emulator_truth() {
             "{label} bytes"
         );
     }
+    // Shares nest: the top-level phases of a drive-mode window tile it, so they sum to 100%.
+    for r in runs
+        .iter()
+        .filter(|r| r["windows"]["replayed"].as_u64() > Some(0))
+    {
+        let phases = r["phases"].as_array().unwrap();
+        let top: f64 = phases
+            .iter()
+            .filter(|p| p["parent"].is_null() && p["phase"] != "window")
+            .filter_map(|p| p["share_of_window"].as_f64())
+            .sum();
+        assert!(
+            (top - 1.0).abs() < 1e-9,
+            "{}: top-level shares sum to {top}",
+            r["label"]
+        );
+        assert!(
+            phases.iter().all(|p| p["phase"] != "unattributed"),
+            "{}: drive-mode phases leave nothing unattributed",
+            r["label"]
+        );
+    }
     assert!(
         checked_phases >= 40,
         "{checked_phases} phase figures checked"

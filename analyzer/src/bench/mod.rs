@@ -343,6 +343,30 @@ mod tests {
         assert_eq!(p[6].mode, CollectionMode::KernelReplay);
         assert_eq!(p[8].spec.app, vec!["app", "64"]);
         assert_eq!(p[1].detail, "GRBM_GUI_ACTIVE");
+        // Every detail text replay_perf.py writes, verbatim (P5 is krphase's own).
+        let details: Vec<(&str, &str)> = p
+            .iter()
+            .map(|m| (m.variant.as_str(), m.detail.as_str()))
+            .collect();
+        for want in [
+            ("application-replay-run-0", "GRBM_COUNT"),
+            (
+                "multiplexed-all-groups",
+                "3 groups rotated across dispatches, one run",
+            ),
+            ("replay-all-groups", "3 groups, one run"),
+            ("passes-1", "1 group(s)"),
+            ("passes-2", "2 group(s)"),
+            ("passes-3", "3 group(s)"),
+            ("elements-64", "64 elements"),
+            ("no-replay", "single group, replay not configured"),
+            (
+                "replay-active-none-matched",
+                "replay configured, no kernel matches",
+            ),
+        ] {
+            assert!(details.contains(&want), "{want:?} not in {details:?}");
+        }
         assert!(p[10].sdk_log && p[8].sdk_log && !p[0].sdk_log);
         assert!(
             p[12]

@@ -120,7 +120,8 @@ impl Planner<'_> {
                 } else {
                     CollectionMode::SinglePass
                 },
-                format!("{n} group{}", if n == 1 { "" } else { "s" }),
+                // replay_perf.py's own text, so the two CSVs compare row for row.
+                format!("{n} group(s)"),
                 spec,
                 false,
             );

@@ -1,15 +1,17 @@
 //! Whole-run measurements in the analyzer database (`krphase_measurement`, and
 //! `krphase_measurement_run` linking a measurement to the phase-file runs it produced): the row
-//! type every source produces, where rows come from, and the writes. `krphase bench` and the
-//! importers (`import-harness`, `import-benchmark`) share this one implementation.
+//! type every source produces, where rows come from, the writes, and the reads every answer uses
+//! ([`read_measurements`], with the check of a row's replay claim, [`ReplayCheck`]). `krphase
+//! bench` and the importers (`import-harness`, `import-benchmark`) share this one implementation.
 
 use std::fmt;
 use std::path::Path;
 
 use anyhow::Result;
 use rusqlite::{Connection, params};
+use serde::Serialize;
 
-use super::benchmark::CollectionMode;
+use super::benchmark::{CollectionMode, derive_replay_config};
 
 /// `krphase_measurement.source` of rows measured by `krphase bench`.
 pub const SOURCE_BENCH: &str = "krphase-bench";
@@ -64,6 +66,12 @@ impl MeasurementRow {
         output_dir_of(&self.command)
     }
 
+    /// The counter group count its command asks for (`--pmc` flags; `None` with an input file
+    /// or no counters).
+    pub fn counter_groups(&self) -> Option<u32> {
+        counter_groups_of(&self.command)
+    }
+
     /// The output directory of each command of the row: one, or several for a row derived from
     /// other measurements (commands joined with " ; ", e.g. P1's application-replay total).
     pub fn output_dirs(&self) -> Vec<&str> {
@@ -72,6 +80,28 @@ impl MeasurementRow {
             .filter_map(output_dir_of)
             .collect()
     }
+}
+
+/// The counter group count a rocprofv3 command asks for: its `--pmc` flags before `--` (`None`
+/// for an input-file or counter-less command, or a row derived from several commands).
+pub fn counter_groups_of(command: &str) -> Option<u32> {
+    if command.contains(" ; ") {
+        return None;
+    }
+    let args: Vec<&str> = command.split(' ').take_while(|t| *t != "--").collect();
+    derive_replay_config(Some(&args))
+        .ok()
+        .flatten()
+        .and_then(|r| r.counter_group_count)
+        .filter(|n| *n > 0)
+}
+
+/// True when a rocprofv3 command (before its `--`) carries `--replay-mode kernel`.
+pub fn has_replay_mode_kernel(command: &str) -> bool {
+    let args: Vec<&str> = command.split(' ').take_while(|t| *t != "--").collect();
+    args.windows(2)
+        .any(|w| w[0] == "--replay-mode" && w[1] == "kernel")
+        || args.contains(&"--replay-mode=kernel")
 }
 
 fn output_dir_of(command: &str) -> Option<&str> {
@@ -109,7 +139,8 @@ pub fn insert_measurement(
     conn.execute(
         "INSERT INTO krphase_measurement (source, experiment, variant, mode, detail, median_s, \
          min_s, max_s, peak_child_rss_kib, samples, failures, command, outdir, label, \
-         imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+         imported_at, metric, counter_groups) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+         ?11, ?12, ?13, ?14, ?15, 'wall_time', ?16)",
         params![
             source,
             row.experiment,
@@ -126,6 +157,7 @@ pub fn insert_measurement(
             outdir,
             label,
             super::now_utc(),
+            row.counter_groups(),
         ],
     )?;
     Ok(conn.last_insert_rowid())
@@ -159,4 +191,320 @@ pub fn link_run(conn: &Connection, measurement_id: i64, run_id: i64) -> Result<(
         params![measurement_id, run_id],
     )?;
     Ok(())
+}
+
+/// Whether a row's claim to have run kernel replay holds. A row *claims* replay when its mode is
+/// `kernel-replay` and it is not P6's `replay-active-none-matched` (which matches no kernel by
+/// design). rocprofv3 runs application replay when given the beta flag without
+/// `--replay-mode kernel`, so the mode column says what was asked for, not what ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum ReplayCheck {
+    /// The row does not claim kernel replay.
+    NotClaimed,
+    /// Its linked phase files hold replayed windows.
+    Replayed { windows: i64 },
+    /// Its linked phase files hold no replayed window: the claim is false.
+    NoReplayedWindow { phase_files: i64 },
+    /// No phase files; the command asks for kernel replay as rocprofv3 needs it.
+    CommandOnly,
+    /// No phase files, and the command lacks `--replay-mode kernel`: it ran application replay.
+    NoReplayMode,
+    /// Neither phase files nor a rocprofv3 command to judge by (benchmark databases).
+    Unverifiable,
+}
+
+impl ReplayCheck {
+    /// Why figures built on the row are invalid; `None` when they are not.
+    pub fn invalid_reason(&self) -> Option<String> {
+        match self {
+            ReplayCheck::NoReplayedWindow { phase_files } => Some(format!(
+                "claims kernel replay but its {phase_files} linked phase file(s) hold no replayed window"
+            )),
+            ReplayCheck::NoReplayMode => Some(
+                "claims kernel replay but its command lacks --replay-mode kernel (rocprofv3 then runs application replay)"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// One stored measurement with its links, as every answer reads it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StoredMeasurement {
+    pub measurement_id: i64,
+    pub source: Option<String>,
+    pub label: Option<String>,
+    pub experiment: Option<String>,
+    pub variant: Option<String>,
+    pub mode: Option<String>,
+    pub detail: Option<String>,
+    pub metric: Option<String>,
+    /// Counter groups: as stored, else from the command (`--pmc` flags) or a benchmark
+    /// database row's `detail`.
+    pub counter_groups: Option<i64>,
+    pub median_s: Option<f64>,
+    pub min_s: Option<f64>,
+    pub max_s: Option<f64>,
+    pub peak_child_rss_kib: Option<i64>,
+    pub samples: Option<i64>,
+    pub failures: Option<String>,
+    /// The seed's application-replay projection (benchmark databases' replay view).
+    pub projected_s: Option<f64>,
+    /// The seed's speedup vs application replay (same view).
+    pub speedup: Option<f64>,
+    pub command: Option<String>,
+    /// The output directory of a CSV row, or the file a benchmark database row came from.
+    pub outdir: Option<String>,
+    pub imported_at: Option<String>,
+    pub linked_runs: Vec<i64>,
+    pub replay_check: ReplayCheck,
+}
+
+impl StoredMeasurement {
+    /// Why figures built on this row are invalid; `None` when they are not.
+    pub fn invalid_reason(&self) -> Option<String> {
+        self.replay_check.invalid_reason()
+    }
+
+    /// The one warning line of a row whose figures are invalid (import and report print it).
+    pub fn warning(&self) -> Option<String> {
+        let why = self.invalid_reason()?;
+        Some(format!(
+            "measurement {} ({} {}/{}): {why}; figures built on it are marked invalid",
+            self.measurement_id,
+            self.source.as_deref().unwrap_or("?"),
+            self.experiment.as_deref().unwrap_or("?"),
+            self.variant.as_deref().unwrap_or("?")
+        ))
+    }
+
+    fn claims_replay(&self) -> bool {
+        self.mode.as_deref() == Some(CollectionMode::KernelReplay.as_str())
+            && self.variant.as_deref() != Some("replay-active-none-matched")
+    }
+}
+
+/// Which measurements to read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MeasurementFilter {
+    All,
+    /// The one row with this id.
+    Id(i64),
+    /// Rows carrying this label (`--label` of the import).
+    Label(String),
+    /// Rows linked to any of these runs.
+    LinkedTo(Vec<i64>),
+    /// Rows any of these filters keeps.
+    Any(Vec<MeasurementFilter>),
+}
+
+impl MeasurementFilter {
+    fn keeps(&self, m: &StoredMeasurement) -> bool {
+        match self {
+            MeasurementFilter::All => true,
+            MeasurementFilter::Id(id) => m.measurement_id == *id,
+            MeasurementFilter::Label(l) => m.label.as_deref() == Some(l.as_str()),
+            MeasurementFilter::LinkedTo(ids) => m.linked_runs.iter().any(|r| ids.contains(r)),
+            MeasurementFilter::Any(fs) => fs.iter().any(|f| f.keeps(m)),
+        }
+    }
+}
+
+/// `key=value` from a benchmark database row's `detail`.
+fn detail_field<'a>(detail: &'a str, key: &str) -> Option<&'a str> {
+    detail
+        .split(' ')
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+}
+
+/// The measurements `filter` selects, in id order, each with its linked runs and replay check.
+pub fn read_measurements(
+    conn: &Connection,
+    filter: &MeasurementFilter,
+) -> Result<Vec<StoredMeasurement>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, source, label, experiment, variant, mode, detail, metric, counter_groups,
+                median_s, min_s, max_s, peak_child_rss_kib, samples, failures, projected_s,
+                speedup, command, outdir, imported_at
+         FROM krphase_measurement ORDER BY id",
+    )?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(StoredMeasurement {
+                measurement_id: r.get(0)?,
+                source: r.get(1)?,
+                label: r.get(2)?,
+                experiment: r.get(3)?,
+                variant: r.get(4)?,
+                mode: r.get(5)?,
+                detail: r.get(6)?,
+                metric: r.get(7)?,
+                counter_groups: r.get(8)?,
+                median_s: r.get(9)?,
+                min_s: r.get(10)?,
+                max_s: r.get(11)?,
+                peak_child_rss_kib: r.get(12)?,
+                samples: r.get(13)?,
+                failures: r.get(14)?,
+                projected_s: r.get(15)?,
+                speedup: r.get(16)?,
+                command: r.get(17)?,
+                outdir: r.get(18)?,
+                imported_at: r.get(19)?,
+                linked_runs: Vec::new(),
+                replay_check: ReplayCheck::NotClaimed,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut links = conn.prepare_cached(
+        "SELECT run_id FROM krphase_measurement_run WHERE measurement_id = ?1 ORDER BY run_id",
+    )?;
+    let mut out = Vec::new();
+    for mut m in rows {
+        m.linked_runs = links
+            .query_map([m.measurement_id], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        if !filter.keeps(&m) {
+            continue;
+        }
+        fill_older_columns(&mut m);
+        m.replay_check = replay_check(conn, &m)?;
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// Rows imported before the metric and group columns existed: the same facts from `detail`
+/// (benchmark databases) or the command (CSV and bench rows).
+fn fill_older_columns(m: &mut StoredMeasurement) {
+    let from_db = m.source.as_deref() == Some(SOURCE_BENCHMARK_DB);
+    let detail = m.detail.clone().unwrap_or_default();
+    if m.metric.is_none() {
+        m.metric = if from_db {
+            detail_field(&detail, "metric").map(String::from)
+        } else {
+            Some("wall_time".into())
+        };
+    }
+    if m.counter_groups.is_none() {
+        m.counter_groups = if from_db {
+            detail_field(&detail, "groups").and_then(|g| g.parse().ok())
+        } else {
+            m.command
+                .as_deref()
+                .and_then(counter_groups_of)
+                .map(i64::from)
+        };
+    }
+    if from_db {
+        let num = |k: &str| detail_field(&detail, k).and_then(|v| v.parse::<f64>().ok());
+        m.projected_s = m
+            .projected_s
+            .or_else(|| num("application_replay_projected"));
+        m.speedup = m.speedup.or_else(|| num("speedup_vs_application_replay"));
+    }
+}
+
+fn replay_check(conn: &Connection, m: &StoredMeasurement) -> Result<ReplayCheck> {
+    if !m.claims_replay() {
+        return Ok(ReplayCheck::NotClaimed);
+    }
+    if !m.linked_runs.is_empty() {
+        let windows: i64 = conn.query_row(
+            "SELECT COUNT(*) FROM krphase_window w JOIN krphase_measurement_run mr
+               ON mr.run_id = w.run_id
+             WHERE mr.measurement_id = ?1 AND w.outcome = 'replayed'",
+            [m.measurement_id],
+            |r| r.get(0),
+        )?;
+        return Ok(if windows > 0 {
+            ReplayCheck::Replayed { windows }
+        } else {
+            ReplayCheck::NoReplayedWindow {
+                phase_files: m.linked_runs.len() as i64,
+            }
+        });
+    }
+    if m.source.as_deref() == Some(SOURCE_BENCHMARK_DB) {
+        return Ok(ReplayCheck::Unverifiable);
+    }
+    Ok(match m.command.as_deref() {
+        Some(c) if has_replay_mode_kernel(c) => ReplayCheck::CommandOnly,
+        Some(_) => ReplayCheck::NoReplayMode,
+        None => ReplayCheck::Unverifiable,
+    })
+}
+
+/// The labels that name measurements (import `--label`), sorted.
+pub fn measurement_labels(conn: &Connection) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT DISTINCT label FROM krphase_measurement WHERE label IS NOT NULL ORDER BY label",
+    )?;
+    let labels = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(labels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_and_replay_mode_come_from_the_command() {
+        let c = "rocprofv3 --pmc A B --pmc A C --kernel-replay-beta-enabled -d o -- app --pmc X";
+        assert_eq!(counter_groups_of(c), Some(2));
+        assert!(!has_replay_mode_kernel(c));
+        assert!(has_replay_mode_kernel(
+            "rocprofv3 --pmc A --replay-mode kernel --kernel-replay-beta-enabled -- app"
+        ));
+        assert_eq!(counter_groups_of("rocprofv3 -i g.json -d o -- app"), None);
+        assert_eq!(counter_groups_of("a --pmc X ; b --pmc Y"), None);
+    }
+
+    /// The claim check: beta flag alone without phase files; phase files without a replayed
+    /// window; P6's filtered row is never judged; a replayed run clears the row.
+    #[test]
+    fn replay_claims_are_checked_against_phase_files_then_the_command() {
+        let c = crate::db::open_in_memory().unwrap();
+        c.execute_batch(
+            "INSERT INTO krphase_run (id, path, file_hash, imported_at) VALUES
+               (1, 'a', 'h1', 'now'), (2, 'b', 'h2', 'now');
+             INSERT INTO krphase_window (run_id, dispatch_id, outcome) VALUES (2, 1, 'replayed');
+             INSERT INTO krphase_measurement (id, source, experiment, variant, mode, command) VALUES
+               (1, 'replay_perf', 'P1', 'replay-all-groups', 'kernel-replay',
+                'rocprofv3 --pmc A --pmc B --kernel-replay-beta-enabled -d x -- app'),
+               (2, 'replay_perf', 'P2', 'passes-2', 'kernel-replay',
+                'rocprofv3 --pmc A --pmc B --kernel-replay-beta-enabled -d y -- app'),
+               (3, 'replay_perf', 'P6', 'replay-active-none-matched', 'kernel-replay',
+                'rocprofv3 --pmc A --kernel-replay-beta-enabled -- app'),
+               (4, 'krphase-bench', 'P3', 'elements-8', 'kernel-replay',
+                'rocprofv3 --pmc A --replay-mode kernel --kernel-replay-beta-enabled -- app'),
+               (5, 'replay_perf', 'P3', 'elements-9', 'kernel-replay', 'rocprofv3 --pmc A -- app'),
+               (6, 'rocprofv3-benchmark', 'tool-runtime-overhead', 'r', 'kernel-replay', 'app');
+             INSERT INTO krphase_measurement_run VALUES (2, 1), (5, 2);",
+        )
+        .unwrap();
+        let m = read_measurements(&c, &MeasurementFilter::All).unwrap();
+        let checks: Vec<&ReplayCheck> = m.iter().map(|m| &m.replay_check).collect();
+        assert_eq!(
+            checks,
+            [
+                &ReplayCheck::NoReplayMode,
+                &ReplayCheck::NoReplayedWindow { phase_files: 1 },
+                &ReplayCheck::NotClaimed,
+                &ReplayCheck::CommandOnly,
+                &ReplayCheck::Replayed { windows: 1 },
+                &ReplayCheck::Unverifiable,
+            ]
+        );
+        let invalid: Vec<bool> = m.iter().map(|m| m.invalid_reason().is_some()).collect();
+        assert_eq!(invalid, [true, true, false, false, false, false]);
+        assert_eq!(m[0].counter_groups, Some(2), "from the command");
+        let linked = read_measurements(&c, &MeasurementFilter::LinkedTo(vec![2])).unwrap();
+        assert_eq!(linked.len(), 1);
+        assert_eq!(linked[0].measurement_id, 5);
+    }
 }

@@ -7,13 +7,14 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension};
 
+pub mod basis;
 pub mod benchmark;
 pub mod measurements;
 pub mod phases;
 pub mod runs;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one transaction from the recorded version on, so each runs once per database.
@@ -118,6 +119,16 @@ ALTER TABLE krphase_pass ADD COLUMN continue_ns BIGINT;    -- this PASS EXIT .. 
 ALTER TABLE krphase_run ADD COLUMN format_minor INTEGER;
 ALTER TABLE krphase_run ADD COLUMN reader_note TEXT;
 "#,
+    // 4: whole-run measurements carry what the report shows of them: the metric, the counter
+    // group count, and the seed's own projection and speedup (benchmark databases' replay view).
+    // Older rows keep NULL; the report reads those from `detail` or the command. The views also
+    // gained the basis of every phase.
+    r#"
+ALTER TABLE krphase_measurement ADD COLUMN metric TEXT;           -- wall_time | cpu_time
+ALTER TABLE krphase_measurement ADD COLUMN counter_groups INTEGER;
+ALTER TABLE krphase_measurement ADD COLUMN projected_s REAL;      -- application_replay_projected
+ALTER TABLE krphase_measurement ADD COLUMN speedup REAL;          -- speedup vs application replay
+"#,
 ];
 
 /// Views are dropped and re-created on every open, so a newer build's definitions always win
@@ -142,7 +153,26 @@ SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w
        w.pass_ns, w.gpu_ns, w.continue_ns, w.restore_ns, w.restores,
        w."end" - w.last_pass_exit AS tail_ns, w.stuck_ns,
        COALESCE(l.snapshot_bytes, w.bytes_estimate) AS snapshot_bytes,
-       l.id AS sdk_log_id
+       l.id AS sdk_log_id,
+       -- The basis of each figure above (db/basis.rs), decided by the same cases as its value.
+       CASE WHEN w.pass_count_return IS NOT NULL THEN 'in_process'
+            WHEN l.window_ns IS NOT NULL THEN 'sdk_log'
+            WHEN w."end" - w."start" IS NOT NULL THEN 'dispatch' END AS window_basis,
+       CASE WHEN w.pass_count_return - w."start" IS NOT NULL THEN 'in_process' END AS config_basis,
+       CASE WHEN w.first_pass_enter - w.pass_count_return IS NOT NULL THEN 'in_process'
+            WHEN l.lock_drain_ns + l.snapshot_ns IS NOT NULL THEN 'sdk_log' END AS prepass_basis,
+       CASE WHEN COALESCE(l.snapshot_ns, l.snap_ns) IS NOT NULL THEN 'sdk_log' END AS snapshot_basis,
+       CASE WHEN (w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns)
+                 IS NOT NULL THEN 'in_process_minus_sdk_log'
+            WHEN l.lock_drain_ns IS NOT NULL THEN 'sdk_log' END AS drain_basis,
+       CASE WHEN w.pass_ns IS NOT NULL THEN 'in_process' END AS pass_basis,
+       CASE WHEN w.gpu_ns IS NOT NULL THEN 'in_process' END AS gpu_basis,
+       CASE WHEN w.continue_ns IS NOT NULL THEN 'in_process' END AS continue_basis,
+       CASE WHEN w.restore_ns IS NULL THEN NULL
+            WHEN w.pass_count_return IS NOT NULL THEN 'in_process' ELSE 'dispatch' END AS restore_basis,
+       CASE WHEN w."end" - w.last_pass_exit IS NOT NULL THEN 'in_process' END AS tail_basis,
+       CASE WHEN l.snapshot_bytes IS NOT NULL THEN 'sdk_log'
+            WHEN w.bytes_estimate IS NOT NULL THEN 'estimate' END AS snapshot_bytes_basis
 FROM krphase_window w
 LEFT JOIN krphase_sdk_log l ON l.window_id = w.id;
 
@@ -165,7 +195,8 @@ FROM krphase_run r;
 DROP VIEW IF EXISTS krphase_run_measurement;
 CREATE VIEW krphase_run_measurement AS
 SELECT mr.run_id, m.id AS measurement_id, m.source, m.experiment, m.variant, m.mode, m.detail,
-       m.median_s, m.min_s, m.max_s, m.samples, m.failures, m.label AS measurement_label
+       m.median_s, m.min_s, m.max_s, m.samples, m.failures, m.label AS measurement_label,
+       m.metric, m.counter_groups, m.projected_s, m.speedup
 FROM krphase_measurement_run mr JOIN krphase_measurement m ON m.id = mr.measurement_id;
 "#;
 

@@ -4,11 +4,17 @@
 use anyhow::Result;
 use rusqlite::Connection;
 
-/// A phase: display name, view column, what it holds.
+use super::basis::Basis;
+
+/// A phase: display name, view columns of its value and basis, what it holds, the phase it is a
+/// part of (`None`: a top-level phase, a part of the window), and why it can be absent.
 pub struct Phase {
     pub name: &'static str,
     pub column: &'static str,
+    pub basis_column: &'static str,
     pub what: &'static str,
+    pub parent: Option<&'static str>,
+    pub missing: &'static str,
 }
 
 /// Every phase, in timeline order. `window` is last; shares are relative to it.
@@ -16,52 +22,82 @@ pub const PHASES: &[Phase] = &[
     Phase {
         name: "config",
         column: "config_ns",
+        basis_column: "config_basis",
         what: "CONFIG ENTER to replay_pass_count return",
+        parent: None,
+        missing: "observe mode: no CONFIG callback",
     },
     Phase {
         name: "pre-pass",
         column: "prepass_ns",
+        basis_column: "prepass_basis",
         what: "lock + admission + drain + snapshot (pass-count return to PASS 0 ENTER)",
+        parent: None,
+        missing: "observe mode without a joined SDK phase line",
     },
     Phase {
         name: "drain",
         column: "drain_ns",
+        basis_column: "drain_basis",
         what: "pre-pass minus the SDK's snapshot time (needs a joined log)",
+        parent: Some("pre-pass"),
+        missing: "needs a joined SDK log (krphase import-log)",
     },
     Phase {
         name: "snapshot",
         column: "snapshot_ns",
+        basis_column: "snapshot_basis",
         what: "the SDK's snapshot time (needs a joined log)",
+        parent: Some("pre-pass"),
+        missing: "needs a joined SDK log (krphase import-log)",
     },
     Phase {
         name: "pass exec",
         column: "pass_ns",
+        basis_column: "pass_basis",
         what: "sum of PASS ENTER to PASS EXIT",
+        parent: None,
+        missing: "observe mode: no PASS callbacks",
     },
     Phase {
         name: "gpu",
         column: "gpu_ns",
+        basis_column: "gpu_basis",
         what: "sum of the passes' GPU execution",
+        parent: Some("pass exec"),
+        missing: "no dispatch completion records",
     },
     Phase {
         name: "continue",
         column: "continue_ns",
+        basis_column: "continue_basis",
         what: "sum of PASS EXIT to the replay_continue return (the SDK's loop decision)",
+        parent: None,
+        missing: "no CONTINUE records (older file or observe mode)",
     },
     Phase {
         name: "restore",
         column: "restore_ns",
+        basis_column: "restore_basis",
         what: "sum of the continue return (PASS EXIT without one) to the next PASS ENTER",
+        parent: None,
+        missing: "single-pass windows have no restore",
     },
     Phase {
         name: "tail",
         column: "tail_ns",
+        basis_column: "tail_basis",
         what: "last PASS EXIT to CONFIG EXIT",
+        parent: None,
+        missing: "observe mode: no CONFIG EXIT",
     },
     Phase {
         name: "window",
         column: "window_ns",
+        basis_column: "window_basis",
         what: "CONFIG ENTER to CONFIG EXIT",
+        parent: None,
+        missing: "no window boundaries recorded",
     },
 ];
 
@@ -92,6 +128,10 @@ pub struct WindowRow {
     pub stuck_ns: Option<i64>,
     /// Values in the order of [`PHASES`], ns; `None` when not measured.
     pub phase_ns: [Option<i64>; PHASES.len()],
+    /// The basis of each value, in the order of [`PHASES`].
+    pub phase_basis: [Option<Basis>; PHASES.len()],
+    /// The basis of `snapshot_bytes`.
+    pub bytes_basis: Option<Basis>,
 }
 
 impl WindowRow {
@@ -135,12 +175,15 @@ pub fn for_each_window(
     mut f: impl FnMut(&WindowRow) -> Result<()>,
 ) -> Result<()> {
     let cols: Vec<&str> = PHASES.iter().map(|p| p.column).collect();
+    let bases: Vec<&str> = PHASES.iter().map(|p| p.basis_column).collect();
     let sql = format!(
         "SELECT window_id, dispatch_id, COALESCE(kernel, ''), queue, thread, outcome, reason,
-                executed_passes, \"start\", \"end\", restores, snapshot_bytes, stuck_ns, {}
+                executed_passes, \"start\", \"end\", restores, snapshot_bytes, stuck_ns,
+                snapshot_bytes_basis, {}, {}
          FROM krphase_window_phase WHERE window_id BETWEEN ?2 AND ?3 AND +run_id = ?1
          ORDER BY window_id",
-        cols.join(", ")
+        cols.join(", "),
+        bases.join(", ")
     );
     let Some((lo, hi)) = window_range(conn, run_id)? else {
         return Ok(());
@@ -163,8 +206,10 @@ pub fn for_each_window(
         w.restores = r.get(10)?;
         w.snapshot_bytes = r.get(11)?;
         w.stuck_ns = r.get(12)?;
+        w.bytes_basis = Basis::from_sql(r.get_ref(13)?);
         for i in 0..PHASES.len() {
-            w.phase_ns[i] = r.get(13 + i)?;
+            w.phase_ns[i] = r.get(14 + i)?;
+            w.phase_basis[i] = Basis::from_sql(r.get_ref(14 + PHASES.len() + i)?);
         }
         f(&w)?;
     }

@@ -5,30 +5,61 @@ pub mod perfetto;
 pub mod plot;
 pub mod svg;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
 use crate::db;
 
-/// `krphase export perfetto RUN -o FILE`.
+/// Where the trace of `run` goes when a selector picks `n` runs: `output` itself for one run,
+/// else `output` with `-run<ID>` before its extension (`trace.json` → `trace-run7.json`).
+pub fn trace_path(output: &Path, run: i64, n: usize) -> PathBuf {
+    if n <= 1 {
+        return output.to_path_buf();
+    }
+    let stem = output
+        .file_stem()
+        .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
+    let name = match output.extension() {
+        Some(ext) => format!("{stem}-run{run}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-run{run}"),
+    };
+    output.with_file_name(name)
+}
+
+/// `krphase export perfetto RUN -o FILE`: a run id writes `FILE`; a label writes one trace per
+/// run it selects (`FILE` for one run, `STEM-runID.EXT` for several), one line each.
 pub fn perfetto_command(db_path: &Path, run: &str, output: &Path) -> Result<()> {
     let conn = db::open_existing(db_path)?;
-    let run = db::runs::resolve_run(&conn, run)?;
-    let n = perfetto::export_perfetto(&conn, run, output)?;
-    println!("{}: {n} trace events of run {run}", output.display());
+    let ids = db::runs::select(&conn, run)?;
+    for &id in &ids {
+        let path = trace_path(output, id, ids.len());
+        let n = perfetto::export_perfetto(&conn, id, &path)?;
+        println!("{}: {n} trace events of run {id}", path.display());
+    }
     Ok(())
 }
 
-/// `krphase plot [RUN...] -o DIR`.
+/// `krphase plot [RUN...] -o DIR`: each selector's runs (a label: all of them), each its own
+/// series; every run when none is given.
 pub fn plot_command(db_path: &Path, runs: &[String], output: &Path) -> Result<()> {
     let conn = db::open_existing(db_path)?;
-    let ids = runs
-        .iter()
-        .map(|r| db::runs::resolve_run(&conn, r))
-        .collect::<Result<Vec<_>>>()?;
+    let ids = db::runs::select_all(&conn, runs)?;
     for f in plot::plot(&conn, &ids, output)? {
         println!("{}", f.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_runs_get_one_trace_file_each() {
+        let o = Path::new("out/trace.json");
+        assert_eq!(trace_path(o, 7, 1), PathBuf::from("out/trace.json"));
+        assert_eq!(trace_path(o, 7, 2), PathBuf::from("out/trace-run7.json"));
+        assert_eq!(trace_path(Path::new("t"), 3, 2), PathBuf::from("t-run3"));
+    }
 }

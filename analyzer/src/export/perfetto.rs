@@ -5,7 +5,10 @@
 //! (PASS EXIT → replay_continue return, when recorded), restore and
 //! tail slices; each pass's GPU execution is a slice on its queue's track; declines are instant
 //! events (a stuck window, `pass_drain_stuck`, also keeps its slices, the stuck pass up to CONFIG
-//! EXIT). Written as a stream, one event at a time.
+//! EXIT). Written as a stream, one event at a time. Every slice's args carry `basis`, where its
+//! interval comes from (`db/basis.rs`): `in_process` for the tool's timestamps, `sdk_log` for
+//! the SDK's snapshot, `in_process_minus_sdk_log` for lock+drain, `dispatch` for a restore
+//! inferred from dispatch records in observe mode.
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
@@ -123,7 +126,20 @@ struct WindowSlices {
     snapshot_ns: Option<i64>,
     drain_ns: Option<i64>,
     snapshot_bytes: Option<i64>,
+    /// The view's basis of the window, restore and snapshot bytes.
+    window_basis: Option<String>,
+    restore_basis: Option<String>,
+    bytes_basis: Option<String>,
 }
+
+/// `{"basis": code}`, plus `extra`'s fields.
+fn with_basis(basis: &str, extra: Value) -> Value {
+    let mut v = extra;
+    v["basis"] = Value::from(basis);
+    v
+}
+
+const IN_PROCESS: &str = "in_process";
 
 /// Each window: a decline instant for a declined one; the slices of a replayed (or stuck) one.
 fn write_windows<W: Write>(conn: &Connection, run_id: i64, out: &mut TraceWriter<W>) -> Result<()> {
@@ -136,7 +152,7 @@ fn write_windows<W: Write>(conn: &Connection, run_id: i64, out: &mut TraceWriter
         "SELECT w.id, w.dispatch_id, COALESCE(w.kernel, '?'), COALESCE(w.thread, 0), w.queue,
                 w.outcome, v.reason, w.executed_passes, w.\"start\", w.\"end\", w.pass_count_return,
                 w.first_pass_enter, w.last_pass_exit, v.snapshot_ns, v.drain_ns, v.snapshot_bytes,
-                w.stuck_ns
+                w.stuck_ns, v.window_basis, v.restore_basis, v.snapshot_bytes_basis
          FROM krphase_window w JOIN krphase_window_phase v ON v.window_id = w.id
          WHERE w.run_id = ?1 ORDER BY w.id",
     )?;
@@ -156,6 +172,9 @@ fn write_windows<W: Write>(conn: &Connection, run_id: i64, out: &mut TraceWriter
             snapshot_ns: r.get(13)?,
             drain_ns: r.get(14)?,
             snapshot_bytes: r.get(15)?,
+            window_basis: r.get(17)?,
+            restore_basis: r.get(18)?,
+            bytes_basis: r.get(19)?,
         };
         let outcome: String = r.get(5)?;
         let reason: String = r.get(6)?;
@@ -164,7 +183,8 @@ fn write_windows<W: Write>(conn: &Connection, run_id: i64, out: &mut TraceWriter
             if let Some(ts) = w.start {
                 let v = json!({"ph": "i", "s": "t", "pid": out.pid, "tid": w.tid, "ts": out.us(ts),
                                "name": format!("declined: {reason}"), "cat": "decline",
-                               "args": {"dispatch_id": w.dispatch, "kernel": w.kernel, "outcome": outcome}});
+                               "args": {"dispatch_id": w.dispatch, "kernel": w.kernel, "outcome": outcome,
+                                        "basis": IN_PROCESS}});
                 out.emit(v)?;
             }
             // A stuck window (`pass_drain_stuck`) still ran passes: draw them, the stuck one
@@ -174,10 +194,16 @@ fn write_windows<W: Write>(conn: &Connection, run_id: i64, out: &mut TraceWriter
             }
         }
         let args = json!({"dispatch_id": w.dispatch, "passes": r.get::<_, Option<i64>>(7)?,
-                          "snapshot_bytes": w.snapshot_bytes});
+                          "snapshot_bytes": w.snapshot_bytes,
+                          "snapshot_bytes_basis": w.bytes_basis,
+                          // The slice is drawn from the window's own records: the SDK log's
+                          // window length (observe mode) is not a position on the timeline.
+                          "basis": if w.pass_count_return.is_some() { IN_PROCESS } else { "dispatch" },
+                          "window_ns_basis": w.window_basis});
         write_window_phases(&w, args, out)?;
         write_passes(&mut passes, &w, out)?;
-        out.slice(w.tid, "tail", "phase", w.last_exit, w.end, json!({}))?;
+        let b = with_basis(IN_PROCESS, json!({}));
+        out.slice(w.tid, "tail", "phase", w.last_exit, w.end, b)?;
     }
     Ok(())
 }
@@ -197,16 +223,19 @@ fn write_window_phases<W: Write>(
         w.end,
         args,
     )?;
-    out.slice(tid, "config", "phase", w.start, pcr, json!({}))?;
-    out.slice(tid, "pre-pass", "phase", pcr, w.first_enter, json!({}))?;
+    let m = || with_basis(IN_PROCESS, json!({}));
+    out.slice(tid, "config", "phase", w.start, pcr, m())?;
+    out.slice(tid, "pre-pass", "phase", pcr, w.first_enter, m())?;
     if let (Some(p), Some(d), Some(s)) = (pcr, w.drain_ns, w.snapshot_ns) {
+        // The split of the pre-pass: the SDK's snapshot time placed at its end, the rest
+        // before it (the SDK log gives durations, not timestamps).
         out.slice(
             tid,
             "lock+drain",
             "phase",
             Some(p),
             Some(p + d.max(0)),
-            json!({}),
+            with_basis("in_process_minus_sdk_log", json!({})),
         )?;
         out.slice(
             tid,
@@ -214,7 +243,10 @@ fn write_window_phases<W: Write>(
             "phase",
             Some(p + d.max(0)),
             Some(p + d.max(0) + s),
-            json!({"bytes": w.snapshot_bytes}),
+            with_basis(
+                "sdk_log",
+                json!({"bytes": w.snapshot_bytes, "bytes_basis": w.bytes_basis}),
+            ),
         )?;
     }
     Ok(())
@@ -244,11 +276,14 @@ fn write_passes<W: Write>(
             p.get(1)?,
             // A stuck pass never exited: it lasts until CONFIG EXIT.
             if incomplete { exit.or(w.end) } else { exit },
-            if incomplete {
-                json!({"incomplete": true})
-            } else {
-                json!({})
-            },
+            with_basis(
+                IN_PROCESS,
+                if incomplete {
+                    json!({"incomplete": true})
+                } else {
+                    json!({})
+                },
+            ),
         )?;
         // The continue decision: PASS EXIT → replay_continue return, before the restore.
         if let (Some(x), Some(c)) = (exit, p.get::<_, Option<i64>>(7)?) {
@@ -258,16 +293,17 @@ fn write_passes<W: Write>(
                 "continue",
                 Some(x),
                 Some(x + c.max(0)),
-                json!({"after_pass": idx}),
+                with_basis(IN_PROCESS, json!({"after_pass": idx})),
             )?;
         }
+        let restore_basis = w.restore_basis.as_deref().unwrap_or(IN_PROCESS);
         out.slice(
             tid,
             "restore",
             "restore",
             p.get(5)?,
             p.get(6)?,
-            json!({"after_pass": idx}),
+            with_basis(restore_basis, json!({"after_pass": idx})),
         )?;
         if let Some(q) = w.queue {
             let qt = out.queue_tid(q);
@@ -277,7 +313,7 @@ fn write_passes<W: Write>(
                 "gpu",
                 p.get(3)?,
                 p.get(4)?,
-                json!({"dispatch_id": w.dispatch}),
+                with_basis(IN_PROCESS, json!({"dispatch_id": w.dispatch})),
             )?;
         }
     }
@@ -305,7 +341,7 @@ fn write_plain_dispatches<W: Write>(
             "dispatch",
             r.get(4)?,
             r.get(5)?,
-            json!({"dispatch_id": d}),
+            with_basis(IN_PROCESS, json!({"dispatch_id": d})),
         )?;
         if let Some(q) = q {
             let qt = out.queue_tid(q);
@@ -315,7 +351,7 @@ fn write_plain_dispatches<W: Write>(
                 "gpu",
                 r.get(6)?,
                 r.get(7)?,
-                json!({"dispatch_id": d}),
+                with_basis(IN_PROCESS, json!({"dispatch_id": d})),
             )?;
         }
     }

@@ -153,7 +153,7 @@ fn sweep_key(x: f64) -> i64 {
 /// Writes the plots for `runs` (every run when empty) into `dir`; returns the files written.
 pub fn plot(conn: &Connection, runs: &[i64], dir: &Path) -> Result<Vec<PathBuf>> {
     let runs: Vec<i64> = if runs.is_empty() {
-        crate::db::runs::select_runs(conn, None, None)?
+        crate::db::runs::select_all(conn, &[])?
     } else {
         runs.to_vec()
     };

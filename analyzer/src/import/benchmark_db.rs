@@ -108,6 +108,10 @@ struct StatisticRow {
     rss_kib: Option<i64>,
     samples: i64,
     command: String,
+    metric: &'static str,
+    groups: Option<i64>,
+    projected: Option<f64>,
+    speedup: Option<f64>,
 }
 
 /// One measurement per (app, config, sdk) and additive metric, from the statistics rows.
@@ -181,6 +185,10 @@ fn statistic_rows(src: &Connection) -> Result<Vec<StatisticRow>> {
                 rss_kib: rss.map(|mb| (mb * 1024.0).round() as i64),
                 samples: r.get::<_, Option<i64>>(8)?.unwrap_or(0),
                 command,
+                metric,
+                groups,
+                projected,
+                speedup,
             });
         }
     }
@@ -209,8 +217,8 @@ fn store(
         tx.execute(
             "INSERT INTO krphase_measurement (source, experiment, variant, mode, detail, \
              median_s, min_s, max_s, peak_child_rss_kib, samples, failures, command, outdir, \
-             label, imported_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, '0', ?11, ?12, \
-             ?13, ?14)",
+             label, imported_at, metric, counter_groups, projected_s, speedup) VALUES (?1, ?2, \
+             ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, '0', ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
             params![
                 SOURCE_BENCHMARK_DB,
                 o.experiment,
@@ -225,7 +233,11 @@ fn store(
                 o.command,
                 key,
                 label,
-                now
+                now,
+                o.metric,
+                o.groups,
+                o.projected,
+                o.speedup
             ],
         )?;
     }

@@ -93,20 +93,29 @@ pub fn write_csv(path: &Path, rows: &[MeasurementRow]) -> Result<bool> {
 /// Reads a CSV written by `replay_perf.py` or `krphase bench`. Any malformed row is an error
 /// naming its line; nothing is returned then.
 pub fn read_csv(path: &Path) -> Result<Vec<MeasurementRow>> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| format!("cannot open {}", path.display()))?;
+    // The file's own line number of a record: the csv crate's line count is off by one per
+    // CRLF line, the ending replay_perf.py (Python's csv module) writes, and a record's offset
+    // can point at the line ending before it; so count the newlines before its first byte.
+    let line_of = |byte: u64| {
+        let mut start = (byte as usize).min(bytes.len());
+        while start < bytes.len() && matches!(bytes[start], b'\r' | b'\n') {
+            start += 1;
+        }
+        1 + bytes[..start].iter().filter(|b| **b == b'\n').count()
+    };
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(file);
+        .from_reader(bytes.as_slice());
     let mut rows = Vec::new();
     let mut header_seen = false;
     for rec in rdr.records() {
         let rec = rec.map_err(|e| {
-            let line = e.position().map(|p| p.line()).unwrap_or(0);
+            let line = e.position().map_or(0, |p| line_of(p.byte()));
             anyhow::anyhow!("{}: line {line}: unreadable CSV: {e}", path.display())
         })?;
-        let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        let line = rec.position().map_or(0, |p| line_of(p.byte()));
         if !header_seen {
             let got: Vec<&str> = rec.iter().collect();
             if got != COLUMNS {
@@ -245,6 +254,8 @@ pub fn link_phase_files(
 #[derive(Debug, Default)]
 pub struct MeasurementCsvImport {
     pub measurements: usize,
+    /// The ids of the stored rows.
+    pub measurement_ids: Vec<i64>,
     pub runs: usize,
     /// Rows whose output directory was missing.
     pub missing_dirs: Vec<String>,
@@ -266,6 +277,7 @@ pub fn import_measurement_csv(
     };
     let tx = conn.transaction()?;
     let mut pending = Vec::new();
+    let mut ids = Vec::new();
     for row in &rows {
         let dirs: Vec<PathBuf> = row.output_dirs().iter().map(|d| base.join(d)).collect();
         let stored = match dirs.as_slice() {
@@ -273,11 +285,13 @@ pub fn import_measurement_csv(
             _ => None,
         };
         let id = insert_measurement(&tx, SOURCE_REPLAY_PERF, row, stored, label, true)?;
+        ids.push(id);
         pending.extend(dirs.into_iter().map(|d| (id, Some(d))));
     }
     tx.commit()?;
     let mut summary = MeasurementCsvImport {
         measurements: rows.len(),
+        measurement_ids: ids,
         ..Default::default()
     };
     let mut errors = Vec::new();

@@ -175,3 +175,28 @@ fn import_stores_every_row_and_nothing_for_a_malformed_file() {
         dir.path().join("replay_perf_out/p1-replay")
     );
 }
+
+/// Errors name the file's own line numbers (1 = the header), whatever the line ending, and
+/// after a quoted field that spans lines.
+#[test]
+fn error_lines_are_the_files_line_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("lines.csv");
+    let header = COLUMNS.join(",");
+    let good = "P1,v,single-pass,d,1.0,1.0,1.0,10,1,0,cmd";
+    let bad = "P1,v,single-pass,d,abc,1.0,1.0,10,1,0,cmd";
+    let multi = "P1,v,single-pass,\"two\nlines\",1.0,1.0,1.0,10,1,0,cmd";
+    for (body, want) in [
+        (format!("{header}\n{good}\n{bad}\n"), "line 3"),
+        (
+            format!("{header}\r\n{good}\r\n{good}\r\n{bad}\r\n"),
+            "line 4",
+        ),
+        (format!("{header}\n{multi}\n{bad}\n"), "line 4"),
+        (format!("{header}\n\n{good}\n{bad}\n"), "line 4"),
+    ] {
+        std::fs::write(&p, &body).unwrap();
+        let err = format!("{}", read_csv(&p).unwrap_err());
+        assert!(err.contains(want), "{body:?}: {err}");
+    }
+}

@@ -14,13 +14,31 @@ use anyhow::Result;
 
 use crate::db;
 
-/// `krphase import FILE... [--label L]`.
+/// `krphase import FILE... [--label L]`. A file imported before is not imported again; with
+/// `--label` it is relabelled, and the line says so.
 pub fn import_command(db_path: &Path, files: &[PathBuf], label: Option<&str>) -> Result<()> {
     let mut conn = db::open(db_path)?;
     for f in files {
         let r = krp::import_file(&mut conn, f, label)?;
         if r.already {
-            println!("{}: already imported as run {}", f.display(), r.run_id);
+            let note = match label {
+                None => String::new(),
+                Some(l) => match db::runs::label_of(&conn, r.run_id)? {
+                    Some(old) if old == l => format!(", labelled {l:?}"),
+                    old => {
+                        db::runs::relabel(&conn, r.run_id, l)?;
+                        match old {
+                            Some(old) => format!("; relabelled from {old:?} to {l:?}"),
+                            None => format!("; labelled {l:?}"),
+                        }
+                    }
+                },
+            };
+            println!(
+                "{}: already imported as run {}{note}",
+                f.display(),
+                r.run_id
+            );
         } else {
             println!(
                 "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}",
@@ -74,6 +92,21 @@ pub fn import_harness_command(
     );
     for d in &r.missing_dirs {
         eprintln!("krphase: note: output directory {d} not found; its row has no phase files");
+    }
+    warn_replay_claims(&conn, &r.measurement_ids)
+}
+
+/// One warning per imported row whose kernel-replay claim fails (`db::measurements`).
+fn warn_replay_claims(conn: &rusqlite::Connection, ids: &[i64]) -> Result<()> {
+    let filter = db::measurements::MeasurementFilter::Any(
+        ids.iter()
+            .map(|&id| db::measurements::MeasurementFilter::Id(id))
+            .collect(),
+    );
+    for m in db::measurements::read_measurements(conn, &filter)? {
+        if let Some(w) = m.warning() {
+            eprintln!("krphase: warning: {w}");
+        }
     }
     Ok(())
 }

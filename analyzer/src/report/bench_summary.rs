@@ -9,9 +9,12 @@ use anyhow::Result;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
-use super::fmt::{bytes_b_or_mib, duration_us_ms, factor, percent, seconds};
+use super::fmt::{bytes_b_or_mib, duration_us_ms, factor, percent, seconds, wrap};
 use super::stats::median;
-use crate::db::measurements::{SOURCE_BENCH, SOURCE_REPLAY_PERF};
+use crate::db::basis::Basis;
+use crate::db::measurements::{
+    MeasurementFilter, SOURCE_BENCH, SOURCE_REPLAY_PERF, read_measurements,
+};
 
 /// One measurement as the summary uses it.
 #[derive(Debug, Clone, Serialize)]
@@ -20,6 +23,8 @@ pub struct MeasurementRef {
     pub variant: String,
     pub median_s: Option<f64>,
     pub peak_child_rss_kib: Option<i64>,
+    /// Why figures built on it are invalid (its kernel-replay claim failed); `None` when valid.
+    pub invalid_reason: Option<String>,
 }
 
 /// P5: the drain's share of the replayed windows of the linked runs.
@@ -72,6 +77,8 @@ pub struct BenchSummary {
     pub kernel_replay_s: Option<f64>,
     pub multiplexed_s: Option<f64>,
     pub speedup_vs_application_replay: Option<f64>,
+    /// Why the speedup is invalid: the kernel-replay row did not replay.
+    pub speedup_invalid_reason: Option<String>,
     pub passes: Vec<MeasurementRef>,
     pub footprints: Vec<Footprint>,
     pub drain: Option<DrainShare>,
@@ -98,22 +105,32 @@ impl MeasurementRef {
             variant: r.get(1)?,
             median_s: r.get(2)?,
             peak_child_rss_kib: r.get(3)?,
+            invalid_reason: None,
         })
+    }
+
+    /// The same reference with its replay claim checked.
+    fn checked(mut self, conn: &Connection) -> Result<Self> {
+        self.invalid_reason = read_measurements(conn, &MeasurementFilter::Id(self.id))?
+            .first()
+            .and_then(|m| m.invalid_reason());
+        Ok(self)
     }
 }
 
 fn latest(conn: &Connection, experiment: &str, variant: &str) -> Result<Option<MeasurementRef>> {
-    Ok(conn
-        .query_row(
-            &format!(
-                "SELECT {MEASUREMENT_COLUMNS} FROM krphase_measurement \
+    conn.query_row(
+        &format!(
+            "SELECT {MEASUREMENT_COLUMNS} FROM krphase_measurement \
                  WHERE source IN {SOURCES} AND experiment = ?1 AND variant = ?2 \
                  ORDER BY id DESC LIMIT 1"
-            ),
-            params![experiment, variant],
-            MeasurementRef::from_row,
-        )
-        .optional()?)
+        ),
+        params![experiment, variant],
+        MeasurementRef::from_row,
+    )
+    .optional()?
+    .map(|m| m.checked(conn))
+    .transpose()
 }
 
 fn latest_like(conn: &Connection, experiment: &str, prefix: &str) -> Result<Vec<MeasurementRef>> {
@@ -126,11 +143,14 @@ fn latest_like(conn: &Connection, experiment: &str, prefix: &str) -> Result<Vec<
         .collect::<rusqlite::Result<_>>()?;
     let mut out = Vec::new();
     for id in ids {
-        out.push(conn.query_row(
-            &format!("SELECT {MEASUREMENT_COLUMNS} FROM krphase_measurement WHERE id = ?1"),
-            [id],
-            MeasurementRef::from_row,
-        )?);
+        out.push(
+            conn.query_row(
+                &format!("SELECT {MEASUREMENT_COLUMNS} FROM krphase_measurement WHERE id = ?1"),
+                [id],
+                MeasurementRef::from_row,
+            )?
+            .checked(conn)?,
+        );
     }
     Ok(out)
 }
@@ -221,6 +241,11 @@ pub fn summarize(conn: &Connection) -> Result<Option<BenchSummary>> {
             .filter(|v| !v.is_empty())
             .and_then(|v| v.iter().map(|m| m.median_s).sum())
     });
+    s.speedup_invalid_reason = replay.as_ref().and_then(|m| {
+        m.invalid_reason
+            .as_ref()
+            .map(|why| format!("measurement {} ({}) {why}", m.id, m.variant))
+    });
     s.kernel_replay_s = replay.and_then(|m| m.median_s);
     s.multiplexed_s = latest(conn, "P1", "multiplexed-all-groups")?.and_then(|m| m.median_s);
     s.speedup_vs_application_replay = match (s.application_replay_s, s.kernel_replay_s) {
@@ -287,6 +312,8 @@ pub struct MeasurementJson {
     pub failures: Option<String>,
     /// Phase-file runs linked to the measurement.
     pub linked_runs: i64,
+    pub valid: bool,
+    pub invalid_reason: Option<String>,
 }
 
 /// One experiment (P1..P6) and its measurements: the latest row of each variant, by id.
@@ -303,11 +330,19 @@ pub struct SpeedupJson {
     pub kernel_replay_s: Option<f64>,
     /// Application replay time over kernel replay time.
     pub speedup_vs_application_replay_factor: Option<f64>,
+    /// False when the kernel-replay row did not replay: the factor compares two application
+    /// replays.
+    pub speedup_valid: bool,
+    pub speedup_invalid_reason: Option<String>,
+    /// Whole-run medians of the harness.
+    pub basis: Basis,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FootprintJson {
     pub measurement_id: i64,
+    pub valid: bool,
+    pub invalid_reason: Option<String>,
     pub variant: String,
     pub median_s: Option<f64>,
     pub peak_child_rss_kib: Option<i64>,
@@ -387,10 +422,21 @@ fn experiment_rows(conn: &Connection) -> Result<Vec<ExperimentJson>> {
                     samples: r.get(9)?,
                     failures: r.get(10)?,
                     linked_runs: r.get(11)?,
+                    valid: true,
+                    invalid_reason: None,
                 },
             ))
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
+    let checks = read_measurements(conn, &MeasurementFilter::All)?;
+    let mut rows = rows;
+    for (_, m) in &mut rows {
+        m.invalid_reason = checks
+            .iter()
+            .find(|c| c.measurement_id == m.measurement_id)
+            .and_then(|c| c.invalid_reason());
+        m.valid = m.invalid_reason.is_none();
+    }
     let mut out: Vec<ExperimentJson> = Vec::new();
     for (experiment, m) in rows {
         match out.last_mut() {
@@ -424,6 +470,9 @@ pub fn report_json(conn: &Connection) -> Result<Option<BenchJson>> {
         multiplexed_s: s.multiplexed_s,
         kernel_replay_s: s.kernel_replay_s,
         speedup_vs_application_replay_factor: s.speedup_vs_application_replay,
+        speedup_valid: s.speedup_invalid_reason.is_none(),
+        speedup_invalid_reason: s.speedup_invalid_reason.clone(),
+        basis: Basis::Harness,
     });
     Ok(Some(BenchJson {
         experiments,
@@ -434,6 +483,8 @@ pub fn report_json(conn: &Connection) -> Result<Option<BenchJson>> {
             .into_iter()
             .map(|f| FootprintJson {
                 measurement_id: f.measurement.id,
+                valid: f.measurement.invalid_reason.is_none(),
+                invalid_reason: f.measurement.invalid_reason.clone(),
                 variant: f.measurement.variant,
                 median_s: f.measurement.median_s,
                 peak_child_rss_kib: f.measurement.peak_child_rss_kib,
@@ -469,7 +520,11 @@ pub fn report_json(conn: &Connection) -> Result<Option<BenchJson>> {
 /// Plain-text rendering (fits 100 columns).
 pub fn render_summary(s: &BenchSummary) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "bench summary");
+    let _ = writeln!(
+        o,
+        "bench summary (basis: whole-run medians H; P3 snapshot/window SDK L, tool E;\n  P5 and the \
+         in-process P6 tax M, M-L)"
+    );
     if s.application_replay_s.is_some() || s.kernel_replay_s.is_some() {
         let _ = writeln!(
             o,
@@ -479,9 +534,18 @@ pub fn render_summary(s: &BenchSummary) -> String {
             seconds(s.kernel_replay_s),
             factor(s.speedup_vs_application_replay)
         );
+        if let Some(why) = &s.speedup_invalid_reason {
+            o.push_str(&wrap(why, 98, "      speedup INVALID: ", "        "));
+        }
     }
     for m in &s.passes {
-        let _ = writeln!(o, "  P2  {:<14} median {}", m.variant, seconds(m.median_s));
+        let _ = writeln!(
+            o,
+            "  P2  {:<14} median {}{}",
+            m.variant,
+            seconds(m.median_s),
+            invalid_mark(m)
+        );
     }
     for f in &s.footprints {
         let _ = writeln!(
@@ -495,6 +559,14 @@ pub fn render_summary(s: &BenchSummary) -> String {
             bytes_b_or_mib(f.sdk_bytes_per_window),
             bytes_b_or_mib(f.estimate_bytes_per_window),
         );
+        if f.measurement.invalid_reason.is_some() {
+            let _ = writeln!(
+                o,
+                "      {}{}",
+                f.measurement.variant,
+                invalid_mark(&f.measurement)
+            );
+        }
     }
     if let Some(d) = &s.drain {
         let _ = writeln!(
@@ -533,6 +605,15 @@ pub fn render_summary(s: &BenchSummary) -> String {
         );
     }
     o
+}
+
+/// ` INVALID (no kernel replay ran)` for a row whose replay claim failed, else nothing.
+fn invalid_mark(m: &MeasurementRef) -> &'static str {
+    if m.invalid_reason.is_some() {
+        " INVALID (no kernel replay ran)"
+    } else {
+        ""
+    }
 }
 
 /// The summary text of a database, empty when it holds no bench measurements.

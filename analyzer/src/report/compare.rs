@@ -224,13 +224,55 @@ pub enum CompareFormat {
     Json,
 }
 
-/// `krphase compare A B`: each side a run id or a label (pooling all its runs), printed in
+/// What `krphase compare` compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareWhat {
+    /// Runs when both sides select runs, else measurement sets when both sides are
+    /// measurement labels.
+    Auto,
+    Runs,
+    Measurements,
+}
+
+/// `krphase compare A B`: each side a run id or a label (pooling all its runs, the selection
+/// rule of `db/runs.rs`), or two measurement labels (whole-run medians row by row), printed in
 /// `format`.
-pub fn compare_command(db: &Path, a: &str, b: &str, format: CompareFormat) -> Result<()> {
+pub fn compare_command(
+    db: &Path,
+    a: &str,
+    b: &str,
+    what: CompareWhat,
+    format: CompareFormat,
+) -> Result<()> {
     let conn = crate::db::open_existing(db)?;
-    let a = crate::db::runs::select_pooled(&conn, a)?;
-    let b = crate::db::runs::select_pooled(&conn, b)?;
-    let c = compare(&conn, &a, &b)?;
+    let runs = || -> Result<(Vec<i64>, Vec<i64>)> {
+        Ok((
+            crate::db::runs::select(&conn, a)?,
+            crate::db::runs::select(&conn, b)?,
+        ))
+    };
+    let measurement_sets = || -> Result<bool> {
+        let labels = crate::db::measurements::measurement_labels(&conn)?;
+        Ok([a, b].iter().all(|s| labels.iter().any(|l| l == s)))
+    };
+    let pair = match what {
+        CompareWhat::Runs => Some(runs()?),
+        CompareWhat::Measurements => None,
+        CompareWhat::Auto => match runs() {
+            Ok(p) => Some(p),
+            Err(_) if measurement_sets()? => None,
+            Err(e) => return Err(e),
+        },
+    };
+    let Some((a_ids, b_ids)) = pair else {
+        let c = super::compare_measurements::compare_measurements(&conn, a, b)?;
+        match format {
+            CompareFormat::Table => print!("{}", super::compare_measurements::render_table(&c)),
+            CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
+        }
+        return Ok(());
+    };
+    let c = compare(&conn, &a_ids, &b_ids)?;
     match format {
         CompareFormat::Table => print!("{}", render_table(&c)),
         CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),

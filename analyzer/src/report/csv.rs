@@ -1,115 +1,236 @@
-//! The report as long-format CSV: one `run_id,label,section,name,metric,value` row per figure.
+//! The report as long-format CSV: one `run_id,label,section,name,metric,value,basis` row per
+//! figure. Run figures carry their run id; whole-run measurement rows (section `measurement`) and
+//! the bench summary (section `bench`) leave `run_id` empty. `basis` is the figure's basis code
+//! (`db/basis.rs`; several joined with `+`), empty for counts and flags.
 
 use anyhow::Result;
 
+use super::bench_summary::BenchSummary;
+use super::fmt::codes;
+use super::measurements::MeasurementSection;
 use super::run_report::RunReport;
+use crate::db::basis::Basis;
 
-/// Long-format CSV: one `run_id,label,section,name,metric,value` row per figure.
-pub fn render_csv(reports: &[RunReport]) -> Result<String> {
-    let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
-    w.write_record(["run_id", "label", "section", "name", "metric", "value"])?;
-    for r in reports {
-        let id = r.run_id.to_string();
-        let label = r.label.clone().unwrap_or_default();
-        let mut row = |section: &str, name: &str, metric: &str, value: String| {
-            w.write_record([
-                id.as_str(),
-                label.as_str(),
-                section,
-                name,
-                metric,
-                value.as_str(),
-            ])
-        };
-        row(
-            "windows",
-            "replayed",
-            "count",
-            r.windows.replayed.to_string(),
-        )?;
-        row(
-            "windows",
-            "declined",
-            "count",
-            r.windows.declined.to_string(),
-        )?;
-        row("windows", "stuck", "count", r.windows.stuck.to_string())?;
-        row(
-            "windows",
-            "stuck",
-            "total_ns",
-            r.windows.stuck_ns.to_string(),
-        )?;
-        row("dispatches", "seen", "count", r.dispatches_seen.to_string())?;
-        for (k, v) in &r.declines_by_reason {
-            row("declines", k, "count", v.to_string())?;
-        }
-        for g in &r.groups {
-            row("group", &g.group, "count", g.count.to_string())?;
-            row("group", &g.group, "total_ns", g.total_ns.to_string())?;
-            row("group", &g.group, "share_of_wall", opt(g.share_of_wall))?;
-        }
-        for p in &r.phases {
-            row("phase", &p.phase, "samples", p.samples.to_string())?;
-            row("phase", &p.phase, "total_ns", p.total_ns.to_string())?;
-            row("phase", &p.phase, "share_of_window", opt(p.share_of_window))?;
-            for (m, v) in [
-                ("p50_ns", p.p50_ns),
-                ("p90_ns", p.p90_ns),
-                ("p99_ns", p.p99_ns),
-                ("max_ns", p.max_ns),
-            ] {
-                row(
-                    "phase",
-                    &p.phase,
-                    m,
-                    v.map_or(String::new(), |v| v.to_string()),
-                )?;
-            }
-        }
-        row(
-            "bytes",
-            "snapshot",
-            "total",
-            r.bytes.snapshot_bytes_total.to_string(),
-        )?;
-        row(
-            "bytes",
-            "snapshot",
-            "per_window",
-            opt(r.bytes.snapshot_bytes_per_window),
-        )?;
-        row("bytes", "snapshot", "gbps", opt(r.bytes.snapshot_gbps))?;
-        row(
-            "bytes",
-            "restore",
-            "total",
-            r.bytes.restore_bytes_total.to_string(),
-        )?;
-        row("bytes", "restore", "gbps", opt(r.bytes.restore_gbps))?;
-        row("gpu", "all", "share_of_pass", opt(r.gpu.gpu_share_of_pass))?;
-        row(
-            "gpu",
-            "all",
-            "share_of_window",
-            opt(r.gpu.gpu_share_of_window),
-        )?;
-        row(
-            "tax",
-            "plain",
-            "enqueue_mean_ns",
-            opt(r.dispatch_tax.plain_enqueue_mean_ns),
-        )?;
-        row(
-            "tax",
-            "opt_out",
-            "config_mean_ns",
-            opt(r.dispatch_tax.opt_out_config_mean_ns),
-        )?;
-    }
-    Ok(String::from_utf8(w.into_inner()?)?)
+type Writer = csv::Writer<Vec<u8>>;
+
+/// One CSV row's first columns.
+struct Key<'a> {
+    run_id: &'a str,
+    label: &'a str,
+    section: &'a str,
+    name: &'a str,
+}
+
+fn row(w: &mut Writer, k: &Key<'_>, metric: &str, value: String, basis: &str) -> Result<()> {
+    w.write_record([
+        k.run_id,
+        k.label,
+        k.section,
+        k.name,
+        metric,
+        value.as_str(),
+        basis,
+    ])?;
+    Ok(())
 }
 
 fn opt(v: Option<f64>) -> String {
     v.map_or(String::new(), |v| format!("{v}"))
+}
+
+fn opt_i(v: Option<i64>) -> String {
+    v.map_or(String::new(), |v| v.to_string())
+}
+
+/// Long-format CSV of the runs, the measurements and the bench summary.
+pub fn render_csv(
+    reports: &[RunReport],
+    measurements: &MeasurementSection,
+    bench: Option<&BenchSummary>,
+) -> Result<String> {
+    let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
+    w.write_record([
+        "run_id", "label", "section", "name", "metric", "value", "basis",
+    ])?;
+    for r in reports {
+        write_run(&mut w, r)?;
+    }
+    write_measurements(&mut w, measurements)?;
+    if let Some(b) = bench {
+        write_bench(&mut w, b)?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+fn write_run(w: &mut Writer, r: &RunReport) -> Result<()> {
+    let id = r.run_id.to_string();
+    let label = r.label.clone().unwrap_or_default();
+    let k = |section: &'static str, name: &'static str| Key {
+        run_id: "",
+        label: "",
+        section,
+        name,
+    };
+    let key = |k: Key<'static>| Key {
+        run_id: id.as_str(),
+        label: label.as_str(),
+        ..k
+    };
+    let m = Basis::InProcess.code();
+    let counts = [
+        ("windows", "replayed", "count", r.windows.replayed),
+        ("windows", "declined", "count", r.windows.declined),
+        ("windows", "stuck", "count", r.windows.stuck),
+        ("dispatches", "seen", "count", r.dispatches_seen),
+    ];
+    for (section, name, metric, v) in counts {
+        row(w, &key(k(section, name)), metric, v.to_string(), "")?;
+    }
+    let stuck = key(k("windows", "stuck"));
+    row(w, &stuck, "total_ns", r.windows.stuck_ns.to_string(), m)?;
+    for (reason, v) in &r.declines_by_reason {
+        let kk = Key {
+            name: reason,
+            ..key(k("declines", ""))
+        };
+        row(w, &kk, "count", v.to_string(), "")?;
+    }
+    for g in &r.groups {
+        let kk = Key {
+            name: &g.group,
+            ..key(k("group", ""))
+        };
+        let b = g.basis.code();
+        row(w, &kk, "count", g.count.to_string(), "")?;
+        row(w, &kk, "total_ns", g.total_ns.to_string(), b)?;
+        row(w, &kk, "share_of_wall", opt(g.share_of_wall), b)?;
+    }
+    for p in &r.phases {
+        let kk = Key {
+            name: &p.phase,
+            ..key(k("phase", ""))
+        };
+        let b = codes(&p.basis);
+        row(w, &kk, "parent", p.parent.clone().unwrap_or_default(), "")?;
+        row(w, &kk, "samples", p.samples.to_string(), "")?;
+        row(w, &kk, "total_ns", p.total_ns.to_string(), &b)?;
+        row(w, &kk, "share_of_window", opt(p.share_of_window), &b)?;
+        row(w, &kk, "share_of_parent", opt(p.share_of_parent), &b)?;
+        for (metric, v) in [
+            ("p50_ns", p.p50_ns),
+            ("p90_ns", p.p90_ns),
+            ("p99_ns", p.p99_ns),
+            ("max_ns", p.max_ns),
+        ] {
+            row(w, &kk, metric, opt_i(v), &b)?;
+        }
+        if let Some(why) = &p.missing {
+            row(w, &kk, "missing", why.clone(), "")?;
+        }
+    }
+    let b = &r.bytes;
+    let sb = codes(&b.snapshot_bytes_basis);
+    let snap = key(k("bytes", "snapshot"));
+    row(w, &snap, "total", b.snapshot_bytes_total.to_string(), &sb)?;
+    row(
+        w,
+        &snap,
+        "per_window",
+        opt(b.snapshot_bytes_per_window),
+        &sb,
+    )?;
+    let gbps_basis = b.snapshot_gbps_basis.code();
+    row(w, &snap, "gbps", opt(b.snapshot_gbps), gbps_basis)?;
+    let restore = key(k("bytes", "restore"));
+    let rb = b.restore_basis.code();
+    row(w, &restore, "total", b.restore_bytes_total.to_string(), rb)?;
+    row(w, &restore, "gbps", opt(b.restore_gbps), rb)?;
+    let gpu = key(k("gpu", "all"));
+    row(w, &gpu, "share_of_pass", opt(r.gpu.gpu_share_of_pass), m)?;
+    row(
+        w,
+        &gpu,
+        "share_of_window",
+        opt(r.gpu.gpu_share_of_window),
+        m,
+    )?;
+    let tax = r.dispatch_tax.plain_enqueue_mean_ns;
+    row(w, &key(k("tax", "plain")), "enqueue_mean_ns", opt(tax), m)?;
+    let opt_out = r.dispatch_tax.opt_out_config_mean_ns;
+    row(
+        w,
+        &key(k("tax", "opt_out")),
+        "config_mean_ns",
+        opt(opt_out),
+        m,
+    )?;
+    Ok(())
+}
+
+fn write_measurements(w: &mut Writer, s: &MeasurementSection) -> Result<()> {
+    let h = Basis::Harness.code();
+    let e = Basis::Estimate.code();
+    for a in &s.measurements {
+        let m = &a.stored;
+        let name = format!(
+            "{}:{}/{}",
+            m.measurement_id,
+            m.experiment.as_deref().unwrap_or(""),
+            m.variant.as_deref().unwrap_or("")
+        );
+        let label = m.label.clone().unwrap_or_default();
+        let k = Key {
+            run_id: "",
+            label: &label,
+            section: "measurement",
+            name: &name,
+        };
+        let text = |v: &Option<String>| v.clone().unwrap_or_default();
+        row(w, &k, "source", text(&m.source), "")?;
+        row(w, &k, "mode", text(&m.mode), "")?;
+        row(w, &k, "metric", text(&m.metric), "")?;
+        row(w, &k, "counter_groups", opt_i(m.counter_groups), "")?;
+        row(w, &k, "median_s", opt(m.median_s), h)?;
+        row(w, &k, "min_s", opt(m.min_s), h)?;
+        row(w, &k, "max_s", opt(m.max_s), h)?;
+        row(w, &k, "samples", opt_i(m.samples), "")?;
+        row(w, &k, "failures", text(&m.failures), "")?;
+        row(w, &k, "projected_s", opt(m.projected_s), e)?;
+        row(w, &k, "speedup", opt(m.speedup), e)?;
+        let runs = m
+            .linked_runs
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join(";");
+        row(w, &k, "linked_runs", runs, "")?;
+        row(w, &k, "valid", a.valid.to_string(), "")?;
+        row(w, &k, "invalid_reason", text(&a.invalid_reason), "")?;
+    }
+    Ok(())
+}
+
+fn write_bench(w: &mut Writer, b: &BenchSummary) -> Result<()> {
+    let h = Basis::Harness.code();
+    let k = Key {
+        run_id: "",
+        label: "",
+        section: "bench",
+        name: "P1",
+    };
+    row(
+        w,
+        &k,
+        "application_replay_s",
+        opt(b.application_replay_s),
+        h,
+    )?;
+    row(w, &k, "kernel_replay_s", opt(b.kernel_replay_s), h)?;
+    let speedup = b.speedup_vs_application_replay;
+    row(w, &k, "speedup_vs_application_replay", opt(speedup), h)?;
+    let valid = b.speedup_invalid_reason.is_none().to_string();
+    row(w, &k, "speedup_valid", valid, "")?;
+    let why = b.speedup_invalid_reason.clone().unwrap_or_default();
+    row(w, &k, "speedup_invalid_reason", why, "")?;
+    Ok(())
 }

@@ -2,6 +2,59 @@
 //! (report, compare, the bench summary) writes a figure through one of these, so a given style
 //! has one definition.
 
+use crate::db::basis::Basis;
+
+/// The table marker of a figure's bases: `M`, `L`, `M+L` (windows differ); `-` when none.
+pub fn markers(bases: &[Basis]) -> String {
+    if bases.is_empty() {
+        return "-".into();
+    }
+    bases
+        .iter()
+        .map(|b| b.marker())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// The bases as CSV writes them: codes joined with `+`.
+pub fn codes(bases: &[Basis]) -> String {
+    bases.iter().map(|b| b.code()).collect::<Vec<_>>().join("+")
+}
+
+/// The legend of the basis markers, one line per marker.
+pub fn basis_legend() -> String {
+    let mut s = String::from("basis of each figure:\n");
+    for b in Basis::ALL {
+        s.push_str(&format!("  {:<3} {}\n", b.marker(), b.what()));
+    }
+    s
+}
+
+/// `text` wrapped at spaces into lines of at most `width` characters, the first starting with
+/// `first`, the rest with `rest`.
+pub fn wrap(text: &str, width: usize, first: &str, rest: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_string();
+    // The first word follows `first` directly (it may end in a space).
+    let mut empty = true;
+    for word in text.split(' ') {
+        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = rest.to_string();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
 /// A duration in ns, µs, ms or s: `"12 ns"`, `"1.5 µs"`, `"2.000 ms"`, `"1.000 s"`.
 pub fn duration(ns: f64) -> String {
     let a = ns.abs();
@@ -107,5 +160,9 @@ mod tests {
         assert_eq!(percent(Some(0.425)), "42.5%");
         assert_eq!(factor(None), "-");
         assert_eq!(seconds(Some(1.5)), "1.500 s");
+        assert_eq!(markers(&[Basis::InProcess, Basis::SdkLog]), "M+L");
+        assert_eq!(markers(&[]), "-");
+        assert_eq!(wrap("aa bb cc", 5, "", "  "), "aa bb\n  cc\n");
+        assert_eq!(basis_legend().lines().count(), 1 + Basis::ALL.len());
     }
 }

@@ -7,17 +7,22 @@
 
 pub mod bench_summary;
 pub mod compare;
+pub mod compare_measurements;
 pub mod csv;
 pub mod fmt;
+pub mod measurements;
 pub mod run_report;
+pub mod runs_list;
 pub mod stats;
 pub mod text;
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use rusqlite::Connection;
 
+use crate::db::measurements::MeasurementFilter;
+use measurements::MeasurementSection;
 pub use run_report::{RunReport, run_report};
 
 /// Output format.
@@ -29,15 +34,33 @@ pub enum Format {
     Markdown,
 }
 
-/// Renders reports in `format`.
+/// Renders run reports alone in `format` (the demo's report; no measurements).
 pub fn render(reports: &[RunReport], format: Format) -> Result<String> {
+    render_parts(reports, &MeasurementSection::default(), None, format)
+}
+
+/// Renders the runs, the measurements and the bench summary in `format`.
+fn render_parts(
+    reports: &[RunReport],
+    measurements: &MeasurementSection,
+    bench: Option<(bench_summary::BenchSummary, bench_summary::BenchJson)>,
+    format: Format,
+) -> Result<String> {
     Ok(match format {
         Format::Json => {
-            let mut s = serde_json::to_string_pretty(&serde_json::json!({ "runs": reports }))?;
+            let mut v = serde_json::json!({ "runs": reports });
+            if !measurements.is_empty() {
+                v["measurements"] = serde_json::to_value(&measurements.measurements)?;
+                v["warnings"] = serde_json::to_value(measurements.warnings())?;
+            }
+            if let Some((_, j)) = &bench {
+                v["bench"] = serde_json::to_value(j)?;
+            }
+            let mut s = serde_json::to_string_pretty(&v)?;
             s.push('\n');
             s
         }
-        Format::Csv => csv::render_csv(reports)?,
+        Format::Csv => csv::render_csv(reports, measurements, bench.as_ref().map(|b| &b.0))?,
         Format::Table | Format::Markdown => {
             let md = format == Format::Markdown;
             let mut s = String::new();
@@ -47,38 +70,77 @@ pub fn render(reports: &[RunReport], format: Format) -> Result<String> {
             for r in reports {
                 text::render_run(r, md, &mut s);
             }
+            measurements::render_text(measurements, md, &mut s);
+            if let Some((b, _)) = &bench {
+                s.push_str(&bench_summary::render_summary(b));
+                s.push('\n');
+            }
+            if md {
+                s.push_str("```\n");
+            }
+            s.push_str(&fmt::basis_legend());
+            if md {
+                s.push_str("```\n");
+            }
             s
         }
     })
 }
 
-/// Renders reports in `format` together with the database's whole-run bench summary (P1-P6),
-/// when it holds bench measurements: the `bench` key of the JSON, the summary text after a table
-/// or Markdown report. CSV carries the runs only.
+/// Renders reports in `format` together with the database's measurements and whole-run bench
+/// summary (P1-P6), when it holds any: the `measurements` and `bench` keys of the JSON, their
+/// tables after a table or Markdown report, `measurement` and `bench` rows in CSV.
 pub fn render_with_bench(
     conn: &Connection,
     reports: &[RunReport],
     format: Format,
 ) -> Result<String> {
-    Ok(match format {
-        Format::Json => {
-            let mut v = serde_json::json!({ "runs": reports });
-            if let Some(b) = bench_summary::report_json(conn)? {
-                v["bench"] = serde_json::to_value(b)?;
-            }
-            let mut s = serde_json::to_string_pretty(&v)?;
-            s.push('\n');
-            s
-        }
-        Format::Csv => render(reports, format)?,
-        Format::Table | Format::Markdown => {
-            render(reports, format)? + &bench_summary::render(conn)?
-        }
-    })
+    let m = measurements::gather(conn, &MeasurementFilter::All)?;
+    render_answer(conn, reports, &m, format)
 }
 
-/// `krphase report`: the runs chosen by `--run` / `--label` (default: every run), with the
-/// whole-run bench experiments (P1-P6) when the database holds any, printed in `format`.
+/// As [`render_with_bench`], with the measurements given.
+pub fn render_answer(
+    conn: &Connection,
+    reports: &[RunReport],
+    measurements: &MeasurementSection,
+    format: Format,
+) -> Result<String> {
+    let bench = match bench_summary::summarize(conn)? {
+        Some(s) => bench_summary::report_json(conn)?.map(|j| (s, j)),
+        None => None,
+    };
+    render_parts(reports, measurements, bench, format)
+}
+
+/// What `--run SEL` selects for the report: its runs (the selection rule, `db/runs.rs`) and the
+/// measurements linked to them or carrying the label; a label that names only measurements
+/// selects those. No selector: everything.
+fn selection(conn: &Connection, sel: Option<&str>) -> Result<(Vec<i64>, MeasurementFilter)> {
+    let Some(sel) = sel else {
+        return Ok((crate::db::runs::all_runs(conn)?, MeasurementFilter::All));
+    };
+    let by_label = MeasurementFilter::Label(sel.to_string());
+    match crate::db::runs::select(conn, sel) {
+        Ok(ids) => {
+            let linked = MeasurementFilter::LinkedTo(ids.clone());
+            Ok((ids, MeasurementFilter::Any(vec![linked, by_label])))
+        }
+        Err(e) => {
+            let labels = crate::db::measurements::measurement_labels(conn)?;
+            if labels.iter().any(|l| l == sel) {
+                Ok((Vec::new(), by_label))
+            } else {
+                Err(e)
+            }
+        }
+    }
+}
+
+/// `krphase report`: the runs chosen by `--run` / `--label` (default: every run), the
+/// whole-run measurements linked to them, and the bench experiments (P1-P6) when the database
+/// holds any, printed in `format`. A database holding only measurements gets those. Rows whose
+/// kernel-replay claim fails get one warning each on stderr.
 pub fn report_command(
     db: &Path,
     run: Option<&str>,
@@ -86,12 +148,22 @@ pub fn report_command(
     format: Format,
 ) -> Result<()> {
     let conn = crate::db::open_existing(db)?;
-    let ids = crate::db::runs::select_runs(&conn, run, label)?;
+    let (ids, filter) = selection(&conn, run.or(label))?;
+    let m = measurements::gather(&conn, &filter)?;
+    if ids.is_empty() && m.is_empty() {
+        bail!(
+            "the database holds no runs and no whole-run measurements (run `krphase import`, \
+             `import-harness` or `import-benchmark` first)"
+        );
+    }
     let reports = ids
         .iter()
         .map(|&id| run_report(&conn, id))
         .collect::<Result<Vec<_>>>()?;
-    print!("{}", render_with_bench(&conn, &reports, format)?);
+    for w in m.warnings() {
+        eprintln!("krphase: warning: {w}");
+    }
+    print!("{}", render_answer(&conn, &reports, &m, format)?);
     Ok(())
 }
 
@@ -221,5 +293,111 @@ mod tests {
         let p = |n: &str| r.phases.iter().find(|p| p.phase == n).unwrap().clone();
         assert_eq!((p("snapshot").total_ns, p("drain").total_ns), (600, 400));
         assert!(r.log_joined);
+    }
+
+    /// Sum of the top-level shares (every phase without a parent, except the window itself).
+    fn top_level_share_sum(r: &RunReport) -> f64 {
+        r.phases
+            .iter()
+            .filter(|p| p.parent.is_none() && p.phase != "window")
+            .filter_map(|p| p.share_of_window)
+            .sum()
+    }
+
+    #[test]
+    fn shares_nest_and_top_level_shares_sum_to_the_window() {
+        use crate::db::basis::Basis;
+        let c = fixture();
+        c.execute_batch(
+            "INSERT INTO krphase_log_file (id, path, file_hash, run_id, imported_at)
+               VALUES (1, 'l', 'h', 1, 'now');
+             INSERT INTO krphase_sdk_log (log_file_id, run_id, window_id, dispatch_id, snapshot_ns)
+               VALUES (1, 1, 1, 1, 600);",
+        )
+        .unwrap();
+        let r = run_report(&c, 1).unwrap();
+        let p = |n: &str| r.phases.iter().find(|p| p.phase == n).unwrap().clone();
+        assert!(
+            (top_level_share_sum(&r) - 1.0).abs() < 1e-12,
+            "{:?}",
+            r.phases
+        );
+        assert!(r.phases.iter().all(|p| p.phase != run_report::UNATTRIBUTED));
+        assert_eq!(p("drain").parent.as_deref(), Some("pre-pass"));
+        assert_eq!(p("gpu").parent.as_deref(), Some("pass exec"));
+        // GPU 2200 of pass exec 3500; snapshot 600 of pre-pass 1000 (the one joined window).
+        assert!((p("gpu").share_of_parent.unwrap() - 2200.0 / 3500.0).abs() < 1e-12);
+        assert!((p("snapshot").share_of_parent.unwrap() - 600.0 / 3000.0).abs() < 1e-12);
+        assert_eq!(p("pre-pass").basis, vec![Basis::InProcess]);
+        assert_eq!(p("snapshot").basis, vec![Basis::SdkLog]);
+        assert_eq!(p("drain").basis, vec![Basis::InProcessMinusSdkLog]);
+        assert_eq!(
+            p("continue")
+                .missing
+                .as_deref()
+                .map(|m| m.contains("CONTINUE")),
+            Some(true)
+        );
+        assert_eq!(r.bytes.snapshot_gbps_basis, Basis::SdkLog);
+        assert_eq!(r.bytes.snapshot_bytes_basis, vec![Basis::Estimate]);
+        let table = render(std::slice::from_ref(&r), Format::Table).unwrap();
+        assert!(
+            table.contains("  drain") && table.contains("M-L"),
+            "{table}"
+        );
+        assert!(table.contains("basis of each figure"), "{table}");
+        assert!(table.contains("continue: no CONTINUE records"), "{table}");
+        let csv = render(std::slice::from_ref(&r), Format::Csv).unwrap();
+        assert!(
+            csv.starts_with("run_id,label,section,name,metric,value,basis\n"),
+            "{csv}"
+        );
+        assert!(
+            csv.contains("1,x,phase,drain,total_ns,400,in_process_minus_sdk_log"),
+            "{csv}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&render(std::slice::from_ref(&r), Format::Json).unwrap()).unwrap();
+        let snap = &v["runs"][0]["phases"].as_array().unwrap()[3];
+        assert_eq!(snap["phase"], "snapshot");
+        assert_eq!(snap["basis"], serde_json::json!(["sdk_log"]));
+        assert_eq!(snap["parent"], "pre-pass");
+    }
+
+    /// An observe-mode window (no CONFIG or PASS callbacks): the window from the SDK log,
+    /// restores inferred from dispatch records, and an `unattributed` row for the rest, so the
+    /// top-level shares still add up to 100%.
+    #[test]
+    fn observe_mode_figures_name_their_basis_and_the_rest_is_unattributed() {
+        use crate::db::basis::Basis;
+        let c = crate::db::open_in_memory().unwrap();
+        c.execute_batch(
+            "INSERT INTO krphase_run (id, path, file_hash, mode, \"start\", \"end\", imported_at)
+               VALUES (1, 'f', 'h', 'observe', 0, 100000, 'now');
+             INSERT INTO krphase_window (id, run_id, dispatch_id, outcome, executed_passes,
+               \"start\", \"end\", gpu_ns, restore_ns, restores)
+               VALUES (1, 1, 1, 'replayed', 2, 1000, 9000, 3000, 2500, 1);
+             INSERT INTO krphase_log_file (id, path, file_hash, run_id, imported_at)
+               VALUES (1, 'l', 'h', 1, 'now');
+             INSERT INTO krphase_sdk_log (log_file_id, run_id, window_id, dispatch_id,
+               lock_drain_ns, snapshot_ns, window_ns) VALUES (1, 1, 1, 1, 1500, 500, 10000);",
+        )
+        .unwrap();
+        let r = run_report(&c, 1).unwrap();
+        let p = |n: &str| r.phases.iter().find(|p| p.phase == n).unwrap().clone();
+        assert_eq!(p("window").total_ns, 10000);
+        assert_eq!(p("window").basis, vec![Basis::SdkLog]);
+        assert_eq!(p("restore").basis, vec![Basis::Dispatch]);
+        assert_eq!(p("pre-pass").basis, vec![Basis::SdkLog]);
+        assert_eq!(p("drain").basis, vec![Basis::SdkLog]);
+        assert_eq!(p("config").samples, 0);
+        assert!(p("config").missing.unwrap().contains("observe"));
+        let u = p(run_report::UNATTRIBUTED);
+        assert_eq!(u.total_ns, 10000 - 2000 - 2500);
+        assert!(
+            (top_level_share_sum(&r) - 1.0).abs() < 1e-12,
+            "{:?}",
+            r.phases
+        );
     }
 }

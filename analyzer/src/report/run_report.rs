@@ -9,24 +9,39 @@ use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::stats::{quantile_ns, ratio};
+use crate::db::basis::Basis;
 use crate::db::phases::{self, PHASES, WINDOW, WindowRow};
+
+/// The name of the row that holds window time no top-level phase covers.
+pub const UNATTRIBUTED: &str = "unattributed";
 
 /// Statistics of one phase over the replayed windows of a run.
 #[derive(Debug, Clone, Serialize)]
 pub struct PhaseStats {
     pub phase: String,
+    /// The phase this one is a part of (`pre-pass` for drain and snapshot, `pass exec` for gpu);
+    /// `None` for a top-level phase. Top-level shares add up to 100% of window time.
+    pub parent: Option<String>,
     /// Windows that carry this phase.
     pub samples: u64,
     pub total_ns: i64,
     /// Total over the replayed windows' total time.
     pub share_of_window: Option<f64>,
+    /// Total over the parent phase's total (parts only).
+    pub share_of_parent: Option<f64>,
     pub mean_ns: Option<f64>,
     /// Exact quantiles of the windows' values (see [`super::stats`]), rounded to the nearest
     /// nanosecond, the unit the values are measured in.
-    pub p50_ns: Option<u64>,
-    pub p90_ns: Option<u64>,
-    pub p99_ns: Option<u64>,
-    pub max_ns: Option<u64>,
+    pub p50_ns: Option<i64>,
+    pub p90_ns: Option<i64>,
+    pub p99_ns: Option<i64>,
+    pub max_ns: Option<i64>,
+    /// Where the values come from (every basis any window's value has, in [`Basis`] order).
+    pub basis: Vec<Basis>,
+    /// Windows per basis.
+    pub basis_windows: BTreeMap<Basis, u64>,
+    /// Why there is no value, when no window carries the phase.
+    pub missing: Option<String>,
 }
 
 /// A group of dispatches and its share of the run's wall time.
@@ -36,6 +51,7 @@ pub struct Group {
     pub count: u64,
     pub total_ns: i64,
     pub share_of_wall: Option<f64>,
+    pub basis: Basis,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -53,12 +69,19 @@ pub struct Windows {
 pub struct Bytes {
     pub snapshot_bytes_total: i64,
     pub snapshot_bytes_per_window: Option<f64>,
+    /// Where the byte counts come from: the SDK's phase line, or the tool's estimate.
+    pub snapshot_bytes_basis: Vec<Basis>,
     /// Snapshot bytes over snapshot time: the SDK's snapshot time when a log is joined,
     /// else the whole pre-pass (a lower bound on the copy rate).
     pub snapshot_gbps: Option<f64>,
-    pub snapshot_gbps_basis: &'static str,
+    /// The interval the rate is over (`sdk snapshot time` or `pre-pass (lower bound)`).
+    pub snapshot_gbps_over: &'static str,
+    /// `sdk_log` over the SDK's snapshot time; `estimate` over the pre-pass.
+    pub snapshot_gbps_basis: Basis,
+    /// Snapshot bytes × restores: an estimate (each restore assumed to copy the snapshot back).
     pub restore_bytes_total: i64,
     pub restore_gbps: Option<f64>,
+    pub restore_basis: Basis,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -79,6 +102,7 @@ pub struct Gpu {
     pub window_total_ns: i64,
     pub gpu_share_of_pass: Option<f64>,
     pub gpu_share_of_window: Option<f64>,
+    pub basis: Basis,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -87,6 +111,7 @@ pub struct Tax {
     pub plain_enqueue_mean_ns: Option<f64>,
     pub opt_out_windows: u64,
     pub opt_out_config_mean_ns: Option<f64>,
+    pub basis: Basis,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -109,6 +134,10 @@ pub struct Measurement {
     pub phases: Vec<PhaseShare>,
     /// P5: drain as a fraction of a window (needs a joined log).
     pub drain_fraction_of_window: Option<f64>,
+    /// The shares put in-process phase totals over the harness's whole-run median.
+    pub basis: Vec<Basis>,
+    /// Why figures built on this measurement are invalid (its replay claim failed).
+    pub invalid_reason: Option<String>,
 }
 
 /// Everything reported about one run.
@@ -181,7 +210,7 @@ fn run_info(conn: &Connection, run_id: i64) -> Result<RunInfo> {
 struct PhaseSamples {
     values: Vec<i64>,
     total: i64,
-    max: u64,
+    bases: BTreeMap<Basis, u64>,
 }
 
 /// What one pass over a run's windows counts.
@@ -189,6 +218,9 @@ struct PhaseSamples {
 struct WindowTally {
     /// In the order of [`PHASES`].
     phases: Vec<PhaseSamples>,
+    /// Per window: window time minus its top-level phases (the time no phase covers).
+    unattributed: PhaseSamples,
+    bytes_bases: BTreeMap<Basis, u64>,
     replayed: u64,
     declined: u64,
     /// Declined windows with no plain dispatch of their own (counted once as a dispatch).
@@ -225,13 +257,29 @@ impl WindowTally {
     fn add_replayed(&mut self, w: &WindowRow) {
         self.replayed += 1;
         self.executed_passes += w.executed_passes.unwrap_or(0);
-        for (p, v) in self.phases.iter_mut().zip(w.phase_ns) {
+        let mut covered = 0;
+        for (k, (p, v)) in self.phases.iter_mut().zip(w.phase_ns).enumerate() {
             if let Some(v) = v {
                 let v = v.max(0);
                 p.total += v;
-                p.max = p.max.max(v as u64);
                 p.values.push(v);
+                if let Some(b) = w.phase_basis[k] {
+                    *p.bases.entry(b).or_default() += 1;
+                }
+                if k != WINDOW && PHASES[k].parent.is_none() {
+                    covered += v;
+                }
             }
+        }
+        if let Some(window) = w.phase_ns[WINDOW] {
+            let u = &mut self.unattributed;
+            u.values.push(window.max(0) - covered);
+            if let Some(b) = w.phase_basis[WINDOW] {
+                *u.bases.entry(b).or_default() += 1;
+            }
+        }
+        if let Some(b) = w.bytes_basis {
+            *self.bytes_bases.entry(b).or_default() += 1;
         }
         self.log_joined |= w.phase_ns[phases::index("snapshot").expect("phase")].is_some();
         let b = w.snapshot_bytes.unwrap_or(0);
@@ -262,32 +310,69 @@ fn tally_windows(conn: &Connection, run_id: i64) -> Result<WindowTally> {
     Ok(t)
 }
 
-/// Per-phase statistics; shares are of the replayed windows' total time.
-fn phase_stats(samples: &mut [PhaseSamples]) -> Vec<PhaseStats> {
+/// Statistics of one set of per-window values (unsorted on entry).
+fn stats_of(
+    name: &str,
+    parent: Option<&str>,
+    s: &mut PhaseSamples,
+    total: i64,
+    window_total: i64,
+    parent_total: Option<i64>,
+) -> PhaseStats {
+    s.values.sort_unstable();
+    let n = s.values.len() as u64;
+    let q = |x: f64| quantile_ns(&s.values, x);
+    let some = |v: Option<f64>| v.filter(|_| n > 0);
+    PhaseStats {
+        phase: name.to_string(),
+        parent: parent.map(String::from),
+        samples: n,
+        total_ns: total,
+        share_of_window: some(ratio(total as f64, window_total as f64)),
+        share_of_parent: parent_total.and_then(|t| some(ratio(total as f64, t as f64))),
+        mean_ns: (n > 0).then(|| total as f64 / n as f64),
+        p50_ns: q(0.5),
+        p90_ns: q(0.9),
+        p99_ns: q(0.99),
+        max_ns: s.values.last().copied(),
+        basis: s.bases.keys().copied().collect(),
+        basis_windows: std::mem::take(&mut s.bases),
+        missing: None,
+    }
+}
+
+/// Per-phase statistics; shares are of the replayed windows' total time, a part's also of its
+/// parent's. When the top-level phases do not cover the window time (observe mode has no PASS
+/// callbacks, older files no CONTINUE records), an `unattributed` row holds the rest, so the
+/// top-level shares add up to 100%.
+fn phase_stats(samples: &mut [PhaseSamples], unattributed: &mut PhaseSamples) -> Vec<PhaseStats> {
     let window_total = samples[WINDOW].total;
-    PHASES
+    let totals: Vec<i64> = samples.iter().map(|s| s.total).collect();
+    let mut out: Vec<PhaseStats> = PHASES
         .iter()
         .zip(samples)
-        .map(|(p, s)| {
-            s.values.sort_unstable();
-            let n = s.values.len() as u64;
-            // Values are never negative (clamped when tallied).
-            let q = |x: f64| quantile_ns(&s.values, x).map(|v| v as u64);
-            PhaseStats {
-                phase: p.name.to_string(),
-                samples: n,
-                total_ns: s.total,
-                share_of_window: (n > 0)
-                    .then(|| ratio(s.total as f64, window_total as f64))
-                    .flatten(),
-                mean_ns: (n > 0).then(|| s.total as f64 / n as f64),
-                p50_ns: q(0.5),
-                p90_ns: q(0.9),
-                p99_ns: q(0.99),
-                max_ns: (n > 0).then_some(s.max),
+        .enumerate()
+        .map(|(k, (p, s))| {
+            let parent_total = p.parent.and_then(phases::index).map(|i| totals[i]);
+            let mut st = stats_of(p.name, p.parent, s, totals[k], window_total, parent_total);
+            if st.samples == 0 {
+                st.missing = Some(p.missing.to_string());
             }
+            st
         })
-        .collect()
+        .collect();
+    let covered: i64 = PHASES
+        .iter()
+        .enumerate()
+        .filter(|(k, p)| *k != WINDOW && p.parent.is_none())
+        .map(|(k, _)| totals[k])
+        .sum();
+    let rest = window_total - covered;
+    if rest != 0 || unattributed.values.iter().any(|v| *v != 0) {
+        let st = stats_of(UNATTRIBUTED, None, unattributed, rest, window_total, None);
+        out.insert(WINDOW, st);
+    }
+    out
 }
 
 /// The run's plain dispatches (every dispatch that ran once).
@@ -326,6 +411,7 @@ fn groups(t: &WindowTally, window_total: i64, plain: &PlainDispatches, wall: f64
         count,
         total_ns,
         share_of_wall: ratio(total_ns as f64, wall),
+        basis: Basis::InProcess,
     };
     vec![
         group("replayed", t.replayed, window_total),
@@ -344,14 +430,21 @@ fn bytes(t: &WindowTally, total_of: impl Fn(&str) -> i64) -> Bytes {
         snapshot_bytes_total: t.snapshot_bytes,
         snapshot_bytes_per_window: (t.replayed > 0)
             .then(|| t.snapshot_bytes as f64 / t.replayed as f64),
+        snapshot_bytes_basis: t.bytes_bases.keys().copied().collect(),
         snapshot_gbps: ratio(t.snapshot_bytes as f64, snapshot_time as f64),
-        snapshot_gbps_basis: if t.log_joined {
+        snapshot_gbps_over: if t.log_joined {
             "sdk snapshot time"
         } else {
             "pre-pass (lower bound)"
         },
+        snapshot_gbps_basis: if t.log_joined {
+            Basis::SdkLog
+        } else {
+            Basis::Estimate
+        },
         restore_bytes_total: t.restore_bytes,
         restore_gbps: ratio(t.restore_bytes as f64, total_of("restore") as f64),
+        restore_basis: Basis::Estimate,
     }
 }
 
@@ -405,6 +498,7 @@ fn gpu(per_pass: Vec<PassGpu>, total_of: impl Fn(&str) -> i64) -> Gpu {
         window_total_ns: window_total,
         gpu_share_of_pass: ratio(gpu_total as f64, pass_total as f64),
         gpu_share_of_window: ratio(gpu_total as f64, window_total as f64),
+        basis: Basis::InProcess,
     }
 }
 
@@ -416,6 +510,7 @@ fn dispatch_tax(t: &WindowTally, plain: &PlainDispatches) -> Tax {
         opt_out_windows: t.opt_out_windows,
         opt_out_config_mean_ns: (t.opt_out_windows > 0)
             .then(|| t.opt_out_ns as f64 / t.opt_out_windows as f64),
+        basis: Basis::InProcess,
     }
 }
 
@@ -423,8 +518,13 @@ fn dispatch_tax(t: &WindowTally, plain: &PlainDispatches) -> Tax {
 pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
     let info = run_info(conn, run_id)?;
     let mut t = tally_windows(conn, run_id)?;
-    let phase_stats = phase_stats(&mut t.phases);
-    let total_of = |name: &str| phase_stats[phases::index(name).expect("phase")].total_ns;
+    let phase_stats = phase_stats(&mut t.phases, &mut t.unattributed);
+    let total_of = |name: &str| {
+        phase_stats
+            .iter()
+            .find(|p| p.phase == name)
+            .map_or(0, |p| p.total_ns)
+    };
     let window_total = total_of("window");
     let plain = plain_dispatches(conn, run_id)?;
     let wall = info.wall_ns.unwrap_or(0) as f64;
@@ -512,7 +612,10 @@ fn linked_measurement(
             }
         })
         .collect();
-    let drain = &phase_stats[phases::index("drain").expect("phase")];
+    let drain = phase_stats
+        .iter()
+        .find(|p| p.phase == "drain")
+        .expect("every phase has a row");
     Ok(Some(Measurement {
         measurement_id: id,
         experiment,
@@ -526,5 +629,12 @@ fn linked_measurement(
         drain_fraction_of_window: (drain.samples > 0)
             .then(|| ratio(drain.total_ns as f64, window_total as f64))
             .flatten(),
+        basis: vec![Basis::InProcess, Basis::Harness],
+        invalid_reason: crate::db::measurements::read_measurements(
+            conn,
+            &crate::db::measurements::MeasurementFilter::Id(id),
+        )?
+        .first()
+        .and_then(|m| m.invalid_reason()),
     }))
 }

@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 
-use super::fmt::{bytes, duration, duration_or_dash, fixed2, percent};
-use super::run_report::{Measurement, RunReport};
+use super::fmt::{bytes, duration, duration_or_dash, fixed2, markers, percent, wrap};
+use super::run_report::{Measurement, PhaseStats, RunReport};
 
 /// A table in the report's style: first column left-aligned, the rest right-aligned.
 pub(super) fn table(markdown: bool, header: &[&str]) -> Table {
@@ -111,13 +111,17 @@ fn render_dispatches(r: &RunReport, markdown: bool, out: &mut String) {
 }
 
 fn render_groups(r: &RunReport, markdown: bool, out: &mut String) {
-    let mut g = table(markdown, &["group", "count", "total", "share of wall"]);
+    let mut g = table(
+        markdown,
+        &["group", "count", "total", "share of wall", "basis"],
+    );
     for x in &r.groups {
         g.add_row(vec![
             x.group.clone(),
             x.count.to_string(),
             duration(x.total_ns as f64),
             percent(x.share_of_wall),
+            x.basis.marker().to_string(),
         ]);
     }
     let _ = writeln!(out, "{g}\n");
@@ -140,47 +144,100 @@ fn render_no_replayed_windows(r: &RunReport, out: &mut String) {
     out.push('\n');
 }
 
+/// A phase's name as the table shows it: parts indented under their parent.
+fn phase_label(p: &PhaseStats) -> String {
+    match &p.parent {
+        Some(_) => format!("  {}", p.phase),
+        None => p.phase.clone(),
+    }
+}
+
+/// A phase's share as the table shows it: of the window for a top-level phase, of the parent
+/// (in parentheses) for a part.
+fn phase_share(p: &PhaseStats) -> String {
+    match &p.parent {
+        Some(_) => format!("({})", percent(p.share_of_parent)),
+        None => percent(p.share_of_window),
+    }
+}
+
 fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
     let mut t = table(
         markdown,
-        &["phase", "n", "total", "share", "p50", "p90", "p99", "max"],
+        &[
+            "phase", "basis", "n", "total", "share", "p50", "p90", "p99", "max",
+        ],
     );
+    let mut why: Vec<String> = Vec::new();
     for p in &r.phases {
         if p.samples == 0 {
-            let mut row = vec![p.phase.clone(), "0".into()];
-            row.resize(8, "-".into());
+            let mut row = vec![phase_label(p), "-".into(), "0".into()];
+            row.resize(9, "-".into());
             t.add_row(row);
+            if let Some(m) = &p.missing {
+                why.push(format!("{}: {m}", p.phase));
+            }
             continue;
         }
+        if let (Some(parent), None) = (&p.parent, p.share_of_parent) {
+            why.push(format!(
+                "{}: {} of window time; its share of {parent} is unknown ({parent} not recorded)",
+                p.phase,
+                percent(p.share_of_window)
+            ));
+        }
+        if p.phase == super::run_report::UNATTRIBUTED {
+            why.push(format!(
+                "{}: window time no top-level phase covers (observe mode: the pass execution \
+                 the tool cannot see)",
+                p.phase
+            ));
+        }
+        let ns = |v: Option<i64>| duration_or_dash(v.map(|v| v as f64));
         t.add_row(vec![
-            p.phase.clone(),
+            phase_label(p),
+            markers(&p.basis),
             p.samples.to_string(),
             duration(p.total_ns as f64),
-            percent(p.share_of_window),
-            duration_or_dash(p.p50_ns.map(|v| v as f64)),
-            duration_or_dash(p.p90_ns.map(|v| v as f64)),
-            duration_or_dash(p.p99_ns.map(|v| v as f64)),
-            duration_or_dash(p.max_ns.map(|v| v as f64)),
+            phase_share(p),
+            ns(p.p50_ns),
+            ns(p.p90_ns),
+            ns(p.p99_ns),
+            ns(p.max_ns),
         ]);
     }
-    let _ = writeln!(out, "{t}\n");
+    let _ = writeln!(out, "{t}");
+    let _ = writeln!(
+        out,
+        "top-level shares add up to 100% of window time; an indented phase is a part of the one\n\
+         above it, its share (in parentheses) is of that phase"
+    );
+    for w in why {
+        out.push_str(&wrap(&w, 98, "  - ", "    "));
+    }
+    out.push('\n');
 }
 
 fn render_bytes_and_gpu(r: &RunReport, out: &mut String) {
     let b = &r.bytes;
     let _ = writeln!(
         out,
-        "snapshot bytes: {} total, {} per window, {} GB/s ({})\nrestored bytes: {} at {} GB/s",
+        "snapshot bytes [{}]: {} total, {} per window;\n  {} GB/s [{}] over the {}\n\
+         restored bytes [{}]: {} at {} GB/s",
+        markers(&b.snapshot_bytes_basis),
         bytes(b.snapshot_bytes_total as f64),
         b.snapshot_bytes_per_window.map_or("-".into(), bytes),
         fixed2(b.snapshot_gbps),
-        b.snapshot_gbps_basis,
+        b.snapshot_gbps_basis.marker(),
+        b.snapshot_gbps_over,
+        b.restore_basis.marker(),
         bytes(b.restore_bytes_total as f64),
         fixed2(b.restore_gbps),
     );
     let _ = writeln!(
         out,
-        "GPU vs wall: GPU {} of pass exec {} ({}), of window time {}",
+        "GPU vs wall [{}]: GPU {} of pass exec {} ({}), of window time {}",
+        r.gpu.basis.marker(),
         duration(r.gpu.gpu_total_ns as f64),
         duration(r.gpu.pass_total_ns as f64),
         percent(r.gpu.gpu_share_of_pass),
@@ -215,7 +272,8 @@ fn render_dispatch_tax(r: &RunReport, out: &mut String) {
     let x = &r.dispatch_tax;
     let _ = writeln!(
         out,
-        "non-replayed dispatch tax: {} dispatches, {} per enqueue;\n  {} tool opt-outs, {} per CONFIG pair",
+        "non-replayed dispatch tax [{}]: {} dispatches, {} per enqueue;\n  {} tool opt-outs, {} per CONFIG pair",
+        x.basis.marker(),
         x.plain_dispatches,
         duration_or_dash(x.plain_enqueue_mean_ns),
         x.opt_out_windows,
@@ -227,7 +285,7 @@ fn render_measurement(m: &Measurement, markdown: bool, out: &mut String) {
     let s3 = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.3}"));
     let _ = writeln!(
         out,
-        "whole-run measurement {} ({} {} {}): median {} s;\n  single-pass reference {} {} s; overhead {} s",
+        "whole-run measurement {} ({} {} {}): median {} s [H];\n  single-pass reference {} {} s; overhead {} s",
         m.measurement_id,
         m.experiment.as_deref().unwrap_or("?"),
         m.variant.as_deref().unwrap_or("?"),
@@ -240,9 +298,19 @@ fn render_measurement(m: &Measurement, markdown: bool, out: &mut String) {
     if markdown {
         out.push('\n');
     }
+    if let Some(why) = &m.invalid_reason {
+        let _ = writeln!(
+            out,
+            "  INVALID: this measurement {why}; its shares below are too"
+        );
+    }
     let mut t = table(
         markdown,
-        &["phase", "share of whole-run wall", "share of overhead"],
+        &[
+            "phase",
+            "share of whole-run wall [M/H]",
+            "share of overhead [M/H]",
+        ],
     );
     for p in &m.phases {
         t.add_row(vec![

@@ -1,0 +1,110 @@
+//! `krphase runs`: every imported run, one line each — id, label, pid, host, mode, replayed
+//! windows, declines, wall time, file and import time — as a table, CSV, JSON or Markdown.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::Format;
+use super::fmt::duration_or_dash;
+use super::text::table;
+use crate::db::runs::{RunRow, list_runs};
+
+/// The run list in `format`.
+pub fn render_runs(rows: &[RunRow], format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&serde_json::json!({ "runs": rows }))?;
+            s.push('\n');
+            s
+        }
+        Format::Csv => {
+            let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
+            w.write_record([
+                "run_id",
+                "label",
+                "pid",
+                "host",
+                "mode",
+                "windows",
+                "declines",
+                "wall_ns",
+                "file",
+                "imported_at",
+                "truncated",
+            ])?;
+            let o = |v: Option<i64>| v.map_or(String::new(), |v| v.to_string());
+            for r in rows {
+                w.write_record([
+                    r.run_id.to_string(),
+                    r.label.clone().unwrap_or_default(),
+                    o(r.pid),
+                    r.host.clone().unwrap_or_default(),
+                    r.mode.clone().unwrap_or_default(),
+                    r.windows.to_string(),
+                    r.declines.to_string(),
+                    o(r.wall_ns),
+                    r.file.clone(),
+                    r.imported_at.clone(),
+                    r.truncated.to_string(),
+                ])?;
+            }
+            String::from_utf8(w.into_inner()?)?
+        }
+        Format::Table | Format::Markdown => {
+            let mut t = table(
+                format == Format::Markdown,
+                &[
+                    "id", "label", "pid", "host", "mode", "windows", "declines", "wall", "file",
+                    "imported",
+                ],
+            );
+            let dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+            for r in rows {
+                t.add_row(vec![
+                    r.run_id.to_string(),
+                    dash(r.label.clone()),
+                    dash(r.pid.map(|p| p.to_string())),
+                    dash(r.host.clone()),
+                    dash(r.mode.clone()),
+                    r.windows.to_string(),
+                    r.declines.to_string(),
+                    duration_or_dash(r.wall_ns.map(|w| w as f64))
+                        + if r.truncated { " (truncated)" } else { "" },
+                    r.file.clone(),
+                    r.imported_at.clone(),
+                ]);
+            }
+            format!("{t}\n")
+        }
+    })
+}
+
+/// `krphase runs [--format F]`. An empty database prints an empty list.
+pub fn runs_command(db: &Path, format: Format) -> Result<()> {
+    let conn = crate::db::open_existing(db)?;
+    print!("{}", render_runs(&list_runs(&conn)?, format)?);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_format_lists_every_run() {
+        let c = crate::report::tests::fixture();
+        let rows = list_runs(&c).unwrap();
+        assert_eq!((rows[0].windows, rows[0].declines), (2, 1));
+        for f in [Format::Table, Format::Csv, Format::Json, Format::Markdown] {
+            let s = render_runs(&rows, f).unwrap();
+            assert!(s.contains('x') && s.contains("10"), "{f:?}: {s}");
+        }
+        let csv = render_runs(&rows, Format::Csv).unwrap();
+        assert_eq!(csv.lines().count(), 2);
+        let v: serde_json::Value =
+            serde_json::from_str(&render_runs(&rows, Format::Json).unwrap()).unwrap();
+        assert_eq!(v["runs"][0]["label"], "x");
+        assert_eq!(v["runs"][0]["wall_ns"], 1_000_000);
+    }
+}
