@@ -117,6 +117,8 @@ pub struct Recorder {
     /// BOOTTIME ns at which the writer entered its current system call on the output (open,
     /// write, flush); 0 when it is in none.
     io_since: AtomicU64,
+    /// The writer thread's id (0 until it runs).
+    writer_tid: std::sync::atomic::AtomicU32,
 }
 
 impl Recorder {
@@ -152,6 +154,7 @@ impl Recorder {
             path,
             used_path: OnceLock::new(),
             io_since: AtomicU64::new(0),
+            writer_tid: std::sync::atomic::AtomicU32::new(0),
         }));
         let channels = WriterChannels {
             messages,
@@ -162,6 +165,7 @@ impl Recorder {
         std::thread::Builder::new()
             .name("krphase-writer".into())
             .spawn(move || {
+                rec.writer_tid.store(sys::gettid(), Ordering::Relaxed);
                 let r = writer::run(rec, header, channels, opened_tx);
                 let _ = done_tx.send(r);
             })?;
@@ -191,9 +195,11 @@ impl Recorder {
     /// When the writer entered the system call it is in, if that call has lasted longer than
     /// [`STUCK_AFTER_NS`] (a write into the page cache takes well under that; a write that
     /// lasts longer waits for the device or for a reader).
+    /// A writer that is runnable (only waiting for a core on a loaded machine) is not stuck.
     fn io_since(&self) -> Option<u64> {
         let t = self.io_since.load(Ordering::Acquire);
-        (t != 0 && sys::boottime_ns().saturating_sub(t) > STUCK_AFTER_NS).then_some(t)
+        let long = t != 0 && sys::boottime_ns().saturating_sub(t) > STUCK_AFTER_NS;
+        (long && !sys::thread_runnable(self.writer_tid.load(Ordering::Relaxed))).then_some(t)
     }
 
     /// Runs the writer's system call `f`, marked as I/O for waiting producers.
