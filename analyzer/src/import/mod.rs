@@ -41,14 +41,15 @@ pub fn import_command(db_path: &Path, files: &[PathBuf], label: Option<&str>) ->
             );
         } else {
             println!(
-                "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}",
+                "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}{}",
                 f.display(),
                 r.run_id,
                 r.events,
                 r.windows,
                 r.declines,
                 r.dispatches,
-                if r.truncated { " (truncated)" } else { "" }
+                if r.truncated { " (truncated)" } else { "" },
+                r.stall_note
             );
             if let Some(note) = &r.note {
                 eprintln!("krphase: note: {}: {note}", f.display());
