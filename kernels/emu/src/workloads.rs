@@ -23,6 +23,9 @@ pub fn run(o: &RunOpts) -> Result<Outcome, String> {
         Workload::Graph => run_steps(o, "graph_node", 3, Submit::Graph),
         Workload::MultiPacket => run_steps(o, "multi_packet_node", 2, Submit::Batch),
         Workload::Vmem => run_vmem(o.elements, o.iterations),
+        Workload::Fork => crate::faults::fork::run(o),
+        Workload::Churn => crate::faults::churn::run(o),
+        Workload::ExitWorker => crate::faults::exit_worker::run(o),
     }
 }
 
