@@ -5,10 +5,10 @@
 //! no tracing service reports (see [`crate::modvars`]). The tracker keeps two sums per agent: that
 //! classified figure and an upper bound over every live allocation on the agent.
 
+use crate::fork_local::ForkLocal;
 use krphase_ffi::{hsa_global_flag, hsa_pointer_type};
 use krphase_format::event::alloc_class;
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 /// What `hsa_amd_pointer_info` said about an address.
 #[derive(Debug, Clone, Copy)]
@@ -70,21 +70,24 @@ pub struct Estimate {
     pub upper_bound: u64,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Inner {
     live: HashMap<u64, Live>,
     agents: HashMap<u64, Estimate>,
 }
 
-/// Allocation events are rare next to dispatches; a mutex keeps the two sums exact.
+/// Allocation events are rare next to dispatches; a mutex keeps the two sums exact (one per
+/// fork depth: a fork child starts from a copy and never waits on the parent's lock).
 #[derive(Default)]
 pub struct AllocTracker {
-    inner: Mutex<Inner>,
+    inner: ForkLocal<Inner>,
 }
 
 impl AllocTracker {
     pub fn on_alloc(&self, address: u64, live: Live) {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(mut g) = self.inner.lock() else {
+            return;
+        };
         if let Some(old) = g.live.insert(address, live) {
             sub(&mut g.agents, address, old);
         }
@@ -98,15 +101,17 @@ impl AllocTracker {
 
     /// Forgets a freed allocation; returns what was tracked.
     pub fn on_free(&self, address: u64) -> Option<Live> {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = self.inner.lock()?;
         let old = g.live.remove(&address)?;
         sub(&mut g.agents, address, old);
         Some(old)
     }
 
     pub fn estimate(&self, agent: u64) -> Estimate {
-        let g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        g.agents.get(&agent).copied().unwrap_or_default()
+        self.inner
+            .with(|g| g.agents.get(&agent).copied())
+            .flatten()
+            .unwrap_or_default()
     }
 }
 

@@ -34,8 +34,8 @@ pub fn configure(cb: CallbackTracingFn) -> Result<(), Declined> {
     configure_tracing(&sdk, ctx, &ops, mode, cb)?;
     let pid = sys::getpid();
     let hostname = sys::hostname();
-    let path =
-        output_path(&cfg, pid, &hostname).map_err(|m| declined(&format!("{m}; not recording")))?;
+    let path = output_path(&cfg, pid, &hostname, &env)
+        .map_err(|m| declined(&format!("{m}; not recording")))?;
     let header = build_header(&cfg, &sdk, &ops, mode, pid, hostname, &path);
     let rec = open_recorder(&path, &header, cfg.on_full)?;
     recorder::install(rec);
@@ -43,6 +43,8 @@ pub fn configure(cb: CallbackTracingFn) -> Result<(), Declined> {
         return Err(Declined);
     }
     set_fork_factory();
+    // From now on a fork child must know it is one (before the SDK's initialize).
+    crate::process_hooks::register_fork_child();
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use krphase_format::trailer::flags;
 pub fn finalize(reason: u64) {
     let Some(r) = recorder::peek() else { return };
     if r.pid != sys::getpid() {
-        return; // a fork child that never recorded: the parent's file is not ours to close
+        return; // not this process's recorder: the parent's file is not ours to close
     }
     if reason & flags::ATEXIT != 0
         && let Some(sdk) = tool::get().and_then(|t| t.sdk.as_ref())

@@ -22,6 +22,7 @@ pub mod config;
 pub mod configure;
 pub mod dispatch;
 pub mod finalize;
+pub mod fork_local;
 pub mod layout;
 pub mod modvars;
 pub mod output;
@@ -41,9 +42,10 @@ pub mod window;
 pub use finalize::finalize;
 pub use sys::boottime_ns;
 
-/// One `[krphase]` line on stderr.
+/// One `[krphase]` line on stderr, in one `write` (std's stderr lock is not taken: a fork child
+/// could find it held by a thread that does not exist there).
 pub(crate) fn say(msg: &str) {
-    eprintln!("[krphase] {msg}");
+    sys::write_stderr(format!("[krphase] {msg}\n").as_bytes());
 }
 
 /// [`say`], at most once per `flag`.

@@ -12,12 +12,12 @@
 //! Locking: the walk calls into ROCr, whose loader may be running a code-object callback into
 //! this tool; the pair map is therefore never held across an HSA call (only the walk lock is).
 
+use crate::fork_local::{ForkLocal, Start};
 use krphase_ffi::executables::{HsaError, HsaSymbolFns, snapshot_includes};
 use krphase_ffi::{HsaAgent, HsaExecutableSymbol};
 use krphase_format::event::{UNATTRIBUTED, attribution};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, RwLock};
 
 /// A variable the snapshot copies: its `hsa_agent_t` handle (`None`: a program symbol) and size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,18 +155,19 @@ pub fn changes(old: &Resolved, new: &Resolved) -> Vec<Change> {
 /// The cache the tool keeps.
 pub struct ModVars {
     dirty: AtomicBool,
-    walk: Mutex<()>,
-    pairs: Mutex<Pairs>,
-    result: RwLock<Resolved>,
+    /// Held for a walk (one fork depth each: a fork child never waits on the parent's).
+    walk: ForkLocal<()>,
+    pairs: ForkLocal<Pairs>,
+    result: ForkLocal<Resolved>,
 }
 
 impl Default for ModVars {
     fn default() -> Self {
         ModVars {
             dirty: AtomicBool::new(true),
-            walk: Mutex::new(()),
-            pairs: Mutex::new(Pairs::default()),
-            result: RwLock::new(Resolved::default()),
+            walk: ForkLocal::new(Start::Fresh),
+            pairs: ForkLocal::new(Start::Inherit),
+            result: ForkLocal::new(Start::Inherit),
         }
     }
 }
@@ -187,7 +188,9 @@ impl ModVars {
         if hsa == 0 {
             return;
         }
-        let mut p = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(mut p) = self.pairs.lock() else {
+            return;
+        };
         let fresh = p.agents.insert(agent);
         let better = p.hsa.get(&hsa).is_none_or(|&(_, h)| how < h);
         if better {
@@ -209,12 +212,16 @@ impl ModVars {
         if !self.is_dirty() {
             return (Vec::new(), None);
         }
-        let _walking = self.walk.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(_walking) = self.walk.lock() else {
+            return (Vec::new(), None);
+        };
         if !self.dirty.swap(false, Ordering::AcqRel) {
             return (Vec::new(), None); // another thread walked while this one waited
         }
         let known: Vec<u64> = {
-            let mut p = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(mut p) = self.pairs.lock() else {
+                return (Vec::new(), None);
+            };
             if let Some(a) = agent {
                 p.agents.insert(a);
             }
@@ -225,9 +232,11 @@ impl ModVars {
             Some(Err(e)) => (Vec::new(), Some(e)),
             None => (Vec::new(), None),
         };
-        let pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let pairs = self.pairs.with(|p| p.clone()).unwrap_or_default();
         let new = resolve(&found, &pairs);
-        let mut cur = self.result.write().unwrap_or_else(|e| e.into_inner());
+        let Some(mut cur) = self.result.lock() else {
+            return (Vec::new(), err);
+        };
         let ch = changes(&cur, &new);
         *cur = new;
         (ch, err)
@@ -235,8 +244,9 @@ impl ModVars {
 
     /// Writable-variable bytes attributed to `agent`, and the unattributed bytes.
     pub fn for_agent(&self, agent: u64) -> (Bytes, Bytes) {
-        let r = self.result.read().unwrap_or_else(|e| e.into_inner());
-        (r.for_agent(agent), r.unattributed)
+        self.result
+            .with(|r| (r.for_agent(agent), r.unattributed))
+            .unwrap_or_default()
     }
 }
 

@@ -88,8 +88,33 @@ pub fn resolve(
     Ok(PathBuf::from(s))
 }
 
+/// `path` with `-tag` before its extension (`run.krp` → `run-tag.krp`, `out` → `out-tag`):
+/// the name a fork child or a second run takes instead of an existing file.
+pub fn with_suffix(path: &Path, tag: &str) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = name.unwrap_or_default();
+    let new = match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => format!("{stem}-{tag}.{ext}"),
+        _ => format!("{name}-{tag}"),
+    };
+    path.with_file_name(new)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn suffixes_go_before_the_extension() {
+        assert_eq!(
+            with_suffix(Path::new("d/run.krp"), "7"),
+            PathBuf::from("d/run-7.krp")
+        );
+        assert_eq!(with_suffix(Path::new("out"), "1"), PathBuf::from("out-1"));
+        assert_eq!(
+            with_suffix(Path::new(".hidden"), "2"),
+            PathBuf::from(".hidden-2")
+        );
+    }
+
     use super::*;
 
     fn vars(env: &dyn Fn(&str) -> Option<String>) -> Vars<'_> {

@@ -7,7 +7,6 @@ use crate::{say, sys, tool};
 use krphase_format::event::Notice;
 use krphase_format::{Header, Record};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 /// The tool declined; the reason has been printed.
 #[derive(Debug)]
@@ -24,13 +23,18 @@ pub fn env(k: &str) -> Option<String> {
     std::env::var(k).ok()
 }
 
-/// The output file of process `pid`.
-pub fn output_path(cfg: &Config, pid: u32, hostname: &str) -> Result<PathBuf, String> {
+/// The output file of process `pid` (`env` reads the environment).
+pub fn output_path(
+    cfg: &Config,
+    pid: u32,
+    hostname: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<PathBuf, String> {
     let vars = crate::output::Vars {
         pid,
         ppid: sys::getppid(),
         hostname,
-        env: &env,
+        env,
     };
     crate::output::resolve(
         cfg.output_template.as_deref(),
@@ -39,21 +43,13 @@ pub fn output_path(cfg: &Config, pid: u32, hostname: &str) -> Result<PathBuf, St
     )
 }
 
-/// Creates the file's directory and the recorder writing it (header first).
+/// Starts the recorder writing `path` (the writer thread creates the directory and the file,
+/// header first; see `recorder/open.rs` for which name it takes).
 pub fn open_recorder(
     path: &Path,
     header: &Header,
     on_full: OnFull,
-) -> Result<Arc<Recorder>, Declined> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && let Err(e) = std::fs::create_dir_all(dir)
-    {
-        say(&format!(
-            "cannot create output directory {}: {e}; not recording",
-            dir.display()
-        ));
-        return Err(Declined);
-    }
+) -> Result<&'static Recorder, Declined> {
     Recorder::create(path.to_path_buf(), header, on_full).map_err(|e| {
         declined(&format!(
             "cannot write {}: {e}; not recording",
@@ -67,8 +63,10 @@ pub fn set_fork_factory() {
     recorder::set_fork_factory(Box::new(fork_child_recorder));
 }
 
-/// A fork child writes its own file, named from the template with its own pid.
-fn fork_child_recorder() -> Option<Arc<Recorder>> {
+/// A fork child writes its own file: the template expanded with its own pid, and when that
+/// names the parent's file (a template without `%pid%`), that name with `-PID` added. Runs in
+/// the child: the environment is read with libc's `getenv` (std's reader takes a lock).
+fn fork_child_recorder() -> Option<&'static Recorder> {
     let t = tool::get()?;
     let pid = sys::getpid();
     let mut h = t.header.clone();
@@ -78,9 +76,12 @@ fn fork_child_recorder() -> Option<Arc<Recorder>> {
     h.boottime_ns = sys::boottime_ns();
     h.realtime_ns = sys::realtime_ns();
     h.mode = t.mode();
-    let path = output_path(&t.cfg, pid, &h.hostname)
-        .map_err(|m| declined(&m))
+    let mut path = output_path(&t.cfg, pid, &h.hostname, &sys::getenv)
+        .map_err(|m| declined(&format!("fork child: {m}; not recording")))
         .ok()?;
+    if path.as_os_str() == t.header.output_path.as_str() {
+        path = crate::output::with_suffix(&path, &pid.to_string());
+    }
     h.output_path = path.display().to_string();
     let rec = open_recorder(&path, &h, t.cfg.on_full).ok()?;
     // First record of the child's file: whose fork it is (recorded directly: this runs while

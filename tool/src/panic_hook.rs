@@ -20,7 +20,8 @@ pub fn install() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        if let Ok(mut g) = LAST_PANIC.lock() {
+        // try_lock: in a fork child a thread that no longer exists may hold it.
+        if let Ok(mut g) = LAST_PANIC.try_lock() {
             *g = format!("{loc}: {msg}");
         }
     }));
@@ -28,5 +29,5 @@ pub fn install() {
 
 /// Where the last panic happened, empty when unknown.
 pub fn last_panic() -> String {
-    LAST_PANIC.lock().map(|g| g.clone()).unwrap_or_default()
+    LAST_PANIC.try_lock().map(|g| g.clone()).unwrap_or_default()
 }

@@ -5,13 +5,18 @@ use crate::boundary::guard;
 use crate::{finalize, recorder, sys};
 use std::panic::catch_unwind;
 
-/// Registers both hooks, once per process.
+/// Registers the atexit safety net, once per process (in `initialize`).
 pub fn register() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        sys::at_exit(at_exit);
-        sys::at_fork_child(at_fork_child);
-    });
+    ONCE.call_once(|| sys::at_exit(at_exit));
+    register_fork_child();
+}
+
+/// Registers the fork-child hook, once per process (at configure: a fork between configure and
+/// `initialize` is a fork too).
+pub fn register_fork_child() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| sys::at_fork_child(at_fork_child));
 }
 
 extern "C" fn at_exit() {
@@ -21,6 +26,7 @@ extern "C" fn at_exit() {
 }
 
 unsafe extern "C" fn at_fork_child() {
-    // Only an atomic increment here: the child builds its own recorder at its first event.
+    // Only atomic stores here: the child builds its own recorder at its first event, and its
+    // locks are its own from now on (`fork_local`).
     let _ = catch_unwind(recorder::forked);
 }

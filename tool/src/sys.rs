@@ -64,3 +64,33 @@ pub fn at_fork_child(f: unsafe extern "C" fn()) {
     // SAFETY: f lives for the whole process; no prepare/parent handlers.
     unsafe { libc::pthread_atfork(None, None, Some(f)) };
 }
+
+/// Writes `buf` to fd 2 with plain `write` calls (no lock), retrying on EINTR and short writes.
+pub fn write_stderr(mut buf: &[u8]) {
+    while !buf.is_empty() {
+        // SAFETY: buf is a valid readable slice for its length.
+        let n = unsafe { libc::write(2, buf.as_ptr().cast(), buf.len()) };
+        if n > 0 {
+            buf = &buf[n as usize..];
+        } else if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+        {
+            continue;
+        } else {
+            return;
+        }
+    }
+}
+
+/// An environment variable read with libc's `getenv` (std's reader takes a lock a fork child
+/// could find held).
+pub fn getenv(name: &str) -> Option<String> {
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: c is NUL-terminated; getenv returns NULL or a NUL-terminated string that stays
+    // valid until the environment is changed, and it is copied at once.
+    let p = unsafe { libc::getenv(c.as_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: p is non-NULL and NUL-terminated (above).
+    Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}

@@ -13,6 +13,7 @@ use krphase_format::{Header, Mode, RECORD_SIZE};
 use std::path::Path;
 
 pub use crate::panic_injector::inject_panic_at_next_config;
+pub use crate::recorder::slots_made;
 
 /// Installs a tool without an SDK, recording to `path` with the given environment, so the
 /// exported callbacks can be driven with synthetic records. The operation numbers are the

@@ -5,6 +5,7 @@
 
 use crate::alloc::AllocTracker;
 use crate::config::Config;
+use crate::fork_local::ForkLocal;
 use crate::layout::LayoutDetector;
 use crate::modvars::ModVars;
 use crate::routes::{Ops, Routes};
@@ -12,8 +13,8 @@ use crate::{panic_hook, recorder, say};
 use krphase_ffi::{ContextId, Sdk};
 use krphase_format::{Header, Mode};
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{OnceLock, RwLock};
 
 pub struct Tool {
     pub cfg: Config,
@@ -26,8 +27,8 @@ pub struct Tool {
     /// The mode in effect (drive falls back to observe on status 15).
     mode: AtomicU8,
     pub layout: LayoutDetector,
-    /// kernel id → matches the filter.
-    kernels: RwLock<HashMap<u64, bool>>,
+    /// kernel id → matches the filter (a fork child starts from a copy, never waiting).
+    kernels: ForkLocal<HashMap<u64, bool>>,
     pub allocs: AllocTracker,
     /// Writable module variables per agent (the snapshot bytes no tracing reports).
     pub modvars: ModVars,
@@ -66,7 +67,7 @@ impl Tool {
             routes: Routes::new(&ops),
             ops,
             mode: AtomicU8::new(mode.to_u8()),
-            kernels: RwLock::new(HashMap::new()),
+            kernels: ForkLocal::default(),
             allocs: AllocTracker::default(),
             modvars: ModVars::default(),
             ctx,
@@ -116,17 +117,16 @@ impl Tool {
         if self.cfg.filter.is_none() {
             return true;
         }
-        let g = self.kernels.read().unwrap_or_else(|p| p.into_inner());
         // A kernel whose name was never registered cannot match a name filter.
-        g.get(&kernel_id).copied().unwrap_or(false)
+        self.kernels
+            .with(|k| k.get(&kernel_id).copied())
+            .flatten()
+            .unwrap_or(false)
     }
 
     /// Remembers whether a registered kernel's name passes the filter.
     pub fn remember_kernel(&self, kernel_id: u64, name: &str) {
         let matches = self.cfg.filter.as_ref().is_none_or(|r| r.is_match(name));
-        self.kernels
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(kernel_id, matches);
+        self.kernels.with(|k| k.insert(kernel_id, matches));
     }
 }

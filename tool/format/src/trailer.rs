@@ -16,6 +16,12 @@ pub mod flags {
     pub const PANIC: u64 = 4;
     /// The writer thread could not be joined within the bounded wait; records may be missing.
     pub const WRITER_TIMEOUT: u64 = 8;
+    /// The tool's stall budget ran out: from then on no application thread waited for the
+    /// output, and records that did not fit were dropped (window records too) and counted.
+    pub const STALLED: u64 = 16;
+    /// Finalize's bounded wait for threads handing records over ran out: records of those
+    /// threads may be missing without being counted.
+    pub const UNFLUSHED: u64 = 32;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -26,7 +32,7 @@ pub struct Trailer {
     pub dropped_dispatch: u64,
     /// Allocation records dropped under `KRPHASE_ON_FULL=drop`.
     pub dropped_allocation: u64,
-    /// Window records lost (only if a send timed out; should be 0).
+    /// Window records dropped: only after the tool's stall budget ran out ([`flags::STALLED`]).
     pub dropped_window: u64,
     /// Replay windows (CONFIG with at least one PASS) seen by the tool.
     pub windows: u64,
@@ -38,10 +44,24 @@ pub struct Trailer {
     pub finalize_ns: u64,
     /// [`flags`] bits.
     pub flags: u64,
+    /// Kernel-name entries dropped (the stall budget ran out, or finalize had begun).
+    pub dropped_names: u64,
+    /// Callbacks skipped because their payload's `size` was too small to read.
+    pub bad_payloads: u64,
+    /// CLOCK_BOOTTIME ns of the first and last drop of any record (0: none dropped): the span
+    /// of the run in which records were lost.
+    pub first_drop_ns: u64,
+    pub last_drop_ns: u64,
+    /// Total ns application threads waited on the output (all threads; at most the stall
+    /// budget).
+    pub stall_ns: u64,
 }
 
+/// Counters in a trailer this version writes.
+const FIELDS: usize = 14;
+
 impl Trailer {
-    fn fields(&self) -> [u64; 9] {
+    fn fields(&self) -> [u64; FIELDS] {
         [
             self.events_written,
             self.dropped_dispatch,
@@ -52,6 +72,11 @@ impl Trailer {
             self.blocks,
             self.finalize_ns,
             self.flags,
+            self.dropped_names,
+            self.bad_payloads,
+            self.first_drop_ns,
+            self.last_drop_ns,
+            self.stall_ns,
         ]
     }
 
@@ -68,7 +93,7 @@ impl Trailer {
     pub fn decode(payload: &[u8]) -> Result<Trailer, String> {
         let mut c = Cursor::new(payload);
         let n = c.u32()? as usize;
-        let mut v = [0u64; 9];
+        let mut v = [0u64; FIELDS];
         for i in 0..n {
             let x = c.u64()?;
             if i < v.len() {
@@ -85,6 +110,11 @@ impl Trailer {
             blocks: v[6],
             finalize_ns: v[7],
             flags: v[8],
+            dropped_names: v[9],
+            bad_payloads: v[10],
+            first_drop_ns: v[11],
+            last_drop_ns: v[12],
+            stall_ns: v[13],
         })
     }
 }

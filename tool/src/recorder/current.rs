@@ -1,11 +1,20 @@
 //! The process's current recorder and the one state word the hot path loads.
 
-use super::Recorder;
-use crate::sys;
+use super::{Recorder, budget};
+use crate::fork_local::{self, ForkLocal, Start};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
 
-static CURRENT: Mutex<Option<Arc<Recorder>>> = Mutex::new(None);
+/// The recorder of this process. One lock per fork depth, and a child's starts empty: a fork
+/// child builds its own recorder and never waits on a lock a parent thread held at the fork.
+static CURRENT: ForkLocal<Current> = ForkLocal::new(Start::Fresh);
+
+#[derive(Clone, Copy, Default)]
+struct Current {
+    rec: Option<&'static Recorder>,
+    /// A fork child has tried to build its recorder (once: a failure is said once).
+    built: bool,
+}
 
 /// `generation << 1 | recording`: the one word the hot path loads. The generation is bumped
 /// whenever the current recorder changes (install, fork); a thread whose attached value differs
@@ -14,7 +23,7 @@ pub(super) static RECORDER_STATE: AtomicU64 = AtomicU64::new(0);
 pub(super) const RECORDING_BIT: u64 = 1;
 
 /// Builds a fresh recorder in a fork child.
-pub type ForkFactory = Box<dyn Fn() -> Option<Arc<Recorder>> + Send + Sync>;
+pub type ForkFactory = Box<dyn Fn() -> Option<&'static Recorder> + Send + Sync>;
 static FORK_FACTORY: OnceLock<ForkFactory> = OnceLock::new();
 
 pub(super) fn set_recording(on: bool) {
@@ -26,17 +35,21 @@ pub(super) fn set_recording(on: bool) {
 }
 
 /// Next generation, with the recording bit of `rec` (call with `CURRENT` locked).
-fn bump_generation(rec: Option<&Arc<Recorder>>) {
+fn bump_generation(rec: Option<&Recorder>) {
     let g = (RECORDER_STATE.load(Ordering::Relaxed) >> 1).wrapping_add(1) & (u64::MAX >> 2);
-    let on = rec.is_some_and(|r| r.is_recording());
+    let on = rec.is_some_and(Recorder::is_recording);
     RECORDER_STATE.store(g << 1 | u64::from(on), Ordering::Release);
 }
 
 /// Makes `rec` the process's recorder.
-pub fn install(rec: Arc<Recorder>) {
-    let mut g = CURRENT.lock().unwrap_or_else(|p| p.into_inner());
-    bump_generation(Some(&rec));
-    *g = Some(rec);
+pub fn install(rec: &'static Recorder) {
+    if let Some(mut g) = CURRENT.lock() {
+        bump_generation(Some(rec));
+        *g = Current {
+            rec: Some(rec),
+            built: true,
+        };
+    }
 }
 
 pub fn set_fork_factory(f: ForkFactory) {
@@ -45,29 +58,33 @@ pub fn set_fork_factory(f: ForkFactory) {
 
 /// The recorder of this process (a fork child gets its own, built on first use), and the
 /// [`RECORDER_STATE`] value it belongs to.
-pub(super) fn current_with_state() -> (Option<Arc<Recorder>>, u64) {
-    let mut g = CURRENT.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(r) = g.as_ref()
-        && r.pid != sys::getpid()
-    {
-        // Fork child: the parent's writer thread does not exist here.
-        *g = FORK_FACTORY.get().and_then(|f| f());
-        bump_generation(g.as_ref());
-    }
-    (g.clone(), RECORDER_STATE.load(Ordering::Acquire))
+pub(super) fn current_with_state() -> (Option<&'static Recorder>, u64) {
+    let rec = CURRENT.lock().and_then(|mut g| {
+        if !g.built && fork_local::depth() > 0 {
+            // Fork child: the parent's writer thread does not exist here.
+            g.built = true;
+            g.rec = FORK_FACTORY.get().and_then(|f| f());
+            bump_generation(g.rec);
+        }
+        g.rec
+    });
+    (rec, RECORDER_STATE.load(Ordering::Acquire))
 }
 
 /// The recorder of this process (a fork child gets its own, built on first use).
-pub fn current() -> Option<Arc<Recorder>> {
+pub fn current() -> Option<&'static Recorder> {
     current_with_state().0
 }
 
 /// The current recorder without building one (finalize, atexit).
-pub fn peek() -> Option<Arc<Recorder>> {
-    CURRENT.lock().unwrap_or_else(|p| p.into_inner()).clone()
+pub fn peek() -> Option<&'static Recorder> {
+    CURRENT.with(|c| c.rec).flatten()
 }
 
-/// Called in a fork child: make every thread re-fetch the recorder (an atomic add only).
+/// The fork child handler: only atomic stores (the child builds its recorder at its first
+/// event, and every lock it takes from here on is its own).
 pub fn forked() {
+    fork_local::on_fork_child();
+    budget::reset();
     RECORDER_STATE.fetch_add(2, Ordering::Release);
 }

@@ -13,41 +13,40 @@
 //! (the hot path), `current` the process's current recorder, `writer` the writer thread;
 //! this file the [`Recorder`] of one output file.
 
+mod budget;
 mod current;
+mod open;
 mod slot;
 mod thread;
 mod writer;
 
+pub use budget::{FINALIZE_RESERVE, STALL_BUDGET};
 pub use current::{ForkFactory, current, forked, install, peek, set_fork_factory};
-pub use slot::SLOT_RECORDS;
+pub use slot::{SLOT_RECORDS, slots_made};
 pub use thread::{Flush, Thread, count, flush_current_thread, notice, record, with_thread};
 
 use crate::config::OnFull;
-use crate::sys;
-use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use crate::{fork_local, say, sys};
+use budget::Use;
+use crossbeam_channel::{Receiver, SendTimeoutError, Sender, TrySendError, bounded};
 use current::set_recording;
 use krphase_format::event::{DropClass, drop_class};
-use krphase_format::{FileWriter, Header, NameSpace, Record, Trailer};
-use slot::{CLOSED, OPEN, RecordWords, SENT, Slot, free_slot, give_back};
-use std::fs::File;
-use std::io::{self, BufWriter};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-use writer::{WriterChannels, WriterMessage, writer_loop};
+use krphase_format::trailer::flags;
+use krphase_format::{Header, NameSpace, Record, Trailer};
+use slot::{CLOSED, FLUSHING, OPEN, RecordWords, SENT, Slot, free_slot, give_back};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+use writer::{Opened, WriterChannels, WriterMessage};
 
 /// Batches the channel holds before producers see it full.
 pub const CHANNEL_BATCHES: usize = 64;
-/// Longest a producer waits for the writer (window events, or `KRPHASE_ON_FULL=block`) before
-/// dropping and counting, so nothing can hang the application.
-const SEND_TIMEOUT: Duration = Duration::from_secs(10);
-/// Bytes the writer gathers before a system call: under load whole blocks go out in ~1 MiB
-/// writes; whatever is gathered is written as soon as the channel is idle.
-const WRITE_BUFFER: usize = 1 << 20;
-/// finalize's whole budget: flush, trailer, writer join.
-pub const FINALIZE_BUDGET: Duration = Duration::from_secs(1);
+/// Longest configure waits (out of the stall budget) for the writer thread to open the file:
+/// an open error is then a decline on the spot; an open still blocked (a FIFO without a reader)
+/// goes on in the writer thread while the application runs.
+const OPEN_WAIT: Duration = Duration::from_millis(50);
 
 fn class_of(w: &RecordWords) -> DropClass {
     drop_class(&Record::from_words(*w))
@@ -61,9 +60,26 @@ pub struct Counters {
     pub dropped_window: AtomicU64,
     pub windows: AtomicU64,
     pub declines: AtomicU64,
+    pub dropped_names: AtomicU64,
+    pub bad_payloads: AtomicU64,
+    /// BOOTTIME of the first and last drop (0: none).
+    first_drop_ns: AtomicU64,
+    last_drop_ns: AtomicU64,
 }
 
-/// One output file and its writer thread.
+impl Counters {
+    /// Notes that records were dropped now (the lost span in the trailer).
+    fn dropped_now(&self) {
+        let now = sys::boottime_ns().max(1);
+        let _ = self
+            .first_drop_ns
+            .compare_exchange(0, now, Ordering::AcqRel, Ordering::Relaxed);
+        self.last_drop_ns.fetch_max(now, Ordering::AcqRel);
+    }
+}
+
+/// One output file and its writer thread. Recorders live for the process (one per process:
+/// the configured one, and a fork child's own).
 pub struct Recorder {
     to_writer: Sender<WriterMessage>,
     /// Record vectors the writer has emptied, for batches built off a slot.
@@ -74,36 +90,40 @@ pub struct Recorder {
     on_full: OnFull,
     recording: AtomicBool,
     finished: AtomicBool,
+    /// Finalize has begun: hand-overs starting now leave their records to it.
+    closing: AtomicBool,
+    /// Sends in progress (finalize waits for them before it writes the trailer).
+    in_flight: AtomicUsize,
     pub counters: Counters,
-    /// Slots of the threads attached to this recorder.
+    /// The stall budget ran out while this recorder was current (said once).
+    stalled: AtomicBool,
+    /// Slots of the threads attached to this recorder (locked only in its own process).
     slots: Mutex<Vec<&'static Slot>>,
-    writer: Mutex<Option<JoinHandle<()>>>,
     pub pid: u32,
+    /// The fork depth of the process that made it.
+    depth: usize,
+    /// The path asked for.
     pub path: PathBuf,
+    /// The path the writer opened (differs when that name existed).
+    used_path: OnceLock<PathBuf>,
 }
 
 impl Recorder {
-    /// Creates the file, writes the header and starts the writer thread.
-    pub fn create(path: PathBuf, header: &Header, on_full: OnFull) -> io::Result<Arc<Recorder>> {
-        let file = File::create(&path)?;
-        let mut file = FileWriter::new(BufWriter::with_capacity(WRITE_BUFFER, file), header)?;
-        file.flush()?; // the header is on disk before the first event
+    /// Starts the writer thread, which opens the file (never truncating one; see `open.rs`)
+    /// and writes the header. Waits for that at most [`OPEN_WAIT`] out of the stall budget: an
+    /// open error within it is returned; an open that takes longer goes on in the writer (an
+    /// error then is said there and recording stops).
+    pub fn create(
+        path: PathBuf,
+        header: &Header,
+        on_full: OnFull,
+    ) -> io::Result<&'static Recorder> {
         let (to_writer, messages) = bounded::<WriterMessage>(CHANNEL_BATCHES);
         let (buffers_tx, empty_buffers) = bounded::<Vec<RecordWords>>(CHANNEL_BATCHES);
         let (slots_tx, empty_slots) = bounded::<&'static Slot>(CHANNEL_BATCHES);
         let (done_tx, writer_done) = bounded(1);
-        let channels = WriterChannels {
-            messages,
-            empty_buffers: buffers_tx,
-            empty_slots: slots_tx,
-        };
-        let handle = std::thread::Builder::new()
-            .name("krphase-writer".into())
-            .spawn(move || {
-                let r = writer_loop(file, channels);
-                let _ = done_tx.send(r);
-            })?;
-        Ok(Arc::new(Recorder {
+        let (opened_tx, opened) = bounded::<Opened>(1);
+        let rec: &'static Recorder = Box::leak(Box::new(Recorder {
             to_writer,
             empty_buffers,
             empty_slots,
@@ -111,12 +131,53 @@ impl Recorder {
             on_full,
             recording: AtomicBool::new(true),
             finished: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+            in_flight: AtomicUsize::new(0),
             counters: Counters::default(),
+            stalled: AtomicBool::new(false),
             slots: Mutex::new(Vec::new()),
-            writer: Mutex::new(Some(handle)),
             pid: sys::getpid(),
+            depth: fork_local::depth(),
             path,
-        }))
+            used_path: OnceLock::new(),
+        }));
+        let channels = WriterChannels {
+            messages,
+            empty_buffers: buffers_tx,
+            empty_slots: slots_tx,
+        };
+        let header = header.clone();
+        std::thread::Builder::new()
+            .name("krphase-writer".into())
+            .spawn(move || {
+                let r = writer::run(rec, header, channels, opened_tx);
+                let _ = done_tx.send(r);
+            })?;
+        match budget::wait(Use::Run, OPEN_WAIT, |t| match opened.recv_timeout(t) {
+            Ok(o) => Some(Some(o)),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(None),
+        }) {
+            Some(Some(Err(e))) => Err(e),
+            _ => Ok(rec),
+        }
+    }
+
+    /// The writer opened `used` (called once, by the writer).
+    fn opened(&self, used: PathBuf) {
+        if used != self.path {
+            say(&format!(
+                "{} exists; writing {} instead",
+                self.path.display(),
+                used.display()
+            ));
+        }
+        let _ = self.used_path.set(used);
+    }
+
+    /// The file written: the one opened, else the one asked for.
+    pub fn file(&self) -> &Path {
+        self.used_path.get().unwrap_or(&self.path)
     }
 
     pub fn is_recording(&self) -> bool {
@@ -129,20 +190,29 @@ impl Recorder {
         set_recording(false);
     }
 
+    /// Whether this recorder belongs to the calling process (not a fork parent's).
+    fn is_ours(&self) -> bool {
+        self.depth == fork_local::depth()
+    }
+
     /// Registers an attaching thread's slot (finalize collects the registered slots).
     fn adopt_slot(&self, slot: &'static Slot) {
-        self.slots
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(slot);
+        if self.is_ours() {
+            self.slots
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(slot);
+        }
     }
 
     /// Unregisters a detaching thread's slot.
     fn forget_slot(&self, slot: &'static Slot) {
-        self.slots
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|s| !std::ptr::eq(*s, slot));
+        if self.is_ours() {
+            self.slots
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .retain(|s| !std::ptr::eq(*s, slot));
+        }
     }
 
     /// An empty slot: one the writer emptied, one an exited thread left, or a new one.
@@ -150,6 +220,73 @@ impl Recorder {
         let s = self.empty_slots.try_recv().unwrap_or_else(|_| free_slot());
         s.reopen();
         s
+    }
+
+    /// Runs `f` as a send in progress, unless finalize has begun (`None`): finalize waits for
+    /// sends in progress before it writes the trailer, so none delivers after it.
+    fn sending<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        let r = (!self.closing.load(Ordering::SeqCst)).then(f);
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        r
+    }
+
+    /// Hands a thread's slot holding `n` records to the writer; returns the slot the thread
+    /// continues in, or `None` when finalize has begun or closed the slot (it takes the
+    /// records).
+    fn flush_slot(&self, slot: &'static Slot, n: usize) -> Option<&'static Slot> {
+        self.sending(|| {
+            slot.state
+                .compare_exchange(OPEN, FLUSHING, Ordering::AcqRel, Ordering::Acquire)
+                .ok()
+                .map(|_| self.hand_over(slot, n))
+        })
+        .flatten()
+    }
+
+    /// Sends `m`, waiting out of the stall budget while the channel is full; gives `m` back
+    /// when the budget ran out (said once) or the writer is gone.
+    fn send_bounded(&self, m: WriterMessage, u: Use) -> Result<(), WriterMessage> {
+        let m = match self.to_writer.try_send(m) {
+            Ok(()) => return Ok(()),
+            Err(TrySendError::Full(m) | TrySendError::Disconnected(m)) => m,
+        };
+        let mut m = Some(m);
+        let sent = budget::wait(u, Duration::MAX, |t| {
+            let msg = m.take()?;
+            match self.to_writer.send_timeout(msg, t) {
+                Ok(()) => Some(true),
+                Err(SendTimeoutError::Timeout(back)) => {
+                    m = Some(back);
+                    None
+                }
+                Err(SendTimeoutError::Disconnected(back)) => {
+                    m = Some(back);
+                    Some(false)
+                }
+            }
+        });
+        match (sent, m) {
+            (Some(true), _) | (_, None) => Ok(()),
+            (None, Some(back)) => {
+                if u == Use::Run {
+                    self.note_stall();
+                }
+                Err(back)
+            }
+            (Some(false), Some(back)) => Err(back),
+        }
+    }
+
+    /// The stall budget ran out: say so once.
+    fn note_stall(&self) {
+        if !self.stalled.swap(true, Ordering::AcqRel) {
+            say(&format!(
+                "output {} is not keeping up: the application has waited {} ms on it, the tool's limit; from now on records that do not fit are dropped and counted in the trailer",
+                self.file().display(),
+                budget::spent_ns() / 1_000_000
+            ));
+        }
     }
 
     /// Hands a thread's slot holding `n` records to the writer and returns the slot the
@@ -167,9 +304,9 @@ impl Recorder {
         let back = match self.to_writer.try_send(WriterMessage::Slot(slot, n)) {
             Ok(()) => return fresh,
             Err(TrySendError::Full(m)) if self.on_full == OnFull::Block => {
-                match self.to_writer.send_timeout(m, SEND_TIMEOUT) {
+                match self.send_bounded(m, Use::Run) {
                     Ok(()) => return fresh,
-                    Err(e) => e.into_inner(),
+                    Err(m) => m,
                 }
             }
             Err(e) => e.into_inner(),
@@ -192,6 +329,9 @@ impl Recorder {
     }
 
     fn count_drops(&self, recs: &[RecordWords]) {
+        if recs.is_empty() {
+            return;
+        }
         let (mut d, mut a, mut w) = (0, 0, 0);
         for r in recs {
             match class_of(r) {
@@ -200,133 +340,168 @@ impl Recorder {
                 DropClass::Window => w += 1,
             }
         }
-        self.counters
-            .dropped_dispatch
-            .fetch_add(d, Ordering::Relaxed);
-        self.counters
-            .dropped_allocation
-            .fetch_add(a, Ordering::Relaxed);
-        self.counters.dropped_window.fetch_add(w, Ordering::Relaxed);
+        let c = &self.counters;
+        c.dropped_dispatch.fetch_add(d, Ordering::Relaxed);
+        c.dropped_allocation.fetch_add(a, Ordering::Relaxed);
+        c.dropped_window.fetch_add(w, Ordering::Relaxed);
+        c.dropped_now();
     }
 
-    /// Sends one batch, applying the drop policy when the writer is behind (replay-window
-    /// records are kept: sorted out only then, never per event).
-    fn send_batch(&self, mut v: Vec<RecordWords>) {
-        match self.to_writer.try_send(WriterMessage::Records(v)) {
-            Ok(()) => {}
-            Err(TrySendError::Disconnected(_)) => {}
-            Err(TrySendError::Full(WriterMessage::Records(back))) => {
-                v = back;
-                if self.on_full == OnFull::Drop {
-                    // Keep the window events, drop the rest.
-                    let (keep, drop): (Vec<RecordWords>, Vec<RecordWords>) =
-                        v.iter().partition(|r| class_of(r) == DropClass::Window);
-                    self.count_drops(&drop);
-                    if keep.is_empty() {
-                        return;
-                    }
-                    v = keep;
-                }
-                if let Err(e) = self
-                    .to_writer
-                    .send_timeout(WriterMessage::Records(v), SEND_TIMEOUT)
-                    && let WriterMessage::Records(lost) = e.into_inner()
-                {
-                    self.count_drops(&lost);
-                }
+    /// Sends one batch, applying the drop policy when the writer is behind: dispatch and
+    /// allocation records are dropped under `drop` (replay-window records are sorted out only
+    /// then, never per event); what is kept waits out of the stall budget, and is dropped and
+    /// counted once that is spent.
+    fn send_batch(&self, v: Vec<RecordWords>) {
+        let mut v = match self.to_writer.try_send(WriterMessage::Records(v)) {
+            Ok(()) => return,
+            Err(e) => match e.into_inner() {
+                WriterMessage::Records(v) => v,
+                _ => return,
+            },
+        };
+        if self.on_full == OnFull::Drop {
+            let (keep, drop): (Vec<RecordWords>, Vec<RecordWords>) =
+                v.iter().partition(|r| class_of(r) == DropClass::Window);
+            self.count_drops(&drop);
+            if keep.is_empty() {
+                return;
             }
-            Err(TrySendError::Full(_)) => {}
+            v = keep;
+        }
+        if let Err(WriterMessage::Records(lost)) =
+            self.send_bounded(WriterMessage::Records(v), Use::Run)
+        {
+            self.count_drops(&lost);
         }
     }
 
     /// Sends a few records outside any thread buffer (rare; treated as window records).
     pub fn send_records(&self, recs: &[Record]) {
-        self.send_batch(recs.iter().map(Record::to_words).collect());
+        self.send_words(recs.iter().map(Record::to_words).collect());
     }
 
-    /// Sends string-table entries (rare; waits for the writer, bounded).
-    pub fn send_names(&self, names: Vec<(NameSpace, u64, String)>) {
-        if !names.is_empty() {
-            let _ = self
-                .to_writer
-                .send_timeout(WriterMessage::Names(names), SEND_TIMEOUT);
+    /// [`Recorder::send_records`] of records as words; after finalize began they are counted.
+    fn send_words(&self, v: Vec<RecordWords>) {
+        let mut v = Some(v);
+        let sent = self.sending(|| self.send_batch(v.take().unwrap_or_default()));
+        if sent.is_none()
+            && let Some(v) = v
+        {
+            self.count_drops(&v);
         }
     }
 
-    /// Flushes every live thread's records, writes the trailer and joins the writer, all within
-    /// [`FINALIZE_BUDGET`]. Runs once; later calls return at once.
+    /// Sends string-table entries (rare): waits out of the stall budget; entries that cannot
+    /// be sent are counted.
+    pub fn send_names(&self, names: Vec<(NameSpace, u64, String)>) {
+        if names.is_empty() {
+            return;
+        }
+        let n = names.len() as u64;
+        let sent = self
+            .sending(|| {
+                self.send_bounded(WriterMessage::Names(names), Use::Run)
+                    .is_ok()
+            })
+            .unwrap_or(false);
+        if !sent {
+            self.counters.dropped_names.fetch_add(n, Ordering::Relaxed);
+            self.counters.dropped_now();
+        }
+    }
+
+    /// Flushes every live thread's records, writes the trailer and waits for the writer, all
+    /// out of the stall budget (finalize's reserve included). Runs once; later calls return
+    /// at once.
     pub fn finish(&self, flags: u64) {
         if self.finished.swap(true, Ordering::AcqRel) {
             return;
         }
-        let deadline = Instant::now() + FINALIZE_BUDGET;
         self.recording.store(false, Ordering::Release);
         set_recording(false);
-        self.collect_live_slots(deadline);
-        let left = deadline.saturating_duration_since(Instant::now());
+        self.closing.store(true, Ordering::SeqCst);
+        let mut flags = flags;
+        // Hand-overs in progress finish (or count) before the trailer is written.
+        if !budget::wait_until(Use::Finalize, || self.in_flight.load(Ordering::SeqCst) == 0) {
+            flags |= flags::UNFLUSHED;
+        }
+        if !self.collect_live_slots() {
+            flags |= flags::UNFLUSHED;
+        }
+        if self.stalled.load(Ordering::Acquire) {
+            flags |= flags::STALLED;
+        }
         let sent = self
-            .to_writer
-            .send_timeout(WriterMessage::Finish(self.trailer(flags)), left)
+            .send_bounded(WriterMessage::Finish(self.trailer(flags)), Use::Finalize)
             .is_ok();
-        let left = deadline.saturating_duration_since(Instant::now());
-        match self.writer_done.recv_timeout(left) {
-            Ok(Ok(())) if sent => {
-                // The writer has synced the file and is returning; it is not joined (a join in
-                // a fork child has been seen to fail with EINVAL, and nothing waits on it).
-                if let Ok(mut g) = self.writer.lock() {
-                    g.take();
-                }
+        let done = budget::wait(Use::Finalize, Duration::MAX, |t| {
+            match self.writer_done.recv_timeout(t) {
+                Ok(r) => Some(Some(r)),
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(None),
             }
-            Ok(Err(e)) => crate::say(&format!("writing {} failed: {e}", self.path.display())),
-            _ => {
-                crate::say(&format!(
-                    "the writer did not finish {} within {} ms; the file may lack its trailer",
-                    self.path.display(),
-                    FINALIZE_BUDGET.as_millis()
-                ));
-            }
+        });
+        match done {
+            // The writer has written the trailer and is returning; it is not joined (nothing
+            // waits on it, and a join in a fork child has been seen to fail with EINVAL).
+            Some(Some(Ok(()))) if sent => {}
+            // A write error was said by the writer when it happened.
+            Some(Some(Err(_))) => {}
+            _ if self.stalled.load(Ordering::Acquire) => {}
+            _ => say(&format!(
+                "output {} did not take the trailer within the tool's {} ms limit; the file ends without it (krphase reports it truncated)",
+                self.file().display(),
+                STALL_BUDGET.as_millis()
+            )),
         }
     }
 
-    /// Closes every registered slot and sends its records to the writer.
-    fn collect_live_slots(&self, deadline: Instant) {
+    /// Closes every registered slot and sends its records to the writer; false when some could
+    /// not be sent within the budget (they are counted).
+    fn collect_live_slots(&self) -> bool {
         let slots: Vec<&'static Slot> =
             self.slots.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut all = true;
         for slot in slots {
-            // Wait (bounded) for an owner that is handing a batch over right now.
-            loop {
-                match slot
-                    .state
-                    .compare_exchange(OPEN, CLOSED, Ordering::AcqRel, Ordering::Acquire)
-                {
-                    Ok(_) | Err(CLOSED) | Err(SENT) => break,
-                    Err(_) if Instant::now() < deadline => std::thread::yield_now(),
-                    Err(_) => break,
-                }
-            }
-            if slot.state.load(Ordering::Acquire) != CLOSED {
+            // No hand-over is in progress (finalize waited for them): a slot is OPEN or CLOSED.
+            if slot
+                .state
+                .compare_exchange(OPEN, CLOSED, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
                 continue;
             }
             let n = slot.len.load(Ordering::Acquire);
             if n > 0 {
                 let mut v = Vec::with_capacity(n);
                 slot.read(n, &mut v);
-                let left = deadline.saturating_duration_since(Instant::now());
-                let _ = self.to_writer.send_timeout(WriterMessage::Records(v), left);
+                if let Err(WriterMessage::Records(lost)) =
+                    self.send_bounded(WriterMessage::Records(v), Use::Finalize)
+                {
+                    self.count_drops(&lost);
+                    all = false;
+                }
             }
         }
+        all
     }
 
     /// The trailer: the counters, the finalize time and `flags`.
     fn trailer(&self, flags: u64) -> Trailer {
+        let c = &self.counters;
         Trailer {
-            dropped_dispatch: self.counters.dropped_dispatch.load(Ordering::Relaxed),
-            dropped_allocation: self.counters.dropped_allocation.load(Ordering::Relaxed),
-            dropped_window: self.counters.dropped_window.load(Ordering::Relaxed),
-            windows: self.counters.windows.load(Ordering::Relaxed),
-            declines: self.counters.declines.load(Ordering::Relaxed),
+            dropped_dispatch: c.dropped_dispatch.load(Ordering::Relaxed),
+            dropped_allocation: c.dropped_allocation.load(Ordering::Relaxed),
+            dropped_window: c.dropped_window.load(Ordering::Relaxed),
+            windows: c.windows.load(Ordering::Relaxed),
+            declines: c.declines.load(Ordering::Relaxed),
             finalize_ns: sys::boottime_ns(),
             flags,
+            dropped_names: c.dropped_names.load(Ordering::Relaxed),
+            bad_payloads: c.bad_payloads.load(Ordering::Relaxed),
+            first_drop_ns: c.first_drop_ns.load(Ordering::Relaxed),
+            last_drop_ns: c.last_drop_ns.load(Ordering::Relaxed),
+            stall_ns: budget::spent_ns(),
             ..Trailer::default()
         }
     }

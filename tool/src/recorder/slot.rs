@@ -1,7 +1,7 @@
 //! One thread's buffer of records (a slot), its hand-over states, and the process-wide pool of
 //! empty slots.
 
-use std::sync::Mutex;
+use crate::fork_local::{ForkLocal, Start};
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 /// Records per slot (32 KiB of records).
@@ -60,22 +60,28 @@ impl Slot {
     }
 }
 
-/// Slots of exited threads, reused by new threads (slots live for the process).
-static FREE_SLOTS: Mutex<Vec<&'static Slot>> = Mutex::new(Vec::new());
+/// Empty slots (of exited threads, or recycled by a writer whose channel was full), reused
+/// before a new one is made: the number of slots ever made is bounded by the most in use at
+/// once. The lock is held for a push or pop only; a fork child gets its own (see `fork_local`).
+static FREE_SLOTS: ForkLocal<Vec<&'static Slot>> = ForkLocal::new(Start::Inherit);
 
-/// An empty slot from the pool, or a new one. Never waits for the lock (in a fork child a
-/// thread that no longer exists may hold it): on contention a new slot is made.
-pub(super) fn free_slot() -> &'static Slot {
-    FREE_SLOTS
-        .try_lock()
-        .ok()
-        .and_then(|mut g| g.pop())
-        .unwrap_or_else(|| Box::leak(Box::new(Slot::new())))
+/// Slots made so far (the memory bound the tests check).
+static MADE: AtomicUsize = AtomicUsize::new(0);
+
+/// Slots made since the process started (32 KiB each).
+pub fn slots_made() -> usize {
+    MADE.load(Ordering::Relaxed)
 }
 
-/// Gives an emptied slot back for reuse; on lock contention it is left unused (32 KiB).
+/// An empty slot from the pool, or a new one.
+pub(super) fn free_slot() -> &'static Slot {
+    FREE_SLOTS.with(Vec::pop).flatten().unwrap_or_else(|| {
+        MADE.fetch_add(1, Ordering::Relaxed);
+        Box::leak(Box::new(Slot::new()))
+    })
+}
+
+/// Gives an emptied slot back for reuse.
 pub(super) fn give_back(slot: &'static Slot) {
-    if let Ok(mut g) = FREE_SLOTS.try_lock() {
-        g.push(slot);
-    }
+    FREE_SLOTS.with(|v| v.push(slot));
 }

@@ -2,13 +2,12 @@
 //! recorder, appending records (the hot path) and handing full buffers over.
 
 use super::current::{RECORDER_STATE, RECORDING_BIT, current_with_state, peek};
-use super::slot::{FLUSHING, OPEN, SLOT_RECORDS, Slot, free_slot, give_back};
+use super::slot::{SLOT_RECORDS, Slot, free_slot, give_back};
 use super::{Counters, Recorder};
 use crate::sys;
 use krphase_format::Record;
 use krphase_format::event::Notice;
-use std::cell::{Cell, RefCell};
-use std::sync::Arc;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A partly filled slot older than this is sent at its thread's next event.
@@ -49,21 +48,21 @@ thread_local! {
     };
     /// The recorder this thread's slot belongs to; its destructor delivers the slot at thread
     /// exit. Touched only off the hot path.
-    static THREAD_RECORDER: ThreadRecorder = const { ThreadRecorder { rec: RefCell::new(None) } };
+    static THREAD_RECORDER: ThreadRecorder = const { ThreadRecorder { rec: Cell::new(None) } };
 }
 
 /// The recorder a thread is attached to (the part of the thread's state with a destructor).
 struct ThreadRecorder {
-    rec: RefCell<Option<Arc<Recorder>>>,
+    rec: Cell<Option<&'static Recorder>>,
 }
 
 impl Drop for ThreadRecorder {
     fn drop(&mut self) {
         // Thread exit: deliver what is left, give the slot back for the next thread.
-        let rec = self.rec.get_mut().take();
+        let rec = self.rec.take();
         let _ = THREAD_BUFFER.try_with(|h| {
             h.attached_state.set(DETACHED);
-            if let Some(rec) = &rec {
+            if let Some(rec) = rec {
                 leave(h, rec);
             }
             if let Some(slot) = h.slot.take() {
@@ -84,19 +83,19 @@ pub fn count(counter: fn(&Counters) -> &AtomicU64) {
         .try_with(|h| h.attached_state.get() == RECORDER_STATE.load(Ordering::Relaxed))
         .unwrap_or(false)
         && THREAD_RECORDER
-            .try_with(|c| c.rec.try_borrow().ok()?.as_deref().map(add))
+            .try_with(|c| c.rec.get().map(add))
             .ok()
             .flatten()
             .is_some();
     if !attached && let Some(r) = peek() {
-        add(&r);
+        add(r);
     }
 }
 
 /// Detaches the thread's slot from `rec`: delivers its records (in a fork child they are the
 /// parent's, which the parent writes: dropped here) and unregisters it.
-fn leave(h: &ThreadBuffer, rec: &Recorder) {
-    if rec.pid != sys::getpid() {
+fn leave(h: &ThreadBuffer, rec: &'static Recorder) {
+    if !rec.is_ours() {
         // Fork child: the parent's recorder is not touched (its locks may be held by threads
         // that do not exist here); the slot is reset when the thread attaches again.
         h.len.set(0);
@@ -114,12 +113,9 @@ fn leave(h: &ThreadBuffer, rec: &Recorder) {
 fn attach(h: &ThreadBuffer) -> bool {
     THREAD_RECORDER
         .try_with(|c| {
-            let Ok(mut g) = c.rec.try_borrow_mut() else {
-                return false;
-            };
             h.attached_state.set(DETACHED);
-            if let Some(old) = g.take() {
-                leave(h, &old);
+            if let Some(old) = c.rec.take() {
+                leave(h, old);
             }
             let (rec, state) = current_with_state();
             let Some(rec) = rec else { return false };
@@ -131,7 +127,7 @@ fn attach(h: &ThreadBuffer) -> bool {
             h.flush_at.set(u64::MAX);
             h.tid.set(sys::gettid());
             h.place.set(NO_PLACE);
-            *g = Some(rec);
+            c.rec.set(Some(rec));
             h.attached_state.set(state);
             true
         })
@@ -142,14 +138,11 @@ fn attach(h: &ThreadBuffer) -> bool {
 #[cold]
 #[inline(never)]
 fn flush_thread_buffer(h: &ThreadBuffer) {
-    let rec = THREAD_RECORDER
-        .try_with(|c| c.rec.try_borrow().ok().and_then(|r| r.clone()))
-        .ok()
-        .flatten();
-    flush_to(h, rec.as_deref());
+    let rec = THREAD_RECORDER.try_with(|c| c.rec.get()).ok().flatten();
+    flush_to(h, rec);
 }
 
-fn flush_to(h: &ThreadBuffer, rec: Option<&Recorder>) {
+fn flush_to(h: &ThreadBuffer, rec: Option<&'static Recorder>) {
     let n = h.len.replace(0);
     h.flush_at.set(u64::MAX);
     let Some(slot) = h.slot.get() else { return };
@@ -160,15 +153,11 @@ fn flush_to(h: &ThreadBuffer, rec: Option<&Recorder>) {
         slot.len.store(0, Ordering::Release);
         return;
     };
-    if slot
-        .state
-        .compare_exchange(OPEN, FLUSHING, Ordering::AcqRel, Ordering::Acquire)
-        .is_err()
-    {
-        return; // finalize closed this slot and took its records
+    // The slot itself goes to the writer; the thread continues in another (unless finalize
+    // has begun: it takes the slot's records itself).
+    if let Some(fresh) = rec.flush_slot(slot, n) {
+        h.slot.set(Some(fresh));
     }
-    // The slot itself goes to the writer; the thread continues in another.
-    h.slot.set(Some(rec.hand_over(slot, n)));
 }
 
 /// When to hand the thread's buffer over right after this record.
@@ -264,10 +253,33 @@ fn push(h: &ThreadBuffer, head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_
 #[inline(never)]
 fn attach_and_record(head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
     let _ = THREAD_BUFFER.try_with(|h| {
-        if RECORDER_STATE.load(Ordering::Relaxed) & RECORDING_BIT != 0 && attach(h) {
+        if RECORDER_STATE.load(Ordering::Relaxed) & RECORDING_BIT == 0 {
+            return;
+        }
+        if attach(h) {
             push(h, head, w0, w1, w2, now, flush_now);
+        } else if THREAD_RECORDER.try_with(|_| ()).is_err() {
+            orphan(h, head, [w0, w1, w2]);
         }
     });
+}
+
+/// A record taken after this thread's thread-locals were destroyed: on the main thread,
+/// `exit()` runs them before the atexit handlers, and callbacks still come (the SDK's own exit
+/// handlers, completions delivered at its finalize). Sent on its own to the writer (rare).
+#[cold]
+fn orphan(h: &ThreadBuffer, head: u64, w: [u64; 3]) {
+    let Some(rec) = peek() else { return };
+    let tid = match h.tid.get() {
+        0 => sys::gettid(),
+        t => t,
+    };
+    let head = if head >> 32 == 0 {
+        head | (u64::from(tid) << 32)
+    } else {
+        head
+    };
+    rec.send_words(vec![[head, w[0], w[1], w[2]]]);
 }
 
 /// Flushes the calling thread's buffer (finalize on the finalizing thread).

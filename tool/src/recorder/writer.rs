@@ -1,13 +1,23 @@
 //! The writer thread: takes batches and slots off the channel, gathers them into EVENTS blocks
 //! and writes the file; at the end, the trailer.
 
+use super::Recorder;
+use super::open::open_output;
 use super::slot::{RecordWords, SLOT_RECORDS, Slot, give_back};
 use crossbeam_channel::{Receiver, Sender};
 use krphase_format::block::MAX_RECORDS_PER_BLOCK;
-use krphase_format::{FileWriter, NameSpace, Trailer};
+use krphase_format::{FileWriter, Header, NameSpace, Trailer};
 use std::fs::File;
 use std::io::{self, BufWriter};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
+
+/// Bytes the writer gathers before a system call: under load whole blocks go out in ~1 MiB
+/// writes; whatever is gathered is written as soon as the channel is idle.
+const WRITE_BUFFER: usize = 1 << 20;
+
+/// What the writer reports once the file is open (and its header written), or why not.
+pub type Opened = io::Result<PathBuf>;
 
 /// What producers send the writer thread.
 pub enum WriterMessage {
@@ -34,6 +44,7 @@ struct Output {
     file: OutputFile,
     pending: Vec<RecordWords>,
     failed: Option<io::Error>,
+    rec: &'static Recorder,
 }
 
 impl Output {
@@ -45,15 +56,28 @@ impl Output {
 
     /// Writes `records` (unless a write failed before) and returns the vector emptied.
     fn write(&mut self, mut records: Vec<RecordWords>) -> Vec<RecordWords> {
-        if !records.is_empty()
-            && self.failed.is_none()
-            && let Err(e) = self.file.write_words(&records)
-        {
-            crate::say(&format!("write failed, recording stops: {e}"));
-            self.failed = Some(e);
+        if !records.is_empty() {
+            if self.failed.is_some() {
+                self.rec.count_drops(&records);
+            } else if let Err(e) = self.file.write_words(&records) {
+                self.fail(e);
+                self.rec.count_drops(&records);
+            }
         }
         records.clear();
         records
+    }
+
+    /// The first write error: said once; recording stops, later records are counted.
+    fn fail(&mut self, e: io::Error) {
+        if self.failed.is_none() {
+            crate::say(&format!(
+                "writing {} failed ({e}); recording stops, records are dropped from here on",
+                self.rec.file().display()
+            ));
+            self.rec.stop();
+            self.failed = Some(e);
+        }
     }
 
     fn write_names(&mut self, names: &[(NameSpace, u64, String)]) {
@@ -63,7 +87,7 @@ impl Output {
         if self.failed.is_none()
             && let Err(e) = self.file.write_names(&refs)
         {
-            self.failed = Some(e);
+            self.fail(e);
         }
     }
 
@@ -73,8 +97,7 @@ impl Output {
         if self.failed.is_none()
             && let Err(e) = self.file.flush()
         {
-            crate::say(&format!("write failed, recording stops: {e}"));
-            self.failed = Some(e);
+            self.fail(e);
         }
     }
 
@@ -90,12 +113,64 @@ impl Output {
     }
 }
 
+/// The writer thread: opens the file and writes its header (reporting the outcome on
+/// `opened`), then writes until the Finish message.
+pub fn run(
+    rec: &'static Recorder,
+    mut header: Header,
+    ch: WriterChannels,
+    opened: Sender<Opened>,
+) -> io::Result<()> {
+    let file = open_output(&rec.path).and_then(|(f, used)| {
+        header.output_path = used.display().to_string();
+        let mut w = FileWriter::new(BufWriter::with_capacity(WRITE_BUFFER, f), &header)?;
+        w.flush()?; // the header is on disk before the first event
+        Ok((w, used))
+    });
+    match file {
+        Ok((w, used)) => {
+            rec.opened(used.clone());
+            let _ = opened.send(Ok(used));
+            writer_loop(w, ch, rec)
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            if let Err(unheard) = opened.send(Err(e)) {
+                // Configure stopped waiting: say it here.
+                crate::say(&format!(
+                    "cannot write {}: {msg}; not recording",
+                    rec.path.display()
+                ));
+                drop(unheard);
+            }
+            rec.stop();
+            discard(&ch);
+            Err(io::Error::other(msg))
+        }
+    }
+}
+
+/// No file: take messages until Finish, recycling slots.
+fn discard(ch: &WriterChannels) {
+    while let Ok(m) = ch.messages.recv() {
+        match m {
+            WriterMessage::Slot(slot, _) => {
+                slot.len.store(0, Ordering::Release);
+                give_back(slot);
+            }
+            WriterMessage::Finish(_) => return,
+            _ => {}
+        }
+    }
+}
+
 /// Runs until the Finish message (or until every producer is gone).
-pub fn writer_loop(file: OutputFile, ch: WriterChannels) -> io::Result<()> {
+fn writer_loop(file: OutputFile, ch: WriterChannels, rec: &'static Recorder) -> io::Result<()> {
     let mut out = Output {
         file,
         pending: Vec::with_capacity(MAX_RECORDS_PER_BLOCK),
         failed: None,
+        rec,
     };
     while let Ok(first) = ch.messages.recv() {
         let mut msg = Some(first);
