@@ -263,12 +263,17 @@ fn count_in(line: &str, what: &str) -> u64 {
         .unwrap_or_else(|| panic!("no count of {what} in {line:?}"))
 }
 
-/// Windows recovered from a cut-short run: each is one the emulator ran (same passes), except
+/// Windows recovered from a cut-short run: each is one the emulator ran (same passes when
+/// closed, no more when cut open), except
 /// at most `in_flight` whose truth line the process did not live to write.
 fn assert_windows_from_truth(d: &Recovered, truth: &HashMap<u64, u64>, in_flight: usize) {
     let mut unknown = 0;
     for w in &d.windows {
         match truth.get(&w.dispatch_id) {
+            // A window the process ended inside holds the passes recorded before the end.
+            Some(&passes) if w.config_exit.is_none() => {
+                assert!(w.executed_passes <= passes, "dispatch {}", w.dispatch_id);
+            }
             Some(&passes) => assert_eq!(w.executed_passes, passes, "dispatch {}", w.dispatch_id),
             None => unknown += 1,
         }
@@ -279,6 +284,22 @@ fn assert_windows_from_truth(d: &Recovered, truth: &HashMap<u64, u64>, in_flight
         d.windows.len(),
         truth.len()
     );
+}
+
+/// The longest tool call of a run, and per class (callback / configure+initialize /
+/// finalize).
+fn blocks(r: &FaultRun) -> String {
+    let Some(t) = r.of_type("tool_time").into_iter().last() else {
+        return "n/a".into();
+    };
+    let get = |k: &str| t[k].as_u64();
+    format!(
+        "{} (callback {}, configure {}, finalize {})",
+        ms(r.longest_block_ns()),
+        ms(get("max_callback_ns")),
+        ms(get("max_configure_ns")),
+        ms(get("max_finalize_ns"))
+    )
 }
 
 fn ms(ns: Option<u64>) -> String {
@@ -345,7 +366,7 @@ fn output_on_dev_full_the_application_finishes_and_succeeds() {
     assert!(said <= 3, "the tool said too much: {}", r.run.stderr);
     summary(
         "/dev/full",
-        &ms(r.longest_block_ns()),
+        &blocks(&r),
         &r.exit_text(),
         &format!(
             "nothing (every write fails with ENOSPC; the device keeps no bytes); {replayed} windows replayed"
@@ -430,7 +451,7 @@ fn output_on_a_full_small_file_system_keeps_every_complete_block() {
     }
     summary(
         &format!("full file system ({how})"),
-        &ms(r.longest_block_ns()),
+        &blocks(&r),
         &r.exit_text(),
         &format!(
             "{} windows in {} complete blocks, {}",
@@ -497,12 +518,13 @@ fn output_into_a_fifo_nobody_reads_the_application_finishes_within_the_bound() {
             } else {
                 "FIFO nobody opens"
             },
-            &ms(r.longest_block_ns()),
+            &blocks(&r),
             &r.exit_text(),
             &format!(
-                "nothing (a pipe keeps no file); {replayed} windows replayed; wall {:.2} s vs {:.2} s with a regular file",
+                "nothing (a pipe keeps no file); {replayed} windows replayed; wall {:.2} s vs {:.2} s with a regular file (whose longest call: {})",
                 r.run.wall.as_secs_f64(),
-                base.run.wall.as_secs_f64()
+                base.run.wall.as_secs_f64(),
+                ms(base.longest_block_ns())
             ),
         );
     }
@@ -560,7 +582,7 @@ fn output_into_an_unwritable_directory_declines_with_one_line() {
     assert!(r.windows_of(pid_of(&r)).is_empty());
     summary(
         "unwritable directory",
-        &ms(r.longest_block_ns()),
+        &blocks(&r),
         &r.exit_text(),
         &format!("nothing; the tool declined: {}", said[0]),
     );
@@ -604,7 +626,7 @@ fn ten_thousand_short_lived_threads_exact_counts_bounded_memory() {
     let t = d.trailer.expect("a trailer");
     let truth_windows = r.windows_of(pid_of(&r));
     assert_eq!(truth_windows.len(), 10_000);
-    assert_eq!(d.windows.len(), 10_000);
+    assert_eq!(d.windows.len(), 10_000, "{t:?}\n{}", r.run.stderr);
     assert_eq!(t.windows, 10_000);
     assert_eq!(t.dropped_window, 0);
     assert_windows_from_truth(&d, &truth_windows, 0);
@@ -617,7 +639,7 @@ fn ten_thousand_short_lived_threads_exact_counts_bounded_memory() {
     );
     summary(
         "10 000 short-lived threads",
-        &ms(r.longest_block_ns()),
+        &blocks(&r),
         &r.exit_text(),
         &format!(
             "all 10000 windows, 0 dropped; peak RSS {} MiB vs {} MiB without the tool",
@@ -757,8 +779,11 @@ impl Lcg {
 fn kill_at(i: usize, after: Duration) -> (usize, bool) {
     let dir = scratch_dir(&format!("fault-sigkill-{i}"));
     let (out, truth) = (dir.join("run.krp"), dir.join("truth.jsonl"));
+    // STREAM's run, made too long to end before the kill.
+    let mut args = STREAM.to_vec();
+    args[4] = "1000000";
     let r = run_fault(
-        &mut emu_command(&[], &dir, STREAM, &out, Some(&truth)),
+        &mut emu_command(&[], &dir, &args, &out, Some(&truth)),
         &dir,
         Some(&truth),
         after,
@@ -868,15 +893,19 @@ fn exit_from_a_worker_thread_while_others_dispatch() {
     // is closed with a trailer whose counts cover what it holds.
     let t = d.trailer.expect("exit() closes the file with a trailer");
     assert!(!d.truncated);
+    // The trailer counts a window at its CONFIG EXIT; a window that was still open when the
+    // process ended is recovered (without its end) but not counted.
+    let closed = d.windows.iter().filter(|w| w.config_exit.is_some()).count() as u64;
+    assert!(t.windows >= closed, "{t:?} vs {closed} closed windows");
     assert!(
-        t.windows >= d.windows.len() as u64,
+        t.windows + 4 >= d.windows.len() as u64,
         "{t:?} vs {}",
         d.windows.len()
     );
     assert!(d.windows.len() >= 30, "the worker's 30 windows at least");
     summary(
         "exit() from a worker while 3 threads dispatch",
-        &ms(r.longest_block_ns()),
+        &blocks(&r),
         &r.exit_text(),
         &format!(
             "{} windows, trailer (windows {})",
@@ -893,7 +922,7 @@ fn abort_from_a_worker_thread_while_others_dispatch() {
     assert!(d.trailer.is_none(), "abort() runs no handler: no trailer");
     summary(
         "abort() from a worker while 3 threads dispatch",
-        &ms(r.longest_block_ns()),
+        &blocks(&r),
         &r.exit_text(),
         &format!(
             "{} windows in every complete block; truncated (reported)",
