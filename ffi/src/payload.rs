@@ -6,9 +6,11 @@
 //! nothing past `dispatch_info` without `size >= 168`, no toggle without `size >= 184`.
 
 use crate::types::{
-    KernelDispatchInfo, KernelReplayDataA, KernelReplayDataB, REPLAY_PAYLOAD_FULL_SIZE,
-    REPLAY_PAYLOAD_NO_TOGGLES_SIZE, ReplayContextFn, ReplayContinueFn, ReplayPassCountFn,
+    CallbackTracingRecord, KernelDispatchInfo, KernelReplayDataA, KernelReplayDataB,
+    REPLAY_PAYLOAD_FULL_SIZE, REPLAY_PAYLOAD_NO_TOGGLES_SIZE, ReplayContextFn, ReplayContinueFn,
+    ReplayPassCountFn,
 };
+use std::marker::PhantomData;
 use std::mem::offset_of;
 
 /// Which field order a payload uses.
@@ -89,21 +91,34 @@ pub struct FieldOffsets {
 const DISPATCH_INFO_OFFSET: usize = offset_of!(KernelReplayDataB, dispatch_info);
 
 /// A borrowed kernel-replay payload. Valid only for the duration of the callback that handed it
-/// over; constructing one is the unsafe step, every access after that is bounds-checked against
-/// the payload's own `size`.
+/// over, which the lifetime `'a` stands for: [`ReplayPayload::from_record`] ties it to the
+/// callback's record, so the borrow cannot outlive the callback. Constructing one is the unsafe
+/// step, every access after that is bounds-checked against the payload's own `size`.
 #[derive(Debug)]
-pub struct ReplayPayload {
+pub struct ReplayPayload<'a> {
     base: *mut u8,
     size: u64,
+    _payload: PhantomData<&'a mut [u8]>,
 }
 
-impl ReplayPayload {
+impl<'a> ReplayPayload<'a> {
+    /// Wraps the payload of a KERNEL_REPLAY callback record, borrowed for as long as the record
+    /// is.
+    ///
+    /// # Safety
+    /// As [`ReplayPayload::from_raw`] for `record.payload`, for as long as `record` is borrowed
+    /// (the SDK's record lives for the callback).
+    pub unsafe fn from_record(record: &'a CallbackTracingRecord) -> Option<ReplayPayload<'a>> {
+        // SAFETY: the caller's guarantee, for the record's borrow.
+        unsafe { Self::from_raw(record.payload) }
+    }
+
     /// Wraps the payload pointer of a KERNEL_REPLAY callback record.
     ///
     /// # Safety
     /// `ptr` must be NULL or point to a live payload whose first 8 bytes are its `size`, with at
-    /// least `size` readable and writable bytes, for as long as the returned value is used.
-    pub unsafe fn from_raw(ptr: *mut std::ffi::c_void) -> Option<ReplayPayload> {
+    /// least `size` readable and writable bytes, for all of `'a`.
+    pub unsafe fn from_raw(ptr: *mut std::ffi::c_void) -> Option<ReplayPayload<'a>> {
         if ptr.is_null() {
             return None;
         }
@@ -116,6 +131,7 @@ impl ReplayPayload {
         Some(ReplayPayload {
             base: ptr as *mut u8,
             size,
+            _payload: PhantomData,
         })
     }
 

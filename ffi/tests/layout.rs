@@ -283,7 +283,7 @@ fn slot(b: &[u64; 31], off: usize) -> u64 {
     b[off / 8]
 }
 
-fn payload(b: &mut [u64; 31]) -> Option<ReplayPayload> {
+fn payload(b: &mut [u64; 31]) -> Option<ReplayPayload<'_>> {
     // SAFETY: `b` holds 248 writable bytes, at least `size` of them, and outlives the accessor.
     unsafe { ReplayPayload::from_raw(b.as_mut_ptr().cast::<c_void>()) }
 }

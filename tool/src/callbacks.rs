@@ -6,7 +6,7 @@
 use crate::boundary::guard;
 use crate::routes::Route;
 use crate::tool::{self, Tool};
-use crate::{configure, finalize, panic_hook, process_hooks, recorder};
+use crate::{configure, finalize, panic_hook, process_hooks, recorder, say_once};
 use krphase_ffi::{
     CallbackPhase, CallbackTracingRecord, ClientFinalizeFn, ClientId, KernelDispatchData,
     KernelDispatchInfo, KernelSymbolData, MemoryAllocationData, ReplayContinueFn,
@@ -14,6 +14,7 @@ use krphase_ffi::{
     hsa_pointer_type, kernel_dispatch_op,
 };
 use std::ffi::{CStr, c_char, c_int, c_void};
+use std::sync::atomic::AtomicBool;
 
 static CLIENT_NAME: &CStr = c"krphase";
 
@@ -123,15 +124,54 @@ pub(crate) unsafe extern "C" fn tracing_callback(
     });
 }
 
+/// A payload too small for what the callback reads was skipped (said once).
+static SMALL_PAYLOAD: AtomicBool = AtomicBool::new(false);
+
+/// The record's payload as a `T`, when it is one: non-NULL, aligned, and its `size` field (the
+/// first u64 of every SDK payload) covers all of `T`. Anything else is skipped and counted
+/// (`bad_payloads` in the trailer), said once.
+///
+/// # Safety
+/// `record.payload` must be NULL or point to a payload of the callback that starts with its
+/// `size` (u64) and is live and readable for `size` bytes while `record` is borrowed.
+#[inline(always)]
+unsafe fn sized_payload<T>(record: &CallbackTracingRecord) -> Option<&T> {
+    let p = record.payload as *const T;
+    if p.is_null() || !p.is_aligned() {
+        return None;
+    }
+    // SAFETY: non-NULL and aligned (checked); every payload starts with its u64 size.
+    let size = unsafe { (p as *const u64).read() };
+    if size < std::mem::size_of::<T>() as u64 {
+        bad_payload(record);
+        return None;
+    }
+    // SAFETY: the payload is live and readable for `size >= size_of::<T>()` bytes while the
+    // record is borrowed (the caller's guarantee), aligned, and any bit pattern is a valid `T`
+    // (integers and raw pointers).
+    Some(unsafe { &*p })
+}
+
+#[cold]
+#[inline(never)]
+fn bad_payload(record: &CallbackTracingRecord) {
+    recorder::count(|c| &c.bad_payloads);
+    say_once(
+        &SMALL_PAYLOAD,
+        &format!(
+            "a tracing payload (kind {}, operation {}) is smaller than its type or misaligned; such callbacks are skipped and counted in the trailer",
+            record.kind.0, record.operation
+        ),
+    );
+}
+
 /// KERNEL_DISPATCH: enqueue ENTER/EXIT and completion.
 #[inline(always)]
 fn on_dispatch(t: &Tool, th: recorder::Thread, record: &CallbackTracingRecord, ts: u64) {
-    if record.payload.is_null() {
+    // SAFETY: KERNEL_DISPATCH payloads are `KernelDispatchData`, live for this callback.
+    let Some(data) = (unsafe { sized_payload::<KernelDispatchData>(record) }) else {
         return;
-    }
-    // SAFETY: KERNEL_DISPATCH payloads are `KernelDispatchData` (152 B or more, 8-aligned),
-    // live for this callback; only the fields used are read.
-    let data = unsafe { &*(record.payload as *const KernelDispatchData) };
+    };
     let tid = record.thread_id as u32;
     match (record.operation, record.phase) {
         (kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER) => {
@@ -169,8 +209,11 @@ fn on_other(t: &Tool, route: Route, record: &CallbackTracingRecord, ts: u64) {
 /// KERNEL_REPLAY CONFIG and PASS, ENTER and EXIT.
 fn on_replay(t: &Tool, record: &CallbackTracingRecord, ts: u64) {
     // SAFETY: a KERNEL_REPLAY record's payload is the replay data, live and writable for the
-    // duration of this callback; from_raw checks its size field.
-    let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else {
+    // duration of this callback (the record's borrow); from_record checks its size field.
+    let Some(mut p) = (unsafe { ReplayPayload::from_record(record) }) else {
+        if !record.payload.is_null() {
+            bad_payload(record);
+        }
         return;
     };
     let tid = record.thread_id as u32;
@@ -194,12 +237,14 @@ fn on_replay(t: &Tool, record: &CallbackTracingRecord, ts: u64) {
 
 /// MEMORY_ALLOCATION EXIT (the address is known only then).
 fn on_allocation(t: &Tool, record: &CallbackTracingRecord, ts: u64) {
-    if record.payload.is_null() || record.phase == CallbackPhase::ENTER {
+    if record.phase == CallbackPhase::ENTER {
         return;
     }
     // SAFETY: MEMORY_ALLOCATION payloads are `MemoryAllocationData` (48 B), live for this
     // callback.
-    let m = unsafe { (record.payload as *const MemoryAllocationData).read_unaligned() };
+    let Some(&m) = (unsafe { sized_payload::<MemoryAllocationData>(record) }) else {
+        return;
+    };
     let info = pointer_class(t, m.address);
     t.on_alloc(record.operation, &m, info, record.thread_id as u32, ts);
 }
@@ -221,10 +266,11 @@ fn on_code_object(t: &Tool, record: &CallbackTracingRecord) {
         }
     } else if record.operation == code_object_op::DEVICE_KERNEL_SYMBOL_REGISTER
         && record.phase == CallbackPhase::LOAD
-        && !record.payload.is_null()
     {
         // SAFETY: kernel-symbol payloads are `KernelSymbolData` (88 B), live for this callback.
-        let k = unsafe { (record.payload as *const KernelSymbolData).read_unaligned() };
+        let Some(&k) = (unsafe { sized_payload::<KernelSymbolData>(record) }) else {
+            return;
+        };
         if k.kernel_name.is_null() {
             return;
         }

@@ -131,7 +131,7 @@ impl LayoutDetector {
     /// (another thread's answer when it settled first). Records the outcome as a notice.
     pub fn confirm(
         &self,
-        p: &ReplayPayload,
+        p: &ReplayPayload<'_>,
         current: LayoutState,
         by: ConfirmBy,
         n: u64,

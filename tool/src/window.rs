@@ -52,7 +52,7 @@ impl Tool {
     /// KERNEL_REPLAY CONFIG ENTER: choose, set the pass-count (and continue) callback, record.
     pub fn on_config_enter(
         &self,
-        p: &mut ReplayPayload,
+        p: &mut ReplayPayload<'_>,
         tid: u32,
         corr: (u64, u64),
         callbacks: (ReplayPassCountFn, ReplayContinueFn),
@@ -114,7 +114,7 @@ impl Tool {
     /// question; returns the decision (Stopped when the payload has no pass fields).
     fn write_callbacks(
         &self,
-        p: &mut ReplayPayload,
+        p: &mut ReplayPayload<'_>,
         decision: Decision,
         layout: LayoutState,
         (pass_count, cont): (ReplayPassCountFn, ReplayContinueFn),
@@ -217,7 +217,7 @@ impl Tool {
 
     /// PASS ENTER/EXIT. At the first PASS the layout is confirmed by where N sits (an
     /// indefinite loop: at the second PASS, by where the pass index sits).
-    pub fn on_pass(&self, p: &ReplayPayload, enter: bool, tid: u32, ts: u64) {
+    pub fn on_pass(&self, p: &ReplayPayload<'_>, enter: bool, tid: u32, ts: u64) {
         let d = p.dispatch_info().dispatch_id;
         let mut layout = self.layout.get();
         // One thread-local access: the passes seen so far in this window, counted up at ENTER.
@@ -256,7 +256,12 @@ impl Tool {
 
     /// At a PASS ENTER that has `seen` passes before it: the layout after checking it, when it
     /// still needs checking and this PASS can tell.
-    fn confirm_at_pass(&self, p: &ReplayPayload, layout: LayoutState, seen: u32) -> LayoutState {
+    fn confirm_at_pass(
+        &self,
+        p: &ReplayPayload<'_>,
+        layout: LayoutState,
+        seen: u32,
+    ) -> LayoutState {
         if !self.layout.needs_check(layout) {
             layout
         } else if self.cfg.passes > 0 {

@@ -29,6 +29,8 @@ pub struct Imported {
     pub declines: u64,
     pub dispatches: u64,
     pub truncated: bool,
+    /// What the trailer says was lost when the tool's output stalled (empty when nothing).
+    pub stall_note: String,
 }
 
 /// sha256 of a file, streamed.
@@ -147,6 +149,7 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     );
     out.events = decoded.events;
     out.truncated = decoded.truncated || trailer.is_none();
+    out.stall_note = trailer.map(stall_note).unwrap_or_default();
     // The run spans tool start (the header's clock anchor) to the last record.
     if h.boottime_ns > 0 && first <= last {
         first = first.min(h.boottime_ns);
@@ -709,3 +712,21 @@ mod tests {
 #[cfg(test)]
 #[path = "krp_continue_tests.rs"]
 mod continue_tests;
+
+/// "; the tool's output stalled: …" when the trailer reports the stall budget spent or records
+/// lost to it (window records, names), else empty.
+fn stall_note(t: krphase_format::Trailer) -> String {
+    use krphase_format::trailer::flags;
+    if t.flags & flags::STALLED == 0 && t.dropped_window == 0 && t.dropped_names == 0 {
+        return String::new();
+    }
+    let span_ms = t.last_drop_ns.saturating_sub(t.first_drop_ns) as f64 / 1e6;
+    format!(
+        "; the tool's output stalled (the application waited {:.1} ms): {} window, {} dispatch, {} allocation records and {} names dropped over {span_ms:.1} ms",
+        t.stall_ns as f64 / 1e6,
+        t.dropped_window,
+        t.dropped_dispatch,
+        t.dropped_allocation,
+        t.dropped_names
+    )
+}

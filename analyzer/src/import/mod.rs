@@ -23,14 +23,15 @@ pub fn import_command(db_path: &Path, files: &[PathBuf], label: Option<&str>) ->
             println!("{}: already imported as run {}", f.display(), r.run_id);
         } else {
             println!(
-                "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}",
+                "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}{}",
                 f.display(),
                 r.run_id,
                 r.events,
                 r.windows,
                 r.declines,
                 r.dispatches,
-                if r.truncated { " (truncated)" } else { "" }
+                if r.truncated { " (truncated)" } else { "" },
+                r.stall_note
             );
         }
     }

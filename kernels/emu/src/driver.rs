@@ -102,7 +102,7 @@ unsafe extern "C" fn driver_replay_cb(
         // The driver is built into the emulated SDK, so it reads the payload in the SDK's layout.
         let layout = crate::replay::config().layout.ffi();
         // SAFETY: the SDK hands a live replay payload for the duration of the callback.
-        let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else {
+        let Some(mut p) = (unsafe { ReplayPayload::from_record(&record) }) else {
             return;
         };
         let name = krphase_kernels::kernel_name(p.dispatch_info().kernel_id).unwrap_or("");

@@ -333,7 +333,7 @@ unsafe extern "C" fn replay_cb(
         let t = tool();
         let s = settings();
         // SAFETY: the SDK's replay payload, live for this callback.
-        let Some(mut p) = (unsafe { ReplayPayload::from_raw(record.payload) }) else {
+        let Some(mut p) = (unsafe { ReplayPayload::from_record(&record) }) else {
             return;
         };
         // SAFETY: the SDK passes non-NULL per-event storage.

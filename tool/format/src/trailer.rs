@@ -45,20 +45,32 @@ pub struct Trailer {
     /// [`flags`] bits.
     pub flags: u64,
     /// Kernel-name entries dropped (the stall budget ran out, or finalize had begun).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped_names: u64,
     /// Callbacks skipped because their payload's `size` was too small to read.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub bad_payloads: u64,
     /// CLOCK_BOOTTIME ns of the first and last drop of any record (0: none dropped): the span
     /// of the run in which records were lost.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub first_drop_ns: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub last_drop_ns: u64,
     /// Total ns application threads waited on the output (all threads; at most the stall
     /// budget).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub stall_ns: u64,
 }
 
 /// Counters in a trailer this version writes.
 const FIELDS: usize = 14;
+/// Counters every trailer has; the later ones are written up to the last non-zero one (a
+/// reader reads missing counters as 0).
+const FIRST_FIELDS: usize = 9;
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
 
 impl Trailer {
     fn fields(&self) -> [u64; FIELDS] {
@@ -81,7 +93,13 @@ impl Trailer {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let f = self.fields();
+        let all = self.fields();
+        let n = all
+            .iter()
+            .rposition(|&v| v != 0)
+            .map_or(0, |i| i + 1)
+            .max(FIRST_FIELDS);
+        let f = &all[..n];
         let mut o = Vec::with_capacity(4 + 8 * f.len());
         o.extend_from_slice(&(f.len() as u32).to_le_bytes());
         for v in f {

@@ -3,10 +3,15 @@
 //!
 //! Every wait on the writer (a window batch or a `KRPHASE_ON_FULL=block` batch when the channel
 //! is full, kernel names, configure's wait for the file to open, finalize's waits) is taken from
-//! one process-wide pool in short slices; what a slice does not use goes back. Once the run's
-//! part is spent, nothing waits any more: a send that does not fit drops and counts. The last
-//! [`FINALIZE_RESERVE`] is kept for finalize, so a run that spent its part still gets its trailer
-//! written when the output is merely slow. A fork child starts with a full budget.
+//! one process-wide pool in short slices. A slice is charged when the writer was inside a system
+//! call on the output (open, write) at its end: the application waited on I/O. A slice that
+//! ends with the writer out of I/O (merely busy, or waiting for a core on a machine with more
+//! busy threads than cores) is given back: the output is healthy and keeps up as fast as the
+//! CPU lets it, and waiting for it is what never dropping window records (and `block`) means.
+//! Once the run's part is spent, nothing waits any more: a send that does not fit drops and
+//! counts. The last [`FINALIZE_RESERVE`] is kept for finalize, so a run that spent its part
+//! still gets its trailer written when the output is merely slow. A fork child starts with a
+//! full budget.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -72,10 +77,12 @@ fn take_ns(want: u64, floor: u64) -> u64 {
     }
 }
 
-/// One slice of the budget; on drop, the unused part goes back and the used part is counted.
+/// One slice of the budget; on drop, the unused part goes back and the used part is counted
+/// (all of it goes back when the wait was not on I/O).
 struct Slice {
     ns: u64,
     start: Instant,
+    charged: bool,
 }
 
 impl Slice {
@@ -84,27 +91,54 @@ impl Slice {
         (ns > 0).then(|| Slice {
             ns,
             start: Instant::now(),
+            charged: true,
         })
     }
 }
 
 impl Drop for Slice {
     fn drop(&mut self) {
-        let used = (self.start.elapsed().as_nanos() as u64).min(self.ns);
+        let used = if self.charged {
+            (self.start.elapsed().as_nanos() as u64).min(self.ns)
+        } else {
+            0
+        };
         LEFT_NS.fetch_add(self.ns - used, Ordering::AcqRel);
         SPENT_NS.fetch_add(used, Ordering::Relaxed);
     }
 }
 
-/// Calls `attempt(timeout)` with slices of the budget until it returns `Some`, for at most
-/// `cap` in all; `None` when the budget (or the cap) ran out first.
-pub fn wait<T>(u: Use, cap: Duration, mut attempt: impl FnMut(Duration) -> Option<T>) -> Option<T> {
+/// Calls `attempt(timeout)` in slices until it returns `Some`, for at most `cap` in all; `None`
+/// when the budget (or the cap) ran out first. `io_since()` is the BOOTTIME ns at which the
+/// writer entered the system call it is in, `None` when it is in none. While the writer is in
+/// I/O each slice is reserved from the budget first (so concurrent waiters never overdraw it)
+/// and charged unless the writer left I/O by its end; while it is not, a short slice is waited
+/// unreserved, and charged only for the part after the writer entered I/O.
+pub fn wait<T>(
+    u: Use,
+    cap: Duration,
+    io_since: &dyn Fn() -> Option<u64>,
+    mut attempt: impl FnMut(Duration) -> Option<T>,
+) -> Option<T> {
     let mut cap_ns = u64::try_from(cap.as_nanos()).unwrap_or(u64::MAX);
     loop {
-        let s = Slice::take(u, cap_ns)?;
-        let r = attempt(Duration::from_nanos(s.ns));
-        cap_ns = cap_ns.saturating_sub(s.start.elapsed().as_nanos() as u64);
-        drop(s);
+        let start = Instant::now();
+        let r = if io_since().is_some() {
+            let mut s = Slice::take(u, cap_ns)?;
+            let r = attempt(Duration::from_nanos(s.ns));
+            s.charged = r.is_none() && io_since().is_some();
+            r
+        } else {
+            let r = attempt(Duration::from_nanos(IDLE_SLICE_NS.min(cap_ns)));
+            if r.is_none()
+                && let Some(since) = io_since()
+            {
+                let waited = start.elapsed().as_nanos() as u64;
+                charge_unreserved(waited.min(crate::sys::boottime_ns().saturating_sub(since)));
+            }
+            r
+        };
+        cap_ns = cap_ns.saturating_sub(start.elapsed().as_nanos() as u64);
         if r.is_some() {
             return r;
         }
@@ -114,12 +148,30 @@ pub fn wait<T>(u: Use, cap: Duration, mut attempt: impl FnMut(Duration) -> Optio
     }
 }
 
-/// Polls `done` for at most one slice at a time (short sleeps), charged to the budget.
-pub fn wait_until(u: Use, done: impl Fn() -> bool) -> bool {
+/// A wait on a writer that is not in I/O: short, so a writer that gets stuck meanwhile is
+/// noticed (and reserved for) soon.
+const IDLE_SLICE_NS: u64 = 200_000;
+
+/// Charges `ns` waited without a reservation (the writer entered I/O during the wait).
+fn charge_unreserved(ns: u64) {
+    let mut left = LEFT_NS.load(Ordering::Relaxed);
+    loop {
+        let n = ns.min(left);
+        match LEFT_NS.compare_exchange_weak(left, left - n, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => break,
+            Err(now) => left = now,
+        }
+    }
+    SPENT_NS.fetch_add(ns, Ordering::Relaxed);
+}
+
+/// Polls `done` (short sleeps) out of the budget for at most `cap`; every slice is charged
+/// (what it waits for is on an application thread, not on the writer).
+pub fn wait_until(u: Use, cap: Duration, done: impl Fn() -> bool) -> bool {
     if done() {
         return true;
     }
-    wait(u, Duration::MAX, |t| {
+    wait(u, cap, &|| Some(0), |t| {
         let end = Instant::now() + t;
         while Instant::now() < end {
             if done() {
@@ -140,24 +192,31 @@ mod tests {
     #[test]
     fn waits_add_up_to_the_budget_and_finalize_keeps_its_reserve() {
         reset();
-        let t0 = Instant::now();
-        assert!(
-            wait(Use::Run, Duration::MAX, |t| {
-                std::thread::sleep(t);
-                None::<()>
-            })
-            .is_none()
-        );
-        let run = t0.elapsed();
+        // A wait on a writer that is not stuck in I/O is not charged (bounded here by the cap).
+        let healthy = Instant::now();
+        let idle = wait(Use::Run, Duration::from_millis(150), &|| None, |t| {
+            std::thread::sleep(t);
+            None::<()>
+        });
+        assert!(idle.is_none() && healthy.elapsed() >= Duration::from_millis(150));
+        assert_eq!(spent_ns(), 0);
+        let stuck = wait(Use::Run, Duration::MAX, &|| Some(0), |t| {
+            std::thread::sleep(t);
+            None::<()>
+        });
+        assert!(stuck.is_none());
         assert!(run_part_spent());
         let spent = spent_ns();
         assert!(spent <= BUDGET_NS - RESERVE_NS, "{spent}");
-        assert!(run >= STALL_BUDGET - FINALIZE_RESERVE, "{run:?}");
+        assert!(spent >= BUDGET_NS - RESERVE_NS - SLICE_NS, "{spent}");
         // Nothing left for the run: it does not wait at all.
-        assert!(wait(Use::Run, Duration::MAX, |_| Some(())).is_none());
+        assert!(wait(Use::Run, Duration::MAX, &|| Some(0), |_| Some(())).is_none());
         // Finalize still has its reserve, and a quick success gives the rest back.
-        assert_eq!(wait(Use::Finalize, Duration::MAX, |_| Some(7)), Some(7));
-        assert!(wait_until(Use::Finalize, || false) == false);
+        assert_eq!(
+            wait(Use::Finalize, Duration::MAX, &|| Some(0), |_| Some(7)),
+            Some(7)
+        );
+        assert!(!wait_until(Use::Finalize, Duration::MAX, || false));
         assert!(spent_ns() <= BUDGET_NS);
         reset();
         assert!(!run_part_spent());

@@ -20,7 +20,7 @@ mod slot;
 mod thread;
 mod writer;
 
-pub use budget::{FINALIZE_RESERVE, STALL_BUDGET};
+pub use budget::{FINALIZE_RESERVE, STALL_BUDGET, spent_ns as stall_ns};
 pub use current::{ForkFactory, current, forked, install, peek, set_fork_factory};
 pub use slot::{SLOT_RECORDS, slots_made};
 pub use thread::{Flush, Thread, count, flush_current_thread, notice, record, with_thread};
@@ -47,6 +47,14 @@ pub const CHANNEL_BATCHES: usize = 64;
 /// an open error is then a decline on the spot; an open still blocked (a FIFO without a reader)
 /// goes on in the writer thread while the application runs.
 const OPEN_WAIT: Duration = Duration::from_millis(50);
+
+/// Finalize's longest wait on a writer that is busy but not stuck in I/O (a stuck one is bounded
+/// by the stall budget).
+const FINALIZE_CAP: Duration = Duration::from_secs(1);
+
+/// A system call on the output that lasts longer than this is a stall: waits on it are charged
+/// to the stall budget.
+const STUCK_AFTER_NS: u64 = 1_000_000;
 
 fn class_of(w: &RecordWords) -> DropClass {
     drop_class(&Record::from_words(*w))
@@ -106,6 +114,9 @@ pub struct Recorder {
     pub path: PathBuf,
     /// The path the writer opened (differs when that name existed).
     used_path: OnceLock<PathBuf>,
+    /// BOOTTIME ns at which the writer entered its current system call on the output (open,
+    /// write, flush); 0 when it is in none.
+    io_since: AtomicU64,
 }
 
 impl Recorder {
@@ -140,6 +151,7 @@ impl Recorder {
             depth: fork_local::depth(),
             path,
             used_path: OnceLock::new(),
+            io_since: AtomicU64::new(0),
         }));
         let channels = WriterChannels {
             messages,
@@ -153,7 +165,8 @@ impl Recorder {
                 let r = writer::run(rec, header, channels, opened_tx);
                 let _ = done_tx.send(r);
             })?;
-        match budget::wait(Use::Run, OPEN_WAIT, |t| match opened.recv_timeout(t) {
+        let io = || rec.io_since();
+        match budget::wait(Use::Run, OPEN_WAIT, &io, |t| match opened.recv_timeout(t) {
             Ok(o) => Some(Some(o)),
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(None),
@@ -173,6 +186,23 @@ impl Recorder {
             ));
         }
         let _ = self.used_path.set(used);
+    }
+
+    /// When the writer entered the system call it is in, if that call has lasted longer than
+    /// [`STUCK_AFTER_NS`] (a write into the page cache takes well under that; a write that
+    /// lasts longer waits for the device or for a reader).
+    fn io_since(&self) -> Option<u64> {
+        let t = self.io_since.load(Ordering::Acquire);
+        (t != 0 && sys::boottime_ns().saturating_sub(t) > STUCK_AFTER_NS).then_some(t)
+    }
+
+    /// Runs the writer's system call `f`, marked as I/O for waiting producers.
+    fn in_io<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.io_since
+            .store(sys::boottime_ns().max(1), Ordering::Release);
+        let r = f();
+        self.io_since.store(0, Ordering::Release);
+        r
     }
 
     /// The file written: the one opened, else the one asked for.
@@ -252,7 +282,7 @@ impl Recorder {
             Err(TrySendError::Full(m) | TrySendError::Disconnected(m)) => m,
         };
         let mut m = Some(m);
-        let sent = budget::wait(u, Duration::MAX, |t| {
+        let sent = budget::wait(u, Duration::MAX, &|| self.io_since(), |t| {
             let msg = m.take()?;
             match self.to_writer.send_timeout(msg, t) {
                 Ok(()) => Some(true),
@@ -282,9 +312,9 @@ impl Recorder {
     fn note_stall(&self) {
         if !self.stalled.swap(true, Ordering::AcqRel) {
             say(&format!(
-                "output {} is not keeping up: the application has waited {} ms on it, the tool's limit; from now on records that do not fit are dropped and counted in the trailer",
+                "output {} is stalled: the application has waited {} ms on it in total, the tool's limit; from now on records that do not fit are dropped and counted in the trailer",
                 self.file().display(),
-                budget::spent_ns() / 1_000_000
+                (STALL_BUDGET - FINALIZE_RESERVE).as_millis()
             ));
         }
     }
@@ -422,7 +452,9 @@ impl Recorder {
         self.closing.store(true, Ordering::SeqCst);
         let mut flags = flags;
         // Hand-overs in progress finish (or count) before the trailer is written.
-        if !budget::wait_until(Use::Finalize, || self.in_flight.load(Ordering::SeqCst) == 0) {
+        if !budget::wait_until(Use::Finalize, FINALIZE_CAP, || {
+            self.in_flight.load(Ordering::SeqCst) == 0
+        }) {
             flags |= flags::UNFLUSHED;
         }
         if !self.collect_live_slots() {
@@ -434,13 +466,16 @@ impl Recorder {
         let sent = self
             .send_bounded(WriterMessage::Finish(self.trailer(flags)), Use::Finalize)
             .is_ok();
-        let done = budget::wait(Use::Finalize, Duration::MAX, |t| {
-            match self.writer_done.recv_timeout(t) {
+        let done = budget::wait(
+            Use::Finalize,
+            FINALIZE_CAP,
+            &|| self.io_since(),
+            |t| match self.writer_done.recv_timeout(t) {
                 Ok(r) => Some(Some(r)),
                 Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
                 Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(None),
-            }
-        });
+            },
+        );
         match done {
             // The writer has written the trailer and is returning; it is not joined (nothing
             // waits on it, and a join in a fork child has been seen to fail with EINVAL).

@@ -59,7 +59,7 @@ impl Output {
         if !records.is_empty() {
             if self.failed.is_some() {
                 self.rec.count_drops(&records);
-            } else if let Err(e) = self.file.write_words(&records) {
+            } else if let Err(e) = self.rec.in_io(|| self.file.write_words(&records)) {
                 self.fail(e);
                 self.rec.count_drops(&records);
             }
@@ -85,7 +85,7 @@ impl Output {
         let refs: Vec<(NameSpace, u64, &str)> =
             names.iter().map(|(s, k, n)| (*s, *k, n.as_str())).collect();
         if self.failed.is_none()
-            && let Err(e) = self.file.write_names(&refs)
+            && let Err(e) = self.rec.in_io(|| self.file.write_names(&refs))
         {
             self.fail(e);
         }
@@ -95,7 +95,7 @@ impl Output {
     fn flush(&mut self) {
         self.write_pending();
         if self.failed.is_none()
-            && let Err(e) = self.file.flush()
+            && let Err(e) = self.rec.in_io(|| self.file.flush())
         {
             self.fail(e);
         }
@@ -106,10 +106,10 @@ impl Output {
         if let Some(e) = self.failed {
             return Err(e);
         }
-        self.file.write_trailer(trailer)?;
+        let (rec, file) = (self.rec, &mut self.file);
         // No fsync: the page cache holds a complete file that outlives the process (a SIGKILL
         // loses nothing written), and syncing a large file would outlast finalize's budget.
-        self.file.flush()
+        rec.in_io(|| file.write_trailer(trailer).and_then(|()| file.flush()))
     }
 }
 
@@ -121,7 +121,8 @@ pub fn run(
     ch: WriterChannels,
     opened: Sender<Opened>,
 ) -> io::Result<()> {
-    let file = open_output(&rec.path).and_then(|(f, used)| {
+    let file: io::Result<(OutputFile, PathBuf)> = rec.in_io(|| {
+        let (f, used) = open_output(&rec.path)?;
         header.output_path = used.display().to_string();
         let mut w = FileWriter::new(BufWriter::with_capacity(WRITE_BUFFER, f), &header)?;
         w.flush()?; // the header is on disk before the first event
