@@ -12,6 +12,7 @@ pub mod kinds;
 pub mod log;
 pub mod memory;
 pub mod opts;
+pub mod outcome;
 pub mod process;
 pub mod program;
 pub mod registration;

@@ -9,10 +9,7 @@ use krphase_kernels::device_memory::{fill_f64, get_f64, get_u64};
 use krphase_kernels::{saxpy, steps, stream};
 use std::sync::Arc;
 
-pub struct Outcome {
-    pub checksum: Checksum,
-    pub counter: u64,
-}
+pub use crate::outcome::Outcome;
 
 pub fn run(o: &RunOpts) -> Result<Outcome, String> {
     match o.workload {

@@ -3,8 +3,8 @@
 //! ends at the thread count.
 
 use crate::opts::RunOpts;
+use crate::outcome::Outcome;
 use crate::program as hip;
-use crate::workloads::Outcome;
 use krphase_kernels::checksum::Checksum;
 use krphase_kernels::device_memory::get_u64;
 use krphase_kernels::steps;

@@ -4,8 +4,8 @@
 //! truth line, so the ground truth says when and how the process ended; no result line follows.
 
 use crate::opts::{ExitHow, RunOpts};
+use crate::outcome::Outcome;
 use crate::program as hip;
-use crate::workloads::Outcome;
 use crate::{process, tool_time, truth};
 use krphase_kernels::steps;
 use serde_json::json;

@@ -6,10 +6,10 @@
 
 use crate::clock::now_ns;
 use crate::opts::{ChildDoes, RunOpts};
+use crate::outcome::Outcome;
 use crate::process::{self, Ended, Forked};
 use crate::program as hip;
 use crate::truth;
-use crate::workloads::Outcome;
 use krphase_kernels::checksum::Checksum;
 use krphase_kernels::device_memory::get_u64;
 use krphase_kernels::steps;
