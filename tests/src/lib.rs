@@ -217,3 +217,55 @@ pub fn report_phase<'a>(run: &'a serde_json::Value, name: &str) -> &'a serde_jso
         .find(|p| p["phase"] == name)
         .unwrap_or_else(|| panic!("no phase {name} in the report"))
 }
+
+/// A child process run by [`run_bounded`]: how it ended and how long it took.
+pub struct BoundedRun {
+    /// `None` when it was still running at the bound and was killed.
+    pub status: Option<std::process::ExitStatus>,
+    pub stdout: String,
+    pub stderr: String,
+    pub wall: std::time::Duration,
+}
+
+impl BoundedRun {
+    /// Status, stdout and stderr, for assertion messages.
+    pub fn text(&self) -> String {
+        format!(
+            "status {:?} after {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.status, self.wall, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `cmd` with stdout and stderr captured in files under `dir`, killing it (SIGKILL) if it
+/// has not ended within `bound`, so a hang fails the test instead of stalling the suite.
+pub fn run_bounded(cmd: &mut Command, dir: &Path, bound: std::time::Duration) -> BoundedRun {
+    let (out, err) = (dir.join("stdout.txt"), dir.join("stderr.txt"));
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out).expect("create stdout file"))
+        .stderr(std::fs::File::create(&err).expect("create stderr file"))
+        .spawn()
+        .expect("spawn the child");
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for the child") {
+            break Some(s);
+        }
+        if start.elapsed() >= bound {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let wall = start.elapsed();
+    let read =
+        |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap_or_default()).into_owned();
+    BoundedRun {
+        status,
+        stdout: read(&out),
+        stderr: read(&err),
+        wall,
+    }
+}

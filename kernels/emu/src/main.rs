@@ -8,7 +8,7 @@ use std::ffi::OsString;
 
 const USAGE: &str = "usage: krphase-emu run WORKLOAD [options]   (krphase-emu run --help)
        krphase-emu rocprofv3 [--pmc C... | -i FILE] [--replay-mode kernel --kernel-replay-beta-enabled] -- APP ARGS
-workloads: stream saxpy queue-depth multi-queue graph multi-packet vmem";
+workloads: stream saxpy queue-depth multi-queue graph multi-packet vmem fork churn exit-worker";
 
 fn main() {
     exports::keep();

@@ -130,6 +130,13 @@ pub fn allocate(bytes: u64, kind: MemKind, agent: u64) -> Arc<Region> {
     region
 }
 
+/// An allocation the runtime refuses, as every HSA call fails in a fork child (HSA does not
+/// follow a fork): the intercept still reports ALLOCATE ENTER and EXIT, with address 0, and no
+/// region is made. Takes no emulator lock a parent thread could have held at the fork.
+pub fn failed_allocate(bytes: u64, agent: u64) {
+    deliver_alloc(memory_allocation_op::ALLOCATE, agent, 0, bytes, now_ns());
+}
+
 /// Frees a region (`hsa_amd_memory_pool_free`): the FREE record carries the owning agent, the
 /// address and the size of the allocation being freed.
 pub fn free(region: &Arc<Region>) {

@@ -11,6 +11,12 @@ pub enum Workload {
     Graph,
     MultiPacket,
     Vmem,
+    /// Threads dispatch while the main thread forks `--children` children.
+    Fork,
+    /// `--churn-threads` short-lived threads, each dispatching once.
+    Churn,
+    /// Threads dispatch until one of them calls `exit()` or `abort()` (`--exit-how`).
+    ExitWorker,
 }
 
 impl Workload {
@@ -23,6 +29,9 @@ impl Workload {
             Workload::Graph => "graph",
             Workload::MultiPacket => "multi-packet",
             Workload::Vmem => "vmem",
+            Workload::Fork => "fork",
+            Workload::Churn => "churn",
+            Workload::ExitWorker => "exit-worker",
         }
     }
 }
@@ -31,6 +40,39 @@ impl Workload {
 pub enum DriverOrder {
     First,
     Last,
+}
+
+/// What a fork child does after its CPU work (HSA does not follow a fork onto the device, so
+/// it never dispatches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ChildDoes {
+    /// `exit(0)`: atexit handlers run (the SDK's finalize, the tool's safety net).
+    Exit,
+    /// `execv("/bin/true")`: the process image is replaced; no handler runs.
+    Exec,
+    /// One `hipMalloc`, which fails in the child (its MEMORY_ALLOCATION callbacks still reach
+    /// the tools, with address 0), then `exit(0)`.
+    #[value(name = "alloc-exit")]
+    AllocExit,
+}
+
+impl ChildDoes {
+    pub fn name(self) -> &'static str {
+        match self {
+            ChildDoes::Exit => "exit",
+            ChildDoes::Exec => "exec",
+            ChildDoes::AllocExit => "alloc-exit",
+        }
+    }
+}
+
+/// How the exit-worker workload's worker ends the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExitHow {
+    /// `exit(--exit-code)` from the worker thread while the others dispatch.
+    Exit,
+    /// `abort()`: SIGABRT, no atexit handler runs.
+    Abort,
 }
 
 /// Which field order of the kernel-replay payload the emulated SDK was built with (the two
@@ -166,6 +208,28 @@ pub struct RunOpts {
     /// Emulated host link bandwidth in GB/s; snapshot and restore copies are paced to it.
     #[arg(long, default_value_t = 12.0)]
     pub link_gbps: f64,
+    /// fork: children forked by the main thread while the other threads dispatch (the storm).
+    #[arg(long, default_value_t = 8)]
+    pub children: usize,
+    /// fork: what each child does after its CPU work.
+    #[arg(long, value_enum, default_value_t = ChildDoes::Exit)]
+    pub child_does: ChildDoes,
+    /// churn: short-lived threads in all, `--threads` of them alive at a time.
+    #[arg(long, default_value_t = 10_000)]
+    pub churn_threads: usize,
+    /// exit-worker: how the worker ends the process.
+    #[arg(long, value_enum, default_value_t = ExitHow::Exit)]
+    pub exit_how: ExitHow,
+    /// exit-worker: the worker's `exit()` status.
+    #[arg(long, default_value_t = 3)]
+    pub exit_code: i32,
+    /// exit-worker: dispatches the worker completes before it ends the process.
+    #[arg(long, default_value_t = 20)]
+    pub exit_after: usize,
+    /// Time every call into a tool (callbacks, configure, initialize, finalize, pass-count and
+    /// continue calls) and write the longest in a `tool_time` truth line.
+    #[arg(long)]
+    pub time_callbacks: bool,
     /// Drop the last ROCP_TOOL_LIBRARIES entry when the value has a ':' (as the real SDK does).
     #[arg(long)]
     pub tool_list_quirk: bool,

@@ -4,6 +4,7 @@
 //! window, and at exit `finalize` in the same order.
 
 use crate::sdk::sdk;
+use crate::tool_time::{Call, timed};
 use krphase_ffi::{ClientId, ConfigureFn, ToolConfigureResult};
 use parking_lot::Mutex;
 use std::ffi::CString;
@@ -106,7 +107,7 @@ fn finalize_client(handle: u32) {
     }
     if let Some(f) = fini {
         // SAFETY: the tool returned this finalize pointer with its tool_data.
-        unsafe { f(data) };
+        timed(Call::Finalize, || unsafe { f(data) });
     }
 }
 
@@ -146,7 +147,9 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
         let idp: *mut ClientId = &mut *id;
         // SAFETY: the tool's rocprofiler_configure with the registration.h signature; the
         // client id lives in a Box for the life of the process.
-        let r = unsafe { configure(vnum, vstr.as_ptr(), index, idp) };
+        let r = timed(Call::Configure, || unsafe {
+            configure(vnum, vstr.as_ptr(), index, idp)
+        });
         index += 1;
         let result = if r.is_null() {
             s.remove_client_contexts(handle);
@@ -170,7 +173,9 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
         s.set_current_client(handle);
         if let Some(f) = init {
             // SAFETY: the tool's initialize; the returned int is ignored, as in the SDK.
-            unsafe { f(Some(client_finalize), data) };
+            timed(Call::Configure, || unsafe {
+                f(Some(client_finalize), data)
+            });
         }
     }
     s.set_current_client(u32::MAX);

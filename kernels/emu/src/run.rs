@@ -5,7 +5,7 @@ use crate::opts::{DriverOrder, DriverSettings, RunOpts, StuckSettings};
 use crate::registration::{self, Source};
 use crate::replay::{self, ReplayConfig};
 use crate::sdk::sdk;
-use crate::{driver, kinds, program, truth, workloads};
+use crate::{driver, kinds, program, shutdown, tool_time, truth, workloads};
 use clap::Parser;
 use serde_json::json;
 use std::ffi::OsString;
@@ -67,8 +67,8 @@ fn check_ranges(o: &RunOpts) -> Result<(), String> {
             crate::agents::MAX_GPU_AGENTS
         ));
     }
-    if o.threads == 0 || o.depth == 0 {
-        return Err("--threads and --depth must be at least 1".into());
+    if o.threads == 0 || o.depth == 0 || o.churn_threads == 0 {
+        return Err("--threads, --depth and --churn-threads must be at least 1".into());
     }
     if !(o.link_gbps > 0.0 && o.link_gbps.is_finite()) {
         return Err("--link-gbps must be a positive number".into());
@@ -119,6 +119,20 @@ fn tool_sources(o: &RunOpts, driver: Option<DriverSettings>) -> Vec<Source> {
     sources
 }
 
+/// This process's peak resident set so far (`VmHWM` in `/proc/self/status`), in KiB; 0 if
+/// unreadable.
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// The result line (and its truth line); returns the exit code.
 fn report(o: &RunOpts, result: Result<workloads::Outcome, String>, dispatches: u64) -> i32 {
     let w = o.workload.name();
@@ -126,7 +140,8 @@ fn report(o: &RunOpts, result: Result<workloads::Outcome, String>, dispatches: u
         Ok(r) => {
             truth::write(
                 &json!({"type": "result", "pid": std::process::id(), "workload": w,
-                "checksum": r.checksum.hex(), "counter": r.counter, "dispatches": dispatches}),
+                "checksum": r.checksum.hex(), "counter": r.counter, "dispatches": dispatches,
+                "peak_rss_kib": peak_rss_kib()}),
             );
             println!(
                 "result {w} ok checksum={} counter={} dispatches={dispatches}",
@@ -173,6 +188,10 @@ pub fn main(args: &[OsString]) -> i32 {
     sdk().set_version(o.sdk_version);
     replay::configure(config);
 
+    if o.time_callbacks {
+        tool_time::enable();
+    }
+    shutdown::register_at_exit();
     if let Err(e) = registration::initialize(tool_sources(&o, driver), o.sdk_version) {
         eprintln!("krphase-emu: {e}");
         std::process::abort(); // ROCP_FATAL, as in the SDK
@@ -183,10 +202,8 @@ pub fn main(args: &[OsString]) -> i32 {
     program::device_synchronize();
     let (dispatches, completion_problem) = program::check_completions();
 
-    sdk().set_fini_status(-1);
-    program::unload_code_object();
-    registration::finalize_all();
-    sdk().set_fini_status(1);
+    shutdown::finalize_sdk();
+    tool_time::write_truth("end");
 
     let result = result.and_then(|r| match completion_problem {
         Some(p) => Err(p),

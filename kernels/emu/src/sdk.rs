@@ -95,7 +95,9 @@ impl Subscriber {
         };
         // SAFETY: the callback was registered by a tool through the C API with this exact
         // signature; the payload and user_data outlive the call.
-        unsafe { (self.callback)(record, user_data as *mut UserData, self.data as *mut c_void) }
+        crate::tool_time::timed(crate::tool_time::Call::Callback, || unsafe {
+            (self.callback)(record, user_data as *mut UserData, self.data as *mut c_void)
+        });
     }
 }
 

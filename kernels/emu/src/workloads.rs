@@ -9,10 +9,7 @@ use krphase_kernels::device_memory::{fill_f64, get_f64, get_u64};
 use krphase_kernels::{saxpy, steps, stream};
 use std::sync::Arc;
 
-pub struct Outcome {
-    pub checksum: Checksum,
-    pub counter: u64,
-}
+pub use crate::outcome::Outcome;
 
 pub fn run(o: &RunOpts) -> Result<Outcome, String> {
     match o.workload {
@@ -23,6 +20,9 @@ pub fn run(o: &RunOpts) -> Result<Outcome, String> {
         Workload::Graph => run_steps(o, "graph_node", 3, Submit::Graph),
         Workload::MultiPacket => run_steps(o, "multi_packet_node", 2, Submit::Batch),
         Workload::Vmem => run_vmem(o.elements, o.iterations),
+        Workload::Fork => crate::faults::fork::run(o),
+        Workload::Churn => crate::faults::churn::run(o),
+        Workload::ExitWorker => crate::faults::exit_worker::run(o),
     }
 }
 

@@ -10,6 +10,7 @@ use crate::clock::now_ns;
 use crate::kinds::{self, replay_op};
 use crate::opts::LayoutOpt;
 use crate::sdk::{CallbackEvent, Subscriber};
+use crate::tool_time::{Call, timed};
 use krphase_ffi::{CallbackPhase, KernelDispatchInfo, ReplayContinueFn, UserData};
 
 /// The replay owner as one window sees it: its CONFIG and PASS subscriptions, the value it
@@ -72,7 +73,7 @@ pub(super) fn config_enter(
     );
     let (pass_count, cont) = read_callbacks(layout, &mut payload);
     // SAFETY: the tool stored this callback with the header's signature.
-    let passes = pass_count.map(|f| unsafe { f(info, user_data) });
+    let passes = pass_count.map(|f| timed(Call::Callback, || unsafe { f(info, user_data) }));
     w.pass_count_return = now_ns();
     ConfigAnswer {
         user_data,
@@ -154,7 +155,9 @@ pub(super) fn ask_continue(
 ) -> bool {
     if let Some(f) = cont {
         // SAFETY: the tool stored this callback with the header's signature.
-        unsafe { f(info, current, total, pass_ud) != 0 }
+        timed(Call::Callback, || unsafe {
+            f(info, current, total, pass_ud)
+        }) != 0
     } else {
         total > 0
     }
