@@ -179,7 +179,8 @@ fn recover(path: &Path) -> Result<Recovered, String> {
         if !matches!(e, Event::Name { .. }) {
             d.records += 1;
         }
-        rc.push(&e);
+        rc.push(&e)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         take(&mut rc, &mut d);
     }
     rc.finish();
