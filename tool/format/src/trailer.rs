@@ -62,8 +62,8 @@ pub struct Trailer {
     pub stall_ns: u64,
 }
 
-/// Counters in a trailer this version writes.
-const FIELDS: usize = 14;
+/// Counters this version knows (and writes at most); a newer minor appends after them.
+pub const KNOWN_COUNTERS: usize = 14;
 /// Counters every trailer has; the later ones are written up to the last non-zero one (a
 /// reader reads missing counters as 0).
 const FIRST_FIELDS: usize = 9;
@@ -73,7 +73,7 @@ fn is_zero(v: &u64) -> bool {
 }
 
 impl Trailer {
-    fn fields(&self) -> [u64; FIELDS] {
+    fn fields(&self) -> [u64; KNOWN_COUNTERS] {
         [
             self.events_written,
             self.dropped_dispatch,
@@ -111,7 +111,7 @@ impl Trailer {
     pub fn decode(payload: &[u8]) -> Result<Trailer, String> {
         let mut c = Cursor::new(payload);
         let n = c.u32()? as usize;
-        let mut v = [0u64; FIELDS];
+        let mut v = [0u64; KNOWN_COUNTERS];
         for i in 0..n {
             let x = c.u64()?;
             if i < v.len() {

@@ -193,8 +193,11 @@ pub fn v2_1_future_minor() -> Vec<u8> {
     recs.insert(3, future(960));
     recs.push(future(20_000));
     w.write_records(&recs).expect("events");
+    // A 2.1 writer writes every counter 2.0 knows (zeros included), then its own.
     let mut t = v2_trailer().encode();
-    let known = u32::from_le_bytes(t[..4].try_into().expect("4"));
+    let written = u32::from_le_bytes(t[..4].try_into().expect("4"));
+    let known = krphase_format::trailer::KNOWN_COUNTERS as u32;
+    t.extend(std::iter::repeat_n(0u8, 8 * (known - written) as usize));
     t[..4].copy_from_slice(&(known + FUTURE_TRAILER_COUNTERS).to_le_bytes());
     for c in 0..u64::from(FUTURE_TRAILER_COUNTERS) {
         t.extend_from_slice(&(1000 + c).to_le_bytes());
