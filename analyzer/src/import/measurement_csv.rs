@@ -95,24 +95,28 @@ pub fn write_csv(path: &Path, rows: &[MeasurementRow]) -> Result<bool> {
 pub fn read_csv(path: &Path) -> Result<Vec<MeasurementRow>> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    read_csv_from(file, &path.display().to_string())
+}
+
+/// [`read_csv`] over any reader; `name` stands for the input in error messages.
+pub fn read_csv_from(src: impl std::io::Read, name: &str) -> Result<Vec<MeasurementRow>> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(file);
+        .from_reader(src);
     let mut rows = Vec::new();
     let mut header_seen = false;
     for rec in rdr.records() {
         let rec = rec.map_err(|e| {
             let line = e.position().map(|p| p.line()).unwrap_or(0);
-            anyhow::anyhow!("{}: line {line}: unreadable CSV: {e}", path.display())
+            anyhow::anyhow!("{name}: line {line}: unreadable CSV: {e}")
         })?;
         let line = rec.position().map(|p| p.line()).unwrap_or(0);
         if !header_seen {
             let got: Vec<&str> = rec.iter().collect();
             if got != COLUMNS {
                 bail!(
-                    "{}: line {line}: header is not replay_perf.py's ({}), got ({})",
-                    path.display(),
+                    "{name}: line {line}: header is not replay_perf.py's ({}), got ({})",
                     COLUMNS.join(","),
                     got.join(",")
                 );
@@ -120,12 +124,10 @@ pub fn read_csv(path: &Path) -> Result<Vec<MeasurementRow>> {
             header_seen = true;
             continue;
         }
-        rows.push(
-            parse_row(&rec).map_err(|e| anyhow::anyhow!("{}: line {line}: {e}", path.display()))?,
-        );
+        rows.push(parse_row(&rec).map_err(|e| anyhow::anyhow!("{name}: line {line}: {e}"))?);
     }
     if !header_seen {
-        bail!("{}: empty file, no CSV header", path.display());
+        bail!("{name}: empty file, no CSV header");
     }
     Ok(rows)
 }
