@@ -94,6 +94,11 @@ pub fn write_csv(path: &Path, rows: &[MeasurementRow]) -> Result<bool> {
 /// naming its line; nothing is returned then.
 pub fn read_csv(path: &Path) -> Result<Vec<MeasurementRow>> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot open {}", path.display()))?;
+    read_csv_from(&bytes, &path.display().to_string())
+}
+
+/// [`read_csv`] over bytes in memory; `name` stands for the input in error messages.
+pub fn read_csv_from(bytes: &[u8], name: &str) -> Result<Vec<MeasurementRow>> {
     // The file's own line number of a record: the csv crate's line count is off by one per
     // CRLF line, the ending replay_perf.py (Python's csv module) writes, and a record's offset
     // can point at the line ending before it; so count the newlines before its first byte.
@@ -107,21 +112,20 @@ pub fn read_csv(path: &Path) -> Result<Vec<MeasurementRow>> {
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .from_reader(bytes.as_slice());
+        .from_reader(bytes);
     let mut rows = Vec::new();
     let mut header_seen = false;
     for rec in rdr.records() {
         let rec = rec.map_err(|e| {
             let line = e.position().map_or(0, |p| line_of(p.byte()));
-            anyhow::anyhow!("{}: line {line}: unreadable CSV: {e}", path.display())
+            anyhow::anyhow!("{name}: line {line}: unreadable CSV: {e}")
         })?;
         let line = rec.position().map_or(0, |p| line_of(p.byte()));
         if !header_seen {
             let got: Vec<&str> = rec.iter().collect();
             if got != COLUMNS {
                 bail!(
-                    "{}: line {line}: header is not replay_perf.py's ({}), got ({})",
-                    path.display(),
+                    "{name}: line {line}: header is not replay_perf.py's ({}), got ({})",
                     COLUMNS.join(","),
                     got.join(",")
                 );
@@ -129,12 +133,10 @@ pub fn read_csv(path: &Path) -> Result<Vec<MeasurementRow>> {
             header_seen = true;
             continue;
         }
-        rows.push(
-            parse_row(&rec).map_err(|e| anyhow::anyhow!("{}: line {line}: {e}", path.display()))?,
-        );
+        rows.push(parse_row(&rec).map_err(|e| anyhow::anyhow!("{name}: line {line}: {e}"))?);
     }
     if !header_seen {
-        bail!("{}: empty file, no CSV header", path.display());
+        bail!("{name}: empty file, no CSV header");
     }
     Ok(rows)
 }

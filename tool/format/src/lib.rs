@@ -8,6 +8,7 @@
 //! specifies every byte.
 
 pub mod block;
+pub mod decode;
 pub mod event;
 pub mod header;
 pub mod limits;

@@ -39,10 +39,11 @@ impl Footprint {
         let snap = class & alloc_class::SNAPSHOT != 0;
         self.live.insert(address, (agent, size, snap));
         let e = self.agents.entry(agent).or_default();
-        e.2 += size;
+        // Sizes come from the file: a crafted one must saturate, not overflow.
+        e.2 = e.2.saturating_add(size);
         if snap {
-            e.0 += size;
-            e.1 += 1;
+            e.0 = e.0.saturating_add(size);
+            e.1 = e.1.saturating_add(1);
         }
         Ok(())
     }
@@ -84,9 +85,9 @@ impl Footprint {
         let (c, r, u) = self.agents.get(&agent).copied().unwrap_or_default();
         let (mb, mn) = self.module_vars.get(&agent).copied().unwrap_or_default();
         ByteEstimate {
-            classified: c + mb,
-            classified_regions: (r + mn).min(u64::from(u16::MAX)) as u16,
-            upper_bound: u + mb + self.unattributed,
+            classified: c.saturating_add(mb),
+            classified_regions: r.saturating_add(mn).min(u64::from(u16::MAX)) as u16,
+            upper_bound: u.saturating_add(mb).saturating_add(self.unattributed),
         }
     }
 }
