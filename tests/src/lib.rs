@@ -269,3 +269,20 @@ pub fn run_bounded(cmd: &mut Command, dir: &Path, bound: std::time::Duration) ->
         wall,
     }
 }
+
+/// The tool's and the emulator's variables a developer's shell might set; end-to-end runs clear
+/// them so that only what a test sets applies.
+pub const TOOL_AND_EMU_ENV: &[&str] = &[
+    "KRPHASE_MODE",
+    "KRPHASE_PASSES",
+    "KRPHASE_MAX_PASSES",
+    "KRPHASE_KERNEL_FILTER",
+    "KRPHASE_PAYLOAD_LAYOUT",
+    "KRPHASE_ON_FULL",
+    "KRPHASE_DISABLE",
+    "ROCPROF_KERNEL_REPLAY",
+    "ROCPROF_OUTPUT_PATH",
+    "KRPHASE_EMU_DRIVER_PASSES",
+    "KRPHASE_EMU_DRIVER_ORDER",
+    "KRPHASE_EMU_DRIVER_FILTER",
+];

@@ -27,22 +27,8 @@ use std::time::Duration;
 /// Generous bound on any one emulator run here (a hang fails instead of stalling the suite).
 const RUN_BOUND: Duration = Duration::from_secs(120);
 
-/// The tool's and emulator's variables a developer's shell might set.
-const CLEARED_ENV: &[&str] = &[
-    "KRPHASE_MODE",
-    "KRPHASE_PASSES",
-    "KRPHASE_MAX_PASSES",
-    "KRPHASE_KERNEL_FILTER",
-    "KRPHASE_PAYLOAD_LAYOUT",
-    "KRPHASE_ON_FULL",
-    "KRPHASE_DISABLE",
-    "ROCPROF_KERNEL_REPLAY",
-    "ROCPROF_OUTPUT_PATH",
-    "KRPHASE_EMU_DRIVER_PASSES",
-    "KRPHASE_EMU_DRIVER_ORDER",
-    "KRPHASE_EMU_DRIVER_FILTER",
-    "ROCPROFILER_LOG_LEVEL",
-];
+/// What a run clears: the tool's and emulator's variables, and the SDK's log level.
+const CLEARED_ENV: &[&str] = &["ROCPROFILER_LOG_LEVEL"];
 
 /// `krphase-emu run ARGS` (behind `wrapper`, a command prefix such as `unshare --user`), with
 /// the tool loaded, its output at `output`, ground truth in `truth` (if any), working in `dir`.
@@ -63,7 +49,7 @@ fn emu_command(
         None => Command::new(&a.emu),
     };
     cmd.arg("run").args(args).current_dir(dir);
-    for k in CLEARED_ENV {
+    for k in krphase_tests::TOOL_AND_EMU_ENV.iter().chain(CLEARED_ENV) {
         cmd.env_remove(k);
     }
     cmd.env("ROCP_TOOL_LIBRARIES", &a.tool_lib)

@@ -109,20 +109,7 @@ fn run(name: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     let truth = dir.join("truth.jsonl");
     let mut cmd = Command::new(&a.emu);
     cmd.arg("run").args(args).current_dir(&dir);
-    for k in [
-        "KRPHASE_MODE",
-        "KRPHASE_PASSES",
-        "KRPHASE_MAX_PASSES",
-        "KRPHASE_KERNEL_FILTER",
-        "KRPHASE_PAYLOAD_LAYOUT",
-        "KRPHASE_ON_FULL",
-        "KRPHASE_DISABLE",
-        "ROCPROF_KERNEL_REPLAY",
-        "ROCPROF_OUTPUT_PATH",
-        "KRPHASE_EMU_DRIVER_PASSES",
-        "KRPHASE_EMU_DRIVER_ORDER",
-        "KRPHASE_EMU_DRIVER_FILTER",
-    ] {
+    for k in krphase_tests::TOOL_AND_EMU_ENV {
         cmd.env_remove(k);
     }
     cmd.env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
