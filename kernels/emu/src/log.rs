@@ -58,7 +58,9 @@ fn with_year() -> bool {
             "" | "1" | "true" | "on" | "yes" => true,
             "0" | "false" | "off" | "no" => false,
             _ => {
-                eprintln!("krphase-emu: KRPHASE_EMU_LOG_YEAR={v:?} is not 0 or 1; printing the year");
+                eprintln!(
+                    "krphase-emu: KRPHASE_EMU_LOG_YEAR={v:?} is not 0 or 1; printing the year"
+                );
                 true
             }
         },
@@ -155,8 +157,7 @@ mod tests {
         assert_ne!(tid, u64::from(std::process::id()), "{with:?}");
         let without = prefix_as(Level::Info, "agent.cpp", 499, false);
         let re =
-            regex::Regex::new(r"^I\d{4} \d{2}:\d{2}:\d{2}\.\d{6} \d+ agent\.cpp:499\] $")
-                .unwrap();
+            regex::Regex::new(r"^I\d{4} \d{2}:\d{2}:\d{2}\.\d{6} \d+ agent\.cpp:499\] $").unwrap();
         assert!(re.is_match(&without), "{without:?}");
     }
 }

@@ -192,7 +192,11 @@ mod tests {
         };
         let bytes = with.encode();
         assert_eq!(bytes.len(), without.len() + 4);
-        assert_eq!(&bytes[..without.len()], &without[..], "appended after output_path");
+        assert_eq!(
+            &bytes[..without.len()],
+            &without[..],
+            "appended after output_path"
+        );
         assert_eq!(Header::decode_counting(&bytes).unwrap(), (with, 0));
         // The sentinel reads as unknown, and what follows it is still counted as skipped.
         let mut sentinel = without.clone();
