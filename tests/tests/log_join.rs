@@ -171,21 +171,28 @@ fn two_processes_interleaved_on_one_stderr_join_each_its_run_or_are_refused() {
     let (mut pa, a) = spawn(
         &dir,
         "a",
-        &["stream", "--elements", "65536", "--iterations", "4"],
+        &["stream", "--elements", "65536", "--iterations", "40"],
         "2",
         &log,
     );
     let (mut pb, b) = spawn(
         &dir,
         "b",
-        &["saxpy", "--elements", "65536", "--iterations", "12"],
+        &["saxpy", "--elements", "65536", "--iterations", "120"],
         "3",
         &log,
     );
     assert!(pa.wait().unwrap().success() && pb.wait().unwrap().success());
     let db = dir.join("k.db");
     krphase_tests::krphase_db_ok(&db, &["import".as_ref(), a.as_os_str(), b.as_os_str()]);
-    let tids: std::collections::BTreeSet<u64> = prefixes(&log).into_iter().map(|p| p.1).collect();
+    let order: Vec<u64> = prefixes(&log).into_iter().map(|p| p.1).collect();
+    let tids: std::collections::BTreeSet<u64> = order.iter().copied().collect();
+    // The two processes ran at the same time: their lines alternate in the file.
+    let switches = order.windows(2).filter(|w| w[0] != w[1]).count();
+    assert!(
+        tids.len() < 2 || switches >= 3,
+        "the processes did not overlap ({switches} switches); the test needs interleaved lines"
+    );
     let o = krphase_db(&db, &["import-log".as_ref(), log.as_os_str()]);
     if tids.len() < 2 {
         // Both processes' threads printed the same id (no address randomisation): refused.
