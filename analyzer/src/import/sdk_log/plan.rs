@@ -67,10 +67,13 @@ fn check(
     if let Err(f) = evidence::check_time(recs, span) {
         return Ok(Err(f));
     }
-    if !cache.contains_key(&span.run_id) {
-        cache.insert(span.run_id, run_facts::load(conn, span.clone())?);
-    }
-    Ok(evidence::check_file(recs, &cache[&span.run_id]))
+    let facts = match cache.entry(span.run_id) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => {
+            e.insert(run_facts::load(conn, span.clone())?)
+        }
+    };
+    Ok(evidence::check_file(recs, facts))
 }
 
 fn held_text(h: &Held, span: &RunSpan) -> String {

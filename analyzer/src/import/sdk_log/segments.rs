@@ -22,18 +22,16 @@ pub fn split(records: &[LogWindow]) -> Vec<Segment> {
     let mut open: BTreeMap<Option<u64>, (usize, HashSet<u64>)> = BTreeMap::new();
     let mut out: Vec<Segment> = Vec::new();
     for (i, r) in records.iter().enumerate() {
-        let start_new = match open.get_mut(&r.tid) {
-            Some((seg, ids)) => {
-                if ids.insert(r.dispatch_id) {
-                    out[*seg].records.push(i);
-                    false
-                } else {
-                    true
-                }
-            }
-            None => true,
-        };
-        if start_new {
+        // A thread's segment continues until one of its dispatch ids comes round again.
+        let continued = open
+            .get_mut(&r.tid)
+            .filter(|(_, ids)| !ids.contains(&r.dispatch_id))
+            .map(|(seg, ids)| {
+                ids.insert(r.dispatch_id);
+                out[*seg].records.push(i);
+            })
+            .is_some();
+        if !continued {
             out.push(Segment {
                 tid: r.tid,
                 records: vec![i],
