@@ -35,12 +35,17 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "table")]
         format: report::Format,
     },
-    /// Import SDK log lines (stderr at ROCPROFILER_LOG_LEVEL=info) and join them to a run.
+    /// Import SDK log lines (stderr at ROCPROFILER_LOG_LEVEL=info) and join them to the run(s)
+    /// the evidence proves: stamps inside the run's time span, the dispatch sequence, physical
+    /// bounds. A log that fails any of it is refused and nothing is stored.
     ImportLog {
         file: PathBuf,
-        /// Run to join to (default: the run whose dispatch ids match best).
+        /// Join only to this run (still on the evidence; default: the run(s) it proves).
         #[arg(long)]
         run: Option<String>,
+        /// With --run: join even where the evidence fails; the join is marked forced.
+        #[arg(long, requires = "run")]
+        force: bool,
     },
     /// Import replay_perf.py's CSV (or `krphase bench`'s), linking each row to the phase files in
     /// its output directory (the `-d` of its command).
@@ -143,7 +148,9 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
     match cli.cmd {
         Cmd::Import { files, label } => import::import_command(db, &files, label.as_deref()),
         Cmd::Runs { format } => report::runs_list::runs_command(db, format),
-        Cmd::ImportLog { file, run } => import::import_log_command(db, &file, run.as_deref()),
+        Cmd::ImportLog { file, run, force } => {
+            import::import_log_command(db, &file, run.as_deref(), force)
+        }
         Cmd::ImportHarness {
             csv,
             workdir,

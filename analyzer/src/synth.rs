@@ -71,6 +71,7 @@ pub fn header(spec: &SynthSpec) -> Header {
         config_op: 1,
         pass_op: 2,
         output_path: String::new(),
+        utc_offset_s: Some(0),
     }
 }
 

@@ -136,6 +136,7 @@ fn build_header(
         .version()
         .map(|v| (v.major, v.minor, v.patch))
         .unwrap_or((0, 0, 0));
+    let (boottime_ns, realtime_ns) = (sys::boottime_ns(), sys::realtime_ns());
     Header {
         tool_version: env!("CARGO_PKG_VERSION").into(),
         pid,
@@ -149,13 +150,15 @@ fn build_header(
         on_full: u8::from(cfg.on_full == OnFull::Block),
         passes: cfg.passes,
         filter: cfg.filter_src(),
-        boottime_ns: sys::boottime_ns(),
-        realtime_ns: sys::realtime_ns(),
+        boottime_ns,
+        realtime_ns,
         record_size: RECORD_SIZE as u32,
         replay_kind: ops.replay_kind.map_or(NOT_FOUND, |k| k.0),
         config_op: ops.config.map_or(NOT_FOUND, |o| o as u32),
         pass_op: ops.pass.map_or(NOT_FOUND, |o| o as u32),
         output_path: path.display().to_string(),
+        // glog stamps are local time without a zone: the offset lets a reader place them.
+        utc_offset_s: sys::utc_offset_s(realtime_ns),
     }
 }
 

@@ -13,6 +13,17 @@ pub fn realtime_ns() -> u64 {
     clock_ns(libc::CLOCK_REALTIME)
 }
 
+/// The local time zone's offset from UTC (seconds east) at the CLOCK_REALTIME instant
+/// `realtime_ns`, as `localtime_r` (the SDK's glog) applies it; `None` if the C library cannot say.
+pub fn utc_offset_s(realtime_ns: u64) -> Option<i32> {
+    let secs = (realtime_ns / 1_000_000_000) as libc::time_t;
+    // SAFETY: an all-zero `tm` is a valid value for localtime_r to overwrite.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: localtime_r reads our time_t and writes our tm; both outlive the call.
+    let ok = !unsafe { libc::localtime_r(&secs, &mut tm) }.is_null();
+    ok.then(|| i32::try_from(tm.tm_gmtoff).ok()).flatten()
+}
+
 #[inline]
 fn clock_ns(id: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {

@@ -14,7 +14,7 @@ pub mod phases;
 pub mod runs;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one transaction from the recorded version on, so each runs once per database.
@@ -128,6 +128,18 @@ ALTER TABLE krphase_measurement ADD COLUMN metric TEXT;           -- wall_time |
 ALTER TABLE krphase_measurement ADD COLUMN counter_groups INTEGER;
 ALTER TABLE krphase_measurement ADD COLUMN projected_s REAL;      -- application_replay_projected
 ALTER TABLE krphase_measurement ADD COLUMN speedup REAL;          -- speedup vs application replay
+"#,
+    // 5: proven log joins. The run's local UTC offset (header; NULL unknown) and finalize time
+    // (trailer, BOOTTIME) bound where its SDK log lines can be stamped; a log file row records
+    // the evidence its join rests on, and whether it was forced past failed evidence; each log
+    // record keeps its line's thread id and UTC stamp.
+    r#"
+ALTER TABLE krphase_run ADD COLUMN utc_offset_s INTEGER;
+ALTER TABLE krphase_run ADD COLUMN finalize_ns BIGINT;
+ALTER TABLE krphase_log_file ADD COLUMN forced INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE krphase_log_file ADD COLUMN evidence TEXT;
+ALTER TABLE krphase_sdk_log ADD COLUMN tid BIGINT;
+ALTER TABLE krphase_sdk_log ADD COLUMN stamp_utc_ns BIGINT;
 "#,
 ];
 

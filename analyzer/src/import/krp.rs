@@ -93,8 +93,8 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     tx.execute(
         "INSERT INTO krphase_run (path, file_hash, label, pid, ppid, host, command, sdk_version,
            format_version, mode, passes, kernel_filter, clock_boottime_ns, clock_realtime_ns,
-           imported_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+           imported_at, utc_offset_s)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
         params![
             path.display().to_string(),
             hash,
@@ -114,6 +114,7 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
             h.boottime_ns as i64,
             h.realtime_ns as i64,
             db::now_utc(),
+            h.utc_offset_s,
         ],
     )?;
     let run_id = tx.last_insert_rowid();
@@ -170,7 +171,7 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
            trailer_dropped = ?10,
            window_lo = (SELECT MIN(id) FROM krphase_window WHERE id >= ?12),
            window_hi = (SELECT MAX(id) FROM krphase_window),
-           format_minor = ?13, reader_note = ?14
+           format_minor = ?13, reader_note = ?14, finalize_ns = ?15
          WHERE id = ?11",
         params![
             mode.name(),
@@ -187,6 +188,7 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
             first_window_id,
             decoded.version.minor,
             out.note,
+            trailer.map(|t| t.finalize_ns as i64).filter(|&t| t > 0),
         ],
     )?;
     tx.commit()?;

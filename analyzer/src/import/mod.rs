@@ -59,11 +59,21 @@ pub fn import_command(db_path: &Path, files: &[PathBuf], label: Option<&str>) ->
     Ok(())
 }
 
-/// `krphase import-log FILE [--run R]`.
-pub fn import_log_command(db_path: &Path, file: &Path, run: Option<&str>) -> Result<()> {
+/// `krphase import-log FILE [--run R [--force]]`.
+pub fn import_log_command(
+    db_path: &Path,
+    file: &Path,
+    run: Option<&str>,
+    force: bool,
+) -> Result<()> {
     let mut conn = db::open_existing(db_path)?;
     let run = run.map(|r| db::runs::resolve_run(&conn, r)).transpose()?;
-    let r = sdk_log::import_log(&mut conn, file, run)?;
+    let target = match (run, force) {
+        (Some(r), true) => sdk_log::Target::Force(r),
+        (Some(r), false) => sdk_log::Target::Run(r),
+        (None, _) => sdk_log::Target::Auto,
+    };
+    let r = sdk_log::import_log_to(&mut conn, file, target)?;
     println!(
         "{}: {} lines, {} dispatch records, {} joined to windows, {} lines skipped; {}",
         file.display(),

@@ -1,17 +1,29 @@
 //! `krphase import-log`: the SDK's stderr at `ROCPROFILER_LOG_LEVEL=info`.
 //!
-//! Two line kinds are read, keyed on the message text and never on the (abseil-style, inferred)
-//! prefix: the `[kernel-replay]` outcome line (`key=value` fields, any order, any subset) and the
-//! kernel-replay phase line (`kernel replay: dispatch <id> phases: lock+drain <t> ms, ...`, any
-//! segment order, units ns/us/ms/s). Every other line is skipped and counted. Records are merged
-//! per dispatch id and joined to the windows of one run.
+//! Two line kinds are read, keyed on the message text: the `[kernel-replay]` outcome line
+//! (`key=value` fields, any order, any subset) and the kernel-replay phase line (`kernel replay:
+//! dispatch <id> phases: lock+drain <t> ms, ...`, any segment order, units ns/us/ms/s). Every
+//! other line is skipped and counted. The glog prefix before the message (`glog_prefix`) gives
+//! each line its local time stamp and thread id. A log joins a run only on evidence that cannot
+//! match by chance (`evidence`): the log is split into one process's lines each (`segments`),
+//! each part is checked against the runs' clock anchors and dispatch windows (`run_facts`), and
+//! joins the one run whose evidence holds (`plan`); anything else is refused with the evidence
+//! that failed, and nothing is stored.
 
-use std::collections::BTreeMap;
+mod evidence;
+mod glog_prefix;
+mod plan;
+mod run_facts;
+mod segments;
+
+pub use plan::Target;
+
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use sha2::{Digest, Sha256};
 
 use crate::db;
@@ -20,8 +32,12 @@ use crate::db;
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct LogWindow {
     pub dispatch_id: u64,
-    /// Thread id from the line prefix, when one was recognised.
+    /// glog's thread id (`pthread_self`) from the line prefix, when one was recognised.
     pub tid: Option<u64>,
+    /// The prefix's severity letter (I, W, E, F).
+    pub severity: Option<char>,
+    /// The prefix's local time stamp (of the first line merged into this record).
+    pub stamp: Option<glog_prefix::LocalStamp>,
     pub outcome: Option<String>,
     pub reason: Option<String>,
     pub requested_passes: Option<i64>,
@@ -33,10 +49,14 @@ pub struct LogWindow {
     pub untracked_pool_bytes: Option<i64>,
     pub untracked_pool_regions: Option<i64>,
     pub snap_ns: Option<i64>,
+    /// The printed resolution of `snap_ns` (`snap_seconds=0.0021`: 100 µs).
+    pub snap_res_ns: Option<i64>,
     pub restore_ns: Option<i64>,
     pub reentrancy: Option<i64>,
     pub lock_drain_ns: Option<i64>,
     pub snapshot_ns: Option<i64>,
+    /// The printed resolution of `snapshot_ns`.
+    pub snapshot_res_ns: Option<i64>,
     pub snapshot_bytes: Option<i64>,
     pub snapshot_regions: Option<i64>,
     pub passes: Option<i64>,
@@ -49,8 +69,10 @@ pub struct LogWindow {
 /// Result of parsing a whole log.
 #[derive(Debug, Default)]
 pub struct ParsedLog {
-    /// Per dispatch id, in id order.
-    pub windows: BTreeMap<u64, LogWindow>,
+    /// In line order; an outcome line and a phase line of the same thread and dispatch id are
+    /// one record. Several processes' lines may share dispatch ids: records are not merged
+    /// across thread ids.
+    pub records: Vec<LogWindow>,
     pub lines: u64,
     pub outcome_lines: u64,
     pub phase_lines: u64,
@@ -81,15 +103,20 @@ fn to_ns(value: f64, scale: f64) -> i64 {
     (value * scale).round() as i64
 }
 
-/// The thread id of an abseil-style prefix `I1129 11:30:43.123456 4242 file.cpp:12] `.
-fn prefix_tid(prefix: &str) -> Option<u64> {
-    let mut it = prefix.split_whitespace();
-    let sev = it.next()?;
-    if !sev.starts_with(['I', 'W', 'E', 'F']) || !sev[1..].chars().all(|c| c.is_ascii_digit()) {
-        return None;
+/// The printed resolution of a number in nanoseconds: one unit of its last decimal.
+fn resolution_ns(num: &str, scale: f64) -> i64 {
+    let decimals = num.split_once('.').map_or(0, |(_, f)| f.len());
+    (scale / 10f64.powi(decimals as i32)).round().max(1.0) as i64
+}
+
+/// Fills the prefix fields of `w` from the text before the message.
+fn with_prefix(mut w: LogWindow, before: &str) -> LogWindow {
+    if let Some(p) = glog_prefix::parse(before) {
+        w.tid = Some(p.tid);
+        w.severity = Some(p.severity);
+        w.stamp = Some(p.stamp);
     }
-    let _time = it.next()?;
-    it.next()?.parse().ok()
+    w
 }
 
 /// Parses one log line.
@@ -97,18 +124,14 @@ pub fn parse_line(line: &str) -> Line {
     if let Some(pos) = line.find("[kernel-replay]") {
         let w = parse_outcome(&line[pos + "[kernel-replay]".len()..]);
         return match w {
-            Some(mut w) => {
-                w.tid = prefix_tid(&line[..pos]);
-                Line::Outcome(w)
-            }
+            Some(w) => Line::Outcome(with_prefix(w, &line[..pos])),
             None => Line::Other,
         };
     }
     if let Some(pos) = line.find("kernel replay: dispatch ")
-        && let Some(mut w) = parse_phase(&line[pos + "kernel replay: dispatch ".len()..])
+        && let Some(w) = parse_phase(&line[pos + "kernel replay: dispatch ".len()..])
     {
-        w.tid = prefix_tid(&line[..pos]);
-        return Line::Phase(w);
+        return Line::Phase(with_prefix(w, &line[..pos]));
     }
     Line::Other
 }
@@ -123,13 +146,13 @@ fn parse_outcome(rest: &str) -> Option<LogWindow> {
         let val = val.trim_end_matches(',');
         let int = || val.parse::<i64>().ok();
         // Durations: `<name>_seconds`, `<name>_ms`, `<name>_us`, `<name>_ns`.
-        let dur = |k: &str| -> Option<(String, i64)> {
+        let dur = |k: &str| -> Option<(String, i64, i64)> {
             for (suffix, scale) in [("_seconds", 1e9), ("_ms", 1e6), ("_us", 1e3), ("_ns", 1.0)] {
                 if let Some(base) = k.strip_suffix(suffix) {
                     return val
                         .parse::<f64>()
                         .ok()
-                        .map(|v| (base.to_string(), to_ns(v, scale)));
+                        .map(|v| (base.to_string(), to_ns(v, scale), resolution_ns(val, scale)));
                 }
             }
             None
@@ -151,8 +174,11 @@ fn parse_outcome(rest: &str) -> Option<LogWindow> {
             "untracked_pool_regions" => w.untracked_pool_regions = int(),
             "reentrancy" => w.reentrancy = int(),
             k => match dur(k) {
-                Some((base, ns)) if base == "snap" || base == "snapshot" => w.snap_ns = Some(ns),
-                Some((base, ns)) if base == "restore" || base == "restores" => {
+                Some((base, ns, res)) if base == "snap" || base == "snapshot" => {
+                    w.snap_ns = Some(ns);
+                    w.snap_res_ns = Some(res);
+                }
+                Some((base, ns, _)) if base == "restore" || base == "restores" => {
                     w.restore_ns = Some(ns)
                 }
                 _ => {}
@@ -162,17 +188,19 @@ fn parse_outcome(rest: &str) -> Option<LogWindow> {
     have_id.then_some(w)
 }
 
-/// A duration `<number> <unit>` or `<number><unit>` at the start of `toks`; returns ns and the
-/// number of tokens used.
-fn duration_at(toks: &[&str]) -> Option<(i64, usize)> {
+/// A duration `<number> <unit>` or `<number><unit>` at the start of `toks`; returns ns, its
+/// printed resolution in ns and the number of tokens used.
+fn duration_at(toks: &[&str]) -> Option<(i64, i64, usize)> {
     let first = *toks.first()?;
     if let Ok(v) = first.parse::<f64>() {
         let scale = unit_ns(toks.get(1)?)?;
-        return Some((to_ns(v, scale), 2));
+        return Some((to_ns(v, scale), resolution_ns(first, scale), 2));
     }
     let split = first.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-    let v: f64 = first[..split].parse().ok()?;
-    Some((to_ns(v, unit_ns(&first[split..])?), 1))
+    let num = &first[..split];
+    let v: f64 = num.parse().ok()?;
+    let scale = unit_ns(&first[split..])?;
+    Some((to_ns(v, scale), resolution_ns(num, scale), 1))
 }
 
 fn parse_phase(rest: &str) -> Option<LogWindow> {
@@ -192,13 +220,14 @@ fn parse_phase(rest: &str) -> Option<LogWindow> {
             _ => (None, 0),
         };
         let name = toks[name_at];
-        let Some((ns, used)) = duration_at(&toks[name_at + 1..]) else {
+        let Some((ns, res, used)) = duration_at(&toks[name_at + 1..]) else {
             continue;
         };
         match name {
             "lock+drain" | "drain" => w.lock_drain_ns = Some(ns),
             "snapshot" => {
                 w.snapshot_ns = Some(ns);
+                w.snapshot_res_ns = Some(res);
                 // "(<bytes> bytes in <n> regions)"
                 let tail = &toks[name_at + 1 + used..];
                 for (i, t) in tail.iter().enumerate() {
@@ -234,6 +263,8 @@ fn merge(dst: &mut LogWindow, src: LogWindow) {
     }
     take!(
         tid,
+        severity,
+        stamp,
         outcome,
         reason,
         requested_passes,
@@ -245,10 +276,12 @@ fn merge(dst: &mut LogWindow, src: LogWindow) {
         untracked_pool_bytes,
         untracked_pool_regions,
         snap_ns,
+        snap_res_ns,
         restore_ns,
         reentrancy,
         lock_drain_ns,
         snapshot_ns,
+        snapshot_res_ns,
         snapshot_bytes,
         snapshot_regions,
         passes,
@@ -262,6 +295,9 @@ fn merge(dst: &mut LogWindow, src: LogWindow) {
 /// Parses a whole log from a reader (lines that are not UTF-8 are read lossily).
 pub fn parse_log(reader: impl Read) -> Result<ParsedLog> {
     let mut out = ParsedLog::default();
+    // Per (thread id, dispatch id): the latest record and whether it has its outcome and phase
+    // line yet; a second line of a kind it already has starts a new record.
+    let mut latest: HashMap<(Option<u64>, u64), (usize, bool, bool)> = HashMap::new();
     let mut r = BufReader::new(reader);
     let mut buf = Vec::new();
     loop {
@@ -271,20 +307,31 @@ pub fn parse_log(reader: impl Read) -> Result<ParsedLog> {
         }
         out.lines += 1;
         let line = String::from_utf8_lossy(&buf);
-        let (w, kind) = match parse_line(line.trim_end()) {
-            Line::Outcome(w) => (w, &mut out.outcome_lines),
-            Line::Phase(w) => (w, &mut out.phase_lines),
+        let (w, is_outcome) = match parse_line(line.trim_end()) {
+            Line::Outcome(w) => (w, true),
+            Line::Phase(w) => (w, false),
             Line::Other => {
                 out.skipped += 1;
                 continue;
             }
         };
-        *kind += 1;
-        let id = w.dispatch_id;
-        match out.windows.get_mut(&id) {
-            Some(dst) => merge(dst, w),
-            None => {
-                out.windows.insert(id, w);
+        *if is_outcome {
+            &mut out.outcome_lines
+        } else {
+            &mut out.phase_lines
+        } += 1;
+        let key = (w.tid, w.dispatch_id);
+        match latest.get_mut(&key) {
+            Some((i, has_outcome, has_phase))
+                if !(if is_outcome { *has_outcome } else { *has_phase }) =>
+            {
+                merge(&mut out.records[*i], w);
+                *has_outcome |= is_outcome;
+                *has_phase |= !is_outcome;
+            }
+            _ => {
+                latest.insert(key, (out.records.len(), is_outcome, !is_outcome));
+                out.records.push(w);
             }
         }
     }
@@ -294,89 +341,115 @@ pub fn parse_log(reader: impl Read) -> Result<ParsedLog> {
 /// Summary of one `import-log`.
 #[derive(Debug)]
 pub struct LogImport {
+    /// The first stored log-file row (one per joined run).
     pub log_file_id: i64,
+    /// The first joined run.
     pub run_id: Option<i64>,
     pub records: usize,
     pub joined: usize,
     pub lines: u64,
     pub skipped: u64,
-    /// How the run was chosen, for the user.
+    /// How the run(s) were chosen and on what evidence, for the user.
     pub run_note: String,
     pub already: bool,
 }
 
-/// Chooses the run whose window dispatch ids match the log's best.
-fn choose_run(conn: &Connection, parsed: &ParsedLog) -> Result<(Option<i64>, String)> {
-    let ids: Vec<i64> = parsed.windows.keys().map(|&k| k as i64).collect();
-    if ids.is_empty() {
-        return Ok((None, "no replay lines, no run joined".into()));
-    }
-    let mut stmt = conn.prepare_cached(
-        "SELECT run_id, COUNT(*) FROM krphase_window WHERE dispatch_id = ?1 GROUP BY run_id",
-    )?;
-    let mut score: BTreeMap<i64, i64> = BTreeMap::new();
-    for id in &ids {
-        let rows = stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
-        for row in rows {
-            let (run, _) = row?;
-            *score.entry(run).or_default() += 1;
-        }
-    }
-    // Prefer a run whose pid equals a thread id seen in the prefix (the main thread's tid is the
-    // pid on Linux), then the most matches, then the newest run.
-    let tids: std::collections::BTreeSet<i64> = parsed
-        .windows
-        .values()
-        .filter_map(|w| w.tid.map(|t| t as i64))
-        .collect();
-    let mut best: Option<(bool, i64, i64)> = None;
-    for (&run, &n) in &score {
-        let pid: Option<i64> = conn
-            .query_row("SELECT pid FROM krphase_run WHERE id = ?1", [run], |r| {
-                r.get(0)
-            })
-            .optional()?
-            .flatten();
-        let key = (pid.is_some_and(|p| tids.contains(&p)), n, run);
-        if best.is_none_or(|b| key > b) {
-            best = Some(key);
-        }
-    }
-    Ok(match best {
-        Some((_, n, run)) => (
-            Some(run),
-            format!(
-                "joined to run {run} ({n} of {} dispatch ids match)",
-                ids.len()
-            ),
-        ),
-        None => (
-            None,
-            format!("no run has any of the log's {} dispatch ids", ids.len()),
-        ),
-    })
+/// Imports a log file, joining it to the run(s) its evidence proves ([`Target::Auto`]) or to
+/// `run` (on the evidence too); see [`import_log_to`].
+pub fn import_log(conn: &mut Connection, path: &Path, run: Option<i64>) -> Result<LogImport> {
+    import_log_to(conn, path, run.map_or(Target::Auto, Target::Run))
 }
 
-/// Imports a log file; joins to `run` or to the best-matching run.
-pub fn import_log(conn: &mut Connection, path: &Path, run: Option<i64>) -> Result<LogImport> {
+fn run_exists(conn: &Connection, run: i64) -> Result<()> {
+    let found: Option<i64> = conn
+        .query_row("SELECT id FROM krphase_run WHERE id = ?1", [run], |x| {
+            x.get(0)
+        })
+        .optional()?;
+    if found.is_none() {
+        bail!("unknown run id {run}");
+    }
+    Ok(())
+}
+
+/// Imports a log file. A refusal (the evidence failed) is an error naming it, and the database
+/// is left unchanged; [`Target::Force`] joins anyway and marks the join forced.
+pub fn import_log_to(conn: &mut Connection, path: &Path, target: Target) -> Result<LogImport> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let hash = format!("{:x}", Sha256::digest(&bytes));
     let parsed = parse_log(&bytes[..])?;
-    let (run_id, run_note) = match run {
-        Some(r) => {
-            let found: Option<i64> = conn
-                .query_row("SELECT id FROM krphase_run WHERE id = ?1", [r], |x| {
-                    x.get(0)
-                })
-                .optional()?;
-            if found.is_none() {
-                bail!("unknown run id {r}");
-            }
-            (Some(r), format!("joined to run {r} (as asked)"))
+    if let Target::Run(r) | Target::Force(r) = target {
+        run_exists(conn, r)?;
+    }
+    let joins = if parsed.records.is_empty() {
+        // Nothing to join: the file is recorded (to the given run, if any) as read.
+        let run = match target {
+            Target::Run(r) | Target::Force(r) => Some(r),
+            Target::Auto => None,
+        };
+        vec![(
+            run,
+            plan::RunJoin {
+                run_id: run.unwrap_or(0),
+                records: Vec::new(),
+                evidence: "no kernel-replay lines".into(),
+                forced: None,
+            },
+        )]
+    } else {
+        match plan::plan(conn, &parsed.records, target)? {
+            Ok(j) => j.into_iter().map(|j| (Some(j.run_id), j)).collect(),
+            Err(reason) => bail!(
+                "{}: not joined: {reason}; nothing stored (`--run ID --force` joins anyway)",
+                path.display()
+            ),
         }
-        None => choose_run(conn, &parsed)?,
     };
-    let existing: Option<i64> = conn
+    let tx = conn.transaction()?;
+    let mut result = LogImport {
+        log_file_id: 0,
+        run_id: joins.first().and_then(|j| j.0),
+        records: parsed.records.len(),
+        joined: 0,
+        lines: parsed.lines,
+        skipped: parsed.skipped,
+        run_note: String::new(),
+        already: true,
+    };
+    let mut notes = Vec::new();
+    for (run, j) in &joins {
+        let (id, joined, already) = store(&tx, path, &hash, &parsed, *run, j)?;
+        if result.log_file_id == 0 {
+            result.log_file_id = id;
+        }
+        result.joined += joined;
+        result.already &= already;
+        notes.push(match (run, &j.forced) {
+            (None, _) => "no kernel-replay lines, no run joined".to_string(),
+            (Some(r), None) if j.records.is_empty() => format!("no kernel-replay lines (run {r})"),
+            (Some(r), None) => format!("joined to run {r} (evidence: {})", j.evidence),
+            (Some(r), Some(f)) => format!("joined to run {r} FORCED (evidence failed: {f})"),
+        });
+        if already {
+            notes.push(format!("already imported as log {id}"));
+        }
+    }
+    tx.commit()?;
+    result.run_note = notes.join("; ");
+    Ok(result)
+}
+
+/// Stores one run's part of the log; returns the log-file row, the records joined to windows,
+/// and whether that part was imported before (then nothing is written).
+fn store(
+    tx: &Transaction<'_>,
+    path: &Path,
+    hash: &str,
+    parsed: &ParsedLog,
+    run_id: Option<i64>,
+    j: &plan::RunJoin,
+) -> Result<(i64, usize, bool)> {
+    let existing: Option<i64> = tx
         .query_row(
             "SELECT id FROM krphase_log_file WHERE file_hash = ?1 AND run_id IS ?2",
             params![hash, run_id],
@@ -384,113 +457,130 @@ pub fn import_log(conn: &mut Connection, path: &Path, run: Option<i64>) -> Resul
         )
         .optional()?;
     if let Some(id) = existing {
-        return Ok(LogImport {
-            log_file_id: id,
-            run_id,
-            records: parsed.windows.len(),
-            joined: 0,
-            lines: parsed.lines,
-            skipped: parsed.skipped,
-            run_note: format!("{run_note}; already imported as log {id}"),
-            already: true,
-        });
+        return Ok((id, 0, true));
     }
-    let tx = conn.transaction()?;
+    let recs: Vec<&LogWindow> = j.records.iter().map(|&i| &parsed.records[i]).collect();
+    let phase_lines = recs
+        .iter()
+        .filter(|w| {
+            w.window_ns.is_some()
+                || w.passes_ns.is_some()
+                || w.lock_drain_ns.is_some()
+                || w.snapshot_ns.is_some()
+        })
+        .count();
+    let evidence = match &j.forced {
+        Some(f) => format!("forced: {f}; held: {}", j.evidence),
+        None => j.evidence.clone(),
+    };
     tx.execute(
-        "INSERT INTO krphase_log_file (path, file_hash, run_id, lines, outcome_lines, phase_lines, skipped_lines, imported_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO krphase_log_file (path, file_hash, run_id, lines, outcome_lines, phase_lines, skipped_lines, imported_at, forced, evidence)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             path.display().to_string(),
             hash,
             run_id,
             parsed.lines as i64,
-            parsed.outcome_lines as i64,
-            parsed.phase_lines as i64,
+            recs.iter().filter(|w| w.outcome.is_some()).count() as i64,
+            phase_lines as i64,
             parsed.skipped as i64,
-            db::now_utc()
+            db::now_utc(),
+            j.forced.is_some(),
+            evidence,
         ],
     )?;
     let log_id = tx.last_insert_rowid();
-    let pid: Option<i64> = match run_id {
-        Some(r) => tx.query_row("SELECT pid FROM krphase_run WHERE id = ?1", [r], |x| {
-            x.get(0)
-        })?,
-        None => None,
-    };
-    let mut joined = 0;
-    {
-        let mut find = tx.prepare_cached(
-            "SELECT id FROM krphase_window WHERE run_id = ?1 AND dispatch_id = ?2 ORDER BY id LIMIT 1",
-        )?;
-        let mut unjoin =
-            tx.prepare_cached("UPDATE krphase_sdk_log SET window_id = NULL WHERE window_id = ?1")?;
-        let mut ins = tx.prepare_cached(
-            "INSERT INTO krphase_sdk_log (log_file_id, run_id, window_id, pid, dispatch_id, outcome, reason,
-               requested_passes, executed_passes, footprint_bytes, footprint_regions,
-               untracked_vmem_bytes, untracked_vmem_regions, untracked_pool_bytes, untracked_pool_regions,
-               snap_ns, restore_ns, reentrancy, lock_drain_ns, snapshot_ns, snapshot_bytes,
-               snapshot_regions, passes, passes_ns, restores, restores_ns, window_ns)
-             VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27)",
-        )?;
-        for w in parsed.windows.values() {
-            let window_id: Option<i64> = match run_id {
-                Some(r) => find
-                    .query_row(params![r, w.dispatch_id as i64], |x| x.get(0))
-                    .optional()?,
-                None => None,
-            };
-            joined += usize::from(window_id.is_some());
-            if let Some(wid) = window_id {
-                // The newest log wins: one joined log record per window keeps the views 1:1.
-                unjoin.execute([wid])?;
-            }
-            ins.execute(params![
-                log_id,
-                run_id,
-                window_id,
-                pid,
-                w.dispatch_id as i64,
-                w.outcome,
-                w.reason,
-                w.requested_passes,
-                w.executed_passes,
-                w.footprint_bytes,
-                w.footprint_regions,
-                w.untracked_vmem_bytes,
-                w.untracked_vmem_regions,
-                w.untracked_pool_bytes,
-                w.untracked_pool_regions,
-                w.snap_ns,
-                w.restore_ns,
-                w.reentrancy,
-                w.lock_drain_ns,
-                w.snapshot_ns,
-                w.snapshot_bytes,
-                w.snapshot_regions,
-                w.passes,
-                w.passes_ns,
-                w.restores,
-                w.restores_ns,
-                w.window_ns
-            ])?;
-        }
-    }
+    let joined = insert_records(tx, log_id, run_id, &recs)?;
     tx.execute(
         "UPDATE krphase_log_file SET joined = ?1 WHERE id = ?2",
         params![joined as i64, log_id],
     )?;
-    tx.commit()?;
-    Ok(LogImport {
-        log_file_id: log_id,
-        run_id,
-        records: parsed.windows.len(),
-        joined,
-        lines: parsed.lines,
-        skipped: parsed.skipped,
-        run_note,
-        already: false,
-    })
+    Ok((log_id, joined, false))
 }
+
+/// Inserts the records of one run's part; returns how many joined a window.
+fn insert_records(
+    tx: &Transaction<'_>,
+    log_id: i64,
+    run_id: Option<i64>,
+    recs: &[&LogWindow],
+) -> Result<usize> {
+    let (pid, span) = match run_id {
+        Some(r) => (
+            tx.query_row("SELECT pid FROM krphase_run WHERE id = ?1", [r], |x| {
+                x.get::<_, Option<i64>>(0)
+            })?,
+            run_facts::span(tx, r)?,
+        ),
+        None => (None, None),
+    };
+    let mut find = tx.prepare_cached(
+        "SELECT id FROM krphase_window WHERE run_id = ?1 AND dispatch_id = ?2 ORDER BY id LIMIT 1",
+    )?;
+    let mut unjoin =
+        tx.prepare_cached("UPDATE krphase_sdk_log SET window_id = NULL WHERE window_id = ?1")?;
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO krphase_sdk_log (log_file_id, run_id, window_id, pid, dispatch_id, outcome, reason,
+           requested_passes, executed_passes, footprint_bytes, footprint_regions,
+           untracked_vmem_bytes, untracked_vmem_regions, untracked_pool_bytes, untracked_pool_regions,
+           snap_ns, restore_ns, reentrancy, lock_drain_ns, snapshot_ns, snapshot_bytes,
+           snapshot_regions, passes, passes_ns, restores, restores_ns, window_ns, tid, stamp_utc_ns)
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28,?29)",
+    )?;
+    let mut joined = 0;
+    for w in recs {
+        let window_id: Option<i64> = match run_id {
+            Some(r) => find
+                .query_row(params![r, w.dispatch_id as i64], |x| x.get(0))
+                .optional()?,
+            None => None,
+        };
+        joined += usize::from(window_id.is_some());
+        if let Some(wid) = window_id {
+            // The newest log wins: one joined log record per window keeps the views 1:1.
+            unjoin.execute([wid])?;
+        }
+        let stamp = span
+            .as_ref()
+            .zip(w.stamp.as_ref())
+            .map(|(s, st)| s.stamp_utc_ns(st));
+        ins.execute(params![
+            log_id,
+            run_id,
+            window_id,
+            pid,
+            w.dispatch_id as i64,
+            w.outcome,
+            w.reason,
+            w.requested_passes,
+            w.executed_passes,
+            w.footprint_bytes,
+            w.footprint_regions,
+            w.untracked_vmem_bytes,
+            w.untracked_vmem_regions,
+            w.untracked_pool_bytes,
+            w.untracked_pool_regions,
+            w.snap_ns,
+            w.restore_ns,
+            w.reentrancy,
+            w.lock_drain_ns,
+            w.snapshot_ns,
+            w.snapshot_bytes,
+            w.snapshot_regions,
+            w.passes,
+            w.passes_ns,
+            w.restores,
+            w.restores_ns,
+            w.window_ns,
+            w.tid.map(|t| t as i64),
+            stamp,
+        ])?;
+    }
+    Ok(joined)
+}
+
+#[cfg(test)]
+mod join_tests;
 
 #[cfg(test)]
 mod tests {
@@ -511,6 +601,7 @@ mod tests {
         assert_eq!(w.requested_passes, Some(2));
         assert_eq!(w.footprint_bytes, Some(25_165_824));
         assert_eq!(w.snap_ns, Some(2_100_000));
+        assert_eq!(w.snap_res_ns, Some(100_000), "snap_seconds=0.0021: 100 us");
         assert_eq!(w.restore_ns, Some(1_900_000));
         assert_eq!(w.reentrancy, Some(0));
         let Line::Outcome(d) = parse_line(DECLINED) else {
@@ -528,6 +619,7 @@ mod tests {
         assert_eq!(w.dispatch_id, 17);
         assert_eq!(w.lock_drain_ns, Some(412_000));
         assert_eq!(w.snapshot_ns, Some(2_104_000));
+        assert_eq!(w.snapshot_res_ns, Some(1_000), "2.104 ms: 1 us");
         assert_eq!(w.snapshot_bytes, Some(25_165_824));
         assert_eq!(w.snapshot_regions, Some(3));
         assert_eq!((w.passes, w.passes_ns), (Some(2), Some(950_000)));
@@ -570,41 +662,14 @@ mod tests {
             (p.lines, p.outcome_lines, p.phase_lines, p.skipped),
             (5, 2, 1, 2)
         );
-        assert_eq!(p.windows.len(), 2);
-        let w = &p.windows[&17];
+        assert_eq!(p.records.len(), 2);
+        let w = &p.records[0];
+        assert_eq!(
+            (w.dispatch_id, w.tid, w.severity),
+            (17, Some(4242), Some('I'))
+        );
         assert_eq!(w.snap_ns, Some(2_100_000));
         assert_eq!(w.snapshot_ns, Some(2_104_000));
         assert_eq!(w.outcome.as_deref(), Some("replayed"));
-    }
-
-    #[test]
-    fn import_joins_by_dispatch_id() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut c = db::open(dir.path().join("k.db")).unwrap();
-        for (id, pid) in [(1, 100), (2, 4242)] {
-            c.execute(
-                "INSERT INTO krphase_run (id, path, file_hash, pid, imported_at) VALUES (?1, 'p', ?1, ?2, 'now')",
-                params![id, pid],
-            )
-            .unwrap();
-            c.execute(
-                "INSERT INTO krphase_window (run_id, dispatch_id, outcome) VALUES (?1, 17, 'replayed')",
-                [id],
-            )
-            .unwrap();
-        }
-        let log = dir.path().join("stderr.log");
-        std::fs::write(&log, format!("{OUTCOME}\n{PHASE}\n{DECLINED}\n")).unwrap();
-        let r = import_log(&mut c, &log, None).unwrap();
-        // Both runs have dispatch 17; run 2's pid equals the prefix thread id.
-        assert_eq!(r.run_id, Some(2));
-        assert_eq!((r.records, r.joined), (2, 1));
-        let again = import_log(&mut c, &log, None).unwrap();
-        assert!(again.already);
-        let n: i64 = c
-            .query_row("SELECT COUNT(*) FROM krphase_sdk_log", [], |x| x.get(0))
-            .unwrap();
-        assert_eq!(n, 2);
-        assert!(import_log(&mut c, &log, Some(99)).is_err());
     }
 }

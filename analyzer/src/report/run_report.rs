@@ -155,6 +155,8 @@ pub struct RunReport {
     pub passes_per_window: Option<f64>,
     pub truncated: bool,
     pub log_joined: bool,
+    /// A joined SDK log was joined with `--force`, past evidence that failed.
+    pub log_join_forced: bool,
     pub wall_ns: Option<i64>,
     pub dispatches_seen: u64,
     pub windows: Windows,
@@ -540,6 +542,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         passes_per_window: (t.replayed > 0).then(|| t.executed_passes as f64 / t.replayed as f64),
         truncated: info.truncated,
         log_joined: t.log_joined,
+        log_join_forced: log_join_forced(conn, run_id)?,
         wall_ns: info.wall_ns,
         dispatches_seen: t.replayed + plain.all + t.declined_without_plain,
         windows: Windows {
@@ -557,6 +560,16 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         phases: phase_stats,
         measurement,
     })
+}
+
+/// Whether a log joined to one of the run's windows was forced past failed evidence.
+fn log_join_forced(conn: &Connection, run_id: i64) -> Result<bool> {
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM krphase_sdk_log l JOIN krphase_log_file f ON f.id = l.log_file_id
+           WHERE l.run_id = ?1 AND l.window_id IS NOT NULL AND f.forced <> 0)",
+        [run_id],
+        |r| r.get(0),
+    )?)
 }
 
 /// The whole-run measurement linked to the run, with a single-pass reference from the same

@@ -72,7 +72,11 @@ fn render_heading(r: &RunReport, markdown: bool, out: &mut String) {
         r.mode.as_deref().unwrap_or("?"),
         passes_per_window(r),
         if r.truncated { ", TRUNCATED" } else { "" },
-        if r.log_joined { ", SDK log joined" } else { "" },
+        match (r.log_joined, r.log_join_forced) {
+            (_, true) => ", SDK log joined FORCED (--force, past failed evidence)",
+            (true, false) => ", SDK log joined",
+            (false, false) => "",
+        },
     );
     if markdown {
         out.push('\n');

@@ -1,5 +1,8 @@
-//! SDK-style log lines on stderr, abseil prefix (`I1129 11:30:43.123456 4242 file.cpp:512] `),
-//! filtered by `ROCPROFILER_LOG_LEVEL` (default warning) as the SDK does.
+//! SDK-style log lines on stderr with glog's prefix, as the SDK writes them
+//! (`I20250709 16:40:57.435762 140032605917504 agent.cpp:499] `: severity, local date and time
+//! without a zone, the `pthread_self` thread id, never the pid), filtered by
+//! `ROCPROFILER_LOG_LEVEL` (default warning) as the SDK does. Some SDK builds print no year
+//! (`I0709 16:40:57.435762 …`): `KRPHASE_EMU_LOG_YEAR=0` selects that form (default 1, with).
 
 use std::io::Write;
 use std::sync::OnceLock;
@@ -47,11 +50,40 @@ fn min_level() -> Level {
     })
 }
 
+/// Whether the prefix carries the year (`KRPHASE_EMU_LOG_YEAR`, default yes).
+fn with_year() -> bool {
+    static YEAR: OnceLock<bool> = OnceLock::new();
+    *YEAR.get_or_init(|| match std::env::var("KRPHASE_EMU_LOG_YEAR") {
+        Ok(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "" | "1" | "true" | "on" | "yes" => true,
+            "0" | "false" | "off" | "no" => false,
+            _ => {
+                eprintln!(
+                    "krphase-emu: KRPHASE_EMU_LOG_YEAR={v:?} is not 0 or 1; printing the year"
+                );
+                true
+            }
+        },
+        Err(_) => true,
+    })
+}
+
+/// The calling thread's id as glog prints it: `pthread_self()` as an integer (an address-sized
+/// number on glibc, unrelated to the pid or `gettid`).
+fn glog_thread_id() -> u64 {
+    // SAFETY: pthread_self has no preconditions and always succeeds.
+    unsafe { libc::pthread_self() as u64 }
+}
+
 pub fn enabled(level: Level) -> bool {
     level >= min_level()
 }
 
 fn prefix(level: Level, file: &str, line: u32) -> String {
+    prefix_as(level, file, line, with_year())
+}
+
+fn prefix_as(level: Level, file: &str, line: u32, year: bool) -> String {
     let mut tv = libc::timeval {
         tv_sec: 0,
         tv_usec: 0,
@@ -62,8 +94,13 @@ fn prefix(level: Level, file: &str, line: u32) -> String {
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: localtime_r reads our time_t and writes our tm; both outlive the call.
     unsafe { libc::localtime_r(&tv.tv_sec, &mut tm) };
+    let year = if year {
+        format!("{:04}", tm.tm_year + 1900)
+    } else {
+        String::new()
+    };
     format!(
-        "{}{:02}{:02} {:02}:{:02}:{:02}.{:06} {} {}:{}] ",
+        "{}{year}{:02}{:02} {:02}:{:02}:{:02}.{:06} {} {}:{}] ",
         level.letter(),
         tm.tm_mon + 1,
         tm.tm_mday,
@@ -71,7 +108,7 @@ fn prefix(level: Level, file: &str, line: u32) -> String {
         tm.tm_min,
         tm.tm_sec,
         tv.tv_usec,
-        crate::clock::thread_id(),
+        glog_thread_id(),
         file,
         line
     )
@@ -106,11 +143,21 @@ mod tests {
     }
 
     #[test]
-    fn prefix_is_abseil_style() {
-        let p = prefix(Level::Warning, "queue_hooks.cpp", 512);
+    fn prefix_is_glogs_with_and_without_the_year() {
+        let with = prefix_as(Level::Warning, "queue_hooks.cpp", 512, true);
+        let re = regex::Regex::new(
+            r"^W(\d{4})\d{4} \d{2}:\d{2}:\d{2}\.\d{6} (\d+) queue_hooks\.cpp:512\] $",
+        )
+        .unwrap();
+        let caps = re.captures(&with).unwrap_or_else(|| panic!("{with:?}"));
+        assert!(caps[1].parse::<i32>().unwrap() >= 2024, "{with:?}");
+        // The thread id is pthread_self, never the pid.
+        let tid: u64 = caps[2].parse().unwrap();
+        assert_eq!(tid, glog_thread_id());
+        assert_ne!(tid, u64::from(std::process::id()), "{with:?}");
+        let without = prefix_as(Level::Info, "agent.cpp", 499, false);
         let re =
-            regex::Regex::new(r"^W\d{4} \d{2}:\d{2}:\d{2}\.\d{6} \d+ queue_hooks\.cpp:512\] $")
-                .unwrap();
-        assert!(re.is_match(&p), "{p:?}");
+            regex::Regex::new(r"^I\d{4} \d{2}:\d{2}:\d{2}\.\d{6} \d+ agent\.cpp:499\] $").unwrap();
+        assert!(re.is_match(&without), "{without:?}");
     }
 }

@@ -4,8 +4,9 @@
 //! `tool_version str, pid u32, ppid u32, hostname str, command_line str, sdk_major u32,
 //! sdk_minor u32, sdk_patch u32, requested_mode u8, mode u8, payload_layout u8, on_full u8,
 //! passes u32, filter str, boottime_ns u64, realtime_ns u64, record_size u32, replay_kind u32,
-//! config_op u32, pass_op u32, output_path str`. Readers skip (and count) bytes after the known
-//! fields: a newer minor may append fields.
+//! config_op u32, pass_op u32, output_path str`, then (appended in 2.0, optional)
+//! `utc_offset_s i32`. Readers skip (and count) bytes after the known fields: a newer minor may
+//! append fields.
 
 use crate::block::{Cursor, put_str};
 use serde::{Deserialize, Serialize};
@@ -89,7 +90,16 @@ pub struct Header {
     pub config_op: u32,
     pub pass_op: u32,
     pub output_path: String,
+    /// The local time zone's offset from UTC in seconds east (`tm_gmtoff` at `realtime_ns`), so a
+    /// reader can place zone-less local wall-clock stamps (the SDK's glog lines) on the clock
+    /// anchor. `None`: not recorded (1.x files, 2.0 files written before the field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub utc_offset_s: Option<i32>,
 }
+
+/// The stored `utc_offset_s` value that means "unknown": a writer that knows no offset but
+/// appends later fields writes it (one that appends nothing may stop before the field).
+pub const UTC_OFFSET_UNKNOWN: i32 = i32::MIN;
 
 impl Header {
     pub fn encode(&self) -> Vec<u8> {
@@ -115,6 +125,9 @@ impl Header {
             o.extend_from_slice(&v.to_le_bytes());
         }
         put_str(&mut o, &self.output_path);
+        if let Some(off) = self.utc_offset_s {
+            o.extend_from_slice(&off.to_le_bytes());
+        }
         o
     }
 
@@ -148,7 +161,47 @@ impl Header {
             config_op: c.u32()?,
             pass_op: c.u32()?,
             output_path: c.str()?,
+            utc_offset_s: None,
         };
+        let mut h = h;
+        // Optional: a file that ends its header before the field has no offset.
+        if c.remaining() >= 4 {
+            let off = c.u32()? as i32;
+            h.utc_offset_s = (off != UTC_OFFSET_UNKNOWN).then_some(off);
+        }
         Ok((h, c.remaining()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_utc_offset_is_optional_and_appended_last() {
+        let h = Header {
+            output_path: "x.krp".into(),
+            ..Header::default()
+        };
+        let without = h.encode();
+        let (back, rest) = Header::decode_counting(&without).unwrap();
+        assert_eq!((back.utc_offset_s, rest), (None, 0));
+        let with = Header {
+            utc_offset_s: Some(-5 * 3600),
+            ..h.clone()
+        };
+        let bytes = with.encode();
+        assert_eq!(bytes.len(), without.len() + 4);
+        assert_eq!(
+            &bytes[..without.len()],
+            &without[..],
+            "appended after output_path"
+        );
+        assert_eq!(Header::decode_counting(&bytes).unwrap(), (with, 0));
+        // The sentinel reads as unknown, and what follows it is still counted as skipped.
+        let mut sentinel = without.clone();
+        sentinel.extend_from_slice(&UTC_OFFSET_UNKNOWN.to_le_bytes());
+        sentinel.extend_from_slice(&[1, 2, 3]);
+        assert_eq!(Header::decode_counting(&sentinel).unwrap(), (h, 3));
     }
 }

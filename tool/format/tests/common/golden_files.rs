@@ -6,7 +6,7 @@ use krphase_format::block::tag;
 use krphase_format::event::{Decision, Notice, attribution};
 use krphase_format::synthetic::Synthetic;
 use krphase_format::trailer::flags;
-use krphase_format::{Event, FileWriter, FormatVersion, NameSpace, Record, Trailer};
+use krphase_format::{Event, FileWriter, FormatVersion, Header, NameSpace, Record, Trailer};
 
 use super::{events, header, names, trailer};
 
@@ -153,10 +153,18 @@ fn v2_trailer() -> Trailer {
     }
 }
 
+/// The header of the 2.0 files: the common one with the UTC offset 2.0 appended (UTC+02:00).
+fn v2_header() -> Header {
+    Header {
+        utc_offset_s: Some(7200),
+        ..header()
+    }
+}
+
 /// The 2.0 golden (`v2.0.krp`), as today's writer writes it.
 pub fn v2_0() -> Vec<u8> {
     let recs = v2_0_records();
-    let mut w = FileWriter::new(Vec::new(), &header()).expect("header");
+    let mut w = FileWriter::new(Vec::new(), &v2_header()).expect("header");
     w.write_names(&v2_names()).expect("names");
     let half = recs.len() / 2;
     w.write_records(&recs[..half]).expect("block 1");
@@ -175,7 +183,7 @@ pub const FUTURE_TRAILER_COUNTERS: u32 = 2;
 /// would write them, with a header field appended, an optional block of an unknown tag, records
 /// of an unknown kind and two more trailer counters. A 2.0 reader reads it all and skips those.
 pub fn v2_1_future_minor() -> Vec<u8> {
-    let mut head = header().encode();
+    let mut head = v2_header().encode();
     head.extend_from_slice(&[0xA5; FUTURE_HEADER_BYTES]);
     let mut w =
         FileWriter::with_version(Vec::new(), FormatVersion::new(2, 1), &head).expect("header");

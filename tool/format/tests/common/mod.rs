@@ -28,6 +28,8 @@ pub fn header() -> Header {
         config_op: 1,
         pass_op: 2,
         output_path: "krphase-node01-4242.krp".into(),
+        // The 1.0 golden predates the field; the 2.0 writers set it (`golden_files.rs`).
+        utc_offset_s: None,
     }
 }
 
