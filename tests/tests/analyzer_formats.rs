@@ -31,7 +31,7 @@ fn every_format_versions_golden_imports_and_a_newer_major_is_refused() {
         ),
         (
             "v2.0.krp",
-            "83 events, 3 windows, 1 opt-outs, 4 plain dispatches",
+            "93 events, 3 windows, 1 opt-outs, 4 plain dispatches",
         ),
     ] {
         let (ok, out, err) = import(&db, &golden(file));

@@ -390,10 +390,19 @@ mod tests {
         let p = |n: &str| r.phases.iter().find(|p| p.phase == n).unwrap().clone();
         assert_eq!(p("window").total_ns, 10000);
         assert_eq!(p("window").basis, vec![Basis::SdkPhaseLine]);
-        assert_eq!((p("restore").total_ns, p("restore").basis.clone()), (2000, vec![Basis::SdkLog]));
+        assert_eq!(
+            (p("restore").total_ns, p("restore").basis.clone()),
+            (2000, vec![Basis::SdkLog])
+        );
         let bound = p("restore bound");
-        assert_eq!((bound.total_ns, bound.basis.clone()), (2500, vec![Basis::Dispatch]));
-        assert_eq!((bound.bound_of.as_deref(), bound.share_of_window), (Some("restore"), None));
+        assert_eq!(
+            (bound.total_ns, bound.basis.clone()),
+            (2500, vec![Basis::Dispatch])
+        );
+        assert_eq!(
+            (bound.bound_of.as_deref(), bound.share_of_window),
+            (Some("restore"), None)
+        );
         assert_eq!(p("pre-pass").basis, vec![Basis::SdkPhaseLine]);
         assert_eq!(p("drain").basis, vec![Basis::SdkPhaseLine]);
         assert_eq!(p("config").samples, 0);
