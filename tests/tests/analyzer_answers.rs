@@ -672,8 +672,18 @@ fn observe_mode_figures_carry_their_basis_and_shares_still_sum() {
     let r = emu.report_run();
     assert_eq!(r["mode"], "observe");
     let phase = |n: &str| krphase_tests::report_phase(&r, n);
-    assert_eq!(phase("restore")["basis"], serde_json::json!(["dispatch"]));
-    assert_eq!(phase("snapshot")["basis"], serde_json::json!(["sdk_log"]));
+    // Observe mode: the restore is the SDK's outcome-line figure, the dispatch-record gap its
+    // upper bound; the snapshot time comes from the (unpublished) phase line.
+    assert_eq!(phase("restore")["basis"], serde_json::json!(["sdk_log"]));
+    assert_eq!(
+        phase("restore bound")["basis"],
+        serde_json::json!(["dispatch"])
+    );
+    assert_eq!(phase("restore bound")["bound_of"], "restore");
+    assert_eq!(
+        phase("snapshot")["basis"],
+        serde_json::json!(["sdk_phase_line"])
+    );
     assert_eq!(phase("config")["samples"], 0);
     assert!(
         phase("config")["missing"]
@@ -710,7 +720,7 @@ fn observe_mode_figures_carry_their_basis_and_shares_still_sum() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["ph"] == "X" && e["name"] == "restore")
+        .filter(|e| e["ph"] == "X" && e["name"] == "restore bound")
         .collect();
     assert!(!restores.is_empty());
     assert!(restores.iter().all(|e| e["args"]["basis"] == "dispatch"));

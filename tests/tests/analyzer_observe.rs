@@ -43,3 +43,185 @@ fn observe_mode_windows_match_the_truth() {
     assert_eq!(r["bytes"]["snapshot_bytes_total"].as_i64().unwrap(), bytes);
     assert!(r["log_joined"].as_bool().unwrap());
 }
+
+/// Quantile `q` of `v` (linear interpolation between order statistics, as the report's).
+fn quantile(v: &mut [i64], q: f64) -> i64 {
+    v.sort_unstable();
+    let k = (v.len() - 1) as f64 * q;
+    let (lo, hi) = (k.floor() as usize, k.ceil() as usize);
+    (v[lo] as f64 + (v[hi] - v[lo]) as f64 * (k - lo as f64)).round() as i64
+}
+
+/// The truth's interval `v` in ns.
+fn dur(v: &Value) -> i64 {
+    v["end"].as_i64().unwrap() - v["start"].as_i64().unwrap()
+}
+
+/// Errors (figure − truth) of one observe-mode phase, by workload.
+type Errors = std::collections::BTreeMap<(&'static str, &'static str), Vec<i64>>;
+
+/// One observe-mode run (driver `order`): every bound holds against the truth, the SDK log's
+/// restore agrees with it within its printed resolution; adds (gap − true restore) and each
+/// phase's error to `gaps` and `errors`.
+fn check_observe_run(workload: &'static str, args: &[&str], order: &str, errors: &mut Errors) {
+    let mut all = vec![workload];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--driver-passes", "3", "--driver-order", order]);
+    let emu = krphase_tests::run_logged(&format!("observe-bounds-{workload}-{order}"), &all, &[]);
+    emu.krphase(&["import".as_ref(), emu.krp.as_os_str()]);
+    emu.krphase(&["import-log".as_ref(), emu.log.as_os_str()]);
+    let truth = krphase_tests::read_truth(&emu.truth);
+    let by_id: std::collections::HashMap<u64, &Value> = truth
+        .iter()
+        .filter(|t| t["type"] == "window" && t["outcome"] == "replayed")
+        .map(|t| (t["dispatch_id"].as_u64().unwrap(), t))
+        .collect();
+    let c = rusqlite::Connection::open(emu.db()).unwrap();
+    let mut gaps = c
+        .prepare(
+            "SELECT w.dispatch_id, p.pass_index, p.complete_host, p.restore_start, p.restore_end
+             FROM krphase_pass p JOIN krphase_window w ON w.id = p.window_id
+             WHERE w.outcome = 'replayed' ORDER BY w.dispatch_id, p.pass_index",
+        )
+        .unwrap();
+    type Gap = (u64, u64, Option<i64>, Option<i64>, Option<i64>);
+    let rows: Vec<Gap> = gaps
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(rows.len(), 3 * by_id.len(), "3 passes per window");
+    let mut n_gaps = 0;
+    for (d, i, host, start, end) in rows {
+        let t = by_id[&d];
+        assert!(
+            host.is_some(),
+            "dispatch {d} pass {i}: no COMPLETE host time"
+        );
+        let Some(r) = t["restores"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["after_pass"] == i)
+        else {
+            assert!(start.is_none(), "dispatch {d}: a gap after the last pass");
+            continue;
+        };
+        let (s, e) = (start.unwrap(), end.unwrap());
+        // The gap contains the restore: it starts before the restore starts, ends after it ends.
+        assert_eq!(
+            Some(s),
+            host,
+            "dispatch {d} pass {i}: the gap starts at the completion"
+        );
+        assert!(
+            s <= r["start"].as_i64().unwrap(),
+            "dispatch {d} pass {i}: {s} > {r}"
+        );
+        assert!(
+            e >= r["end"].as_i64().unwrap(),
+            "dispatch {d} pass {i}: {e} < {r}"
+        );
+        errors
+            .entry(("gap − true restore (per gap)", workload))
+            .or_default()
+            .push(e - s - dur(r));
+        n_gaps += 1;
+    }
+    assert_eq!(n_gaps, 2 * by_id.len());
+    let mut rows = c
+        .prepare(
+            "SELECT dispatch_id, restore_ns, restore_bound_ns, restore_basis, restore_bound_basis,
+                    window_ns, prepass_ns, snapshot_ns, gpu_ns
+             FROM krphase_window_phase WHERE outcome = 'replayed'",
+        )
+        .unwrap();
+    type Row = (u64, i64, i64, String, String, i64, i64, i64, i64);
+    let rows: Vec<Row> = rows
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+                r.get(8)?,
+            ))
+        })
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(rows.len(), by_id.len());
+    for (d, restore, bound, rb, bb, window, prepass, snapshot, gpu) in rows {
+        let t = by_id[&d];
+        let true_restore: i64 = t["restores"].as_array().unwrap().iter().map(dur).sum();
+        assert_eq!((rb.as_str(), bb.as_str()), ("sdk_log", "dispatch"));
+        assert!(
+            bound >= true_restore,
+            "dispatch {d}: bound {bound} < {true_restore}"
+        );
+        // restore_seconds is printed with 4 decimals: within half of 100 us (+1 ns of parsing).
+        assert!(
+            (restore - true_restore).abs() <= 50_001,
+            "dispatch {d}: SDK-log restore {restore} vs true {true_restore}"
+        );
+        let ns = |k: &str| t[k].as_i64().unwrap();
+        let passes = t["passes"].as_array().unwrap();
+        let true_gpu: i64 = passes
+            .iter()
+            .map(|p| p["gpu_end"].as_i64().unwrap() - p["gpu_start"].as_i64().unwrap())
+            .sum();
+        let true_prepass = passes[0]["enter"].as_i64().unwrap() - ns("pass_count_return");
+        for (phase, err) in [
+            ("restore (L)", restore - true_restore),
+            ("restore bound (D)", bound - true_restore),
+            (
+                "window (P)",
+                window - (ns("config_exit") - ns("config_enter")),
+            ),
+            ("pre-pass (P)", prepass - true_prepass),
+            ("snapshot (P)", snapshot - dur(&t["snapshot"])),
+            ("gpu (M)", gpu - true_gpu),
+        ] {
+            errors.entry((phase, workload)).or_default().push(err);
+        }
+    }
+}
+
+/// Observe mode under the emulator's rocprofv3-like driver, registered first and last: per
+/// window, every dispatch-record gap contains the SDK's restore, the restore bound is at least
+/// the true restore, and the SDK log's restore agrees with the truth within its resolution.
+/// Prints the error table (median, p99) of docs/observe-mode.md.
+#[test]
+fn observe_mode_bounds_hold_per_window_driver_first_and_last() {
+    let mut errors = Errors::new();
+    for order in ["first", "last"] {
+        check_observe_run(
+            "saxpy",
+            &["--elements", "65536", "--iterations", "10"],
+            order,
+            &mut errors,
+        );
+        check_observe_run(
+            "stream",
+            &["--elements", "262144", "--iterations", "2"],
+            order,
+            &mut errors,
+        );
+    }
+    eprintln!("| figure | workload | n | median error | p99 error |\n|---|---|---|---|---|");
+    for ((phase, workload), v) in &mut errors {
+        let n = v.len();
+        let (m, p99) = (quantile(v, 0.5), quantile(v, 0.99));
+        eprintln!(
+            "| {phase} | {workload} | {n} | {:.1} µs | {:.1} µs |",
+            m as f64 / 1e3,
+            p99 as f64 / 1e3
+        );
+    }
+}

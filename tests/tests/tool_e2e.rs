@@ -11,6 +11,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output as ProcOutput};
 
+/// How the tool's finalize line starts.
+const WROTE: &str = "[krphase] wrote ";
+
 struct Run {
     dir: PathBuf,
     out: ProcOutput,
@@ -24,10 +27,19 @@ impl Run {
     fn stdout(&self) -> String {
         String::from_utf8_lossy(&self.out.stdout).into_owned()
     }
+    /// The tool's stderr lines but the finalize line (see [`Run::written_lines`]).
     fn krphase_lines(&self) -> Vec<String> {
         self.stderr()
             .lines()
-            .filter(|l| l.starts_with("[krphase]"))
+            .filter(|l| l.starts_with("[krphase]") && !l.starts_with(WROTE))
+            .map(str::to_string)
+            .collect()
+    }
+    /// The tool's finalize lines: the path written and its counts.
+    fn written_lines(&self) -> Vec<String> {
+        self.stderr()
+            .lines()
+            .filter(|l| l.starts_with(WROTE))
             .map(str::to_string)
             .collect()
     }
@@ -854,7 +866,9 @@ fn under_the_rocprofv3_stand_in_the_tool_observes_into_its_output_directory() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     assert!(
-        !stderr.lines().any(|l| l.starts_with("[krphase]")),
+        !stderr
+            .lines()
+            .any(|l| l.starts_with("[krphase]") && !l.starts_with(WROTE)),
         "{stderr}"
     );
     let found: Vec<PathBuf> = walk(&out)
@@ -1123,4 +1137,36 @@ fn a_stuck_pass_without_pass_exit_is_an_incomplete_pass_of_a_declined_window() {
         );
         assert_eq!(d.trailer.unwrap().windows as usize, truth.len());
     }
+}
+
+/// At finalize the tool says where the file went and what it holds (the trailer's counts); a
+/// misspelt `KRPHASE_*` variable gets one warning naming the closest known one, and changes
+/// nothing else.
+#[test]
+fn the_tool_says_what_it_wrote_and_names_a_misspelt_variable() {
+    let r = run(
+        "says-what-it-did",
+        &["saxpy", "--elements", "1024", "--iterations", "3"],
+        &[("KRPHASE_PASES", "4")],
+    );
+    r.assert_one_line(
+        "KRPHASE_PASES is not a krphase variable (ignored); did you mean KRPHASE_PASSES?",
+        "misspelt",
+    );
+    let krp = r.krp();
+    let d = decode(&krp);
+    let t = d.trailer.expect("trailer");
+    assert_eq!(
+        r.written_lines(),
+        vec![format!(
+            "{WROTE}{}: {} windows, {} declines, {} events, {} dropped",
+            krp.display(),
+            t.windows,
+            t.declines,
+            t.events_written,
+            t.dropped_dispatch + t.dropped_allocation + t.dropped_window
+        )]
+    );
+    // The misspelling was ignored: the default 2 passes, 3 windows.
+    assert_eq!((t.windows, d.windows[0].executed_passes), (3, 2));
 }

@@ -103,15 +103,9 @@ pub(crate) unsafe extern "C" fn tracing_callback(
     _user_data: *mut UserData,
     _data: *mut c_void,
 ) {
-    // The timestamp comes first: everything below is the tool's own cost. A completion carries
-    // its GPU timestamps and needs no host clock.
-    let is_complete = record.kind == krphase_ffi::CallbackTracingKind::KERNEL_DISPATCH
-        && record.operation == kernel_dispatch_op::COMPLETE;
-    let ts = if is_complete {
-        0
-    } else {
-        crate::sys::boottime_ns()
-    };
+    // The timestamp comes first: everything below is the tool's own cost. A completion's host
+    // time is what observe mode bounds the restore with (COMPLETE_HOST).
+    let ts = crate::sys::boottime_ns();
     guard((), || {
         let Some(t) = tool::get() else { return };
         match t.routes.get(record.kind) {
@@ -190,6 +184,7 @@ fn on_dispatch(t: &Tool, th: recorder::Thread, record: &CallbackTracingRecord, t
             data.start_timestamp,
             data.end_timestamp,
             tid,
+            ts,
         ),
         _ => {}
     }

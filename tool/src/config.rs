@@ -136,6 +136,41 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
     }))
 }
 
+/// Every `KRPHASE_*` variable the tool reads.
+pub const KNOWN: &[&str] = &[
+    "KRPHASE_DISABLE",
+    "KRPHASE_MODE",
+    "KRPHASE_PASSES",
+    "KRPHASE_MAX_PASSES",
+    "KRPHASE_KERNEL_FILTER",
+    "KRPHASE_PAYLOAD_LAYOUT",
+    "KRPHASE_ON_FULL",
+    "KRPHASE_OUTPUT",
+];
+
+/// Prefixes of `KRPHASE_*` variables other krphase programs read (the emulator, the benchmarks)
+/// and the golden-file switch of the tests: known, not the tool's.
+const OTHERS: &[&str] = &["KRPHASE_EMU_", "KRPHASE_BENCH_", "KRPHASE_BLESS"];
+
+/// One warning per `KRPHASE_*` variable in `names` that nobody reads (a misspelling is otherwise
+/// silently ignored), naming the closest known variable.
+pub fn unknown_variables<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = names
+        .into_iter()
+        .filter(|n| n.starts_with("KRPHASE_") && !KNOWN.contains(n))
+        .filter(|n| !OTHERS.iter().any(|p| n.starts_with(p)))
+        .map(|n| {
+            let closest = KNOWN
+                .iter()
+                .min_by_key(|k| strsim::levenshtein(n, k))
+                .expect("KNOWN is not empty");
+            format!("{n} is not a krphase variable (ignored); did you mean {closest}?")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 fn first_line(s: &str) -> String {
     s.lines()
         .map(str::trim)
@@ -155,6 +190,26 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
         from_env(&|k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn unknown_variables_name_the_closest_known_one() {
+        let w = unknown_variables([
+            "KRPHASE_PASES",
+            "KRPHASE_PASSES",
+            "KRPHASE_OUTPT",
+            "KRPHASE_EMU_TRUTH",
+            "KRPHASE_BENCH_QUICK",
+            "PATH",
+        ]);
+        assert_eq!(
+            w,
+            vec![
+                "KRPHASE_OUTPT is not a krphase variable (ignored); did you mean KRPHASE_OUTPUT?",
+                "KRPHASE_PASES is not a krphase variable (ignored); did you mean KRPHASE_PASSES?",
+            ]
+        );
+        assert!(unknown_variables(KNOWN.iter().copied()).is_empty());
     }
 
     #[test]

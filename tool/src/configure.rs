@@ -50,6 +50,12 @@ pub fn configure(cb: CallbackTracingFn) -> Result<(), Declined> {
 
 /// The environment as a [`Config`]; declines on `KRPHASE_DISABLE` or a bad value.
 fn read_config() -> Result<Config, Declined> {
+    let names: Vec<String> = std::env::vars_os()
+        .filter_map(|(k, _)| k.into_string().ok())
+        .collect();
+    for w in config::unknown_variables(names.iter().map(String::as_str)) {
+        crate::say(&w);
+    }
     match config::from_env(&env) {
         Ok(Some(c)) => Ok(c),
         Ok(None) => Err(declined("KRPHASE_DISABLE is set; not recording")),

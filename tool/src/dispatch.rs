@@ -30,8 +30,11 @@ impl Tool {
         th.record(Record::enqueue_exit(tid, ts, d, corr), ts, Flush::Lazy);
     }
 
+    /// COMPLETE: the host time first (COMPLETE_HOST, naming the completion by its GPU end), then
+    /// the GPU interval, so a reader has the host time when the COMPLETE closes the dispatch.
     #[inline(always)]
-    pub fn on_complete(&self, th: Thread, d: u64, start: u64, end: u64, tid: u32) {
-        th.record(Record::complete(tid, d, start, end), end, Flush::Lazy);
+    pub fn on_complete(&self, th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
+        th.record(Record::complete_host(tid, ts, d, end), ts, Flush::Lazy);
+        th.record(Record::complete(tid, d, start, end), ts, Flush::Lazy);
     }
 }

@@ -26,4 +26,5 @@ pub fn finalize(reason: u64) {
     }
     recorder::flush_current_thread();
     r.finish(trailer_flags);
+    crate::written::say_written(&r.path);
 }

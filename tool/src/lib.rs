@@ -38,6 +38,7 @@ mod sys;
 pub mod test_support;
 pub mod tool;
 pub mod window;
+mod written;
 
 pub use finalize::finalize;
 pub use sys::boottime_ns;

@@ -66,26 +66,27 @@ fn dropped_dispatch_records_are_all_counted() {
 
     let sent = ROUNDS * THREADS * PER_THREAD;
     let mut r = FileReader::open(&path).expect("open");
-    let mut seen = HashSet::new();
+    // Each completion is two records: COMPLETE_HOST, then COMPLETE.
+    let (mut seen, mut hosts) = (HashSet::new(), HashSet::new());
     for e in r.by_ref() {
-        if let Event::Complete { dispatch_id, .. } = e.expect("event") {
-            assert!(
-                (1..=sent).contains(&dispatch_id),
-                "unknown id {dispatch_id}"
-            );
-            assert!(seen.insert(dispatch_id), "id {dispatch_id} twice");
-        }
+        let (set, id) = match e.expect("event") {
+            Event::Complete { dispatch_id, .. } => (&mut seen, dispatch_id),
+            Event::CompleteHost { dispatch_id, .. } => (&mut hosts, dispatch_id),
+            _ => continue,
+        };
+        assert!((1..=sent).contains(&id), "unknown id {id}");
+        assert!(set.insert(id), "id {id} twice");
     }
     assert!(!r.truncated());
     let t = *r.trailer().expect("trailer");
     eprintln!("in file {}, dropped {}", seen.len(), t.dropped_dispatch);
     assert_eq!(t.dropped_window, 0);
     assert_eq!(t.dropped_allocation, 0);
+    let in_file = (seen.len() + hosts.len()) as u64;
     assert_eq!(
-        seen.len() as u64 + t.dropped_dispatch,
-        sent,
-        "in file {} + dropped {} != sent {sent}",
-        seen.len(),
+        in_file + t.dropped_dispatch,
+        2 * sent,
+        "in file {in_file} + dropped {} != sent 2 x {sent}",
         t.dropped_dispatch
     );
 }

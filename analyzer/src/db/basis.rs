@@ -11,8 +11,12 @@ use serde::Serialize;
 pub enum Basis {
     /// Measured in process: the tool's own timestamps (and the dispatch timestamps it records).
     InProcess,
-    /// From the SDK's own log lines (`import-log`), at their printed precision.
+    /// From the SDK's own log lines (`import-log`), at their printed precision: the
+    /// `[kernel-replay]` outcome line.
     SdkLog,
+    /// From the SDK's kernel-replay phase line (`lock+drain …, snapshot …, window …`), whose
+    /// format the SDK has not published: read only when present, and said so.
+    SdkPhaseLine,
     /// An in-process interval minus an SDK log figure (drain = pre-pass − the SDK's snapshot).
     InProcessMinusSdkLog,
     /// Inferred from dispatch records (observe mode: no CONFIG or PASS callback, the phase is a
@@ -26,9 +30,10 @@ pub enum Basis {
 }
 
 impl Basis {
-    pub const ALL: [Basis; 6] = [
+    pub const ALL: [Basis; 7] = [
         Basis::InProcess,
         Basis::SdkLog,
+        Basis::SdkPhaseLine,
         Basis::InProcessMinusSdkLog,
         Basis::Dispatch,
         Basis::Estimate,
@@ -40,6 +45,7 @@ impl Basis {
         match self {
             Basis::InProcess => "in_process",
             Basis::SdkLog => "sdk_log",
+            Basis::SdkPhaseLine => "sdk_phase_line",
             Basis::InProcessMinusSdkLog => "in_process_minus_sdk_log",
             Basis::Dispatch => "dispatch",
             Basis::Estimate => "estimate",
@@ -52,6 +58,7 @@ impl Basis {
         match self {
             Basis::InProcess => "M",
             Basis::SdkLog => "L",
+            Basis::SdkPhaseLine => "P",
             Basis::InProcessMinusSdkLog => "M-L",
             Basis::Dispatch => "D",
             Basis::Estimate => "E",
@@ -63,9 +70,10 @@ impl Basis {
     pub fn what(self) -> &'static str {
         match self {
             Basis::InProcess => "measured in process (the tool's timestamps)",
-            Basis::SdkLog => "from the SDK log (its printed precision)",
+            Basis::SdkLog => "from the SDK log's outcome line (its printed precision)",
+            Basis::SdkPhaseLine => "from the SDK's phase line (unpublished format; when present)",
             Basis::InProcessMinusSdkLog => "in-process interval minus an SDK log figure",
-            Basis::Dispatch => "inferred from dispatch records (observe mode; an upper bound)",
+            Basis::Dispatch => "inferred from dispatch records (observe mode; bound or span)",
             Basis::Estimate => "estimated (byte estimate, rate over a lower bound, projection)",
             Basis::Harness => "measured by the harness around the whole run",
         }

@@ -14,7 +14,7 @@ pub mod phases;
 pub mod runs;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one transaction from the recorded version on, so each runs once per database.
@@ -141,6 +141,16 @@ ALTER TABLE krphase_log_file ADD COLUMN evidence TEXT;
 ALTER TABLE krphase_sdk_log ADD COLUMN tid BIGINT;
 ALTER TABLE krphase_sdk_log ADD COLUMN stamp_utc_ns BIGINT;
 "#,
+    // 6: observe mode's figures named for what they are. A window records whether it was driven
+    // (PASS callbacks) or observed (dispatch records only); a pass the host time of its
+    // COMPLETE callback (format 2.0's COMPLETE_HOST). An observed window's `restore_ns` is the
+    // gap from a pass's completion to the next enqueue: the view shows it as `restore_bound_ns`
+    // and takes the restore from the SDK's outcome line. Older rows keep NULL (the view infers
+    // the source from the missing PASS boundaries).
+    r#"
+ALTER TABLE krphase_window ADD COLUMN source TEXT;          -- drive | observe
+ALTER TABLE krphase_pass ADD COLUMN complete_host BIGINT;   -- host time at the COMPLETE callback
+"#,
 ];
 
 /// Views are dropped and re-created on every open, so a newer build's definitions always win
@@ -152,40 +162,52 @@ SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w
        w.outcome,
        CASE WHEN w.outcome = 'declined' AND l.reason IS NOT NULL THEN l.reason ELSE w.reason END AS reason,
        w.requested_passes, w.executed_passes,
-       w."start", w."end",
-       -- Observe mode (no CONFIG pair: the window spans pass 0's enqueue to the last GPU end)
-       -- takes the SDK's own window, pre-pass and drain from a joined phase line.
-       CASE WHEN w.pass_count_return IS NULL AND l.window_ns IS NOT NULL THEN l.window_ns
+       w."start", w."end", w.src AS source,
+       -- Observe mode (no CONFIG pair: the window spans pass 0's enqueue to the last completion)
+       -- takes the SDK's own window, pre-pass and drain from a joined phase line, when present.
+       CASE WHEN w.src = 'observe' AND l.window_ns IS NOT NULL THEN l.window_ns
             ELSE w."end" - w."start" END AS window_ns,
        w.pass_count_return - w."start" AS config_ns,
        COALESCE(w.first_pass_enter - w.pass_count_return, l.lock_drain_ns + l.snapshot_ns) AS prepass_ns,
        COALESCE(l.snapshot_ns, l.snap_ns) AS snapshot_ns,
        COALESCE((w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns),
                 l.lock_drain_ns) AS drain_ns,
-       w.pass_ns, w.gpu_ns, w.continue_ns, w.restore_ns, w.restores,
+       w.pass_ns, w.gpu_ns, w.continue_ns,
+       -- Drive mode measures the restore (PASS EXIT or continue return to the next PASS ENTER);
+       -- observe mode has only the SDK's own figure (outcome line, 100 us resolution) ...
+       CASE WHEN w.src = 'observe' THEN l.restore_ns ELSE w.restore_ns END AS restore_ns,
+       -- ... and the gap between dispatch records, an upper bound on it.
+       CASE WHEN w.src = 'observe' THEN w.restore_ns END AS restore_bound_ns,
+       w.restores,
        w."end" - w.last_pass_exit AS tail_ns, w.stuck_ns,
-       COALESCE(l.snapshot_bytes, w.bytes_estimate) AS snapshot_bytes,
+       COALESCE(l.snapshot_bytes, l.footprint_bytes, w.bytes_estimate) AS snapshot_bytes,
        l.id AS sdk_log_id,
        -- The basis of each figure above (db/basis.rs), decided by the same cases as its value.
+       -- The phase line's format is the SDK's unpublished one: its figures say so.
        CASE WHEN w.pass_count_return IS NOT NULL THEN 'in_process'
-            WHEN l.window_ns IS NOT NULL THEN 'sdk_log'
+            WHEN w.src = 'observe' AND l.window_ns IS NOT NULL THEN 'sdk_phase_line'
             WHEN w."end" - w."start" IS NOT NULL THEN 'dispatch' END AS window_basis,
        CASE WHEN w.pass_count_return - w."start" IS NOT NULL THEN 'in_process' END AS config_basis,
        CASE WHEN w.first_pass_enter - w.pass_count_return IS NOT NULL THEN 'in_process'
-            WHEN l.lock_drain_ns + l.snapshot_ns IS NOT NULL THEN 'sdk_log' END AS prepass_basis,
-       CASE WHEN COALESCE(l.snapshot_ns, l.snap_ns) IS NOT NULL THEN 'sdk_log' END AS snapshot_basis,
+            WHEN l.lock_drain_ns + l.snapshot_ns IS NOT NULL THEN 'sdk_phase_line' END AS prepass_basis,
+       CASE WHEN l.snapshot_ns IS NOT NULL THEN 'sdk_phase_line'
+            WHEN l.snap_ns IS NOT NULL THEN 'sdk_log' END AS snapshot_basis,
        CASE WHEN (w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns)
                  IS NOT NULL THEN 'in_process_minus_sdk_log'
-            WHEN l.lock_drain_ns IS NOT NULL THEN 'sdk_log' END AS drain_basis,
+            WHEN l.lock_drain_ns IS NOT NULL THEN 'sdk_phase_line' END AS drain_basis,
        CASE WHEN w.pass_ns IS NOT NULL THEN 'in_process' END AS pass_basis,
        CASE WHEN w.gpu_ns IS NOT NULL THEN 'in_process' END AS gpu_basis,
        CASE WHEN w.continue_ns IS NOT NULL THEN 'in_process' END AS continue_basis,
-       CASE WHEN w.restore_ns IS NULL THEN NULL
-            WHEN w.pass_count_return IS NOT NULL THEN 'in_process' ELSE 'dispatch' END AS restore_basis,
+       CASE WHEN w.src = 'observe' THEN CASE WHEN l.restore_ns IS NOT NULL THEN 'sdk_log' END
+            WHEN w.restore_ns IS NOT NULL THEN 'in_process' END AS restore_basis,
+       CASE WHEN w.src = 'observe' AND w.restore_ns IS NOT NULL THEN 'dispatch' END AS restore_bound_basis,
        CASE WHEN w."end" - w.last_pass_exit IS NOT NULL THEN 'in_process' END AS tail_basis,
-       CASE WHEN l.snapshot_bytes IS NOT NULL THEN 'sdk_log'
+       CASE WHEN l.snapshot_bytes IS NOT NULL THEN 'sdk_phase_line'
+            WHEN l.footprint_bytes IS NOT NULL THEN 'sdk_log'
             WHEN w.bytes_estimate IS NOT NULL THEN 'estimate' END AS snapshot_bytes_basis
-FROM krphase_window w
+FROM (SELECT *, COALESCE(source, CASE WHEN pass_count_return IS NULL AND first_pass_enter IS NULL
+                                      THEN 'observe' ELSE 'drive' END) AS src
+      FROM krphase_window) w
 LEFT JOIN krphase_sdk_log l ON l.window_id = w.id;
 
 DROP VIEW IF EXISTS krphase_run_summary;
@@ -429,8 +451,9 @@ mod tests {
                 "CREATE TABLE krphase_schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL);
                  INSERT INTO krphase_schema_version VALUES (1, 'then');
                  INSERT INTO krphase_run (id, path, file_hash, imported_at) VALUES (1, 'p', 'h', 'then');
-                 INSERT INTO krphase_window (id, run_id, dispatch_id, outcome, \"start\", \"end\", restore_ns, restores)
-                   VALUES (5, 1, 9, 'replayed', 100, 900, 300, 1);
+                 INSERT INTO krphase_window (id, run_id, dispatch_id, outcome, \"start\", \"end\",
+                   pass_count_return, restore_ns, restores)
+                   VALUES (5, 1, 9, 'replayed', 100, 900, 150, 300, 1);
                  INSERT INTO krphase_pass (window_id, run_id, pass_index, \"start\", \"end\")
                    VALUES (5, 1, 0, 200, 400), (5, 1, 1, 700, 800);",
             )

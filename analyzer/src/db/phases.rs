@@ -7,13 +7,15 @@ use rusqlite::Connection;
 use super::basis::Basis;
 
 /// A phase: display name, view columns of its value and basis, what it holds, the phase it is a
-/// part of (`None`: a top-level phase, a part of the window), and why it can be absent.
+/// part of (`None`: a top-level phase, a part of the window), the phase it bounds from above
+/// (a bound is no part of the window's tiling and has no share), and why it can be absent.
 pub struct Phase {
     pub name: &'static str,
     pub column: &'static str,
     pub basis_column: &'static str,
     pub what: &'static str,
     pub parent: Option<&'static str>,
+    pub bound_of: Option<&'static str>,
     pub missing: &'static str,
 }
 
@@ -25,6 +27,7 @@ pub const PHASES: &[Phase] = &[
         basis_column: "config_basis",
         what: "CONFIG ENTER to replay_pass_count return",
         parent: None,
+        bound_of: None,
         missing: "observe mode: no CONFIG callback",
     },
     Phase {
@@ -33,6 +36,7 @@ pub const PHASES: &[Phase] = &[
         basis_column: "prepass_basis",
         what: "lock + admission + drain + snapshot (pass-count return to PASS 0 ENTER)",
         parent: None,
+        bound_of: None,
         missing: "observe mode without a joined SDK phase line",
     },
     Phase {
@@ -41,6 +45,7 @@ pub const PHASES: &[Phase] = &[
         basis_column: "drain_basis",
         what: "pre-pass minus the SDK's snapshot time (needs a joined log)",
         parent: Some("pre-pass"),
+        bound_of: None,
         missing: "needs a joined SDK log (krphase import-log)",
     },
     Phase {
@@ -49,6 +54,7 @@ pub const PHASES: &[Phase] = &[
         basis_column: "snapshot_basis",
         what: "the SDK's snapshot time (needs a joined log)",
         parent: Some("pre-pass"),
+        bound_of: None,
         missing: "needs a joined SDK log (krphase import-log)",
     },
     Phase {
@@ -57,6 +63,7 @@ pub const PHASES: &[Phase] = &[
         basis_column: "pass_basis",
         what: "sum of PASS ENTER to PASS EXIT",
         parent: None,
+        bound_of: None,
         missing: "observe mode: no PASS callbacks",
     },
     Phase {
@@ -65,6 +72,7 @@ pub const PHASES: &[Phase] = &[
         basis_column: "gpu_basis",
         what: "sum of the passes' GPU execution",
         parent: Some("pass exec"),
+        bound_of: None,
         missing: "no dispatch completion records",
     },
     Phase {
@@ -73,15 +81,30 @@ pub const PHASES: &[Phase] = &[
         basis_column: "continue_basis",
         what: "sum of PASS EXIT to the replay_continue return (the SDK's loop decision)",
         parent: None,
+        bound_of: None,
         missing: "no CONTINUE records (older file or observe mode)",
     },
     Phase {
         name: "restore",
         column: "restore_ns",
         basis_column: "restore_basis",
-        what: "sum of the continue return (PASS EXIT without one) to the next PASS ENTER",
+        what: "sum of the continue return (PASS EXIT without one) to the next PASS ENTER; \
+               observe mode: the SDK's restore_seconds (outcome line, 100 us resolution)",
         parent: None,
-        missing: "single-pass windows have no restore",
+        bound_of: None,
+        missing: "single-pass windows have none; observe mode needs a joined SDK log \
+                  (restore bound has the dispatch-record gap)",
+    },
+    Phase {
+        name: "restore bound",
+        column: "restore_bound_ns",
+        basis_column: "restore_bound_basis",
+        what: "observe mode: sum of each pass's completion (host time at its COMPLETE callback) \
+               to the next pass's enqueue; an upper bound on the restore (it also holds the \
+               completion's hop and the owning tool's PASS callbacks)",
+        parent: None,
+        bound_of: Some("restore"),
+        missing: "drive mode measures the restore itself",
     },
     Phase {
         name: "tail",
@@ -89,6 +112,7 @@ pub const PHASES: &[Phase] = &[
         basis_column: "tail_basis",
         what: "last PASS EXIT to CONFIG EXIT",
         parent: None,
+        bound_of: None,
         missing: "observe mode: no CONFIG EXIT",
     },
     Phase {
@@ -97,6 +121,7 @@ pub const PHASES: &[Phase] = &[
         basis_column: "window_basis",
         what: "CONFIG ENTER to CONFIG EXIT",
         parent: None,
+        bound_of: None,
         missing: "no window boundaries recorded",
     },
 ];

@@ -6,9 +6,10 @@
 //! tail slices; each pass's GPU execution is a slice on its queue's track; declines are instant
 //! events (a stuck window, `pass_drain_stuck`, also keeps its slices, the stuck pass up to CONFIG
 //! EXIT). Written as a stream, one event at a time. Every slice's args carry `basis`, where its
-//! interval comes from (`db/basis.rs`): `in_process` for the tool's timestamps, `sdk_log` for
-//! the SDK's snapshot, `in_process_minus_sdk_log` for lock+drain, `dispatch` for a restore
-//! inferred from dispatch records in observe mode.
+//! interval comes from (`db/basis.rs`): `in_process` for the tool's timestamps, `sdk_log` or
+//! `sdk_phase_line` for the SDK's snapshot, `in_process_minus_sdk_log` for lock+drain,
+//! `dispatch` for observe mode's `restore bound` (completion to the next enqueue, which holds
+//! the SDK's restore).
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
@@ -130,6 +131,11 @@ struct WindowSlices {
     window_basis: Option<String>,
     restore_basis: Option<String>,
     bytes_basis: Option<String>,
+    /// Observe mode: the slice between a completion and the next enqueue is the restore's
+    /// upper bound (the SDK's restore lies inside it), named so.
+    restore_is_bound: bool,
+    /// `sdk_phase_line` or `sdk_log`: where the snapshot time came from.
+    snapshot_basis: Option<String>,
 }
 
 /// `{"basis": code}`, plus `extra`'s fields.
@@ -152,7 +158,9 @@ fn write_windows<W: Write>(conn: &Connection, run_id: i64, out: &mut TraceWriter
         "SELECT w.id, w.dispatch_id, COALESCE(w.kernel, '?'), COALESCE(w.thread, 0), w.queue,
                 w.outcome, v.reason, w.executed_passes, w.\"start\", w.\"end\", w.pass_count_return,
                 w.first_pass_enter, w.last_pass_exit, v.snapshot_ns, v.drain_ns, v.snapshot_bytes,
-                w.stuck_ns, v.window_basis, v.restore_basis, v.snapshot_bytes_basis
+                w.stuck_ns, v.window_basis, COALESCE(v.restore_bound_basis, v.restore_basis),
+                v.snapshot_bytes_basis, v.restore_bound_basis IS NOT NULL,
+                v.snapshot_basis
          FROM krphase_window w JOIN krphase_window_phase v ON v.window_id = w.id
          WHERE w.run_id = ?1 ORDER BY w.id",
     )?;
@@ -175,6 +183,8 @@ fn write_windows<W: Write>(conn: &Connection, run_id: i64, out: &mut TraceWriter
             window_basis: r.get(17)?,
             restore_basis: r.get(18)?,
             bytes_basis: r.get(19)?,
+            restore_is_bound: r.get(20)?,
+            snapshot_basis: r.get(21)?,
         };
         let outcome: String = r.get(5)?;
         let reason: String = r.get(6)?;
@@ -244,7 +254,7 @@ fn write_window_phases<W: Write>(
             Some(p + d.max(0)),
             Some(p + d.max(0) + s),
             with_basis(
-                "sdk_log",
+                w.snapshot_basis.as_deref().unwrap_or("sdk_log"),
                 json!({"bytes": w.snapshot_bytes, "bytes_basis": w.bytes_basis}),
             ),
         )?;
@@ -299,7 +309,11 @@ fn write_passes<W: Write>(
         let restore_basis = w.restore_basis.as_deref().unwrap_or(IN_PROCESS);
         out.slice(
             tid,
-            "restore",
+            if w.restore_is_bound {
+                "restore bound"
+            } else {
+                "restore"
+            },
             "restore",
             p.get(5)?,
             p.get(6)?,

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
 use krphase_format::event::{Event, Notice};
-use krphase_format::windows::{Decline, Outcome, Output, PlainDispatch, Reconstructor, Window};
+use krphase_format::windows::{
+    Decline, Outcome, Output, PlainDispatch, Reconstructor, Source, Window,
+};
 use krphase_format::{FileReader, Mode};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use sha2::{Digest, Sha256};
@@ -344,7 +346,7 @@ fn i(v: Option<u64>) -> Option<i64> {
 }
 
 /// Columns of a `krphase_pass` row, and the most rows one INSERT carries.
-const PASS_COLUMNS: usize = 11;
+const PASS_COLUMNS: usize = 12;
 const MAX_PASS_ROWS: usize = 8;
 
 /// Cached insert statements for one run.
@@ -366,15 +368,16 @@ impl<'t> Inserter<'t> {
                    agent, queue, thread, outcome, reason, requested_passes, executed_passes,
                    \"start\", \"end\", pass_count_return, first_pass_enter, last_pass_exit,
                    pass_ns, gpu_ns, restore_ns, restores, bytes_estimate, bytes_upper, regions,
-                   continue_ns, stuck_ns)
-                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26)",
+                   continue_ns, stuck_ns, source)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27)",
             )?,
             passes: (1..=MAX_PASS_ROWS)
                 .map(|n| {
                     let row = format!("({})", ["?"; PASS_COLUMNS].join(","));
                     tx.prepare_cached(&format!(
                         "INSERT INTO krphase_pass (window_id, run_id, pass_index, \"start\", \"end\",
-                           gpu_start, gpu_end, restore_start, restore_end, incomplete, continue_ns)
+                           gpu_start, gpu_end, restore_start, restore_end, incomplete, continue_ns,
+                           complete_host)
                          VALUES {}",
                         vec![row; n].join(",")
                     ))
@@ -445,15 +448,22 @@ impl<'t> Inserter<'t> {
             Outcome::Declined if w.stuck.is_some() => ("declined", "pass_drain_stuck"),
             Outcome::Declined => ("declined", "unknown"),
         };
-        // Observe-mode windows have no CONFIG pair: span the passes instead.
+        // Observe-mode windows have no CONFIG pair: span the passes instead, to the last
+        // completion the host saw (its GPU end in files without COMPLETE_HOST).
         let start = w.config_enter.or_else(|| {
             w.passes
                 .first()
                 .and_then(|p| p.enqueue_enter.or(p.gpu_start))
         });
-        let end = w
-            .config_exit
-            .or_else(|| w.passes.last().and_then(|p| p.gpu_end.or(p.exit)));
+        let end = w.config_exit.or_else(|| {
+            w.passes
+                .last()
+                .and_then(|p| p.complete_host.or(p.gpu_end).or(p.exit))
+        });
+        let source = match w.source {
+            Source::Drive => "drive",
+            Source::Observe => "observe",
+        };
         self.window.execute(params![
             self.run_id,
             w.dispatch_id as i64,
@@ -481,6 +491,7 @@ impl<'t> Inserter<'t> {
             w.bytes.map(|b| i64::from(b.classified_regions)),
             continue_ns,
             stuck_ns,
+            source,
         ])?;
         let window_id = self.conn.last_insert_rowid();
         // All of a window's passes in one multi-row INSERT (statement overhead dominates).
@@ -500,6 +511,7 @@ impl<'t> Inserter<'t> {
                     r.map(|r| r.end as i64),
                     Some(i64::from(p.incomplete)),
                     r.and_then(|r| r.continue_phase.as_ref().map(|c| phase_ns(c) as i64)),
+                    i(p.complete_host),
                 ];
                 for (c, v) in values.iter().enumerate() {
                     stmt.raw_bind_parameter(k * PASS_COLUMNS + c + 1, v)?;
@@ -542,6 +554,7 @@ impl<'t> Inserter<'t> {
             None::<i64>,
             None::<i64>,
             None::<i64>,
+            "drive",
         ])?;
         Ok(())
     }

@@ -329,7 +329,8 @@ mod tests {
         assert!((p("gpu").share_of_parent.unwrap() - 2200.0 / 3500.0).abs() < 1e-12);
         assert!((p("snapshot").share_of_parent.unwrap() - 600.0 / 3000.0).abs() < 1e-12);
         assert_eq!(p("pre-pass").basis, vec![Basis::InProcess]);
-        assert_eq!(p("snapshot").basis, vec![Basis::SdkLog]);
+        // The snapshot time comes from the phase line, whose format the SDK has not published.
+        assert_eq!(p("snapshot").basis, vec![Basis::SdkPhaseLine]);
         assert_eq!(p("drain").basis, vec![Basis::InProcessMinusSdkLog]);
         assert_eq!(
             p("continue")
@@ -360,12 +361,13 @@ mod tests {
             serde_json::from_str(&render(std::slice::from_ref(&r), Format::Json).unwrap()).unwrap();
         let snap = &v["runs"][0]["phases"].as_array().unwrap()[3];
         assert_eq!(snap["phase"], "snapshot");
-        assert_eq!(snap["basis"], serde_json::json!(["sdk_log"]));
+        assert_eq!(snap["basis"], serde_json::json!(["sdk_phase_line"]));
         assert_eq!(snap["parent"], "pre-pass");
     }
 
-    /// An observe-mode window (no CONFIG or PASS callbacks): the window from the SDK log,
-    /// restores inferred from dispatch records, and an `unattributed` row for the rest, so the
+    /// An observe-mode window (no CONFIG or PASS callbacks): the window from the SDK's phase
+    /// line, the restore from its outcome line, the dispatch-record gap as the restore's upper
+    /// bound (no share: it overlaps the restore), and an `unattributed` row for the rest, so the
     /// top-level shares still add up to 100%.
     #[test]
     fn observe_mode_figures_name_their_basis_and_the_rest_is_unattributed() {
@@ -380,20 +382,35 @@ mod tests {
              INSERT INTO krphase_log_file (id, path, file_hash, run_id, imported_at)
                VALUES (1, 'l', 'h', 1, 'now');
              INSERT INTO krphase_sdk_log (log_file_id, run_id, window_id, dispatch_id,
-               lock_drain_ns, snapshot_ns, window_ns) VALUES (1, 1, 1, 1, 1500, 500, 10000);",
+               lock_drain_ns, snapshot_ns, window_ns, restore_ns)
+               VALUES (1, 1, 1, 1, 1500, 500, 10000, 2000);",
         )
         .unwrap();
         let r = run_report(&c, 1).unwrap();
         let p = |n: &str| r.phases.iter().find(|p| p.phase == n).unwrap().clone();
         assert_eq!(p("window").total_ns, 10000);
-        assert_eq!(p("window").basis, vec![Basis::SdkLog]);
-        assert_eq!(p("restore").basis, vec![Basis::Dispatch]);
-        assert_eq!(p("pre-pass").basis, vec![Basis::SdkLog]);
-        assert_eq!(p("drain").basis, vec![Basis::SdkLog]);
+        assert_eq!(p("window").basis, vec![Basis::SdkPhaseLine]);
+        assert_eq!(
+            (p("restore").total_ns, p("restore").basis.clone()),
+            (2000, vec![Basis::SdkLog])
+        );
+        let bound = p("restore bound");
+        assert_eq!(
+            (bound.total_ns, bound.basis.clone()),
+            (2500, vec![Basis::Dispatch])
+        );
+        assert_eq!(
+            (bound.bound_of.as_deref(), bound.share_of_window),
+            (Some("restore"), None)
+        );
+        assert_eq!(p("pre-pass").basis, vec![Basis::SdkPhaseLine]);
+        assert_eq!(p("drain").basis, vec![Basis::SdkPhaseLine]);
         assert_eq!(p("config").samples, 0);
         assert!(p("config").missing.unwrap().contains("observe"));
         let u = p(run_report::UNATTRIBUTED);
-        assert_eq!(u.total_ns, 10000 - 2000 - 2500);
+        assert_eq!(u.total_ns, 10000 - 2000 - 2000);
+        let table = render(std::slice::from_ref(&r), Format::Table).unwrap();
+        assert!(table.contains(">= restore"), "{table}");
         assert!(
             (top_level_share_sum(&r) - 1.0).abs() < 1e-12,
             "{:?}",

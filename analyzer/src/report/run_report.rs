@@ -22,6 +22,10 @@ pub struct PhaseStats {
     /// The phase this one is a part of (`pre-pass` for drain and snapshot, `pass exec` for gpu);
     /// `None` for a top-level phase. Top-level shares add up to 100% of window time.
     pub parent: Option<String>,
+    /// The phase this figure bounds from above (`restore` for observe mode's `restore bound`):
+    /// no part of the window's tiling, so it has no share.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bound_of: Option<String>,
     /// Windows that carry this phase.
     pub samples: u64,
     pub total_ns: i64,
@@ -268,7 +272,7 @@ impl WindowTally {
                 if let Some(b) = w.phase_basis[k] {
                     *p.bases.entry(b).or_default() += 1;
                 }
-                if k != WINDOW && PHASES[k].parent.is_none() {
+                if k != WINDOW && tiles(&PHASES[k]) {
                     covered += v;
                 }
             }
@@ -288,6 +292,11 @@ impl WindowTally {
         self.snapshot_bytes += b;
         self.restore_bytes += b * w.restores.unwrap_or(0);
     }
+}
+
+/// Whether a phase is one of the top-level tiles of the window (not a part, not a bound).
+fn tiles(p: &phases::Phase) -> bool {
+    p.parent.is_none() && p.bound_of.is_none()
 }
 
 /// Streams the run's windows once, counting replayed and declined ones.
@@ -328,6 +337,7 @@ fn stats_of(
     PhaseStats {
         phase: name.to_string(),
         parent: parent.map(String::from),
+        bound_of: None,
         samples: n,
         total_ns: total,
         share_of_window: some(ratio(total as f64, window_total as f64)),
@@ -360,13 +370,17 @@ fn phase_stats(samples: &mut [PhaseSamples], unattributed: &mut PhaseSamples) ->
             if st.samples == 0 {
                 st.missing = Some(p.missing.to_string());
             }
+            if let Some(b) = p.bound_of {
+                st.bound_of = Some(b.to_string());
+                st.share_of_window = None;
+            }
             st
         })
         .collect();
     let covered: i64 = PHASES
         .iter()
         .enumerate()
-        .filter(|(k, p)| *k != WINDOW && p.parent.is_none())
+        .filter(|(k, p)| *k != WINDOW && tiles(p))
         .map(|(k, _)| totals[k])
         .sum();
     let rest = window_total - covered;

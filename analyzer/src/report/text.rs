@@ -159,9 +159,10 @@ fn phase_label(p: &PhaseStats) -> String {
 /// A phase's share as the table shows it: of the window for a top-level phase, of the parent
 /// (in parentheses) for a part.
 fn phase_share(p: &PhaseStats) -> String {
-    match &p.parent {
-        Some(_) => format!("({})", percent(p.share_of_parent)),
-        None => percent(p.share_of_window),
+    match (&p.parent, &p.bound_of) {
+        (_, Some(b)) => format!(">= {b}"),
+        (Some(_), None) => format!("({})", percent(p.share_of_parent)),
+        (None, None) => percent(p.share_of_window),
     }
 }
 

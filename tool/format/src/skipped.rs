@@ -93,13 +93,13 @@ mod tests {
         s.block(200, 16);
         s.block(200, 4);
         s.block(130, 1);
-        s.kind(18);
+        s.kind(19);
         s.header_bytes = 1;
         s.trailer_counters = 2;
         assert_eq!(
             s.summary(),
             "1 optional block with tag 130 (1 bytes), 2 optional blocks with tag 200 (20 bytes), \
-             1 record of kind 18, 1 header byte, 2 trailer counters"
+             1 record of kind 19, 1 header byte, 2 trailer counters"
         );
     }
 }

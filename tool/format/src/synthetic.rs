@@ -97,6 +97,17 @@ impl Synthetic {
         }
     }
 
+    /// The host time `ts` at the completion callback of the kernel execution of `d` that ended
+    /// at `gpu_end` (written just before its [`Synthetic::complete`]).
+    pub fn complete_host(&self, d: u64, ts: u64, gpu_end: u64) -> Event {
+        Event::CompleteHost {
+            thread: COMPLETION_THREAD,
+            ts,
+            dispatch_id: d,
+            gpu_end,
+        }
+    }
+
     /// CONFIG EXIT of dispatch `d`.
     pub fn config_exit(&self, d: u64, ts: u64) -> Event {
         Event::ConfigExit {

@@ -105,8 +105,8 @@ fn v2_0_golden_covers_every_kind_a_stuck_and_an_indefinite_window() {
         .collect();
     assert_eq!(
         kinds,
-        (kind::CONFIG_ENTER..=kind::MODULE_VARS).collect(),
-        "all 17 kinds"
+        (kind::CONFIG_ENTER..=kind::COMPLETE_HOST).collect(),
+        "all 18 kinds"
     );
     assert!(r.skipped().is_empty(), "{:?}", r.skipped());
     let (mut out, rest) = common::reconstruct_as(r.version(), &events);

@@ -161,4 +161,14 @@ record_kinds! {
         variables: u16 => small16,
         attribution: u8 => small8,
     }
+    /// Host time at a KERNEL_DISPATCH COMPLETE callback, written just before that completion's
+    /// COMPLETE record (`gpu_end` names it: a dispatch has one completion per pass). In observe
+    /// mode it is the last host time of a pass the process can see: the gap from it to the next
+    /// pass's ENQUEUE ENTER holds the SDK's restore.
+    18 COMPLETE_HOST complete_host CompleteHost (Dispatch) {
+        thread: u32 => thread,
+        ts: u64 => payload0,
+        dispatch_id: u64 => payload1,
+        gpu_end: u64 => payload2,
+    }
 }

@@ -122,6 +122,12 @@ fn every_kind_round_trips() {
             variables: 1,
             attribution: attribution::CODE_OBJECT,
         },
+        Event::CompleteHost {
+            thread: 3,
+            ts: 15,
+            dispatch_id: 4,
+            gpu_end: 14,
+        },
         Event::Unknown {
             kind: 200,
             small8: 1,

@@ -11,8 +11,11 @@
 //!   A CONFIG pair without PASS is a tool opt-out ([`Decline`]) or, when the tool asked for
 //!   N > 1, an SDK decline (a [`Window`] with [`Outcome::Declined`]).
 //! * **Observe mode** (another tool owns replay): passes share a dispatch id, so a dispatch with
-//!   more than one enqueue or completion is a window; restore i ≈ GPU end of pass i → enqueue of
-//!   pass i+1. A dispatch with one enqueue is a [`PlainDispatch`].
+//!   more than one enqueue or completion is a window. Its restore i is the gap from pass i's
+//!   completion (host time at the COMPLETE callback, else its GPU end) to the enqueue of pass
+//!   i+1: an upper bound on the SDK's restore, which lies inside it with the completion's hop,
+//!   the owning tool's PASS callbacks and the SDK's pass preparation. A dispatch with one enqueue
+//!   is a [`PlainDispatch`].
 //!
 //! COMPLETE records come from another thread and may reach the file after the window's own
 //! records, so a dispatch is held until its completions arrive, a later dispatch on the same queue
@@ -56,6 +59,9 @@ pub struct Pass {
     pub enqueue_exit: Option<u64>,
     pub gpu_start: Option<u64>,
     pub gpu_end: Option<u64>,
+    /// Host time at this pass's COMPLETE callback (COMPLETE_HOST), when recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub complete_host: Option<u64>,
     /// PASS ENTER without PASS EXIT: the SDK broke the loop in this pass (`pass_drain_stuck`),
     /// or the file ends inside it.
     #[serde(default, skip_serializing_if = "is_false")]
@@ -221,6 +227,8 @@ struct Group {
     in_pass: Option<usize>,
     enqueues: Vec<(u64, Option<u64>)>,
     completes: Vec<(u64, u64)>,
+    /// (GPU end, host time) of each COMPLETE_HOST record: pairs with the completion of that end.
+    complete_hosts: Vec<(u64, u64)>,
     bytes: Option<ByteEstimate>,
     /// Reader-side estimate at the first enqueue (observe mode has no WINDOW_BYTES).
     first_enqueue_bytes: Option<ByteEstimate>,
@@ -240,7 +248,8 @@ fn entry_adding_dispatch(ev: &Event) -> Option<u64> {
         Event::PassEnter { dispatch_id, .. }
         | Event::Continue { dispatch_id, .. }
         | Event::EnqueueEnter { dispatch_id, .. }
-        | Event::Complete { dispatch_id, .. } => Some(dispatch_id),
+        | Event::Complete { dispatch_id, .. }
+        | Event::CompleteHost { dispatch_id, .. } => Some(dispatch_id),
         _ => None,
     }
 }
@@ -276,8 +285,18 @@ pub struct Reconstructor {
 impl Group {
     /// Passes, enqueues, completions and continue calls held.
     fn entries(&self) -> usize {
-        self.passes.len() + self.enqueues.len() + self.completes.len() + self.continues.len()
+        self.passes.len()
+            + self.enqueues.len()
+            + self.completes.len()
+            + self.complete_hosts.len()
+            + self.continues.len()
     }
+}
+
+/// The host time of the completion that ended at `gpu_end`, when its COMPLETE_HOST was seen.
+fn complete_host(hosts: &[(u64, u64)], gpu_end: Option<u64>) -> Option<u64> {
+    let e = gpu_end?;
+    hosts.iter().find(|&&(end, _)| end == e).map(|&(_, ts)| ts)
 }
 
 impl Default for Reconstructor {
@@ -638,6 +657,22 @@ impl Reconstructor {
                 gpu_start,
                 gpu_end,
             } => self.on_complete(thread, dispatch_id, gpu_start, gpu_end)?,
+            Event::CompleteHost {
+                thread,
+                ts,
+                dispatch_id,
+                gpu_end,
+            } => {
+                // Written just before its COMPLETE, which closes the dispatch: held until then.
+                let held = self
+                    .groups
+                    .get(&dispatch_id)
+                    .map_or(0, |g| g.complete_hosts.len());
+                self.check_per_dispatch(dispatch_id, held)?;
+                self.group(dispatch_id, thread)
+                    .complete_hosts
+                    .push((gpu_end, ts));
+            }
             _ => self.push_footprint(ev)?,
         }
         Ok(())
@@ -949,6 +984,7 @@ impl Reconstructor {
             for (p, &(s, e)) in g.passes.iter_mut().zip(g.completes.iter()) {
                 p.gpu_start = Some(s);
                 p.gpu_end = Some(e);
+                p.complete_host = complete_host(&g.complete_hosts, Some(e));
             }
             for p in &mut g.passes {
                 p.incomplete = p.enter.is_some() && p.exit.is_none();
@@ -1050,6 +1086,7 @@ impl Reconstructor {
                 enqueue_exit: g.enqueues.get(i).and_then(|e| e.1),
                 gpu_start: g.completes.get(i).map(|c| c.0),
                 gpu_end: g.completes.get(i).map(|c| c.1),
+                complete_host: complete_host(&g.complete_hosts, g.completes.get(i).map(|c| c.1)),
                 incomplete: false,
             })
             .collect();
@@ -1058,7 +1095,9 @@ impl Reconstructor {
             .filter_map(|w| {
                 Some(Restore {
                     after_pass: w[0].index,
-                    start: w[0].gpu_end?,
+                    // The last host time of the pass the process sees (files without
+                    // COMPLETE_HOST: the GPU end, which the completion's hop follows).
+                    start: w[0].complete_host.or(w[0].gpu_end)?,
                     // Without a per-pass enqueue (an SDK that enqueues once per window), the
                     // next pass's GPU start bounds the gap from above.
                     end: w[1].enqueue_enter.or(w[1].gpu_start)?,

@@ -66,7 +66,7 @@ fn open(d: u64, t0: u64, decision: Decision, n: u64) -> Vec<Record> {
     v
 }
 
-/// The 2.0 golden's records: every one of the 17 kinds; a fixed 2-pass window with its continue
+/// The 2.0 golden's records: every one of the 18 kinds; a fixed 2-pass window with its continue
 /// calls (dispatch 1), an indefinite loop of 3 passes ended by the continue callback (2), a
 /// stuck window whose second pass never exits (3), an opt-out run once (4), a plain dispatch
 /// placed by the thread's earlier placement (5), one that changes the placement (6) and one
@@ -117,7 +117,8 @@ pub fn v2_0_records() -> Vec<Record> {
         Record::enqueue_exit(T, 19_010, 7, 17),
         Record::free(T, 3, 0x57, 0x10000, 4096, AGENT),
     ]);
-    // Completions, late, from the completion thread.
+    // Completions, late, from the completion thread: each with its host time first (10 ns after
+    // the GPU end).
     let gpu: [(u64, u64, u64); 10] = [
         (1, 2100, 2900),
         (1, 3600, 4400),
@@ -130,10 +131,10 @@ pub fn v2_0_records() -> Vec<Record> {
         (6, 18_100, 18_200),
         (7, 19_100, 19_200),
     ];
-    v.extend(
-        gpu.iter()
-            .map(|&(d, s, e)| S.complete(d, s, e).to_record().expect("complete")),
-    );
+    for &(d, s, e) in &gpu {
+        v.push(S.complete_host(d, e + 10, e).to_record().expect("host"));
+        v.push(S.complete(d, s, e).to_record().expect("complete"));
+    }
     v
 }
 
@@ -175,7 +176,7 @@ pub fn v2_0() -> Vec<u8> {
 
 /// What the future-minor fixture adds, as a 2.1 writer might.
 pub const FUTURE_TAG: u8 = 200;
-pub const FUTURE_KIND: u8 = 18;
+pub const FUTURE_KIND: u8 = 19;
 pub const FUTURE_HEADER_BYTES: usize = 8;
 pub const FUTURE_TRAILER_COUNTERS: u32 = 2;
 
