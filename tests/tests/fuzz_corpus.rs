@@ -104,3 +104,20 @@ fn harness_csv_corpus_reads_or_is_refused_with_a_line() {
         "{rows} rows read, {refused} refused"
     );
 }
+
+/// The fuzzer's one out-of-memory input (40 PASS ENTER records with pass index 2^20 − 1): the
+/// reconstruction limit refuses it instead of allocating passes (records fed without a file
+/// have no offset; from a file the error names it).
+#[test]
+fn the_pass_index_out_of_memory_input_is_refused_by_the_limit() {
+    let (_, b) = corpus("krp_records")
+        .into_iter()
+        .find(|(p, _)| p.ends_with("regression-oom-pass-index"))
+        .expect("the regression input is in the corpus");
+    let d = decode::reconstruct_records(&b);
+    let why = d.refused.expect("refused");
+    assert!(
+        why.contains("more than 65536 passes") && why.contains("reconstruction limit"),
+        "{why}"
+    );
+}

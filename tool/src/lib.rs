@@ -23,6 +23,8 @@ pub mod configure;
 pub mod dispatch;
 pub mod finalize;
 pub mod fork_local;
+#[cfg(feature = "test-support")]
+mod handover_delay;
 pub mod layout;
 pub mod modvars;
 pub mod output;

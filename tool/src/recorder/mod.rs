@@ -337,6 +337,8 @@ impl Recorder {
             }
         }
         slot.state.store(SENT, Ordering::Release);
+        #[cfg(feature = "test-support")]
+        crate::handover_delay::wait_if_injected();
         let back = match self.to_writer.try_send(WriterMessage::Slot(slot, n)) {
             Ok(()) => return fresh,
             Err(TrySendError::Full(m)) if self.on_full == OnFull::Block => {

@@ -1,0 +1,81 @@
+//! Records taken after a thread's thread-local recorder was destroyed still reach the file.
+//! On the main thread `exit()` destroys thread-locals before the atexit handlers run, and the
+//! SDK still calls back then (its own exit handlers, completions delivered at its finalize).
+//! Here a thread-local registered before the tool's is destroyed after it, and records from
+//! its destructor. One test function: the tool is a process-wide singleton.
+
+use krphase_ffi::{
+    CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchData, UserData,
+    kernel_dispatch_op,
+};
+use krphase_format::{Event, FileReader};
+use std::collections::BTreeSet;
+
+const EARLY: u64 = 11;
+const LATE: u64 = 22;
+
+fn complete(id: u64) {
+    let (cb, _) = krphase::test_support::synthetic_entry_points();
+    let cb = cb.expect("callback");
+    let mut data = KernelDispatchData {
+        size: 152,
+        ..Default::default()
+    };
+    data.start_timestamp = krphase::boottime_ns();
+    data.end_timestamp = data.start_timestamp + 1;
+    data.dispatch_info.dispatch_id = id;
+    let rec = CallbackTracingRecord {
+        context_id: Default::default(),
+        thread_id: 9,
+        correlation_id: Default::default(),
+        kind: CallbackTracingKind::KERNEL_DISPATCH,
+        operation: kernel_dispatch_op::COMPLETE,
+        phase: CallbackPhase::NONE,
+        payload: (&mut data as *mut KernelDispatchData).cast(),
+    };
+    // SAFETY: the payload is a live KernelDispatchData for the call, as the SDK guarantees.
+    unsafe { cb(rec, &mut UserData::default(), std::ptr::null_mut()) };
+}
+
+/// Records a completion when the thread's thread-locals are destroyed.
+struct RecordAtExit;
+impl Drop for RecordAtExit {
+    fn drop(&mut self) {
+        complete(LATE);
+    }
+}
+
+thread_local! {
+    static AT_EXIT: RecordAtExit = const { RecordAtExit };
+}
+
+#[test]
+fn a_record_after_the_thread_local_destructor_reaches_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("late.krp");
+    krphase::test_support::install_synthetic(&[("KRPHASE_MODE", "observe")], &path)
+        .expect("install");
+    std::thread::spawn(|| {
+        // Registered first, so destroyed after the tool's thread-locals.
+        AT_EXIT.with(|_| ());
+        complete(EARLY);
+    })
+    .join()
+    .expect("thread");
+    krphase::finalize(0);
+
+    let mut r = FileReader::open(&path).expect("open");
+    let ids: BTreeSet<u64> = r
+        .by_ref()
+        .filter_map(|e| match e.expect("event") {
+            Event::Complete { dispatch_id, .. } => Some(dispatch_id),
+            _ => None,
+        })
+        .collect();
+    let t = *r.trailer().expect("trailer");
+    assert_eq!(
+        (ids, t.dropped_dispatch + t.dropped_window),
+        ([EARLY, LATE].into(), 0),
+        "both completions in the file, nothing dropped"
+    );
+}
