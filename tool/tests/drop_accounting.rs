@@ -4,10 +4,8 @@
 //! dropping when the channel is full), exit (their buffers are reused), and new threads start.
 //! One test function: the tool is a process-wide singleton.
 
-use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchData, UserData,
-    kernel_dispatch_op,
-};
+mod common;
+
 use krphase_format::{Event, FileReader};
 use std::collections::HashSet;
 
@@ -16,27 +14,9 @@ const ROUNDS: u64 = 2;
 const PER_THREAD: u64 = 200_000;
 
 fn completions(first_id: u64, count: u64) {
-    let (cb, _) = krphase::test_support::synthetic_entry_points();
-    let cb = cb.expect("callback");
-    let mut data = KernelDispatchData {
-        size: 152,
-        ..Default::default()
-    };
-    data.start_timestamp = krphase::boottime_ns();
+    let start = krphase::boottime_ns();
     for id in first_id..first_id + count {
-        data.dispatch_info.dispatch_id = id;
-        data.end_timestamp = data.start_timestamp + id;
-        let rec = CallbackTracingRecord {
-            context_id: Default::default(),
-            thread_id: 9,
-            correlation_id: Default::default(),
-            kind: CallbackTracingKind::KERNEL_DISPATCH,
-            operation: kernel_dispatch_op::COMPLETE,
-            phase: CallbackPhase::NONE,
-            payload: (&mut data as *mut KernelDispatchData).cast(),
-        };
-        // SAFETY: the payload is a live KernelDispatchData for the call, as the SDK guarantees.
-        unsafe { cb(rec, &mut UserData::default(), std::ptr::null_mut()) };
+        common::complete(id, start, start + id);
     }
 }
 

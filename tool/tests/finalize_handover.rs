@@ -4,10 +4,8 @@
 //! otherwise its records land after the trailer (lost) and the thread's sequence in the file
 //! has a gap. One test function: the tool is a process-wide singleton.
 
-use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchData, UserData,
-    kernel_dispatch_op,
-};
+mod common;
+
 use krphase_format::{Event, FileReader};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,28 +18,10 @@ const STRIDE: u64 = 1 << 40;
 /// Sends completions with increasing ids until `stop`; returns how many it sent and how many
 /// of them returned before `finalizing` was set (so before finalize began).
 fn complete_until(first_id: u64, finalizing: &AtomicBool, stop: &AtomicBool) -> (u64, u64) {
-    let (cb, _) = krphase::test_support::synthetic_entry_points();
-    let cb = cb.expect("callback");
-    let mut data = KernelDispatchData {
-        size: 152,
-        ..Default::default()
-    };
-    data.start_timestamp = krphase::boottime_ns();
+    let start = krphase::boottime_ns();
     let (mut id, mut before) = (first_id, 0);
     while !stop.load(Ordering::SeqCst) {
-        data.dispatch_info.dispatch_id = id;
-        data.end_timestamp = data.start_timestamp + 1;
-        let rec = CallbackTracingRecord {
-            context_id: Default::default(),
-            thread_id: 9,
-            correlation_id: Default::default(),
-            kind: CallbackTracingKind::KERNEL_DISPATCH,
-            operation: kernel_dispatch_op::COMPLETE,
-            phase: CallbackPhase::NONE,
-            payload: (&mut data as *mut KernelDispatchData).cast(),
-        };
-        // SAFETY: the payload is a live KernelDispatchData for the call, as the SDK guarantees.
-        unsafe { cb(rec, &mut UserData::default(), std::ptr::null_mut()) };
+        common::complete(id, start, start + 1);
         id += 1;
         if !finalizing.load(Ordering::SeqCst) {
             before = id - first_id;

@@ -4,10 +4,8 @@
 //! Here a thread-local registered before the tool's is destroyed after it, and records from
 //! its destructor. One test function: the tool is a process-wide singleton.
 
-use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchData, UserData,
-    kernel_dispatch_op,
-};
+mod common;
+
 use krphase_format::{Event, FileReader};
 use std::collections::BTreeSet;
 
@@ -15,26 +13,8 @@ const EARLY: u64 = 11;
 const LATE: u64 = 22;
 
 fn complete(id: u64) {
-    let (cb, _) = krphase::test_support::synthetic_entry_points();
-    let cb = cb.expect("callback");
-    let mut data = KernelDispatchData {
-        size: 152,
-        ..Default::default()
-    };
-    data.start_timestamp = krphase::boottime_ns();
-    data.end_timestamp = data.start_timestamp + 1;
-    data.dispatch_info.dispatch_id = id;
-    let rec = CallbackTracingRecord {
-        context_id: Default::default(),
-        thread_id: 9,
-        correlation_id: Default::default(),
-        kind: CallbackTracingKind::KERNEL_DISPATCH,
-        operation: kernel_dispatch_op::COMPLETE,
-        phase: CallbackPhase::NONE,
-        payload: (&mut data as *mut KernelDispatchData).cast(),
-    };
-    // SAFETY: the payload is a live KernelDispatchData for the call, as the SDK guarantees.
-    unsafe { cb(rec, &mut UserData::default(), std::ptr::null_mut()) };
+    let start = krphase::boottime_ns();
+    common::complete(id, start, start + 1);
 }
 
 /// Records a completion when the thread's thread-locals are destroyed.

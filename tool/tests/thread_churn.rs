@@ -3,10 +3,8 @@
 //! thread's buffer is reused, never leaked). One test function: the tool is a process-wide
 //! singleton.
 
-use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchData, UserData,
-    kernel_dispatch_op,
-};
+mod common;
+
 use krphase_format::{Event, FileReader};
 use std::collections::HashSet;
 
@@ -16,27 +14,8 @@ const WAVE: u64 = 16;
 const PER_THREAD: u64 = 5;
 
 fn completions(first_id: u64) {
-    let (cb, _) = krphase::test_support::synthetic_entry_points();
-    let cb = cb.expect("callback");
-    let mut data = KernelDispatchData {
-        size: 152,
-        ..Default::default()
-    };
     for id in first_id..first_id + PER_THREAD {
-        data.dispatch_info.dispatch_id = id;
-        data.start_timestamp = id;
-        data.end_timestamp = id + 1;
-        let rec = CallbackTracingRecord {
-            context_id: Default::default(),
-            thread_id: 9,
-            correlation_id: Default::default(),
-            kind: CallbackTracingKind::KERNEL_DISPATCH,
-            operation: kernel_dispatch_op::COMPLETE,
-            phase: CallbackPhase::NONE,
-            payload: (&mut data as *mut KernelDispatchData).cast(),
-        };
-        // SAFETY: the payload is a live KernelDispatchData for the call, as the SDK guarantees.
-        unsafe { cb(rec, &mut UserData::default(), std::ptr::null_mut()) };
+        common::complete(id, id, id + 1);
     }
 }
 

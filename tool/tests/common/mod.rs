@@ -64,3 +64,28 @@ pub fn call_pass_count(slot: u64, d: u64) -> u64 {
     // SAFETY: calling the tool's callback as the SDK does.
     unsafe { pc(dispatch_info(d), UserData::default()) }
 }
+
+/// One KERNEL_DISPATCH COMPLETE callback, as the SDK delivers it at a dispatch's completion
+/// (152-byte callback data), into the synthetically installed tool.
+pub fn complete(dispatch_id: u64, start: u64, end: u64) {
+    let (cb, _) = krphase::test_support::synthetic_entry_points();
+    let cb = cb.expect("callback");
+    let mut data = krphase_ffi::KernelDispatchData {
+        size: 152,
+        ..Default::default()
+    };
+    data.dispatch_info.dispatch_id = dispatch_id;
+    data.start_timestamp = start;
+    data.end_timestamp = end;
+    let rec = CallbackTracingRecord {
+        context_id: Default::default(),
+        thread_id: 9,
+        correlation_id: Default::default(),
+        kind: CallbackTracingKind::KERNEL_DISPATCH,
+        operation: krphase_ffi::kernel_dispatch_op::COMPLETE,
+        phase: CallbackPhase::NONE,
+        payload: (&mut data as *mut krphase_ffi::KernelDispatchData).cast(),
+    };
+    // SAFETY: the payload is a live KernelDispatchData for the call, as the SDK guarantees.
+    unsafe { cb(rec, &mut UserData::default(), std::ptr::null_mut()) };
+}
