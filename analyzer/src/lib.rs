@@ -8,6 +8,7 @@
 //! synthetic phase files.
 
 pub mod bench;
+pub mod calendar;
 pub mod db;
 pub mod demo;
 pub mod export;

@@ -79,33 +79,7 @@ fn time_of_day(tok: &str) -> Option<i64> {
     Some(((h * 60 + m) * 60 + s) * 1_000_000 + micros)
 }
 
-/// Days from 1970-01-01 to the civil date (proleptic Gregorian; Howard Hinnant's algorithm).
-pub fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
-    let y = i64::from(year) - i64::from(month <= 2);
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The civil date (year, month, day) of a day count from 1970-01-01.
-pub fn civil_from_days(days: i64) -> (i32, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (
-        (yoe + era * 400 + i64::from(m <= 2)) as i32,
-        m as u32,
-        d as u32,
-    )
-}
+pub use crate::calendar::{civil_from_days, days_from_civil};
 
 /// The civil year of a day count from 1970-01-01.
 pub fn year_of_days(days: i64) -> i32 {
