@@ -238,7 +238,12 @@ mod header_check {
     /// `dispatch_counting_service.h`). The info's two one-bit flags are one byte at offset 40
     /// in ours; bindgen names that byte differently, so only its size is compared.
     const COUNTING_CHECKS: &[Check] = &[
-        ("CounterId", "rocprofiler_counter_id_t", true, &[("handle", "handle")]),
+        (
+            "CounterId",
+            "rocprofiler_counter_id_t",
+            true,
+            &[("handle", "handle")],
+        ),
         (
             "CounterConfigId",
             "rocprofiler_counter_config_id_t",
@@ -301,10 +306,12 @@ mod header_check {
         let mut out = String::new();
         let mut with_pipe = Vec::new();
         for (ours, theirs) in PIPE_ID_CHECKS {
-            let has = struct_fields(bindings, theirs)
-                .is_some_and(|f| f.iter().any(|n| n == "pipe_id"));
+            let has =
+                struct_fields(bindings, theirs).is_some_and(|f| f.iter().any(|n| n == "pipe_id"));
             if !has {
-                println!("cargo::warning={theirs} has no pipe_id (an older header); {ours} not checked");
+                println!(
+                    "cargo::warning={theirs} has no pipe_id (an older header); {ours} not checked"
+                );
                 continue;
             }
             with_pipe.push(*theirs);

@@ -28,7 +28,11 @@ mod tests {
             assert_eq!(got.as_deref(), Some(want), "payload layout of the headers");
         }
         if let Some(want) = option_env!("KRPHASE_EXPECT_HEADER_PIPE_ID") {
-            assert_eq!(super::HEADER_DISPATCH_PIPE_ID, want == "1", "pipe_id in the headers");
+            assert_eq!(
+                super::HEADER_DISPATCH_PIPE_ID,
+                want == "1",
+                "pipe_id in the headers"
+            );
         }
     }
 }

@@ -1,8 +1,9 @@
-/* Basic: the replayed kernel asks for 4 passes at CONFIG ENTER; expects one replayed dispatch,
- * 4 passes numbered 0..3 with total_passes 4, one dispatch id throughout, and CONFIG EXIT still
- * showing the pass-count callback it set. */
+/* Basic: the status strings are the SDK's; the replayed kernel asks for 4 passes at CONFIG
+ * ENTER; expects one replayed dispatch, 4 passes numbered 0..3 with total_passes 4, one
+ * dispatch id throughout, and CONFIG EXIT still showing the pass-count callback it set. */
 #define KRP_CLIENT "krp-basic"
 #include "krp_client.h"
+#include <string.h>
 
 static int replayed = 0;
 static int passes_seen = 0;
@@ -39,6 +40,12 @@ static void replay_cb(rocprofiler_callback_tracing_record_t r, rocprofiler_user_
 static int tool_init(rocprofiler_client_finalize_t f, void* data) {
     (void) f;
     (void) data;
+    /* The status string is the SDK's message; the name is the enum's. */
+    KRP_REQUIRE(strcmp(rocprofiler_get_status_string(4), "Kind ID not found") == 0,
+                "rocprofiler_get_status_string gives the SDK's message");
+    KRP_REQUIRE(strcmp(rocprofiler_get_status_name(4), "ROCPROFILER_STATUS_ERROR_KIND_NOT_FOUND") == 0,
+                "rocprofiler_get_status_name gives the enum name");
+    KRP_REQUIRE(rocprofiler_get_status_string(42) == NULL, "no string past the last status");
     krp_replay_service(replay_cb, NULL);
     return 0;
 }

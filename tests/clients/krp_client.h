@@ -166,6 +166,8 @@ typedef void (*rocprofiler_dispatch_counting_record_cb_t)(
 typedef rocprofiler_status_t (*rocprofiler_available_counters_cb_t)(
     rocprofiler_agent_id_t, rocprofiler_counter_id_t*, size_t, void*);
 
+const char* rocprofiler_get_status_name(rocprofiler_status_t);
+const char* rocprofiler_get_status_string(rocprofiler_status_t);
 rocprofiler_status_t rocprofiler_create_context(rocprofiler_context_id_t*);
 rocprofiler_status_t rocprofiler_start_context(rocprofiler_context_id_t);
 rocprofiler_status_t rocprofiler_configure_callback_tracing_service(
