@@ -17,6 +17,9 @@ pub enum Workload {
     Churn,
     /// Threads dispatch until one of them calls `exit()` or `abort()` (`--exit-how`).
     ExitWorker,
+    /// The SDK kernel-replay samples' application: `bump<<<1, 67>>>` then `nudge<<<1, 64>>>`
+    /// on two 4-byte counters; fails unless both read 1.
+    Samples,
 }
 
 impl Workload {
@@ -32,6 +35,7 @@ impl Workload {
             Workload::Fork => "fork",
             Workload::Churn => "churn",
             Workload::ExitWorker => "exit-worker",
+            Workload::Samples => "samples",
         }
     }
 }
@@ -96,6 +100,26 @@ impl LayoutOpt {
             LayoutOpt::B | LayoutOpt::C168 => krphase_ffi::PayloadLayout::B,
         }
     }
+}
+
+/// Which `user_data` the SDK passes to `replay_continue`. Both contracts exist in SDK versions;
+/// the mainline's replay code passes the CONFIG value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ContinueUserData {
+    /// The value stored at CONFIG ENTER, even after PASS ENTER or EXIT rewrote the pass's copy.
+    Config,
+    /// The pass's own copy, with whatever PASS ENTER and EXIT wrote into it.
+    Pass,
+}
+
+/// How big the kernel-dispatch callback data is: the 152-byte record, or newer headers' 160
+/// bytes with `int32_t pipe_id` appended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DispatchRecordOpt {
+    #[value(name = "152")]
+    Plain,
+    #[value(name = "160")]
+    PipeId,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -183,6 +207,13 @@ pub struct RunOpts {
     /// Where restores happen relative to PASS ENTER.
     #[arg(long, value_enum, default_value_t = RestoreOrder::Host)]
     pub restore_order: RestoreOrder,
+    /// Which user_data replay_continue receives: the CONFIG value (mainline SDK) or the pass's
+    /// own copy (a fork's contract).
+    #[arg(long, value_enum, default_value_t = ContinueUserData::Config)]
+    pub continue_user_data: ContinueUserData,
+    /// Size of the KERNEL_DISPATCH callback data: 152, or 160 with `pipe_id` (newer headers).
+    #[arg(long, value_enum, default_value_t = DispatchRecordOpt::Plain)]
+    pub dispatch_record: DispatchRecordOpt,
     /// SDK version reported by rocprofiler_get_version(_triplet).
     #[arg(long, default_value = "1.4.1", value_parser = parse_version)]
     pub sdk_version: (u32, u32, u32),

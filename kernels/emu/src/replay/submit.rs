@@ -1,5 +1,6 @@
 //! Putting a kernel on a queue: the dispatch info of a launch, the KERNEL_DISPATCH ENQUEUE
-//! callbacks around the packet write, and the ordinary (not replayed) submission of a dispatch.
+//! callbacks and the counting service's dispatch callbacks around the packet write, and the
+//! ordinary (not replayed) submission of a dispatch.
 
 use super::thread_window;
 use crate::clock::thread_id;
@@ -9,8 +10,8 @@ use crate::device::{
 use crate::ids;
 use crate::sdk::{CallbackEvent, Subscriber, sdk};
 use krphase_ffi::{
-    AgentId, CallbackPhase, CallbackTracingKind, CorrelationId, Dim3, KernelDispatchData,
-    KernelDispatchInfo, QueueId, UserData, kernel_dispatch_op,
+    AgentId, CallbackPhase, CallbackTracingKind, CorrelationId, Dim3, KernelDispatchInfo, QueueId,
+    UserData, kernel_dispatch_op,
 };
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -47,7 +48,7 @@ pub(super) fn dispatch_info(queue: &Queue, l: &Launch, dispatch_id: u64) -> Kern
 }
 
 /// The KERNEL_DISPATCH ENQUEUE callbacks around `push`, on the submitting thread.
-pub(super) fn enqueue(queue: &Queue, packet: KernelPacket) {
+pub(super) fn enqueue(queue: &Queue, mut packet: KernelPacket) {
     let kind = CallbackTracingKind::KERNEL_DISPATCH.0;
     let subs: Vec<Subscriber> = sdk()
         .subscribers(kind, kernel_dispatch_op::ENQUEUE)
@@ -55,12 +56,7 @@ pub(super) fn enqueue(queue: &Queue, packet: KernelPacket) {
         .filter(|s| !packet.suppressed.contains(&s.context))
         .collect();
     let mut uds = vec![UserData::default(); subs.len()];
-    let mut data = KernelDispatchData {
-        size: std::mem::size_of::<KernelDispatchData>() as u64,
-        start_timestamp: 0,
-        end_timestamp: 0,
-        dispatch_info: packet.info,
-    };
+    let mut data = crate::device::dispatch_data(packet.info, 0, 0);
     let (tid, corr) = (packet.thread_id, ids::correlation(packet.corr));
     for phase in [CallbackPhase::ENTER, CallbackPhase::EXIT] {
         for (s, ud) in subs.iter().zip(uds.iter_mut()) {
@@ -72,12 +68,16 @@ pub(super) fn enqueue(queue: &Queue, packet: KernelPacket) {
                     op: kernel_dispatch_op::ENQUEUE,
                     phase,
                 },
-                (&mut data as *mut KernelDispatchData).cast(),
+                (&mut data as *mut krphase_ffi::KernelDispatchDataPipe).cast(),
                 ud,
             );
         }
     }
-    queue.push(Packet::Kernel(packet));
+    // The counting service's dispatch callbacks run once the ENQUEUE callbacks have captured
+    // the active contexts, just before the packet reaches the queue.
+    packet.counting =
+        crate::counting::service::dispatch(&packet.info, packet.corr, &packet.suppressed);
+    queue.push(Packet::Kernel(Box::new(packet)));
 }
 
 /// Submits the dispatch once, as the application wrote it, completing `app`. `reader` takes
@@ -104,6 +104,8 @@ pub(super) fn submit_once(
         corr: corr.internal,
         thread_id: thread_id(),
         suppressed: Vec::new(),
+        pass: None,
+        counting: Vec::new(),
         completion: Completion::App(app),
     };
     enqueue(queue, packet);
