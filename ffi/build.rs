@@ -216,10 +216,11 @@ mod header_check {
             true,
             &[("payload", "payload")],
         ),
+        // Newer headers append `pipe_id` (192 B): ours is the 184-byte prefix.
         (
             "BufferKernelDispatchRecord",
             "rocprofiler_buffer_tracing_kernel_dispatch_record_t",
-            true,
+            false,
             &[
                 ("size", "size"),
                 ("kind", "kind"),

@@ -2,8 +2,10 @@
 //!
 //! Nothing here links against ROCm: the SDK's functions are resolved at run time from the
 //! running process ([`sdk::Sdk`]). Types are declared once, in [`types`]; the kernel-replay
-//! payload, whose field order differs between SDK builds, is reached through [`ReplayPayload`].
+//! payload, whose field order differs between SDK builds, is reached through [`ReplayPayload`];
+//! the dispatch counting service's types are in [`counting`].
 
+pub mod counting;
 pub mod executables;
 #[cfg(feature = "bindgen")]
 pub mod header_check;
@@ -12,8 +14,9 @@ pub mod sdk;
 pub mod status;
 pub mod types;
 
+pub use counting::*;
 pub use executables::{HsaError, HsaSymbolFns, SymbolInfo};
 pub use payload::{FieldOffsets, PayloadLayout, ReplayPayload};
-pub use sdk::{InitState, LoadError, Need, Sdk, SdkSource};
+pub use sdk::{CounterInfo, InitState, LoadError, Need, Sdk, SdkSource};
 pub use status::Status;
 pub use types::*;

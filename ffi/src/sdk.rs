@@ -13,9 +13,13 @@
 //!
 //! The symbols are listed once, in the `sdk_symbols!` table below.
 
+use crate::counting::{
+    AvailableCountersFn, CounterConfigId, CounterId, CounterInfoV0, CounterInfoVersion,
+    CounterInstanceId, DispatchCountingRecordFn, DispatchCountingServiceFn, counter_info_flag,
+};
 use crate::status::Status;
 use crate::types::{
-    CONTEXT_NONE, CallbackTracingFn, CallbackTracingKind, ContextId, HsaAmdPointerInfoFn,
+    AgentId, CONTEXT_NONE, CallbackTracingFn, CallbackTracingKind, ContextId, HsaAmdPointerInfoFn,
     HsaIterateAgentSymbolsFn, HsaIterateExecutablesFn, HsaIterateSymbolsFn, HsaSymbolGetInfoFn,
     KindIterFn, KindOperationIterFn, TracingOperation, VersionTriplet,
 };
@@ -171,12 +175,38 @@ sdk_symbols! {
             unsafe extern "C" fn(*mut u64) -> Raw => Need::Optional,
         get_status_name = "rocprofiler_get_status_name":
             unsafe extern "C" fn(Raw) -> *const c_char => Need::Optional,
+        get_status_string = "rocprofiler_get_status_string":
+            unsafe extern "C" fn(Raw) -> *const c_char => Need::Optional,
         context_is_active = "rocprofiler_context_is_active":
             unsafe extern "C" fn(ContextId, *mut c_int) -> Raw => Need::Optional,
         is_initialized = "rocprofiler_is_initialized":
             unsafe extern "C" fn(*mut c_int) -> Raw => Need::Optional,
         is_finalized = "rocprofiler_is_finalized":
             unsafe extern "C" fn(*mut c_int) -> Raw => Need::Optional,
+        configure_callback_dispatch_counting =
+            "rocprofiler_configure_callback_dispatch_counting_service":
+            unsafe extern "C" fn(
+                ContextId, DispatchCountingServiceFn, *mut c_void,
+                DispatchCountingRecordFn, *mut c_void,
+            ) -> Raw => Need::Optional,
+        iterate_agent_supported_counters = "rocprofiler_iterate_agent_supported_counters":
+            unsafe extern "C" fn(AgentId, AvailableCountersFn, *mut c_void) -> Raw
+            => Need::Optional,
+        query_counter_info = "rocprofiler_query_counter_info":
+            unsafe extern "C" fn(CounterId, CounterInfoVersion, *mut c_void) -> Raw
+            => Need::Optional,
+        query_record_counter_id = "rocprofiler_query_record_counter_id":
+            unsafe extern "C" fn(CounterInstanceId, *mut CounterId) -> Raw => Need::Optional,
+        create_counter_config = "rocprofiler_create_counter_config":
+            unsafe extern "C" fn(AgentId, *mut CounterId, usize, *mut CounterConfigId) -> Raw
+            => Need::Optional,
+        create_profile_config = "rocprofiler_create_profile_config":
+            unsafe extern "C" fn(AgentId, *mut CounterId, usize, *mut CounterConfigId) -> Raw
+            => Need::Optional,
+        destroy_counter_config = "rocprofiler_destroy_counter_config":
+            unsafe extern "C" fn(CounterConfigId) -> Raw => Need::Optional,
+        destroy_profile_config = "rocprofiler_destroy_profile_config":
+            unsafe extern "C" fn(CounterConfigId) -> Raw => Need::Optional,
         hsa_amd_pointer_info = "hsa_amd_pointer_info": HsaAmdPointerInfoFn
             => Need::OptionalAnywhere,
         hsa_iterate_executables = "hsa_ven_amd_loader_iterate_executables":
@@ -197,6 +227,18 @@ pub fn required_symbols() -> Vec<&'static str> {
         .filter(|(_, n)| *n == Need::Required)
         .map(|(s, _)| *s)
         .collect()
+}
+
+/// A counter's version-0 info, copied out of the SDK.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CounterInfo {
+    pub id: CounterId,
+    pub name: String,
+    pub description: String,
+    pub block: String,
+    pub expression: String,
+    pub is_constant: bool,
+    pub is_derived: bool,
 }
 
 /// Initialization state reported by `rocprofiler_is_initialized` / `_is_finalized`.
@@ -503,6 +545,119 @@ impl Sdk {
         (!p.is_null()).then(|| unsafe { sdk_string(p, 0) })
     }
 
+    /// `rocprofiler_get_status_string` (optional symbol): the SDK's message for a status.
+    pub fn status_string(&self, status: u32) -> Option<String> {
+        let f = self.fns.get_status_string?;
+        // SAFETY: plain value argument; the result is NULL or a static string.
+        let p = unsafe { f(status) };
+        // SAFETY: non-null results are NUL-terminated static strings.
+        (!p.is_null()).then(|| unsafe { sdk_string(p, 0) })
+    }
+
+    /// Whether the SDK has the callback dispatch counting service and the counter queries a
+    /// tool needs with it (iterate, query info, create config under either name).
+    pub fn has_dispatch_counting(&self) -> bool {
+        let f = &self.fns;
+        f.configure_callback_dispatch_counting.is_some()
+            && f.iterate_agent_supported_counters.is_some()
+            && f.query_counter_info.is_some()
+            && (f.create_counter_config.is_some() || f.create_profile_config.is_some())
+    }
+
+    /// `rocprofiler_configure_callback_dispatch_counting_service`; `None` when the SDK lacks it.
+    /// The SDK later calls `dispatch_cb` with `dispatch_data` and `record_cb` with `record_data`.
+    // The data pointers are opaque here and to the SDK; only the callbacks the caller wrote
+    // dereference them.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
+    pub fn configure_callback_dispatch_counting(
+        &self,
+        ctx: ContextId,
+        dispatch_cb: DispatchCountingServiceFn,
+        dispatch_data: *mut c_void,
+        record_cb: DispatchCountingRecordFn,
+        record_data: *mut c_void,
+    ) -> Option<Result<(), Status>> {
+        let f = self.fns.configure_callback_dispatch_counting?;
+        // SAFETY: plain values and pointers passed through untouched.
+        let raw = unsafe { f(ctx, dispatch_cb, dispatch_data, record_cb, record_data) };
+        Some(Status::check(raw))
+    }
+
+    /// The counters `agent` supports (`rocprofiler_iterate_agent_supported_counters`), in the
+    /// SDK's order; `None` when the SDK lacks the function.
+    pub fn agent_counters(&self, agent: AgentId) -> Option<Result<Vec<CounterId>, Status>> {
+        let f = self.fns.iterate_agent_supported_counters?;
+        let mut out: Vec<CounterId> = Vec::new();
+        // SAFETY: matching trampoline; `data` is `&mut out`, live across the synchronous walk.
+        let raw = unsafe { f(agent, Some(push_counters), (&mut out as *mut Vec<_>).cast()) };
+        Some(Status::check(raw).map(|_| out))
+    }
+
+    /// `rocprofiler_query_counter_info` at version 0, copied out; `None` when the SDK lacks it.
+    pub fn counter_info(&self, id: CounterId) -> Option<Result<CounterInfo, Status>> {
+        let f = self.fns.query_counter_info?;
+        let mut info = CounterInfoV0::default();
+        // SAFETY: `info` is a valid, writable 48-byte version-0 info struct.
+        let raw = unsafe {
+            f(
+                id,
+                CounterInfoVersion::V0,
+                (&mut info as *mut CounterInfoV0).cast(),
+            )
+        };
+        Some(Status::check(raw).map(|_| {
+            // SAFETY: on success the strings are NULL or the SDK's NUL-terminated strings.
+            let text = |p: *const c_char| unsafe { sdk_string(p, 0) };
+            CounterInfo {
+                id: info.id,
+                name: text(info.name),
+                description: text(info.description),
+                block: text(info.block),
+                expression: text(info.expression),
+                is_constant: info.flags & counter_info_flag::IS_CONSTANT != 0,
+                is_derived: info.flags & counter_info_flag::IS_DERIVED != 0,
+            }
+        }))
+    }
+
+    /// The counter a record's instance id belongs to (`rocprofiler_query_record_counter_id`).
+    pub fn record_counter_id(&self, id: CounterInstanceId) -> Option<Result<CounterId, Status>> {
+        let f = self.fns.query_record_counter_id?;
+        let mut out = CounterId::default();
+        // SAFETY: valid out-pointer.
+        let raw = unsafe { f(id, &mut out) };
+        Some(Status::check(raw).map(|_| out))
+    }
+
+    /// A counter config of `counters` on `agent`: `rocprofiler_create_counter_config`, or the
+    /// older `rocprofiler_create_profile_config`; `None` when the SDK has neither.
+    pub fn create_counter_config(
+        &self,
+        agent: AgentId,
+        counters: &[CounterId],
+    ) -> Option<Result<CounterConfigId, Status>> {
+        let f = self
+            .fns
+            .create_counter_config
+            .or(self.fns.create_profile_config)?;
+        let mut ids = counters.to_vec();
+        let mut cfg = CounterConfigId::default();
+        // SAFETY: `ids` holds `ids.len()` counter ids for the call (the SDK copies them), and
+        // `cfg` is a zeroed out-pointer (a non-zero handle would ask for a copy of that config).
+        let raw = unsafe { f(agent, ids.as_mut_ptr(), ids.len(), &mut cfg) };
+        Some(Status::check(raw).map(|_| cfg))
+    }
+
+    /// `rocprofiler_destroy_counter_config` (or `_profile_config`); `None` when absent.
+    pub fn destroy_counter_config(&self, cfg: CounterConfigId) -> Option<Result<(), Status>> {
+        let f = self
+            .fns
+            .destroy_counter_config
+            .or(self.fns.destroy_profile_config)?;
+        // SAFETY: plain value argument.
+        Some(Status::check(unsafe { f(cfg) }))
+    }
+
     /// ROCr's `hsa_amd_pointer_info`, when the HSA runtime is in the process.
     pub fn hsa_pointer_info(&self) -> Option<HsaAmdPointerInfoFn> {
         self.fns.hsa_amd_pointer_info
@@ -571,6 +726,28 @@ unsafe extern "C" fn push_kind(kind: CallbackTracingKind, data: *mut c_void) -> 
     c_int::from(pushed.is_err())
 }
 
+/// Counter-walk trampoline: appends the agent's counters to the `Vec` behind `data`.
+unsafe extern "C" fn push_counters(
+    _agent: AgentId,
+    counters: *mut CounterId,
+    count: usize,
+    data: *mut c_void,
+) -> Raw {
+    let pushed = std::panic::catch_unwind(|| {
+        // SAFETY: `data` is the `&mut Vec<CounterId>` passed by `Sdk::agent_counters`.
+        let v = unsafe { &mut *data.cast::<Vec<CounterId>>() };
+        if !counters.is_null() {
+            // SAFETY: the SDK hands `count` readable counter ids for the callback's duration.
+            v.extend_from_slice(unsafe { std::slice::from_raw_parts(counters, count) });
+        }
+    });
+    if pushed.is_ok() {
+        Status::SUCCESS
+    } else {
+        Status::ERROR.0
+    }
+}
+
 /// Operation-walk trampoline: appends the operation to the `Vec` behind `data`.
 unsafe extern "C" fn push_operation(
     _kind: CallbackTracingKind,
@@ -625,7 +802,7 @@ mod tests {
                 "rocprofiler_get_timestamp",
             ]
         );
-        assert_eq!(SYMBOLS.len(), 21);
+        assert_eq!(SYMBOLS.len(), 30);
     }
 
     #[test]

@@ -64,13 +64,17 @@ impl Status {
     pub const CONTEXT_NOT_FOUND: Status = Status(2);
     pub const KIND_NOT_FOUND: Status = Status(4);
     pub const OPERATION_NOT_FOUND: Status = Status(5);
+    pub const AGENT_NOT_FOUND: Status = Status(7);
+    pub const COUNTER_NOT_FOUND: Status = Status(8);
     pub const CONTEXT_ERROR: Status = Status(9);
     pub const CONTEXT_ID_NOT_ZERO: Status = Status(13);
     pub const SERVICE_ALREADY_CONFIGURED: Status = Status(15);
     pub const CONFIGURATION_LOCKED: Status = Status(16);
     pub const NOT_IMPLEMENTED: Status = Status(17);
+    pub const INCOMPATIBLE_ABI: Status = Status(18);
     pub const INVALID_ARGUMENT: Status = Status(19);
     pub const FINALIZED: Status = Status(21);
+    pub const CONFIG_NOT_FOUND: Status = Status(30);
 
     /// The name without the `ROCPROFILER_STATUS_` prefix, if known (LAST is not a status).
     pub fn name(self) -> Option<&'static str> {
@@ -154,13 +158,17 @@ mod tests {
             (Status::CONTEXT_NOT_FOUND, 2),
             (Status::KIND_NOT_FOUND, 4),
             (Status::OPERATION_NOT_FOUND, 5),
+            (Status::AGENT_NOT_FOUND, 7),
+            (Status::COUNTER_NOT_FOUND, 8),
             (Status::CONTEXT_ERROR, 9),
             (Status::CONTEXT_ID_NOT_ZERO, 13),
             (Status::SERVICE_ALREADY_CONFIGURED, 15),
             (Status::CONFIGURATION_LOCKED, 16),
             (Status::NOT_IMPLEMENTED, 17),
+            (Status::INCOMPATIBLE_ABI, 18),
             (Status::INVALID_ARGUMENT, 19),
             (Status::FINALIZED, 21),
+            (Status::CONFIG_NOT_FOUND, 30),
         ];
         for (s, n) in consts {
             assert_eq!(s.0, n);

@@ -261,6 +261,20 @@ pub struct KernelDispatchData {
     pub dispatch_info: KernelDispatchInfo,
 }
 
+/// The kernel-dispatch callback data of newer headers (160 B): [`KernelDispatchData`] with
+/// `int32_t pipe_id` appended (set only with KFD signal-less completion). A reader checks
+/// `size >= KERNEL_DISPATCH_DATA_PIPE_ID_SIZE` before reading `pipe_id`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KernelDispatchDataPipe {
+    pub base: KernelDispatchData,
+    pub pipe_id: i32,
+}
+
+/// `size` of the kernel-dispatch callback data without / with `pipe_id`.
+pub const KERNEL_DISPATCH_DATA_SIZE: u64 = 152;
+pub const KERNEL_DISPATCH_DATA_PIPE_ID_SIZE: u64 = 160;
+
 /// `rocprofiler_callback_tracing_memory_allocation_data_t` (48 B).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -372,7 +386,8 @@ pub mod buffer_tracing_kind {
     pub const MEMORY_ALLOCATION: u32 = 16;
 }
 
-/// `rocprofiler_buffer_tracing_kernel_dispatch_record_t` (184 B).
+/// `rocprofiler_buffer_tracing_kernel_dispatch_record_t` (184 B; newer headers append
+/// `pipe_id`, see [`BufferKernelDispatchRecordPipe`]).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct BufferKernelDispatchRecord {
@@ -386,6 +401,19 @@ pub struct BufferKernelDispatchRecord {
     pub end_timestamp: u64,
     pub dispatch_info: KernelDispatchInfo,
 }
+
+/// The kernel-dispatch buffer record of newer headers (192 B): [`BufferKernelDispatchRecord`]
+/// with `int32_t pipe_id` appended. Read `pipe_id` only when `size >= 192`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct BufferKernelDispatchRecordPipe {
+    pub base: BufferKernelDispatchRecord,
+    pub pipe_id: i32,
+}
+
+/// `size` of the kernel-dispatch buffer record without / with `pipe_id`.
+pub const BUFFER_KERNEL_DISPATCH_RECORD_SIZE: u64 = 184;
+pub const BUFFER_KERNEL_DISPATCH_RECORD_PIPE_ID_SIZE: u64 = 192;
 
 /// Replay callback: how many passes to run. NULL means "do not replay this dispatch".
 pub type ReplayPassCountFn = Option<unsafe extern "C" fn(KernelDispatchInfo, UserData) -> u64>;

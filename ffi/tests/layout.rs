@@ -127,6 +127,56 @@ fn dispatch_types() {
     layout!(BufferKernelDispatchRecord, size 184, align 8,
         size @ 0, kind @ 8, operation @ 12, correlation_id @ 16, thread_id @ 32,
         start_timestamp @ 40, end_timestamp @ 48, dispatch_info @ 56);
+    // Newer headers append `int32_t pipe_id` to both records.
+    layout!(KernelDispatchDataPipe, size 160, align 8, base @ 0, pipe_id @ 152);
+    layout!(BufferKernelDispatchRecordPipe, size 192, align 8, base @ 0, pipe_id @ 184);
+    assert_eq!(
+        (KERNEL_DISPATCH_DATA_SIZE, KERNEL_DISPATCH_DATA_PIPE_ID_SIZE),
+        (152, 160)
+    );
+    assert_eq!(
+        (
+            BUFFER_KERNEL_DISPATCH_RECORD_SIZE,
+            BUFFER_KERNEL_DISPATCH_RECORD_PIPE_ID_SIZE
+        ),
+        (184, 192)
+    );
+}
+
+#[test]
+fn dispatch_counting_types() {
+    layout!(CounterId, size 8, align 8, handle @ 0);
+    layout!(CounterConfigId, size 8, align 8, handle @ 0);
+    assert_eq!(size_of::<ProfileConfigId>(), 8);
+    assert_eq!(size_of::<CounterInstanceId>(), 8);
+    layout!(CounterInfoVersion, size 4, align 4);
+    assert_eq!(
+        (
+            CounterInfoVersion::NONE.0,
+            CounterInfoVersion::V0.0,
+            CounterInfoVersion::V1.0
+        ),
+        (0, 1, 2)
+    );
+    // Five 8-byte fields, then one byte of bit fields, padded to 8.
+    layout!(CounterInfoV0, size 48, align 8,
+        id @ 0, name @ 8, description @ 16, block @ 24, expression @ 32, flags @ 40);
+    assert_eq!(
+        (
+            counter_info_flag::IS_CONSTANT,
+            counter_info_flag::IS_DERIVED
+        ),
+        (1, 2)
+    );
+    layout!(CounterRecord, size 40, align 8,
+        id @ 0, counter_value @ 8, dispatch_id @ 16, user_data @ 24, agent_id @ 32);
+    assert_eq!(size_of::<RecordCounter>(), 40);
+    layout!(DispatchCountingServiceData, size 168, align 8,
+        size @ 0, correlation_id @ 8, start_timestamp @ 24, end_timestamp @ 32,
+        dispatch_info @ 40);
+    assert_eq!(size_of::<DispatchCountingServiceFn>(), 8);
+    assert_eq!(size_of::<DispatchCountingRecordFn>(), 8);
+    assert_eq!(size_of::<AvailableCountersFn>(), 8);
 }
 
 #[test]
