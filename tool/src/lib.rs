@@ -20,6 +20,7 @@ mod callbacks;
 pub mod code_object_events;
 pub mod config;
 pub mod configure;
+pub mod counting;
 pub mod dispatch;
 pub mod finalize;
 pub mod fork_local;
@@ -27,6 +28,7 @@ pub mod layout;
 pub mod modvars;
 pub mod output;
 pub mod output_file;
+pub mod pmc;
 mod panic_hook;
 #[cfg(feature = "test-support")]
 mod panic_injector;

@@ -3,7 +3,7 @@
 //! window was emitted comes out on its own ([`super::Output::Counter`]) instead of opening a
 //! dispatch that never closes.
 
-use crate::event::CounterValue;
+use crate::event::{CounterValue, Event};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashSet, VecDeque};
 
@@ -43,5 +43,30 @@ impl Emitted {
 
     pub(super) fn contains(&self, d: u64) -> bool {
         self.set.contains(&d)
+    }
+}
+
+/// A COUNTER_VALUE event as a reading (not yet named) and the thread that recorded it.
+pub(super) fn reading(ev: &Event) -> Option<(u32, CounterReading)> {
+    match *ev {
+        Event::CounterValue {
+            thread,
+            dispatch_id,
+            counter,
+            value,
+            pass,
+            instances,
+        } => Some((
+            thread,
+            CounterReading {
+                dispatch_id,
+                pass: u32::from(pass),
+                counter,
+                name: None,
+                value,
+                instances,
+            },
+        )),
+        _ => None,
     }
 }

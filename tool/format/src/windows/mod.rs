@@ -599,6 +599,9 @@ impl Reconstructor {
     }
 
     fn take_event(&mut self, ev: &Event) -> Result<(), LimitError> {
+        if let Some((thread, reading)) = counters::reading(ev) {
+            return self.on_counter_value(thread, reading);
+        }
         match *ev {
             Event::Name {
                 space: NameSpace::Kernel,
@@ -610,24 +613,6 @@ impl Reconstructor {
                 key,
                 ref name,
             } => self.add_name(key, name, true)?,
-            Event::CounterValue {
-                thread,
-                dispatch_id,
-                counter,
-                value,
-                pass,
-                instances,
-            } => self.on_counter_value(
-                thread,
-                CounterReading {
-                    dispatch_id,
-                    pass: u32::from(pass),
-                    counter,
-                    name: None,
-                    value,
-                    instances,
-                },
-            )?,
             Event::ConfigEnter {
                 thread,
                 ts,
