@@ -8,13 +8,14 @@
 
 pub mod checksum;
 pub mod device_memory;
+pub mod samples;
 pub mod saxpy;
 pub mod steps;
 pub mod stream;
 
 /// Every kernel name, as registered through code-object kernel-symbol tracing. The kernel id of
 /// a name is its index here plus one.
-pub const KERNEL_NAMES: [&str; 11] = [
+pub const KERNEL_NAMES: [&str; 13] = [
     "stream_copy",
     "stream_mul",
     "stream_add",
@@ -26,6 +27,8 @@ pub const KERNEL_NAMES: [&str; 11] = [
     "graph_node",
     "multi_packet_node",
     "vmem_touch",
+    "bump",
+    "nudge",
 ];
 
 /// The kernel id of a kernel name (1-based), or `None` for an unknown name.

@@ -87,13 +87,18 @@ pub struct KernelPacket {
     /// Internal correlation id (the external one is always 0 in the emulator).
     pub corr: u64,
     pub thread_id: u64,
-    /// Contexts locally stopped for this pass (kernel-dispatch tracing honours a local stop).
+    /// Contexts locally stopped for this pass (kernel-dispatch tracing and the counting
+    /// service honour a local stop).
     pub suppressed: Vec<u64>,
+    /// The replay pass this packet runs (`None`: not a replay pass).
+    pub pass: Option<u64>,
+    /// What the counting contexts asked to count (filled at enqueue).
+    pub counting: Vec<crate::counting::service::Request>,
     pub completion: Completion,
 }
 
 pub enum Packet {
-    Kernel(KernelPacket),
+    Kernel(Box<KernelPacket>),
     /// Barrier-AND: retires once every earlier packet on the queue has.
     Barrier {
         signal: Option<Arc<Signal>>,
@@ -181,6 +186,13 @@ fn completion_thread(rx: Receiver<Retired>) {
                 &mut ud,
             );
         }
+        crate::counting::service::deliver(
+            &p.counting,
+            &p.info,
+            p.corr,
+            p.pass,
+            (done.start, done.end),
+        );
         done.async_active.fetch_sub(1, Ordering::SeqCst);
         match &p.completion {
             Completion::App(app) => app.fire(),
@@ -201,7 +213,7 @@ fn worker(rx: Receiver<Packet>, async_active: Arc<AtomicUsize>) {
                 (k.body)();
                 let end = now_ns().max(start + 1);
                 let _ = completions.send(Retired::Kernel(Box::new(Done {
-                    packet: k,
+                    packet: *k,
                     start,
                     end,
                     async_active: async_active.clone(),
@@ -295,7 +307,7 @@ mod tests {
         let seen = Arc::new(AtomicU64::new(0));
         let s2 = seen.clone();
         let app = q.app_completion();
-        q.push(Packet::Kernel(KernelPacket {
+        q.push(Packet::Kernel(Box::new(KernelPacket {
             body: Arc::new(move || {
                 std::thread::sleep(Duration::from_millis(20));
                 s2.store(1, Ordering::SeqCst);
@@ -304,8 +316,10 @@ mod tests {
             corr: 1,
             thread_id: 0,
             suppressed: Vec::new(),
+            pass: None,
+            counting: Vec::new(),
             completion: Completion::App(app.clone()),
-        }));
+        })));
         let drain = Signal::new(1);
         q.push(Packet::Barrier {
             signal: Some(drain.clone()),

@@ -279,7 +279,10 @@ pub extern "C" fn rocprofiler_get_status_name(status: u32) -> *const c_char {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn rocprofiler_get_status_string(status: u32) -> *const c_char {
-    rocprofiler_get_status_name(status)
+    catch_unwind(|| {
+        krphase_emu::status_text::message(status).map_or(std::ptr::null(), |s| s.as_ptr())
+    })
+    .unwrap_or(std::ptr::null())
 }
 
 #[unsafe(no_mangle)]

@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod clock;
+pub mod counting;
 pub mod device;
 pub mod driver;
 pub mod faults;
@@ -20,6 +21,7 @@ pub mod replay;
 pub mod run;
 pub mod sdk;
 pub mod shutdown;
+pub mod status_text;
 pub mod symbols;
 pub mod tool_time;
 pub mod truth;

@@ -17,6 +17,9 @@ pub enum Workload {
     Churn,
     /// Threads dispatch until one of them calls `exit()` or `abort()` (`--exit-how`).
     ExitWorker,
+    /// The SDK kernel-replay samples' application: `bump<<<1, 67>>>` then `nudge<<<1, 64>>>`
+    /// on two 4-byte counters; fails unless both read 1.
+    Samples,
 }
 
 impl Workload {
@@ -32,6 +35,7 @@ impl Workload {
             Workload::Fork => "fork",
             Workload::Churn => "churn",
             Workload::ExitWorker => "exit-worker",
+            Workload::Samples => "samples",
         }
     }
 }

@@ -23,7 +23,7 @@ use std::ffi::CString;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, OnceLock};
 
-/// Work-group size every launch reports.
+/// Work-group size every launch reports (except `launch_shaped`'s).
 pub const WORKGROUP: u32 = 256;
 
 /// The loaded code object's module variables.
@@ -238,6 +238,20 @@ pub fn launch(q: &Queue, kernel: &str, grid: usize, body: impl Fn() + Send + Syn
         vec![launch_of(kernel, grid, Arc::new(body))],
         false,
     ));
+}
+
+/// `kernel<<<grid / block, block>>>`: one single-packet write with an explicit work-group size
+/// (`grid` counts work-items, as the dispatch packet does).
+pub fn launch_shaped(
+    q: &Queue,
+    kernel: &str,
+    grid: u32,
+    block: u32,
+    body: impl Fn() + Send + Sync + 'static,
+) {
+    let mut l = launch_of(kernel, grid as usize, Arc::new(body));
+    l.workgroup = block;
+    record(replay::write_packets(q, vec![l], false));
 }
 
 /// A multi-packet write: several dispatch packets in one interceptor call.

@@ -5,7 +5,8 @@
 use crate::kinds;
 use krphase_ffi::{
     CallbackPhase, CallbackTracingFn, CallbackTracingKind, CallbackTracingRecord, ContextId,
-    CorrelationId, Status, TracingOperation, UserData,
+    CorrelationId, CounterConfigId, CounterRecord, DispatchCountingServiceData, Status,
+    TracingOperation, UserData,
 };
 use parking_lot::RwLock;
 use std::ffi::c_void;
@@ -22,11 +23,40 @@ struct Service {
     data: usize,
 }
 
+/// A context's dispatch counting service (the callback form): the dispatch callback that
+/// picks a config and the record callback that receives the counts, with their data pointers.
+#[derive(Clone, Copy, Debug)]
+pub struct CountingService {
+    pub dispatch: unsafe extern "C" fn(
+        DispatchCountingServiceData,
+        *mut CounterConfigId,
+        *mut UserData,
+        *mut c_void,
+    ),
+    pub dispatch_data: usize,
+    pub record: unsafe extern "C" fn(
+        DispatchCountingServiceData,
+        *mut CounterRecord,
+        usize,
+        UserData,
+        *mut c_void,
+    ),
+    pub record_data: usize,
+}
+
+/// An active context's counting service.
+#[derive(Clone, Copy, Debug)]
+pub struct CountingSubscriber {
+    pub context: u64,
+    pub service: CountingService,
+}
+
 struct Context {
     id: u64,
     client: u32,
     active: AtomicBool,
     services: Vec<Service>,
+    counting: Option<CountingService>,
 }
 
 pub struct Sdk {
@@ -169,6 +199,7 @@ impl Sdk {
             client: self.current_client.load(Ordering::SeqCst),
             active: AtomicBool::new(false),
             services: Vec::new(),
+            counting: None,
         })));
         *id = ContextId { handle };
         Ok(())
@@ -179,8 +210,51 @@ impl Sdk {
         if self.finalizing() {
             return Err(Status::CONFIGURATION_LOCKED);
         }
+        // Counter collection programs the agents' counters: two active contexts that both
+        // count (neither restricted to other agents) conflict.
+        if ctx.read().counting.is_some()
+            && self
+                .counting_subscribers()
+                .iter()
+                .any(|s| s.context != id.handle)
+        {
+            return Err(Status(12)); // ERROR_CONTEXT_CONFLICT
+        }
         ctx.read().active.store(true, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// `rocprofiler_configure_callback_dispatch_counting_service`: one counting service per
+    /// context, configured inside the configuration window.
+    pub fn configure_dispatch_counting(&self, id: ContextId, svc: CountingService) -> SdkResult {
+        if self.init_status() != -1 {
+            return Err(Status::CONFIGURATION_LOCKED);
+        }
+        let ctx = self.find(id.handle).ok_or(Status(10))?; // ERROR_CONTEXT_INVALID
+        let mut c = ctx.write();
+        if c.counting.is_some() {
+            return Err(Status::SERVICE_ALREADY_CONFIGURED);
+        }
+        c.counting = Some(svc);
+        Ok(())
+    }
+
+    /// Active contexts with a counting service, in creation order.
+    pub fn counting_subscribers(&self) -> Vec<CountingSubscriber> {
+        self.contexts
+            .read()
+            .iter()
+            .filter_map(|c| {
+                let c = c.read();
+                let service = c.counting?;
+                c.active
+                    .load(Ordering::SeqCst)
+                    .then_some(CountingSubscriber {
+                        context: c.id,
+                        service,
+                    })
+            })
+            .collect()
     }
 
     pub fn stop_context(&self, id: ContextId) -> SdkResult {

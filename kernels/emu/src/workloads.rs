@@ -6,7 +6,7 @@ use crate::opts::{RunOpts, Workload};
 use crate::program::{self as hip, code_object};
 use krphase_kernels::checksum::Checksum;
 use krphase_kernels::device_memory::{fill_f64, get_f64, get_u64};
-use krphase_kernels::{saxpy, steps, stream};
+use krphase_kernels::{samples, saxpy, steps, stream};
 use std::sync::Arc;
 
 pub use crate::outcome::Outcome;
@@ -23,6 +23,7 @@ pub fn run(o: &RunOpts) -> Result<Outcome, String> {
         Workload::Fork => crate::faults::fork::run(o),
         Workload::Churn => crate::faults::churn::run(o),
         Workload::ExitWorker => crate::faults::exit_worker::run(o),
+        Workload::Samples => run_samples(o.iterations),
     }
 }
 
@@ -247,5 +248,52 @@ fn run_vmem(n: usize, iterations: usize) -> Result<Outcome, String> {
     Ok(Outcome {
         checksum: cs,
         counter: 0,
+    })
+}
+
+/// The SDK kernel-replay samples' application: two 4-byte device counters set to 0, then
+/// `bump<<<1, 67>>>` on the first (the samples' clients replay it) and `nudge<<<1, 64>>>` on the
+/// second (they opt it out); each adds 1. Both must read 1 after every round, which after a
+/// replay of `bump` holds only if each pass started from the restored 0.
+fn run_samples(iterations: usize) -> Result<Outcome, String> {
+    let bumped =
+        crate::memory::allocate(4, crate::memory::MemKind::Coarse, crate::agents::GPU_AGENT);
+    let nudged =
+        crate::memory::allocate(4, crate::memory::MemKind::Coarse, crate::agents::GPU_AGENT);
+    let q = hip::create_stream();
+    let mut cs = Checksum::default();
+    for round in 0..iterations {
+        samples::reset(&bumped.words);
+        samples::reset(&nudged.words);
+        let b = bumped.clone();
+        hip::launch_shaped(
+            &q,
+            "bump",
+            samples::BUMP_BLOCK,
+            samples::BUMP_BLOCK,
+            move || samples::bump(&b.words),
+        );
+        let n = nudged.clone();
+        hip::launch_shaped(
+            &q,
+            "nudge",
+            samples::NUDGE_BLOCK,
+            samples::NUDGE_BLOCK,
+            move || samples::nudge(&n.words),
+        );
+        q.synchronize();
+        let (vb, vn) = (samples::read(&bumped.words), samples::read(&nudged.words));
+        if (vb, vn) != (1, 1) {
+            return Err(format!(
+                "round {round}: bump's counter = {vb}, nudge's = {vn}, both should be 1"
+            ));
+        }
+        cs.add_u64(u64::from(vb) << 32 | u64::from(vn));
+    }
+    hip::free(&bumped);
+    hip::free(&nudged);
+    Ok(Outcome {
+        checksum: cs,
+        counter: iterations as u64,
     })
 }

@@ -148,6 +148,8 @@ fn submit_pass(win: &OpenWindow, i: u64, held_kernel: &mut Option<Arc<Signal>>) 
         corr: win.record.corr.internal,
         thread_id: win.record.thread,
         suppressed: local_stops(),
+        pass: Some(i),
+        counting: Vec::new(),
         completion: Completion::Pass {
             signal: signal.clone(),
             times: gpu_times.clone(),

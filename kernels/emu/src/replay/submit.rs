@@ -1,5 +1,6 @@
 //! Putting a kernel on a queue: the dispatch info of a launch, the KERNEL_DISPATCH ENQUEUE
-//! callbacks around the packet write, and the ordinary (not replayed) submission of a dispatch.
+//! callbacks and the counting service's dispatch callbacks around the packet write, and the
+//! ordinary (not replayed) submission of a dispatch.
 
 use super::thread_window;
 use crate::clock::thread_id;
@@ -47,7 +48,7 @@ pub(super) fn dispatch_info(queue: &Queue, l: &Launch, dispatch_id: u64) -> Kern
 }
 
 /// The KERNEL_DISPATCH ENQUEUE callbacks around `push`, on the submitting thread.
-pub(super) fn enqueue(queue: &Queue, packet: KernelPacket) {
+pub(super) fn enqueue(queue: &Queue, mut packet: KernelPacket) {
     let kind = CallbackTracingKind::KERNEL_DISPATCH.0;
     let subs: Vec<Subscriber> = sdk()
         .subscribers(kind, kernel_dispatch_op::ENQUEUE)
@@ -77,7 +78,11 @@ pub(super) fn enqueue(queue: &Queue, packet: KernelPacket) {
             );
         }
     }
-    queue.push(Packet::Kernel(packet));
+    // The counting service's dispatch callbacks run once the ENQUEUE callbacks have captured
+    // the active contexts, just before the packet reaches the queue.
+    packet.counting =
+        crate::counting::service::dispatch(&packet.info, packet.corr, &packet.suppressed);
+    queue.push(Packet::Kernel(Box::new(packet)));
 }
 
 /// Submits the dispatch once, as the application wrote it, completing `app`. `reader` takes
@@ -104,6 +109,8 @@ pub(super) fn submit_once(
         corr: corr.internal,
         thread_id: thread_id(),
         suppressed: Vec::new(),
+        pass: None,
+        counting: Vec::new(),
         completion: Completion::App(app),
     };
     enqueue(queue, packet);
