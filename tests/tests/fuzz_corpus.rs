@@ -76,7 +76,7 @@ fn sdk_log_corpus_parses() {
     let mut windows = 0;
     for (p, b) in corpus("sdk_log") {
         let parsed = sdk_log::parse_log(&b[..]).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-        windows += parsed.windows.len();
+        windows += parsed.records.len();
     }
     assert!(windows > 0, "the corpus holds real outcome and phase lines");
 }

@@ -141,6 +141,8 @@ struct Decoded {
     windows: Vec<Window>,
     declines: Vec<Decline>,
     plains: Vec<PlainDispatch>,
+    /// Counter values that came out on their own (not attached to a pass).
+    counters: Vec<krphase_format::windows::CounterReading>,
     trailer: Option<Trailer>,
     truncated: bool,
     records: u64,
@@ -174,6 +176,7 @@ fn decode(path: &Path) -> Decoded {
                 Output::Window(w) => d.windows.push(w),
                 Output::Decline(x) => d.declines.push(x),
                 Output::Plain(p) => d.plains.push(p),
+                Output::Counter(c) => d.counters.push(c),
             }
         }
     };

@@ -9,10 +9,9 @@ use crate::tool::{self, Tool};
 use crate::{configure, finalize, panic_hook, process_hooks, recorder, say_once};
 use krphase_ffi::{
     CallbackPhase, CallbackTracingRecord, ClientFinalizeFn, ClientId, CounterConfigId,
-    CounterRecord, DispatchCountingServiceData, KernelDispatchData,
-    KernelDispatchInfo, KernelSymbolData, MemoryAllocationData, ReplayContinueFn,
-    ReplayPassCountFn, ReplayPayload, ToolConfigureResult, UserData, code_object_op,
-    hsa_pointer_type, kernel_dispatch_op,
+    CounterRecord, DispatchCountingServiceData, KernelDispatchData, KernelDispatchInfo,
+    KernelSymbolData, MemoryAllocationData, ReplayContinueFn, ReplayPassCountFn, ReplayPayload,
+    ToolConfigureResult, UserData, code_object_op, hsa_pointer_type, kernel_dispatch_op,
 };
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::atomic::AtomicBool;

@@ -109,8 +109,7 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
     let (pmc, pmc_warning, passes) = match set("KRPHASE_PMC") {
         None => (None, None, explicit_passes.unwrap_or(DEFAULT_PASSES)),
         Some(v) => match crate::pmc::parse(&v, MAX_PASSES).and_then(|g| {
-            crate::pmc::passes(g.len(), explicit_passes, max_passes, DEFAULT_PASSES)
-                .map(|n| (g, n))
+            crate::pmc::passes(g.len(), explicit_passes, max_passes, DEFAULT_PASSES).map(|n| (g, n))
         }) {
             Ok((g, n)) => (Some(g), None, n),
             Err(e) => (

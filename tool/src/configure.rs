@@ -3,12 +3,12 @@
 //! `initialize`, the claim on KERNEL_REPLAY.
 
 use crate::config::{self, Config, OnFull};
+use crate::counting::Counting;
 use crate::layout::layout_code;
 use crate::output_file::{Declined, declined, env, open_recorder, output_path, set_fork_factory};
 use crate::routes::Ops;
 use crate::tool::{self, Tool};
 use crate::{recorder, say, sys};
-use crate::counting::Counting;
 use krphase_ffi::{
     CallbackTracingFn, CallbackTracingKind, ContextId, DispatchCountingRecordFn,
     DispatchCountingServiceFn, Sdk, Status,
@@ -68,7 +68,9 @@ fn counting_service(cfg: &Config, sdk: &Sdk, mode: Mode, fns: CountingFns) -> Op
     }
     let groups = cfg.pmc.clone()?;
     if mode != Mode::Drive {
-        say("KRPHASE_PMC applies to drive mode only (another tool owns replay); running without counters");
+        say(
+            "KRPHASE_PMC applies to drive mode only (another tool owns replay); running without counters",
+        );
         return None;
     }
     Counting::configure(sdk, groups, fns.0, fns.1)

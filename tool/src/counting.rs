@@ -47,8 +47,12 @@ impl Counting {
             return None;
         }
         let fail = |what: &str, s: krphase_ffi::Status| -> Option<Counting> {
-            let name = sdk.status_name(s.0).unwrap_or_else(|| format!("status {}", s.0));
-            say(&format!("KRPHASE_PMC: {what} failed: {name}; running without counters"));
+            let name = sdk
+                .status_name(s.0)
+                .unwrap_or_else(|| format!("status {}", s.0));
+            say(&format!(
+                "KRPHASE_PMC: {what} failed: {name}; running without counters"
+            ));
             None
         };
         let ctx = match sdk.create_context() {
@@ -82,14 +86,15 @@ impl Counting {
             return None;
         }
         let got = self.agents.with(|m| {
-            *m.entry(agent).or_insert_with(|| match self.resolve(sdk, agent) {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    self.off.store(true, Ordering::Relaxed);
-                    say(&format!("KRPHASE_PMC: {e}; running without counters"));
-                    None
-                }
-            })
+            *m.entry(agent)
+                .or_insert_with(|| match self.resolve(sdk, agent) {
+                    Ok(c) => Some(c),
+                    Err(e) => {
+                        self.off.store(true, Ordering::Relaxed);
+                        say(&format!("KRPHASE_PMC: {e}; running without counters"));
+                        None
+                    }
+                })
         });
         got.flatten()
     }
@@ -98,7 +103,9 @@ impl Counting {
     fn resolve(&self, sdk: &Sdk, agent: u64) -> Result<&'static [CounterConfigId], String> {
         let id = AgentId { handle: agent };
         let status = |what: &str, s: krphase_ffi::Status| {
-            let name = sdk.status_name(s.0).unwrap_or_else(|| format!("status {}", s.0));
+            let name = sdk
+                .status_name(s.0)
+                .unwrap_or_else(|| format!("status {}", s.0));
             format!("{what} on agent {agent} failed: {name}")
         };
         let ids = match sdk.agent_counters(id) {
@@ -124,7 +131,9 @@ impl Counting {
             }
             match sdk.create_counter_config(id, &want) {
                 Some(Ok(cfg)) => configs.push(cfg),
-                Some(Err(s)) => return Err(status(&format!("creating the config of {group:?}"), s)),
+                Some(Err(s)) => {
+                    return Err(status(&format!("creating the config of {group:?}"), s));
+                }
                 None => return Err("the SDK cannot create a counter config".into()),
             }
         }
@@ -142,7 +151,7 @@ fn unknown(name: &str, agent: u64, known: &[(CounterId, String)]) -> String {
         .min_by_key(|(_, k)| strsim::levenshtein(name, k))
     {
         Some((_, k)) => {
-            format!("counter {name:?} is not supported on agent {agent}; did you mean {k}?")
+            format!("counter {name:?} is not supported on agent {agent} (did you mean {k}?)")
         }
         None => format!("counter {name:?} is not supported on agent {agent}, which has none"),
     }
@@ -159,7 +168,9 @@ impl Tool {
             return;
         };
         if self.mode() != krphase_format::Mode::Drive {
-            say("KRPHASE_PMC applies to drive mode only (another tool owns replay); running without counters");
+            say(
+                "KRPHASE_PMC applies to drive mode only (another tool owns replay); running without counters",
+            );
             return;
         }
         if let Err(s) = sdk.start_context(c.ctx) {

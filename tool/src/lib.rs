@@ -28,10 +28,10 @@ pub mod layout;
 pub mod modvars;
 pub mod output;
 pub mod output_file;
-pub mod pmc;
 mod panic_hook;
 #[cfg(feature = "test-support")]
 mod panic_injector;
+pub mod pmc;
 mod process_hooks;
 pub mod recorder;
 pub mod routes;

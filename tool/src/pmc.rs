@@ -65,9 +65,9 @@ pub fn passes(
             "KRPHASE_PMC has {g} groups but KRPHASE_PASSES=0 stops after KRPHASE_MAX_PASSES={max_passes} passes, so groups {} to {g} would never be counted",
             max_passes + 1
         )),
-        Some(1) => Err(
-            "KRPHASE_PMC needs replay passes but KRPHASE_PASSES=1 replays nothing".to_string(),
-        ),
+        Some(1) => {
+            Err("KRPHASE_PMC needs replay passes but KRPHASE_PASSES=1 replays nothing".to_string())
+        }
         Some(n) if n >= g => Ok(n),
         Some(n) => Err(format!(
             "KRPHASE_PMC has {g} groups but KRPHASE_PASSES={n}, so groups {} to {g} would never be counted",
@@ -106,7 +106,10 @@ mod tests {
     fn an_empty_group_is_one_line_naming_it() {
         for v in ["A;;B", "A;", ";A", " ", "A; , ;B"] {
             let e = parse(v).expect_err(v);
-            assert!(e.starts_with("KRPHASE_PMC=") && e.contains("is empty"), "{e}");
+            assert!(
+                e.starts_with("KRPHASE_PMC=") && e.contains("is empty"),
+                "{e}"
+            );
             assert!(!e.contains('\n'));
         }
         let many = vec!["C"; MAX_GROUP_COUNTERS + 1].join(" ");

@@ -430,11 +430,20 @@ mod tests {
         .unwrap();
         let r = run_report(&c, 1).unwrap();
         assert_eq!(r.counters.len(), 4);
-        assert_eq!(r.counters[3].counter, "counter 9", "an unnamed counter by its id");
+        assert_eq!(
+            r.counters[3].counter, "counter 9",
+            "an unnamed counter by its id"
+        );
         let table = render(std::slice::from_ref(&r), Format::Table).unwrap();
         assert!(table.contains("counters per pass [C]"), "{table}");
-        assert!(table.contains("GRBM_COUNT") && table.contains("1234.5"), "{table}");
-        assert!(table.contains("C   measured in process (SDK counting service)"), "{table}");
+        assert!(
+            table.contains("GRBM_COUNT") && table.contains("1234.5"),
+            "{table}"
+        );
+        assert!(
+            table.contains("C   measured in process (SDK counting service)"),
+            "{table}"
+        );
         let csv = render(std::slice::from_ref(&r), Format::Csv).unwrap();
         assert!(
             csv.contains("1,x,counter,1/1/GRBM_COUNT,value,1234.5,sdk_counting"),

@@ -292,7 +292,14 @@ fn render_counters(r: &RunReport, markdown: bool, out: &mut String) {
     }
     let mut t = table(
         markdown,
-        &["dispatch", "kernel", "pass", "counter", "value", "instances"],
+        &[
+            "dispatch",
+            "kernel",
+            "pass",
+            "counter",
+            "value",
+            "instances",
+        ],
     );
     for c in r.counters.iter().take(SHOWN_COUNTERS) {
         t.add_row(vec![

@@ -577,7 +577,8 @@ impl Reconstructor {
         let d = reading.dispatch_id;
         if !self.groups.contains_key(&d) && self.emitted.contains(d) {
             let name = self.counter_names.get(&reading.counter).cloned();
-            self.ready.push_back(Output::Counter(CounterReading { name, ..reading }));
+            self.ready
+                .push_back(Output::Counter(CounterReading { name, ..reading }));
             return Ok(());
         }
         let held = self.groups.get(&d).map_or(0, |g| g.counters.len());

@@ -142,7 +142,14 @@ pub fn v2_0_records() -> Vec<Record> {
         v.push(S.complete(d, s, e).to_record().expect("complete"));
     }
     // A value reaching the file after its window was emitted comes out on its own.
-    v.push(Record::counter_value(T, 2, SQ_WAVES, CounterValue(4096.0), 2, 1));
+    v.push(Record::counter_value(
+        T,
+        2,
+        SQ_WAVES,
+        CounterValue(4096.0),
+        2,
+        1,
+    ));
     v
 }
 
