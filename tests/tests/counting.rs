@@ -297,3 +297,50 @@ fn observe_mode_the_driver_client_counts_one_group_per_pass() {
 fn the_last_entry_quirk_drops_the_driver_and_the_sdk_finds_it_preloaded() {
     observed("counting-observe-quirk", &["--tool-list-quirk"]);
 }
+
+/// The rocprofv3 stand-in adds its counter tool as rocprofv3 adds its own: appended to
+/// `ROCP_TOOL_LIBRARIES` (where the SDK's last-entry quirk drops it) and preloaded.
+#[test]
+fn the_rocprofv3_stand_in_appends_and_preloads_its_counter_tool() {
+    let a = krphase_tests::artifacts();
+    let dir = krphase_tests::scratch_dir("counting-rocprofv3");
+    let (records, truth) = (dir.join("driver.jsonl"), dir.join("truth.jsonl"));
+    let o = std::process::Command::new(&a.emu)
+        .current_dir(&dir)
+        .arg("rocprofv3")
+        .args(["--replay-mode", "kernel", "--kernel-replay-beta-enabled"])
+        .args(["--pmc", "SQ_WAVES", "GRBM_COUNT", "--pmc", "SQ_INSTS_VALU"])
+        .args([
+            "-d",
+            "out",
+            "--",
+            "krphase-emu",
+            "run",
+            "saxpy",
+            "--elements",
+            "4096",
+        ])
+        .args(["--iterations", "2", "--tool-list-quirk"])
+        .env("PATH", krphase_tests::path_with_artifacts())
+        .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
+        .env("KRPHASE_OUTPUT", dir.join("run.krp"))
+        .env("KRPHASE_EMU_TRUTH", &truth)
+        .env("KRPHASE_EMU_DRIVER_RECORDS", &records)
+        .env_remove("KRPHASE_EMU_DRIVER_PASSES")
+        .env_remove("LD_PRELOAD")
+        .output()
+        .expect("run krphase-emu rocprofv3");
+    assert!(o.status.success(), "{}", krphase_tests::output_text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("[rocprofiler-sdk-tool] 4 counter records"),
+        "{stderr}"
+    );
+    let windows = executed(&truth);
+    assert_eq!(windows.len(), 2);
+    assert!(windows.iter().all(|w| w.1 == 2), "one pass per --pmc group");
+    let (n, got) = driver_records(&records);
+    assert_eq!(n, 4);
+    assert_eq!(got, truth_records(&truth).1);
+    assert!(got.values().all(|c| c.len() <= 2));
+}
