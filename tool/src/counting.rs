@@ -9,14 +9,12 @@
 //! (before each pass's dispatch) reads its pass's config with no lock. An unknown name is one
 //! line naming the closest supported counter; counting then stops for the run, the phases go on.
 //!
-//! The record callback sums each counter's dimension instances in a fixed table on the stack and
-//! writes one COUNTER_VALUE record per counter: no lock, no allocation.
+//! The record callback's reaction is in `counter_records.rs`.
 
-use crate::recorder::{self, Flush};
-use crate::tool::Tool;
+use crate::recorder;
 use crate::{fork_local::ForkLocal, say};
-use krphase_ffi::{AgentId, ContextId, CounterConfigId, CounterId, CounterRecord, Sdk};
-use krphase_format::{NameSpace, Record, event::CounterValue};
+use krphase_ffi::{AgentId, ContextId, CounterConfigId, CounterId, Sdk};
+use krphase_format::NameSpace;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -29,7 +27,7 @@ pub struct Counting {
     pub ctx: ContextId,
     agents: ForkLocal<HashMap<u64, AgentConfigs>>,
     /// An unknown counter (or a failed SDK call) stopped counting for the rest of the run.
-    off: AtomicBool,
+    pub(crate) off: AtomicBool,
 }
 
 impl Counting {
@@ -154,66 +152,5 @@ fn unknown(name: &str, agent: u64, known: &[(CounterId, String)]) -> String {
             format!("counter {name:?} is not supported on agent {agent} (did you mean {k}?)")
         }
         None => format!("counter {name:?} is not supported on agent {agent}, which has none"),
-    }
-}
-
-/// Counters one record callback can sum (the largest group).
-const TABLE: usize = crate::pmc::MAX_GROUP_COUNTERS;
-
-impl Tool {
-    /// Starts the counting context in `initialize`, when the tool drives replay (a tool that
-    /// fell back to observe leaves counting to the replay owner).
-    pub fn start_counting(&self) {
-        let (Some(c), Some(sdk)) = (self.counting.get(), self.sdk.as_ref()) else {
-            return;
-        };
-        if self.mode() != krphase_format::Mode::Drive {
-            say(
-                "KRPHASE_PMC applies to drive mode only (another tool owns replay); running without counters",
-            );
-            return;
-        }
-        if let Err(s) = sdk.start_context(c.ctx) {
-            c.off.store(true, Ordering::Relaxed);
-            say(&format!(
-                "KRPHASE_PMC: starting the counting context failed (status {}); running without counters",
-                s.0
-            ));
-        }
-    }
-
-    /// The SDK's record callback for pass `pass` of dispatch `d`: one COUNTER_VALUE per counter,
-    /// its instances summed.
-    pub fn on_counter_records(&self, d: u64, pass: u32, records: &[CounterRecord]) {
-        let Some(sdk) = self.sdk.as_ref() else { return };
-        let mut table = [(0u64, 0f64, 0u8); TABLE];
-        let mut used = 0;
-        for r in records {
-            let counter = match sdk.record_counter_id(r.id) {
-                Some(Ok(c)) => c.handle,
-                // Without the SDK's decoding the instance id stands for its counter.
-                _ => r.id,
-            };
-            match table[..used].iter_mut().find(|e| e.0 == counter) {
-                Some(e) => {
-                    e.1 += r.counter_value;
-                    e.2 = e.2.saturating_add(1);
-                }
-                None if used < TABLE => {
-                    table[used] = (counter, r.counter_value, 1);
-                    used += 1;
-                }
-                None => {}
-            }
-        }
-        let ts = crate::sys::boottime_ns();
-        let pass = pass.min(u32::from(u16::MAX)) as u16;
-        for &(counter, value, n) in &table[..used] {
-            recorder::record(
-                Record::counter_value(0, d, counter, CounterValue(value), pass, n),
-                ts,
-                Flush::Lazy,
-            );
-        }
     }
 }

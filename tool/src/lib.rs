@@ -20,6 +20,7 @@ mod callbacks;
 pub mod code_object_events;
 pub mod config;
 pub mod configure;
+pub mod counter_records;
 pub mod counting;
 pub mod dispatch;
 pub mod finalize;
