@@ -32,6 +32,8 @@ pub struct Imported {
     pub windows: u64,
     pub declines: u64,
     pub dispatches: u64,
+    /// Counter values (`krphase_counter` rows) of the run.
+    pub counters: u64,
     pub truncated: bool,
     /// What the reader skipped or emitted early, in one line (`None`: nothing).
     pub note: Option<String>,
@@ -421,6 +423,7 @@ impl<'t> Inserter<'t> {
                 out.windows += 1;
                 let kernel = w.kernel_name.take();
                 self.window(&w, kernel)?;
+                out.counters += w.passes.iter().map(|p| p.counters.len() as u64).sum::<u64>();
             }
             Output::Decline(mut d) => {
                 out.declines += 1;
@@ -432,7 +435,10 @@ impl<'t> Inserter<'t> {
                 let kernel = p.kernel_name.take();
                 self.plain(&p, kernel)?;
             }
-            Output::Counter(c) => self.counter(&c, None)?,
+            Output::Counter(c) => {
+                out.counters += 1;
+                self.counter(&c, None)?;
+            }
         }
         Ok(())
     }
