@@ -423,7 +423,11 @@ impl<'t> Inserter<'t> {
                 out.windows += 1;
                 let kernel = w.kernel_name.take();
                 self.window(&w, kernel)?;
-                out.counters += w.passes.iter().map(|p| p.counters.len() as u64).sum::<u64>();
+                out.counters += w
+                    .passes
+                    .iter()
+                    .map(|p| p.counters.len() as u64)
+                    .sum::<u64>();
             }
             Output::Decline(mut d) => {
                 out.declines += 1;
