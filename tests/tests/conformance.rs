@@ -354,15 +354,14 @@ fn early_exit_stops_fixed_loop() {
     );
 }
 
-#[test]
-fn user_data_is_a_fresh_copy_of_the_config_value_per_pass() {
-    let r = probe(
-        "user-data-value",
-        "user-data-value",
-        &[("PROBE_PASSES", "3")],
-        SAXPY2,
-    );
+/// User data across one window's callbacks under one `replay_continue` contract; returns what
+/// each `replay_continue` call received.
+fn user_data_scoping(name: &str, contract: &str) -> Vec<Vec<u64>> {
+    let mut args = SAXPY2.to_vec();
+    args.extend_from_slice(&["--continue-user-data", contract]);
+    let r = probe(name, "user-data-value", &[("PROBE_PASSES", "3")], &args);
     r.ok();
+    let mut continues = Vec::new();
     for d in config_dispatches(&r) {
         let recs = r.replay_of(d);
         let ud = |op: &str, ph: &str| -> Vec<u64> {
@@ -386,17 +385,36 @@ fn user_data_is_a_fresh_copy_of_the_config_value_per_pass() {
             vec![7],
             "CONFIG EXIT sees the CONFIG value"
         );
-        let conts = r.field_of("continue", d, "user_data");
-        assert_eq!(
-            conts,
-            vec![1000, 1001],
-            "continue gets the pass-scoped value"
-        );
         let pc = r.field_of("pass_count", d, "user_data");
         assert_eq!(
             pc,
             vec![7],
             "replay_pass_count receives the value stored at CONFIG ENTER"
+        );
+        continues.push(r.field_of("continue", d, "user_data"));
+    }
+    assert!(!continues.is_empty());
+    continues
+}
+
+#[test]
+fn user_data_is_a_fresh_copy_and_continue_gets_the_config_value_by_default() {
+    for conts in user_data_scoping("user-data-config", "config") {
+        assert_eq!(
+            conts,
+            vec![7, 7],
+            "mainline contract: replay_continue gets the CONFIG value even after PASS ENTER rewrote the pass's copy"
+        );
+    }
+}
+
+#[test]
+fn user_data_continue_gets_the_pass_copy_under_the_pass_contract() {
+    for conts in user_data_scoping("user-data-pass", "pass") {
+        assert_eq!(
+            conts,
+            vec![1000, 1001],
+            "pass contract: replay_continue gets the pass-scoped value"
         );
     }
 }
@@ -1067,7 +1085,7 @@ fn memory_allocations_are_traced_and_classified() {
     );
     assert_eq!(
         r.probe["kernels"].as_object().unwrap().len(),
-        11,
+        13,
         "kernel symbols registered at start"
     );
 }

@@ -1173,3 +1173,31 @@ fn the_tool_says_what_it_wrote_and_names_a_misspelt_variable() {
     // The misspelling was ignored: the default 2 passes, 3 windows.
     assert_eq!((t.windows, d.windows[0].executed_passes), (3, 2));
 }
+
+/// Newer headers' 160-byte kernel-dispatch callback data (`pipe_id` appended): the tool reads
+/// the 152-byte prefix, so every window keeps its GPU times and no payload counts as bad; the
+/// same run with the 152-byte data is the control.
+#[test]
+fn pipe_id_dispatch_records_are_accepted() {
+    for size in ["152", "160"] {
+        let args = workload("saxpy", "64", "3", &["--dispatch-record", size]);
+        let r = run(
+            &format!("pipe-id-{size}"),
+            &args,
+            &[("KRPHASE_PASSES", "3")],
+        );
+        r.assert_ok();
+        let d = decode(&r.krp());
+        let replayed = d.with_outcome(Outcome::Replayed);
+        assert_eq!(replayed.len(), 3, "{size}: three replayed windows");
+        for w in &replayed {
+            assert_eq!(w.passes.len(), 3, "{size}: passes");
+            assert!(
+                w.passes.iter().all(|p| p.gpu_end.is_some()),
+                "{size}: every pass has its GPU times from the COMPLETE record"
+            );
+        }
+        let t = d.trailer.expect("a trailer");
+        assert_eq!(t.bad_payloads, 0, "{size}: no payload was refused");
+    }
+}

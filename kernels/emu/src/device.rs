@@ -8,10 +8,12 @@ use crate::memory::{self, MemKind, Region};
 use crate::sdk::{CallbackEvent, sdk};
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use krphase_ffi::{
-    CallbackPhase, CallbackTracingKind, KernelDispatchData, KernelDispatchInfo, UserData,
-    kernel_dispatch_op,
+    CallbackPhase, CallbackTracingKind, KERNEL_DISPATCH_DATA_PIPE_ID_SIZE,
+    KERNEL_DISPATCH_DATA_SIZE, KernelDispatchData, KernelDispatchDataPipe, KernelDispatchInfo,
+    UserData, kernel_dispatch_op,
 };
 use parking_lot::{Condvar, Mutex, RwLock};
+use std::sync::atomic::AtomicBool;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
@@ -154,6 +156,34 @@ pub fn agent_lock(agent: u64) -> &'static RwLock<()> {
     &AGENT_LOCKS[agent as usize]
 }
 
+/// Whether KERNEL_DISPATCH callback data is the 160-byte form with `pipe_id` (newer headers).
+static PIPE_ID_RECORDS: AtomicBool = AtomicBool::new(false);
+
+/// Chooses the KERNEL_DISPATCH callback data size for the process (`--dispatch-record`).
+pub fn set_pipe_id_records(on: bool) {
+    PIPE_ID_RECORDS.store(on, Ordering::SeqCst);
+}
+
+/// The KERNEL_DISPATCH callback data: always 160 bytes of storage, with `size` 152 or 160 as
+/// the emulated headers have it. `pipe_id` is 0 (the SDK sets it only with KFD signal-less
+/// completion, which the emulator does not model).
+pub fn dispatch_data(info: KernelDispatchInfo, start: u64, end: u64) -> KernelDispatchDataPipe {
+    let size = if PIPE_ID_RECORDS.load(Ordering::Relaxed) {
+        KERNEL_DISPATCH_DATA_PIPE_ID_SIZE
+    } else {
+        KERNEL_DISPATCH_DATA_SIZE
+    };
+    KernelDispatchDataPipe {
+        base: KernelDispatchData {
+            size,
+            start_timestamp: start,
+            end_timestamp: end,
+            dispatch_info: info,
+        },
+        pipe_id: 0,
+    }
+}
+
 fn completion_thread(rx: Receiver<Retired>) {
     let kind = CallbackTracingKind::KERNEL_DISPATCH.0;
     for retired in rx {
@@ -167,12 +197,7 @@ fn completion_thread(rx: Receiver<Retired>) {
         let p = &done.packet;
         let subs = sdk().subscribers(kind, kernel_dispatch_op::COMPLETE);
         for s in subs.iter().filter(|s| !p.suppressed.contains(&s.context)) {
-            let mut data = KernelDispatchData {
-                size: std::mem::size_of::<KernelDispatchData>() as u64,
-                start_timestamp: done.start,
-                end_timestamp: done.end,
-                dispatch_info: p.info,
-            };
+            let mut data = dispatch_data(p.info, done.start, done.end);
             let mut ud = UserData::default();
             s.invoke(
                 CallbackEvent {
@@ -182,7 +207,7 @@ fn completion_thread(rx: Receiver<Retired>) {
                     op: kernel_dispatch_op::COMPLETE,
                     phase: CallbackPhase::NONE,
                 },
-                (&mut data as *mut KernelDispatchData).cast(),
+                (&mut data as *mut KernelDispatchDataPipe).cast(),
                 &mut ud,
             );
         }

@@ -102,6 +102,26 @@ impl LayoutOpt {
     }
 }
 
+/// Which `user_data` the SDK passes to `replay_continue`. Both contracts exist in SDK versions;
+/// the mainline's replay code passes the CONFIG value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ContinueUserData {
+    /// The value stored at CONFIG ENTER, even after PASS ENTER or EXIT rewrote the pass's copy.
+    Config,
+    /// The pass's own copy, with whatever PASS ENTER and EXIT wrote into it.
+    Pass,
+}
+
+/// How big the kernel-dispatch callback data is: the 152-byte record, or newer headers' 160
+/// bytes with `int32_t pipe_id` appended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DispatchRecordOpt {
+    #[value(name = "152")]
+    Plain,
+    #[value(name = "160")]
+    PipeId,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RestoreOrder {
     /// Host-copy snapshot: restore between PASS EXIT and the next PASS ENTER.
@@ -189,6 +209,13 @@ pub struct RunOpts {
     /// Where restores happen relative to PASS ENTER.
     #[arg(long, value_enum, default_value_t = RestoreOrder::Host)]
     pub restore_order: RestoreOrder,
+    /// Which user_data replay_continue receives: the CONFIG value (mainline SDK) or the pass's
+    /// own copy (a fork's contract).
+    #[arg(long, value_enum, default_value_t = ContinueUserData::Config)]
+    pub continue_user_data: ContinueUserData,
+    /// Size of the KERNEL_DISPATCH callback data: 152, or 160 with `pipe_id` (newer headers).
+    #[arg(long, value_enum, default_value_t = DispatchRecordOpt::Plain)]
+    pub dispatch_record: DispatchRecordOpt,
     /// SDK version reported by rocprofiler_get_version(_triplet).
     #[arg(long, default_value = "1.4.1", value_parser = parse_version)]
     pub sdk_version: (u32, u32, u32),

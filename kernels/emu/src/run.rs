@@ -85,6 +85,7 @@ fn replay_config(o: &RunOpts, stuck: Option<StuckSettings>) -> Result<ReplayConf
     Ok(ReplayConfig {
         layout: o.payload_layout,
         restore_order: o.restore_order,
+        continue_user_data: o.continue_user_data,
         decline: o.decline,
         budget: o
             .footprint_budget
@@ -173,6 +174,7 @@ pub fn main(args: &[OsString]) -> i32 {
     kinds::init(o.replay_kind);
     sdk().set_version(o.sdk_version);
     replay::configure(config);
+    crate::device::set_pipe_id_records(o.dispatch_record == crate::opts::DispatchRecordOpt::PipeId);
 
     if o.time_callbacks {
         tool_time::enable();

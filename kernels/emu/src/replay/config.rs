@@ -1,7 +1,7 @@
 //! The SDK variant and policy every window runs with, fixed once at start-up.
 
 use super::drain::SDK_DRAIN_LIMIT;
-use crate::opts::{DeclineOpt, LayoutOpt, RestoreOrder, StuckSettings};
+use crate::opts::{ContinueUserData, DeclineOpt, LayoutOpt, RestoreOrder, StuckSettings};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -10,6 +10,8 @@ use std::time::Duration;
 pub struct ReplayConfig {
     pub layout: LayoutOpt,
     pub restore_order: RestoreOrder,
+    /// Which user_data `replay_continue` receives.
+    pub continue_user_data: ContinueUserData,
     pub decline: Option<DeclineOpt>,
     pub budget: u64,
     pub gbps: f64,
@@ -33,6 +35,7 @@ pub(crate) fn config() -> &'static ReplayConfig {
     CONFIG.get_or_init(|| ReplayConfig {
         layout: LayoutOpt::B,
         restore_order: RestoreOrder::Host,
+        continue_user_data: ContinueUserData::Config,
         decline: None,
         budget: u64::MAX,
         gbps: 12.0,

@@ -14,7 +14,7 @@ use super::tool_calls::{ask_continue, pass_enter, pass_exit};
 use crate::device::{Completion, KernelPacket, Signal};
 use crate::log::{self, Level};
 use crate::memory::{self, Snapshot};
-use crate::opts::RestoreOrder;
+use crate::opts::{ContinueUserData, RestoreOrder};
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
@@ -106,7 +106,11 @@ fn pass(
     let (more, continue_phase) = if total > 0 && i + 1 >= total {
         (false, None) // never consulted after the last pass of a fixed loop
     } else {
-        let more = ask_continue(pass_cont, win.info, i, total, pass_ud);
+        let ud = match win.cfg.continue_user_data {
+            ContinueUserData::Config => win.tool.config_ud,
+            ContinueUserData::Pass => pass_ud,
+        };
+        let more = ask_continue(pass_cont, win.info, i, total, ud);
         (more, Some(win.clock.close()))
     };
     win.record.passes.push(PassRecord {

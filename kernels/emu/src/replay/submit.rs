@@ -10,8 +10,8 @@ use crate::device::{
 use crate::ids;
 use crate::sdk::{CallbackEvent, Subscriber, sdk};
 use krphase_ffi::{
-    AgentId, CallbackPhase, CallbackTracingKind, CorrelationId, Dim3, KernelDispatchData,
-    KernelDispatchInfo, QueueId, UserData, kernel_dispatch_op,
+    AgentId, CallbackPhase, CallbackTracingKind, CorrelationId, Dim3, KernelDispatchInfo, QueueId,
+    UserData, kernel_dispatch_op,
 };
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -56,12 +56,7 @@ pub(super) fn enqueue(queue: &Queue, mut packet: KernelPacket) {
         .filter(|s| !packet.suppressed.contains(&s.context))
         .collect();
     let mut uds = vec![UserData::default(); subs.len()];
-    let mut data = KernelDispatchData {
-        size: std::mem::size_of::<KernelDispatchData>() as u64,
-        start_timestamp: 0,
-        end_timestamp: 0,
-        dispatch_info: packet.info,
-    };
+    let mut data = crate::device::dispatch_data(packet.info, 0, 0);
     let (tid, corr) = (packet.thread_id, ids::correlation(packet.corr));
     for phase in [CallbackPhase::ENTER, CallbackPhase::EXIT] {
         for (s, ud) in subs.iter().zip(uds.iter_mut()) {
@@ -73,7 +68,7 @@ pub(super) fn enqueue(queue: &Queue, mut packet: KernelPacket) {
                     op: kernel_dispatch_op::ENQUEUE,
                     phase,
                 },
-                (&mut data as *mut KernelDispatchData).cast(),
+                (&mut data as *mut krphase_ffi::KernelDispatchDataPipe).cast(),
                 ud,
             );
         }

@@ -21,6 +21,9 @@ pub(super) struct ReplayTool {
     pub(super) pass: Option<Subscriber>,
     pub(super) config_ud: UserData,
     pub(super) cont: ReplayContinueFn,
+    /// The CONFIG payload as the tool left it at CONFIG ENTER: CONFIG EXIT gets this copy, so
+    /// the callbacks it wrote there (and any other bytes) are still in place.
+    pub(super) config_payload: Box<PayloadStore>,
 }
 
 fn invoke(
@@ -50,6 +53,8 @@ pub(super) struct ConfigAnswer {
     pub(super) user_data: UserData,
     pub(super) passes: Option<u64>,
     pub(super) cont: ReplayContinueFn,
+    /// The payload after CONFIG ENTER, for CONFIG EXIT.
+    pub(super) payload: Box<PayloadStore>,
 }
 
 /// CONFIG ENTER, then the pass-count call with the value stored at ENTER. Stamps
@@ -79,27 +84,22 @@ pub(super) fn config_enter(
         user_data,
         passes,
         cont,
+        payload,
     }
 }
 
-/// CONFIG EXIT: builds its payload and invokes the callback; returns the CONFIG EXIT timestamp,
-/// taken just before the callback.
-pub(super) fn config_exit(
-    owner: &Subscriber,
-    w: &WindowRecord,
-    layout: LayoutOpt,
-    info: KernelDispatchInfo,
-    config_ud: &mut UserData,
-) -> u64 {
-    let mut payload = build_payload(layout, info, PayloadFields::config());
+/// CONFIG EXIT: invokes the callback with the CONFIG payload as the tool left it at CONFIG
+/// ENTER (the SDK hands its saved copy, so `replay_pass_count` and `replay_continue` still hold
+/// what the tool set); returns the CONFIG EXIT timestamp, taken just before the callback.
+pub(super) fn config_exit(tool: &mut ReplayTool, w: &WindowRecord) -> u64 {
     let t = now_ns();
     invoke(
-        owner,
+        &tool.owner,
         w,
         replay_op::CONFIG,
         CallbackPhase::EXIT,
-        &mut payload,
-        config_ud,
+        &mut tool.config_payload,
+        &mut tool.config_ud,
     );
     t
 }

@@ -50,11 +50,12 @@ pub(super) fn run(
         pass: None,
         config_ud: answer.user_data,
         cont: answer.cont,
+        config_payload: answer.payload,
     };
     let requested = match accepted_pass_count(answer.passes, answer.cont, dispatch_id) {
         Ok(n) => n,
         Err(reason) => {
-            let exit = config_exit(&tool.owner, &record, cfg.layout, info, &mut tool.config_ud);
+            let exit = config_exit(&mut tool, &record);
             write_decline_truth(
                 dispatch_id,
                 launch.kernel_id,
@@ -169,13 +170,7 @@ fn finish_replayed(win: &mut OpenWindow, end: PassLoopEnd) {
         let pre_exit = now_ns();
         log::log(Level::Info, "queue_hooks.cpp", 512, &w.phase_line(pre_exit));
     }
-    w.config_exit = config_exit(
-        &win.tool.owner,
-        w,
-        win.cfg.layout,
-        win.info,
-        &mut win.tool.config_ud,
-    );
+    w.config_exit = config_exit(&mut win.tool, w);
     if let Some(t) = w.tail.as_mut() {
         t.end = w.config_exit;
     }
@@ -203,13 +198,7 @@ fn finish_declined(mut win: OpenWindow, reason: Decline) {
             &w.outcome_line(reason),
         );
     }
-    w.config_exit = config_exit(
-        &win.tool.owner,
-        w,
-        win.cfg.layout,
-        win.info,
-        &mut win.tool.config_ud,
-    );
+    w.config_exit = config_exit(&mut win.tool, w);
     if truth::enabled() {
         truth::write(&w.truth(reason));
     }

@@ -1,6 +1,8 @@
 /* Test fixture for the `bindgen` feature: declarations written from the layouts in the
  * project's ABI reference (x86-64), not copied from AMD headers. Only the types krphase-ffi
- * checks are declared. Used by docs/bindgen.md's self-check. */
+ * checks are declared. Used by docs/bindgen.md's self-check. Define KRPHASE_FAKE_PIPE_ID for
+ * newer headers' kernel-dispatch records, which end in `int32_t pipe_id` (callback data 160
+ * bytes, buffer record 192). */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +78,9 @@ typedef struct {
     rocprofiler_timestamp_t start_timestamp;
     rocprofiler_timestamp_t end_timestamp;
     rocprofiler_kernel_dispatch_info_t dispatch_info;
+#ifdef KRPHASE_FAKE_PIPE_ID
+    int32_t pipe_id;
+#endif
 } rocprofiler_callback_tracing_kernel_dispatch_data_t;
 
 typedef struct {
@@ -137,4 +142,21 @@ typedef struct {
     rocprofiler_timestamp_t start_timestamp;
     rocprofiler_timestamp_t end_timestamp;
     rocprofiler_kernel_dispatch_info_t dispatch_info;
+#ifdef KRPHASE_FAKE_PIPE_ID
+    int32_t pipe_id;
+#endif
 } rocprofiler_buffer_tracing_kernel_dispatch_record_t;
+
+/* The dispatch counting service's basic types. */
+typedef struct { uint64_t handle; } rocprofiler_counter_id_t;
+typedef struct { uint64_t handle; } rocprofiler_counter_config_id_t;
+typedef uint64_t rocprofiler_counter_instance_id_t;
+typedef uint64_t rocprofiler_dispatch_id_t;
+
+typedef struct {
+    rocprofiler_counter_instance_id_t id;
+    double counter_value;
+    rocprofiler_dispatch_id_t dispatch_id;
+    rocprofiler_user_data_t user_data;
+    rocprofiler_agent_id_t agent_id;
+} rocprofiler_counter_record_t;
