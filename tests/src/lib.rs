@@ -23,6 +23,9 @@ pub struct Artifacts {
     pub probe_lib: PathBuf,
     /// `krphase`, the analyzer.
     pub krphase: PathBuf,
+    /// `libkrphase_emu_driver.so`, the rocprofv3 stand-in's counter tool (a client of its own;
+    /// `krphase-emu` finds it next to itself).
+    pub driver_lib: PathBuf,
 }
 
 /// The profile directory the running test binary was built into (`target/debug` for
@@ -61,6 +64,8 @@ pub fn artifacts() -> &'static Artifacts {
                 "krphase-emu",
                 "-p",
                 "krphase-probe",
+                "-p",
+                "krphase-emu-driver",
             ])
             .args(["-p", "krphase-analyzer"])
             .env("CARGO_TARGET_DIR", target_dir);
@@ -76,6 +81,7 @@ pub fn artifacts() -> &'static Artifacts {
             tool_lib: profile_dir.join("libkrphase.so"),
             probe_lib: profile_dir.join("libkrphase_probe.so"),
             krphase: profile_dir.join("krphase"),
+            driver_lib: profile_dir.join("libkrphase_emu_driver.so"),
             profile_dir,
         }
     })
@@ -285,4 +291,9 @@ pub const TOOL_AND_EMU_ENV: &[&str] = &[
     "KRPHASE_EMU_DRIVER_PASSES",
     "KRPHASE_EMU_DRIVER_ORDER",
     "KRPHASE_EMU_DRIVER_FILTER",
+    "KRPHASE_EMU_DRIVER_RECORDS",
+    "KRPHASE_EMU_DRIVER_LIBRARY",
+    "KRPHASE_PMC",
+    "ROCPROF_COUNTER_GROUPS",
+    "LD_PRELOAD",
 ];

@@ -94,12 +94,14 @@ fn kernel_replay_drives_one_pass_per_group_in_one_run() {
     let args = [
         &KERNEL_REPLAY[..],
         &[
+            // Real counter names: the stand-in's counter tool resolves them on the agent, and an
+            // unknown one is fatal, as in rocprofv3.
             "--pmc",
-            "A",
+            "SQ_WAVES",
             "--pmc",
-            "B",
+            "GRBM_COUNT",
             "--pmc",
-            "C",
+            "SQ_INSTS_VALU",
             "-d",
             "out",
             "--output-format",
@@ -125,7 +127,14 @@ fn include_regex_reaches_the_driver() {
     let with_regex = |regex| {
         [
             &KERNEL_REPLAY[..],
-            &["--pmc", "A", "--pmc", "B", "--kernel-include-regex", regex],
+            &[
+                "--pmc",
+                "SQ_WAVES",
+                "--pmc",
+                "GRBM_COUNT",
+                "--kernel-include-regex",
+                regex,
+            ],
         ]
         .concat()
     };

@@ -141,6 +141,8 @@ struct Decoded {
     windows: Vec<Window>,
     declines: Vec<Decline>,
     plains: Vec<PlainDispatch>,
+    /// Counter values that came out on their own (not attached to a pass).
+    counters: Vec<krphase_format::windows::CounterReading>,
     trailer: Option<Trailer>,
     truncated: bool,
     records: u64,
@@ -174,6 +176,7 @@ fn decode(path: &Path) -> Decoded {
                 Output::Window(w) => d.windows.push(w),
                 Output::Decline(x) => d.declines.push(x),
                 Output::Plain(p) => d.plains.push(p),
+                Output::Counter(c) => d.counters.push(c),
             }
         }
     };
@@ -1197,4 +1200,23 @@ fn pipe_id_dispatch_records_are_accepted() {
         let t = d.trailer.expect("a trailer");
         assert_eq!(t.bad_payloads, 0, "{size}: no payload was refused");
     }
+}
+
+/// A run whose output path exists writes another file, and its finalize line names that file
+/// with that file's counts (not the older file's).
+#[test]
+fn a_second_run_into_the_same_path_names_the_file_it_wrote() {
+    let shared = scratch_dir("same-path-files");
+    let path = shared.join("run.krp");
+    let p = path.to_str().expect("UTF-8 path");
+    let args = |n| ["saxpy", "--elements", "1024", "--iterations", n];
+    let first = run("same-path-1", &args("3"), &[("KRPHASE_OUTPUT", p)]);
+    assert!(first.out.status.success(), "{}", first.stderr());
+    let second = run("same-path-2", &args("1"), &[("KRPHASE_OUTPUT", p)]);
+    assert!(second.out.status.success(), "{}", second.stderr());
+    let used = shared.join("run-1.krp");
+    let lines = second.written_lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let want = format!("{WROTE}{}: 1 windows,", used.display());
+    assert!(lines[0].starts_with(&want), "{lines:?}");
 }

@@ -1,14 +1,14 @@
 //! Whole-process costs on the emulator (plain loop, `harness = false`):
 //!
 //! * **Window overhead**: the emulator's replay windows (CONFIG ENTER → CONFIG EXIT, from its
-//!   ground truth) with libkrphase.so driving replay vs the emulator's bare internal driver that
-//!   only sets the pass count (same N), alternated in one run; the ratio of medians, and the
+//!   ground truth) with libkrphase.so driving replay vs the emulator's bare driver client (a preloaded
+//!   library, no counter groups) that only sets the pass count (same N), alternated in one run; the ratio of medians, and the
 //!   difference in the CONFIG ENTER → pass-count return span (the tool's per-window callback
 //!   work before the pre-pass phases).
 //! * **Observe-mode cost per non-replayed dispatch**: wall time of `multi-queue --threads 1`
 //!   with the tool in observe mode vs no tool, divided by the dispatch count.
 //!
-//! Builds `krphase-emu` and `libkrphase.so` in the release profile first.
+//! Builds `krphase-emu`, `libkrphase.so` and the driver client in the release profile first.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -37,6 +37,9 @@ fn build() -> (PathBuf, PathBuf) {
             "krphase-emu",
             "-p",
             "krphase-tool",
+            // The bare driver is a client library `krphase-emu` preloads.
+            "-p",
+            "krphase-emu-driver",
         ])
         .env("CARGO_TARGET_DIR", target)
         .status()

@@ -8,10 +8,10 @@ use crate::routes::Route;
 use crate::tool::{self, Tool};
 use crate::{configure, finalize, panic_hook, process_hooks, recorder, say_once};
 use krphase_ffi::{
-    CallbackPhase, CallbackTracingRecord, ClientFinalizeFn, ClientId, KernelDispatchData,
-    KernelDispatchInfo, KernelSymbolData, MemoryAllocationData, ReplayContinueFn,
-    ReplayPassCountFn, ReplayPayload, ToolConfigureResult, UserData, code_object_op,
-    hsa_pointer_type, kernel_dispatch_op,
+    CallbackPhase, CallbackTracingRecord, ClientFinalizeFn, ClientId, CounterConfigId,
+    CounterRecord, DispatchCountingServiceData, KernelDispatchData, KernelDispatchInfo,
+    KernelSymbolData, MemoryAllocationData, ReplayContinueFn, ReplayPassCountFn, ReplayPayload,
+    ToolConfigureResult, UserData, code_object_op, hsa_pointer_type, kernel_dispatch_op,
 };
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::atomic::AtomicBool;
@@ -31,7 +31,8 @@ pub unsafe extern "C" fn rocprofiler_configure(
 ) -> *mut ToolConfigureResult {
     panic_hook::install();
     guard(std::ptr::null_mut(), || {
-        if configure::configure(Some(tracing_callback)).is_err() {
+        let counting: configure::CountingFns = (Some(counting_dispatch), Some(counting_record));
+        if configure::configure(Some(tracing_callback), counting).is_err() {
             return std::ptr::null_mut();
         }
         if !client_id.is_null() {
@@ -54,6 +55,7 @@ unsafe extern "C" fn tool_initialize(_fini: ClientFinalizeFn, _data: *mut c_void
         let Some(t) = tool::get() else { return -1 };
         t.claim_replay(Some(tracing_callback));
         let Some(sdk) = t.sdk.as_ref() else { return -1 };
+        t.start_counting();
         if let Err(s) = sdk.start_context(t.ctx) {
             crate::say(&format!(
                 "start_context failed (status {}); not recording",
@@ -93,6 +95,58 @@ pub(crate) unsafe extern "C" fn replay_continue(
             c_int::from(t.on_continue(&info, current_pass, total_passes))
         })
     })
+}
+
+/// The dispatch counting service's dispatch callback (before each dispatch; under replay,
+/// before each pass's): the config of the running pass's group, and the pass index (+1) in the
+/// dispatch's `user_data` for the record callback. Handle 0, the SDK's "count nothing", stays
+/// outside a counted pass.
+unsafe extern "C" fn counting_dispatch(
+    data: DispatchCountingServiceData,
+    config: *mut CounterConfigId,
+    user_data: *mut UserData,
+    _callback_data: *mut c_void,
+) {
+    guard((), || {
+        let Some((cfg, pass)) = crate::window::pass_config(data.dispatch_info.dispatch_id) else {
+            return;
+        };
+        if config.is_null() || user_data.is_null() {
+            return;
+        }
+        // SAFETY: the SDK passes writable out-pointers for the config and the dispatch's
+        // user data, live for this callback.
+        unsafe {
+            *config = cfg;
+            (*user_data).value = u64::from(pass) + 1;
+        }
+    });
+}
+
+/// The dispatch counting service's record callback: the counted pass's values (any thread).
+unsafe extern "C" fn counting_record(
+    data: DispatchCountingServiceData,
+    records: *mut CounterRecord,
+    count: usize,
+    user_data: UserData,
+    _callback_data: *mut c_void,
+) {
+    guard((), || {
+        // SAFETY: every bit pattern of the union is a valid u64; ours holds pass + 1 (0: none).
+        let pass = unsafe { user_data.value };
+        let Some(t) = tool::get() else { return };
+        if pass == 0 || t.panicked() {
+            return;
+        }
+        let recs: &[CounterRecord] = if records.is_null() || count == 0 {
+            &[]
+        } else {
+            // SAFETY: the SDK hands `count` readable records for the duration of the callback.
+            unsafe { std::slice::from_raw_parts(records, count) }
+        };
+        let pass = (pass - 1).min(u64::from(u32::MAX)) as u32;
+        t.on_counter_records(data.dispatch_info.dispatch_id, pass, recs);
+    });
 }
 
 /// One callback for every traced kind; dispatches on the record's kind (a table filled at

@@ -18,6 +18,9 @@ pub enum OnFull {
 /// The largest `KRPHASE_PASSES` (and `KRPHASE_MAX_PASSES`) accepted.
 pub const MAX_PASSES: u32 = 4096;
 
+/// `KRPHASE_PASSES` default.
+pub const DEFAULT_PASSES: u32 = 2;
+
 /// `KRPHASE_MAX_PASSES` default: passes an indefinite loop (`KRPHASE_PASSES=0`) runs.
 pub const DEFAULT_MAX_PASSES: u32 = 2;
 
@@ -37,6 +40,10 @@ pub struct Config {
     pub rocprof_replay: bool,
     /// `ROCPROF_OUTPUT_PATH`, the default output directory under rocprofv3.
     pub rocprof_output: Option<String>,
+    /// `KRPHASE_PMC`'s counter groups, one per pass (drive mode), when valid.
+    pub pmc: Option<Vec<Vec<String>>>,
+    /// Why a `KRPHASE_PMC` value was set aside (the tool runs without counters).
+    pub pmc_warning: Option<String>,
 }
 
 impl Config {
@@ -76,10 +83,10 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
             _ => return Err(format!("KRPHASE_MODE={v:?} is not auto, drive or observe")),
         },
     };
-    let passes = match set("KRPHASE_PASSES") {
-        None => 2,
+    let explicit_passes = match set("KRPHASE_PASSES") {
+        None => None,
         Some(v) => match v.trim().parse::<u32>() {
-            Ok(n) if n <= MAX_PASSES => n,
+            Ok(n) if n <= MAX_PASSES => Some(n),
             _ => {
                 return Err(format!(
                     "KRPHASE_PASSES={v:?} is not a whole number from 0 (indefinite) to {MAX_PASSES}"
@@ -96,6 +103,20 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
                     "KRPHASE_MAX_PASSES={v:?} is not a whole number from 1 to {MAX_PASSES}"
                 ));
             }
+        },
+    };
+    // A bad KRPHASE_PMC costs the counters, never the phases: the tool runs on without them.
+    let (pmc, pmc_warning, passes) = match set("KRPHASE_PMC") {
+        None => (None, None, explicit_passes.unwrap_or(DEFAULT_PASSES)),
+        Some(v) => match crate::pmc::parse(&v, MAX_PASSES).and_then(|g| {
+            crate::pmc::passes(g.len(), explicit_passes, max_passes, DEFAULT_PASSES).map(|n| (g, n))
+        }) {
+            Ok((g, n)) => (Some(g), None, n),
+            Err(e) => (
+                None,
+                Some(format!("{e}; running without counters")),
+                explicit_passes.unwrap_or(DEFAULT_PASSES),
+            ),
         },
     };
     let filter = match set("KRPHASE_KERNEL_FILTER") {
@@ -133,6 +154,8 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
         output_template: set("KRPHASE_OUTPUT"),
         rocprof_replay: set("ROCPROF_KERNEL_REPLAY").is_some_and(|v| v.trim() != "0"),
         rocprof_output: set("ROCPROF_OUTPUT_PATH"),
+        pmc,
+        pmc_warning,
     }))
 }
 
@@ -146,6 +169,7 @@ pub const KNOWN: &[&str] = &[
     "KRPHASE_PAYLOAD_LAYOUT",
     "KRPHASE_ON_FULL",
     "KRPHASE_OUTPUT",
+    "KRPHASE_PMC",
 ];
 
 /// Prefixes of `KRPHASE_*` variables other krphase programs read (the emulator, the benchmarks)
@@ -262,6 +286,23 @@ mod tests {
         assert_eq!((c.passes, c.max_passes), (0, 3));
         let c = parse(&[("KRPHASE_PASSES", "0")]).unwrap().unwrap();
         assert_eq!((c.passes, c.max_passes), (0, DEFAULT_MAX_PASSES));
+    }
+
+    #[test]
+    fn pmc_sets_the_pass_count_and_a_bad_value_only_costs_the_counters() {
+        let c = parse(&[("KRPHASE_PMC", "A B;C;D")]).unwrap().unwrap();
+        assert_eq!((c.passes, c.pmc.as_ref().map(Vec::len)), (3, Some(3)));
+        assert!(c.pmc_warning.is_none());
+        let c = parse(&[("KRPHASE_PMC", "A;;C"), ("KRPHASE_PASSES", "4")])
+            .unwrap()
+            .unwrap();
+        assert!(c.pmc.is_none() && c.passes == 4);
+        assert!(c.pmc_warning.unwrap().ends_with("running without counters"));
+        let c = parse(&[("KRPHASE_PMC", "A;B;C"), ("KRPHASE_PASSES", "2")])
+            .unwrap()
+            .unwrap();
+        assert!(c.pmc.is_none() && c.passes == 2);
+        assert!(c.pmc_warning.unwrap().contains("KRPHASE_PASSES=2"));
     }
 
     #[test]

@@ -3,12 +3,16 @@
 //! `initialize`, the claim on KERNEL_REPLAY.
 
 use crate::config::{self, Config, OnFull};
+use crate::counting::Counting;
 use crate::layout::layout_code;
 use crate::output_file::{Declined, declined, env, open_recorder, output_path, set_fork_factory};
 use crate::routes::Ops;
 use crate::tool::{self, Tool};
 use crate::{recorder, say, sys};
-use krphase_ffi::{CallbackTracingFn, CallbackTracingKind, ContextId, Sdk, Status};
+use krphase_ffi::{
+    CallbackTracingFn, CallbackTracingKind, ContextId, DispatchCountingRecordFn,
+    DispatchCountingServiceFn, Sdk, Status,
+};
 use krphase_format::event::Notice;
 use krphase_format::header::NOT_FOUND;
 use krphase_format::{Header, Mode, RECORD_SIZE};
@@ -16,7 +20,7 @@ use std::path::Path;
 
 /// `rocprofiler_configure`: decide, set up the context and services, open the file.
 /// `Err(Declined)` means decline (the reason has been printed).
-pub fn configure(cb: CallbackTracingFn) -> Result<(), Declined> {
+pub fn configure(cb: CallbackTracingFn, counting: CountingFns) -> Result<(), Declined> {
     if tool::get().is_some() {
         return Err(Declined); // configured already (a second copy in the tool list)
     }
@@ -39,13 +43,37 @@ pub fn configure(cb: CallbackTracingFn) -> Result<(), Declined> {
     let header = build_header(&cfg, &sdk, &ops, mode, pid, hostname, &path);
     let rec = open_recorder(&path, &header, cfg.on_full)?;
     recorder::install(rec);
-    if !tool::install(Tool::new(cfg, Some(sdk), ops, mode, ctx, header)) {
+    let counting = counting_service(&cfg, &sdk, mode, counting);
+    let t = Tool::new(cfg, Some(sdk), ops, mode, ctx, header);
+    if let Some(c) = counting {
+        let _ = t.counting.set(c);
+    }
+    if !tool::install(t) {
         return Err(Declined);
     }
     set_fork_factory();
     // From now on a fork child must know it is one (before the SDK's initialize).
     crate::process_hooks::register_fork_child();
     Ok(())
+}
+
+/// The SDK's two dispatch-counting callbacks (dispatch, record).
+pub type CountingFns = (DispatchCountingServiceFn, DispatchCountingRecordFn);
+
+/// The counting service for `KRPHASE_PMC`'s groups: drive mode only (in observe mode the replay
+/// owner collects its own counters).
+fn counting_service(cfg: &Config, sdk: &Sdk, mode: Mode, fns: CountingFns) -> Option<Counting> {
+    if let Some(w) = &cfg.pmc_warning {
+        say(w);
+    }
+    let groups = cfg.pmc.clone()?;
+    if mode != Mode::Drive {
+        say(
+            "KRPHASE_PMC applies to drive mode only (another tool owns replay); running without counters",
+        );
+        return None;
+    }
+    Counting::configure(sdk, groups, fns.0, fns.1)
 }
 
 /// The environment as a [`Config`]; declines on `KRPHASE_DISABLE` or a bad value.

@@ -26,5 +26,6 @@ pub fn finalize(reason: u64) {
     }
     recorder::flush_current_thread();
     r.finish(trailer_flags);
-    crate::written::say_written(&r.path);
+    // The file actually written (a second run into an existing path gets another name).
+    crate::written::say_written(r.file());
 }

@@ -20,6 +20,8 @@ mod callbacks;
 pub mod code_object_events;
 pub mod config;
 pub mod configure;
+pub mod counter_records;
+pub mod counting;
 pub mod dispatch;
 pub mod finalize;
 pub mod fork_local;
@@ -32,6 +34,7 @@ pub mod output_file;
 mod panic_hook;
 #[cfg(feature = "test-support")]
 mod panic_injector;
+pub mod pmc;
 mod process_hooks;
 pub mod recorder;
 pub mod routes;

@@ -5,6 +5,7 @@
 
 use crate::alloc::AllocTracker;
 use crate::config::Config;
+use crate::counting::Counting;
 use crate::fork_local::ForkLocal;
 use crate::layout::LayoutDetector;
 use crate::modvars::ModVars;
@@ -37,6 +38,8 @@ pub struct Tool {
     panicked: AtomicBool,
     /// The file header as written (a fork child's file starts from it).
     pub header: Header,
+    /// The dispatch counting service, when `KRPHASE_PMC` asked for counters in drive mode.
+    pub counting: OnceLock<Counting>,
 }
 
 static TOOL: OnceLock<Tool> = OnceLock::new();
@@ -74,6 +77,7 @@ impl Tool {
             replay_configured: AtomicBool::new(false),
             panicked: AtomicBool::new(false),
             header,
+            counting: OnceLock::new(),
         }
     }
 

@@ -6,7 +6,9 @@ use crate::layout::{ConfirmBy, LayoutState};
 use crate::recorder::{self, Flush};
 use crate::tool::Tool;
 use crate::{say_once, sys};
-use krphase_ffi::{KernelDispatchInfo, ReplayContinueFn, ReplayPassCountFn, ReplayPayload};
+use krphase_ffi::{
+    CounterConfigId, KernelDispatchInfo, ReplayContinueFn, ReplayPassCountFn, ReplayPayload,
+};
 use krphase_format::Record;
 use krphase_format::event::Decision;
 use std::cell::Cell;
@@ -21,7 +23,14 @@ struct WindowTls {
     asked: bool,
     /// The SDK called it (so it found our write: the layout is right).
     called: bool,
+    /// The agent's counter configs, one per `KRPHASE_PMC` group, when this window counts.
+    configs: Option<&'static [CounterConfigId]>,
+    /// The pass running now (our own count of PASS ENTERs), [`NO_PASS`] between passes.
+    pass: u32,
 }
+
+/// [`WindowTls::pass`] outside a pass.
+const NO_PASS: u32 = u32::MAX;
 
 impl WindowTls {
     const NONE: WindowTls = WindowTls {
@@ -29,7 +38,23 @@ impl WindowTls {
         passes: 0,
         asked: false,
         called: false,
+        configs: None,
+        pass: NO_PASS,
     };
+}
+
+/// For the dispatch counting service: the config of the pass of dispatch `d` running on this
+/// thread (pass i counts group i mod groups) and that pass's index; `None` outside a counted
+/// pass.
+pub fn pass_config(d: u64) -> Option<(CounterConfigId, u32)> {
+    WINDOW.with(|w| {
+        let st = w.get();
+        let configs = st.configs.filter(|c| !c.is_empty())?;
+        if st.dispatch != d || st.pass == NO_PASS {
+            return None;
+        }
+        Some((configs[st.pass as usize % configs.len()], st.pass))
+    })
 }
 
 thread_local! {
@@ -67,15 +92,20 @@ impl Tool {
         if drives(decision) {
             decision = self.write_callbacks(p, decision, layout, callbacks);
         }
+        let (agent, queue) = (info.agent_id.handle, info.queue_id.handle);
+        let configs = if matches!(decision, Decision::Replay | Decision::Indefinite) {
+            self.counter_configs(agent)
+        } else {
+            None
+        };
         WINDOW.with(|w| {
             w.set(WindowTls {
                 dispatch: d,
-                passes: 0,
                 asked: drives(decision),
-                called: false,
+                configs,
+                ..WindowTls::NONE
             })
         });
-        let (agent, queue) = (info.agent_id.handle, info.queue_id.handle);
         // One thread-local access for the window's opening records.
         recorder::with_thread(|th| {
             th.record(
@@ -93,6 +123,12 @@ impl Tool {
         if matches!(decision, Decision::Replay | Decision::Indefinite) {
             self.record_window_bytes(d, agent, tid, ts);
         }
+    }
+
+    /// The counter configs a replay window on `agent` counts with (`KRPHASE_PMC`).
+    fn counter_configs(&self, agent: u64) -> Option<&'static [CounterConfigId]> {
+        let c = self.counting.get()?;
+        c.configs(self.sdk.as_ref()?, agent)
     }
 
     /// The decision at CONFIG ENTER, before the payload is looked at.
@@ -233,6 +269,10 @@ impl Tool {
             if enter {
                 layout = self.confirm_at_pass(p, layout, seen);
                 st.passes = seen + 1;
+                st.pass = seen;
+                w.set(st);
+            } else if st.pass != NO_PASS {
+                st.pass = NO_PASS;
                 w.set(st);
             }
             // Our own count numbers passes when the layout is unusable.

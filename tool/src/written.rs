@@ -5,6 +5,7 @@
 use krphase_format::Trailer;
 use krphase_format::block::{FRAME_SIZE, checksum, parse_frame, tag};
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -35,7 +36,16 @@ fn line(path: &Path, t: &Trailer) -> String {
 /// small read from the page cache the writer just filled).
 fn read_trailer(path: &Path) -> Option<Trailer> {
     let len = Trailer::default().encode().len();
-    let mut f = std::fs::File::open(path).ok()?;
+    // Opening a FIFO to read blocks until a writer comes, which may be never: stat first, and
+    // open without blocking (harmless for a regular file) in case the path changed in between.
+    if !std::fs::metadata(path).ok()?.is_file() {
+        return None;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
     let meta = f.metadata().ok()?;
     let n = FRAME_SIZE + len;
     if !meta.is_file() || meta.len() < n as u64 {

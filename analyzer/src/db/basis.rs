@@ -27,10 +27,13 @@ pub enum Basis {
     /// Measured by a harness around the whole run (replay_perf.py, rocprofv3-benchmark,
     /// `krphase bench`): wall time of the launcher, the tool and the application together.
     Harness,
+    /// Measured in process by the SDK's dispatch counting service: hardware counter values the
+    /// SDK reported for a pass (drive mode with `KRPHASE_PMC`), as the tool received them.
+    SdkCounting,
 }
 
 impl Basis {
-    pub const ALL: [Basis; 7] = [
+    pub const ALL: [Basis; 8] = [
         Basis::InProcess,
         Basis::SdkLog,
         Basis::SdkPhaseLine,
@@ -38,6 +41,7 @@ impl Basis {
         Basis::Dispatch,
         Basis::Estimate,
         Basis::Harness,
+        Basis::SdkCounting,
     ];
 
     /// The name stored in the view and written in CSV, JSON and trace args.
@@ -50,6 +54,7 @@ impl Basis {
             Basis::Dispatch => "dispatch",
             Basis::Estimate => "estimate",
             Basis::Harness => "harness",
+            Basis::SdkCounting => "sdk_counting",
         }
     }
 
@@ -63,6 +68,7 @@ impl Basis {
             Basis::Dispatch => "D",
             Basis::Estimate => "E",
             Basis::Harness => "H",
+            Basis::SdkCounting => "C",
         }
     }
 
@@ -76,6 +82,7 @@ impl Basis {
             Basis::Dispatch => "inferred from dispatch records (observe mode; bound or span)",
             Basis::Estimate => "estimated (byte estimate, rate over a lower bound, projection)",
             Basis::Harness => "measured by the harness around the whole run",
+            Basis::SdkCounting => "measured in process (SDK counting service)",
         }
     }
 

@@ -9,12 +9,13 @@ use rusqlite::{Connection, OptionalExtension};
 
 pub mod basis;
 pub mod benchmark;
+pub mod counters;
 pub mod measurements;
 pub mod phases;
 pub mod runs;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one transaction from the recorded version on, so each runs once per database.
@@ -150,6 +151,24 @@ ALTER TABLE krphase_sdk_log ADD COLUMN stamp_utc_ns BIGINT;
     r#"
 ALTER TABLE krphase_window ADD COLUMN source TEXT;          -- drive | observe
 ALTER TABLE krphase_pass ADD COLUMN complete_host BIGINT;   -- host time at the COMPLETE callback
+"#,
+    // 7: counter values per pass, from the SDK's dispatch counting service (drive mode with
+    // KRPHASE_PMC: format 2.0's COUNTER_VALUE). One row per counter of a pass's group, its
+    // dimension instances summed by the tool. `window_id` is NULL for a value whose dispatch has
+    // no window in the run (a dispatch counted once, or a record whose window was lost).
+    r#"
+CREATE TABLE IF NOT EXISTS krphase_counter (
+    run_id INTEGER NOT NULL REFERENCES krphase_run(id) ON DELETE CASCADE,
+    window_id INTEGER REFERENCES krphase_window(id) ON DELETE CASCADE,
+    dispatch_id BIGINT NOT NULL,
+    pass_index INTEGER NOT NULL,
+    counter_id BIGINT NOT NULL,         -- the SDK's counter id
+    name TEXT,                          -- from the file's string table (NULL: not named)
+    value REAL NOT NULL,                -- summed over the counter's dimension instances
+    instances INTEGER NOT NULL          -- instance records summed (saturating at 255)
+);
+CREATE INDEX IF NOT EXISTS krphase_counter_window ON krphase_counter(window_id, pass_index);
+CREATE INDEX IF NOT EXISTS krphase_counter_run ON krphase_counter(run_id, dispatch_id);
 "#,
 ];
 

@@ -211,7 +211,8 @@ fn write_windows<W: Write>(conn: &Connection, run_id: i64, out: &mut TraceWriter
                           "basis": if w.pass_count_return.is_some() { IN_PROCESS } else { "dispatch" },
                           "window_ns_basis": w.window_basis});
         write_window_phases(&w, args, out)?;
-        write_passes(&mut passes, &w, out)?;
+        let counters = crate::db::counters::window_counters(conn, w.id)?;
+        write_passes(&mut passes, &w, &counters, out)?;
         let b = with_basis(IN_PROCESS, json!({}));
         out.slice(w.tid, "tail", "phase", w.last_exit, w.end, b)?;
     }
@@ -264,9 +265,30 @@ fn write_window_phases<W: Write>(
 
 /// Each pass of a window: the pass, its continue decision and restore on the thread, its GPU
 /// execution on the queue.
+/// A pass slice's args: `incomplete` for a stuck pass; the values of the pass's counter group
+/// (`counters`, name → value) with their own basis, the SDK's counting service.
+fn pass_args(incomplete: bool, idx: i64, counters: &[(i64, String, f64)]) -> Value {
+    let mut extra = if incomplete {
+        json!({"incomplete": true})
+    } else {
+        json!({})
+    };
+    let mine: serde_json::Map<String, Value> = counters
+        .iter()
+        .filter(|c| c.0 == idx)
+        .map(|(_, name, v)| (name.clone(), json!(v)))
+        .collect();
+    if !mine.is_empty() {
+        extra["counters"] = Value::Object(mine);
+        extra["counters_basis"] = Value::from(crate::db::basis::Basis::SdkCounting.code());
+    }
+    with_basis(IN_PROCESS, extra)
+}
+
 fn write_passes<W: Write>(
     passes: &mut rusqlite::CachedStatement<'_>,
     w: &WindowSlices,
+    counters: &[(i64, String, f64)],
     out: &mut TraceWriter<W>,
 ) -> Result<()> {
     let tid = w.tid;
@@ -286,14 +308,7 @@ fn write_passes<W: Write>(
             p.get(1)?,
             // A stuck pass never exited: it lasts until CONFIG EXIT.
             if incomplete { exit.or(w.end) } else { exit },
-            with_basis(
-                IN_PROCESS,
-                if incomplete {
-                    json!({"incomplete": true})
-                } else {
-                    json!({})
-                },
-            ),
+            pass_args(incomplete, idx, counters),
         )?;
         // The continue decision: PASS EXIT → replay_continue return, before the restore.
         if let (Some(x), Some(c)) = (exit, p.get::<_, Option<i64>>(7)?) {

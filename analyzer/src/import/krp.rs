@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow};
 use krphase_format::event::{Event, Notice};
 use krphase_format::windows::{
-    Decline, Outcome, Output, PlainDispatch, Reconstructor, Source, Window,
+    CounterReading, Decline, Outcome, Output, PlainDispatch, Reconstructor, Source, Window,
 };
 use krphase_format::{FileReader, Mode};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
@@ -32,6 +32,8 @@ pub struct Imported {
     pub windows: u64,
     pub declines: u64,
     pub dispatches: u64,
+    /// Counter values (`krphase_counter` rows) of the run.
+    pub counters: u64,
     pub truncated: bool,
     /// What the reader skipped or emitted early, in one line (`None`: nothing).
     pub note: Option<String>,
@@ -269,6 +271,7 @@ fn decode(
             Output::Window(w) => (&mut w.kernel_name, w.kernel_id),
             Output::Decline(x) => (&mut x.kernel_name, x.kernel_id),
             Output::Plain(p) => (&mut p.kernel_name, p.kernel_id),
+            Output::Counter(_) => return o,
         };
         if name.is_none() {
             *name = id.and_then(|k| rec.kernel_name(k).map(str::to_string));
@@ -356,6 +359,7 @@ struct Inserter<'t> {
     /// `passes[n - 1]` inserts n pass rows.
     passes: Vec<rusqlite::CachedStatement<'t>>,
     dispatch: rusqlite::CachedStatement<'t>,
+    counter: rusqlite::CachedStatement<'t>,
     conn: &'t Transaction<'t>,
 }
 
@@ -388,8 +392,29 @@ impl<'t> Inserter<'t> {
                    queue, thread, had_config, \"start\", \"end\", gpu_start, gpu_end)
                  VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
             )?,
+            counter: tx.prepare_cached(
+                "INSERT INTO krphase_counter (run_id, window_id, dispatch_id, pass_index,
+                   counter_id, name, value, instances)
+                 VALUES (?1, COALESCE(?2, (SELECT MAX(id) FROM krphase_window
+                   WHERE run_id = ?1 AND dispatch_id = ?3)), ?3,?4,?5,?6,?7,?8)",
+            )?,
             conn: tx,
         })
+    }
+
+    /// One counter value; without `window_id`, the run's window of that dispatch (if any).
+    fn counter(&mut self, c: &CounterReading, window_id: Option<i64>) -> Result<()> {
+        self.counter.execute(params![
+            self.run_id,
+            window_id,
+            c.dispatch_id as i64,
+            i64::from(c.pass),
+            c.counter as i64,
+            c.name,
+            c.value.0,
+            i64::from(c.instances),
+        ])?;
+        Ok(())
     }
 
     fn output(&mut self, o: Output, out: &mut Imported) -> Result<()> {
@@ -398,6 +423,11 @@ impl<'t> Inserter<'t> {
                 out.windows += 1;
                 let kernel = w.kernel_name.take();
                 self.window(&w, kernel)?;
+                out.counters += w
+                    .passes
+                    .iter()
+                    .map(|p| p.counters.len() as u64)
+                    .sum::<u64>();
             }
             Output::Decline(mut d) => {
                 out.declines += 1;
@@ -408,6 +438,10 @@ impl<'t> Inserter<'t> {
                 out.dispatches += 1;
                 let kernel = p.kernel_name.take();
                 self.plain(&p, kernel)?;
+            }
+            Output::Counter(c) => {
+                out.counters += 1;
+                self.counter(&c, None)?;
             }
         }
         Ok(())
@@ -518,6 +552,9 @@ impl<'t> Inserter<'t> {
                 }
             }
             stmt.raw_execute()?;
+        }
+        for c in w.passes.iter().flat_map(|p| &p.counters) {
+            self.counter(c, Some(window_id))?;
         }
         Ok(())
     }

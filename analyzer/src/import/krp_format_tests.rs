@@ -41,6 +41,30 @@ fn v2_0_golden_imports_its_continue_stuck_and_indefinite_windows() {
         )
         .unwrap();
     assert_eq!(run, (2, 0, None));
+    // Counter values: two on window 1's passes, one that reached the file after window 2 was
+    // emitted, joined to that window by its dispatch id.
+    let mut st = c
+        .prepare(
+            "SELECT w.dispatch_id, k.pass_index, k.name, k.value, k.instances
+             FROM krphase_counter k JOIN krphase_window w ON w.id = k.window_id
+             ORDER BY w.dispatch_id, k.pass_index",
+        )
+        .unwrap();
+    let counters: Vec<(i64, i64, String, f64, i64)> = st
+        .query_map([], |x| {
+            Ok((x.get(0)?, x.get(1)?, x.get(2)?, x.get(3)?, x.get(4)?))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        counters,
+        [
+            (1, 0, "SQ_WAVES".into(), 4096.0, 1),
+            (1, 1, "GRBM_COUNT".into(), 123_456.0, 2),
+            (2, 2, "SQ_WAVES".into(), 4096.0, 1),
+        ]
+    );
     // Continue phases: 140 (window 1), 150 + 150 (the indefinite loop), 120 (the stuck one).
     let cont: Vec<(i64, i64, Option<i64>, Option<i64>)> = c
         .prepare(
@@ -98,7 +122,7 @@ fn future_minor_imports_with_a_note_of_what_was_skipped() {
     let r = import_file(&mut c, &golden("v2.1-future-minor.krp"), None).unwrap();
     assert_eq!(counts(&r), (3, 1, 4, false), "everything 2.0 knows");
     let want = "format 2.1 (this reader: 2.0): skipped 1 optional block with tag 200 (16 bytes), \
-                2 records of kind 19, 8 header bytes, 2 trailer counters";
+                2 records of kind 20, 8 header bytes, 2 trailer counters";
     assert_eq!(r.note.as_deref(), Some(want));
     assert_eq!(
         one::<String>(&c, "SELECT reader_note FROM krphase_run"),

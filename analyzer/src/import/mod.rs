@@ -41,13 +41,18 @@ pub fn import_command(db_path: &Path, files: &[PathBuf], label: Option<&str>) ->
             );
         } else {
             println!(
-                "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}{}",
+                "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}{}{}",
                 f.display(),
                 r.run_id,
                 r.events,
                 r.windows,
                 r.declines,
                 r.dispatches,
+                if r.counters > 0 {
+                    format!(", {} counter values", r.counters)
+                } else {
+                    String::new()
+                },
                 if r.truncated { " (truncated)" } else { "" },
                 r.stall_note
             );

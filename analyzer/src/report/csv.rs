@@ -164,6 +164,23 @@ fn write_run(w: &mut Writer, r: &RunReport) -> Result<()> {
         opt(opt_out),
         m,
     )?;
+    write_counters(w, r, &id, &label)
+}
+
+/// Section `counter`: one `value` and one `instances` row per counter of a pass, named
+/// `<dispatch id>/<pass>/<counter>`.
+fn write_counters(w: &mut Writer, r: &RunReport, id: &str, label: &str) -> Result<()> {
+    for c in &r.counters {
+        let name = format!("{}/{}/{}", c.dispatch_id, c.pass, c.counter);
+        let k = Key {
+            run_id: id,
+            label,
+            section: "counter",
+            name: &name,
+        };
+        row(w, &k, "value", format!("{}", c.value), c.basis.code())?;
+        row(w, &k, "instances", c.instances.to_string(), "")?;
+    }
     Ok(())
 }
 

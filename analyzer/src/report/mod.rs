@@ -417,4 +417,42 @@ mod tests {
             r.phases
         );
     }
+
+    #[test]
+    fn counter_values_per_pass_in_table_csv_and_json_with_their_basis() {
+        let c = fixture();
+        c.execute_batch(
+            "INSERT INTO krphase_counter (run_id, window_id, dispatch_id, pass_index, counter_id,
+               name, value, instances)
+             VALUES (1, 1, 1, 0, 7, 'SQ_WAVES', 4096, 1), (1, 1, 1, 1, 8, 'GRBM_COUNT', 1234.5, 2),
+                    (1, 2, 2, 0, 7, 'SQ_WAVES', 4096, 1), (1, 2, 2, 1, 9, NULL, 3, 1);",
+        )
+        .unwrap();
+        let r = run_report(&c, 1).unwrap();
+        assert_eq!(r.counters.len(), 4);
+        assert_eq!(
+            r.counters[3].counter, "counter 9",
+            "an unnamed counter by its id"
+        );
+        let table = render(std::slice::from_ref(&r), Format::Table).unwrap();
+        assert!(table.contains("counters per pass [C]"), "{table}");
+        assert!(
+            table.contains("GRBM_COUNT") && table.contains("1234.5"),
+            "{table}"
+        );
+        assert!(
+            table.contains("C   measured in process (SDK counting service)"),
+            "{table}"
+        );
+        let csv = render(std::slice::from_ref(&r), Format::Csv).unwrap();
+        assert!(
+            csv.contains("1,x,counter,1/1/GRBM_COUNT,value,1234.5,sdk_counting"),
+            "{csv}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&render(std::slice::from_ref(&r), Format::Json).unwrap()).unwrap();
+        let first = &json["runs"][0]["counters"][0];
+        assert_eq!(first["counter"], "SQ_WAVES");
+        assert_eq!(first["basis"], "sdk_counting");
+    }
 }

@@ -171,6 +171,9 @@ pub struct RunReport {
     pub gpu: Gpu,
     pub dispatch_tax: Tax,
     pub measurement: Option<Measurement>,
+    /// Counter values per window and pass (drive mode with `KRPHASE_PMC`), basis
+    /// [`Basis::SdkCounting`].
+    pub counters: Vec<crate::db::counters::CounterValue>,
 }
 
 /// The `krphase_run` columns a report shows.
@@ -573,6 +576,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         declines_by_reason: std::mem::take(&mut t.by_reason),
         phases: phase_stats,
         measurement,
+        counters: crate::db::counters::run_counters(conn, run_id)?,
     })
 }
 

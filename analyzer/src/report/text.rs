@@ -38,6 +38,7 @@ pub fn render_run(r: &RunReport, markdown: bool, out: &mut String) {
     render_phases(r, markdown, out);
     render_bytes_and_gpu(r, out);
     render_per_pass(r, markdown, out);
+    render_counters(r, markdown, out);
     render_dispatch_tax(r, out);
     if let Some(m) = &r.measurement {
         render_measurement(m, markdown, out);
@@ -271,6 +272,54 @@ fn render_per_pass(r: &RunReport, markdown: bool, out: &mut String) {
         ]);
     }
     let _ = writeln!(out, "{t}\n");
+}
+
+/// Counter values shown in the table (every one is in CSV and JSON).
+const SHOWN_COUNTERS: usize = 48;
+
+/// Per window and pass, the values of that pass's counter group.
+fn render_counters(r: &RunReport, markdown: bool, out: &mut String) {
+    let Some(first) = r.counters.first() else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "counters per pass [{}] (one group per pass):",
+        first.basis.marker()
+    );
+    if markdown {
+        out.push('\n');
+    }
+    let mut t = table(
+        markdown,
+        &[
+            "dispatch",
+            "kernel",
+            "pass",
+            "counter",
+            "value",
+            "instances",
+        ],
+    );
+    for c in r.counters.iter().take(SHOWN_COUNTERS) {
+        t.add_row(vec![
+            c.dispatch_id.to_string(),
+            c.kernel.clone().unwrap_or_else(|| "?".into()),
+            c.pass.to_string(),
+            c.counter.clone(),
+            format!("{}", c.value),
+            c.instances.to_string(),
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+    if r.counters.len() > SHOWN_COUNTERS {
+        let _ = writeln!(
+            out,
+            "  ... {} more values (all of them in --format csv or json)",
+            r.counters.len() - SHOWN_COUNTERS
+        );
+    }
+    out.push('\n');
 }
 
 fn render_dispatch_tax(r: &RunReport, out: &mut String) {

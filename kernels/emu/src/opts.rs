@@ -188,14 +188,16 @@ pub struct RunOpts {
     /// agents run concurrently.
     #[arg(long, default_value_t = 1)]
     pub agents: u64,
-    /// Internal client playing rocprofv3's tool: claims KERNEL_REPLAY with N passes, aborts the
-    /// process if its claim is refused; sets ROCPROF_KERNEL_REPLAY=1.
+    /// The driver client playing rocprofv3's tool (libkrphase_emu_driver.so, preloaded: the run
+    /// re-executes itself with it): claims KERNEL_REPLAY with N passes, counts one
+    /// ROCPROF_COUNTER_GROUPS group per pass, aborts the process if its claim is refused; sets
+    /// ROCPROF_KERNEL_REPLAY=1.
     #[arg(long)]
     pub driver_passes: Option<u64>,
-    /// Whether the internal client registers before or after the ROCP_TOOL_LIBRARIES tools.
+    /// Whether the driver client's ROCP_TOOL_LIBRARIES entry comes before or after the others.
     #[arg(long, value_enum)]
     pub driver_order: Option<DriverOrder>,
-    /// The internal client's kernel include regex.
+    /// The driver client's kernel include regex.
     #[arg(long)]
     pub driver_filter: Option<String>,
     /// KERNEL_REPLAY kind number: 23 (after HIP_GRAPH), 25 (after HIPFILE_API), 26 (HIP_EVENT first).
@@ -297,7 +299,7 @@ pub struct StuckSettings {
     pub windows: Option<u64>,
 }
 
-/// The internal driver client's settings, resolved from the command line and env.
+/// The driver client's settings, resolved from the command line and env.
 #[derive(Debug, Clone)]
 pub struct DriverSettings {
     pub passes: u64,

@@ -1,7 +1,9 @@
 //! Tool discovery and the client lifecycle, as the SDK's `registration.cpp` does it: parse
-//! `ROCP_TOOL_LIBRARIES` (':' only; optionally the last-entry quirk), dlopen each entry, call
-//! every client's `rocprofiler_configure` then every `initialize` inside the configuration
-//! window, and at exit `finalize` in the same order.
+//! `ROCP_TOOL_LIBRARIES` (':' only; optionally the last-entry quirk), dlopen each entry, then
+//! take the `rocprofiler_configure` functions already loaded in the process (`loaded_tools.rs`:
+//! a preloaded tool), skipping any already listed; call every client's `rocprofiler_configure`
+//! then every `initialize` inside the configuration window, and at exit `finalize` in the same
+//! order.
 
 use crate::sdk::sdk;
 use crate::tool_time::{Call, timed};
@@ -36,7 +38,23 @@ pub fn parse_tool_list(value: &str, quirk: bool) -> Vec<String> {
 /// Where a client's configure function comes from.
 pub enum Source {
     Library(String),
-    Builtin(ConfigureFn),
+    /// Already in the process (found by symbol lookup, not from the list).
+    Loaded(ConfigureFn),
+}
+
+/// The clients in the SDK's order: the `ROCP_TOOL_LIBRARIES` entries, then the configure
+/// functions already loaded in the process.
+pub fn sources(tool_list: &str, quirk: bool) -> Vec<Source> {
+    let mut v: Vec<Source> = parse_tool_list(tool_list, quirk)
+        .into_iter()
+        .map(Source::Library)
+        .collect();
+    v.extend(
+        crate::loaded_tools::already_loaded()
+            .into_iter()
+            .map(Source::Loaded),
+    );
+    v
 }
 
 struct Client {
@@ -130,7 +148,7 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
                 }
                 Err(OpenError::Load(e)) => return Err(e),
             },
-            Source::Builtin(f) => f,
+            Source::Loaded(f) => f,
         };
         // An entry whose configure function is already listed is skipped.
         if seen.contains(&(configure as usize)) {

@@ -1,11 +1,11 @@
 //! `krphase-emu run WORKLOAD [options]`: start the SDK (tools, driver), load the code object,
 //! run the workload, finalize, print the result line.
 
-use crate::opts::{DriverOrder, DriverSettings, RunOpts, StuckSettings};
-use crate::registration::{self, Source};
+use crate::opts::{RunOpts, StuckSettings};
+use crate::registration;
 use crate::replay::{self, ReplayConfig};
 use crate::sdk::sdk;
-use crate::{driver, kinds, program, shutdown, tool_time, truth, workloads};
+use crate::{driver_client, kinds, program, shutdown, tool_time, truth, workloads};
 use clap::Parser;
 use serde_json::json;
 use std::ffi::OsString;
@@ -99,27 +99,6 @@ fn replay_config(o: &RunOpts, stuck: Option<StuckSettings>) -> Result<ReplayConf
     })
 }
 
-/// The clients in registration order: the ROCP_TOOL_LIBRARIES entries, and the internal
-/// driver first or last.
-fn tool_sources(o: &RunOpts, driver: Option<DriverSettings>) -> Vec<Source> {
-    let tool_list = std::env::var("ROCP_TOOL_LIBRARIES").unwrap_or_default();
-    let mut sources: Vec<Source> = registration::parse_tool_list(&tool_list, o.tool_list_quirk)
-        .into_iter()
-        .map(Source::Library)
-        .collect();
-    if let Some(d) = driver {
-        // SAFETY: no other thread exists yet (tools are not loaded, no queue is created).
-        unsafe { std::env::set_var("ROCPROF_KERNEL_REPLAY", "1") };
-        let src = Source::Builtin(driver::driver_configure);
-        match d.order {
-            DriverOrder::First => sources.insert(0, src),
-            DriverOrder::Last => sources.push(src),
-        }
-        driver::set(d);
-    }
-    sources
-}
-
 /// This process's peak resident set so far (`VmHWM` in `/proc/self/status`), in KiB; 0 if
 /// unreadable.
 fn peak_rss_kib() -> u64 {
@@ -178,6 +157,13 @@ pub fn main(args: &[OsString]) -> i32 {
         Ok(d) => d,
         Err(e) => return fail(&e),
     };
+    // The rocprofv3 stand-in's tool is a client library of its own, loaded as rocprofv3 loads
+    // its tool; a run asked to include it starts again with it preloaded.
+    if let Some(d) = &driver
+        && !driver_client::loaded()
+    {
+        return fail(&driver_client::reexec_with(d));
+    }
     if let Err(e) = truth::init_from_env() {
         return fail(&e);
     }
@@ -194,7 +180,17 @@ pub fn main(args: &[OsString]) -> i32 {
         tool_time::enable();
     }
     shutdown::register_at_exit();
-    if let Err(e) = registration::initialize(tool_sources(&o, driver), o.sdk_version) {
+    // Tools built against this SDK's header read its payload layout (the driver client does).
+    // SAFETY: no other thread exists yet (tools are not loaded, no queue is created).
+    unsafe {
+        std::env::set_var(
+            "KRPHASE_EMU_PAYLOAD_LAYOUT",
+            format!("{:?}", o.payload_layout.ffi()).to_ascii_lowercase(),
+        )
+    };
+    let tool_list = std::env::var("ROCP_TOOL_LIBRARIES").unwrap_or_default();
+    let sources = registration::sources(&tool_list, o.tool_list_quirk);
+    if let Err(e) = registration::initialize(sources, o.sdk_version) {
         eprintln!("krphase-emu: {e}");
         std::process::abort(); // ROCP_FATAL, as in the SDK
     }

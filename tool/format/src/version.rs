@@ -20,7 +20,8 @@ pub struct FormatVersion {
 impl FormatVersion {
     /// The first format (files whose version word is `1`).
     pub const V1_0: FormatVersion = FormatVersion::new(1, 0);
-    /// Sticky enqueue placement, CONTINUE with total and own time, MODULE_VARS, COMPLETE_HOST.
+    /// Sticky enqueue placement, CONTINUE with total and own time, MODULE_VARS, COMPLETE_HOST,
+    /// COUNTER_VALUE.
     pub const V2_0: FormatVersion = FormatVersion::new(2, 0);
 
     pub const fn new(major: u16, minor: u16) -> Self {

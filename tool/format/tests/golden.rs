@@ -105,8 +105,8 @@ fn v2_0_golden_covers_every_kind_a_stuck_and_an_indefinite_window() {
         .collect();
     assert_eq!(
         kinds,
-        (kind::CONFIG_ENTER..=kind::COMPLETE_HOST).collect(),
-        "all 18 kinds"
+        (kind::CONFIG_ENTER..=kind::COUNTER_VALUE).collect(),
+        "all 19 kinds"
     );
     assert!(r.skipped().is_empty(), "{:?}", r.skipped());
     let (mut out, rest) = common::reconstruct_as(r.version(), &events);
@@ -124,6 +124,24 @@ fn v2_0_golden_covers_every_kind_a_stuck_and_an_indefinite_window() {
     assert_eq!(indefinite.executed_passes, 3);
     assert_eq!(indefinite.continues.len(), 3);
     assert!(indefinite.continues.iter().all(|c| c.total == 0));
+    // Counter values held with their window are on its passes; one reaching the file after
+    // its window was emitted comes out on its own.
+    let fixed = windows.iter().find(|w| w.dispatch_id == 1).expect("1");
+    let names: Vec<Vec<_>> = fixed
+        .passes
+        .iter()
+        .map(|p| p.counters.iter().map(|c| c.name.as_deref()).collect())
+        .collect();
+    assert_eq!(names, [[Some("SQ_WAVES")], [Some("GRBM_COUNT")]]);
+    assert_eq!(fixed.passes[1].counters[0].value.0, 123_456.0);
+    let late: Vec<_> = out
+        .iter()
+        .filter_map(|o| match o {
+            Output::Counter(c) => Some((c.dispatch_id, c.pass, c.name.as_deref())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(late, [(2, 2, Some("SQ_WAVES"))]);
     let stuck = windows.iter().find(|w| w.dispatch_id == 3).expect("3");
     assert!(stuck.stuck.is_some() && stuck.passes[1].incomplete);
     let placed: Vec<_> = out
@@ -160,7 +178,7 @@ fn future_minor_fixture_reads_and_says_what_it_skipped() {
     assert_eq!(s.trailer_counters, 2);
     assert_eq!(
         n,
-        golden_files::v2_0_records().len() + 2 + 3,
+        golden_files::v2_0_records().len() + 2 + 5,
         "records, future records, names"
     );
 }

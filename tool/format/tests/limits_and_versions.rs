@@ -296,6 +296,7 @@ fn a_dispatch_that_moves_queue_is_sealed_only_by_its_new_queue() {
                 Output::Plain(p) => p.dispatch_id,
                 Output::Window(w) => w.dispatch_id,
                 Output::Decline(d) => d.dispatch_id,
+                Output::Counter(c) => c.dispatch_id,
             })
             .collect()
     };

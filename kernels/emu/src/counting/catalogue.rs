@@ -15,7 +15,7 @@ pub struct Counter {
 
 /// The supported counters, in the order `rocprofiler_iterate_agent_supported_counters` lists
 /// them. The index is part of the id, so this order is fixed.
-pub const COUNTERS: [Counter; 6] = [
+pub const COUNTERS: [Counter; 8] = [
     Counter {
         name: "SQ_WAVES",
         description: "Count number of waves sent to SQs",
@@ -45,6 +45,17 @@ pub const COUNTERS: [Counter; 6] = [
         name: "GRBM_GUI_ACTIVE",
         description: "The GUI is Active",
         block: "GRBM",
+    },
+    // The two further counters `krphase bench` names in its groups (G = 4, 5).
+    Counter {
+        name: "SQ_INSTS_SMEM",
+        description: "Number of SMEM instructions issued",
+        block: "SQ",
+    },
+    Counter {
+        name: "SQ_INSTS_LDS",
+        description: "Number of LDS instructions issued",
+        block: "SQ",
     },
 ];
 

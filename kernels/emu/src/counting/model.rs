@@ -3,7 +3,8 @@
 //!
 //! - work-items `W` = grid x·y·z, work-group size `G` = x·y·z, work-groups `⌈W / G⌉`;
 //! - `SQ_WAVES` = work-groups × `⌈G / 64⌉` (64-wide waves);
-//! - `SQ_INSTS_VALU` = 16 × SQ_WAVES, `SQ_INSTS_SALU` = 4 × SQ_WAVES;
+//! - `SQ_INSTS_VALU` = 16 × SQ_WAVES, `SQ_INSTS_SALU` = 4 × SQ_WAVES,
+//!   `SQ_INSTS_SMEM` = 2 × SQ_WAVES, `SQ_INSTS_LDS` = 0 (the workloads use no LDS);
 //! - `SQ_BUSY_CYCLES` = 4 × W (cycles proportional to the work);
 //! - `GRBM_GUI_ACTIVE` = 1 000 + 4 × W, `GRBM_COUNT` = GRBM_GUI_ACTIVE + 100.
 
@@ -25,6 +26,7 @@ pub fn value(index: usize, info: &KernelDispatchInfo) -> f64 {
         "SQ_WAVES" => waves,
         "SQ_INSTS_VALU" => 16 * waves,
         "SQ_INSTS_SALU" => 4 * waves,
+        "SQ_INSTS_SMEM" => 2 * waves,
         "SQ_BUSY_CYCLES" => 4 * items,
         "GRBM_GUI_ACTIVE" => 1_000 + 4 * items,
         "GRBM_COUNT" => 1_100 + 4 * items,

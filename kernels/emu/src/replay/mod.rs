@@ -24,7 +24,6 @@ mod thread_window;
 mod tool_calls;
 mod window;
 
-pub(crate) use config::config;
 pub use config::{ReplayConfig, configure};
 pub use intercept::write_packets;
 pub use submit::Launch;

@@ -15,10 +15,12 @@
 //! - `-d`, `-o`, `--output-format json|csv`: a small per-run file listing the group each
 //!   dispatch was counted with, under the run's output directory.
 //!
-//! The tool entry: rocprofv3 appends `librocprofiler-sdk-tool.so` to `ROCP_TOOL_LIBRARIES`. The
-//! emulator has no such library to load; its counter tool is the built-in driver client, which
-//! is configured through the `KRPHASE_EMU_DRIVER_*` variables instead, so the stand-in leaves
-//! `ROCP_TOOL_LIBRARIES` exactly as given (the user's tools, e.g. libkrphase.so, stay in it).
+//! The tool entry: as rocprofv3 appends `librocprofiler-sdk-tool.so` to `ROCP_TOOL_LIBRARIES`
+//! and `LD_PRELOAD`, the stand-in appends its counter tool, `libkrphase_emu_driver.so` (a client
+//! library of its own, `kernels/emu/driver`), to both under kernel replay, configured through the
+//! `KRPHASE_EMU_DRIVER_*` and `ROCPROF_COUNTER_GROUPS` variables. The user's tools (e.g.
+//! libkrphase.so) stay first in the list; with the SDK's last-entry quirk the driver's entry is
+//! the one dropped, and the SDK finds it preloaded.
 
 mod options;
 mod outputs;
@@ -28,6 +30,17 @@ use options::parse;
 use outputs::{dispatches_from_stdout, write_outputs};
 use plan::{launches, plan};
 use std::process::{Command, Stdio};
+
+/// `ROCP_TOOL_LIBRARIES` and `LD_PRELOAD` with the counter tool appended, as rocprofv3.py's
+/// `update_env(..., append=True)` does (joined with ':', outer ':' stripped).
+fn tool_entry(lib: &str) -> Vec<(String, String)> {
+    let append = |k: &str| {
+        let old = std::env::var(k).unwrap_or_default();
+        let v = format!("{old}:{lib}");
+        (k.to_string(), v.trim_matches(':').to_string())
+    };
+    vec![append("ROCP_TOOL_LIBRARIES"), append("LD_PRELOAD")]
+}
 
 /// Runs the stand-in; returns the process exit code.
 pub fn main(args: &[String]) -> i32 {
@@ -55,10 +68,17 @@ pub fn main(args: &[String]) -> i32 {
         }
         let out_abs = std::fs::canonicalize(&launch.output_path)
             .unwrap_or_else(|_| launch.output_path.clone());
+        let mut env = launch.env.clone();
+        if matches!(collection, plan::Collection::KernelReplay(_)) {
+            match krphase_emu::driver_client::library_path() {
+                Ok(lib) => env.extend(tool_entry(&lib.display().to_string())),
+                Err(e) => return fail(e, 1),
+            }
+        }
         let mut cmd = Command::new(&o.app[0]);
         cmd.args(&o.app[1..])
             .env("ROCPROF_OUTPUT_PATH", &out_abs)
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::inherit())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());

@@ -125,6 +125,8 @@ pub enum NameSpace {
     Thread,
     /// Free-form tool note; key = sequence number.
     Note,
+    /// key = the SDK's counter id (`rocprofiler_counter_id_t` handle) of a COUNTER_VALUE.
+    Counter,
     Unknown(u8),
 }
 
@@ -134,6 +136,7 @@ impl NameSpace {
             NameSpace::Kernel => 1,
             NameSpace::Thread => 2,
             NameSpace::Note => 3,
+            NameSpace::Counter => 4,
             NameSpace::Unknown(v) => v,
         }
     }
@@ -142,6 +145,7 @@ impl NameSpace {
             1 => NameSpace::Kernel,
             2 => NameSpace::Thread,
             3 => NameSpace::Note,
+            4 => NameSpace::Counter,
             v => NameSpace::Unknown(v),
         }
     }
@@ -155,3 +159,17 @@ pub enum DropClass {
     Dispatch,
     Allocation,
 }
+
+/// A counter value as the SDK reports it (`double`), stored as its IEEE-754 bits. Two values are
+/// equal when their bits are, so records and windows stay comparable (`Eq`) even with NaN.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CounterValue(pub f64);
+
+impl PartialEq for CounterValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for CounterValue {}

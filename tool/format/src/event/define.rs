@@ -7,7 +7,7 @@
 //! `payload2_high`: bits 32..64). Values pass through [`RawField`], so each field's type states
 //! how it is stored (a `bool` as 0/1, a [`Decision`] or [`Notice`] as its code).
 
-use super::codes::{Decision, Notice};
+use super::codes::{CounterValue, Decision, Notice};
 
 /// A field value as the raw bits of its slot, and back (the slot keeps only its own width).
 pub(crate) trait RawField: Copy {
@@ -61,6 +61,17 @@ impl RawField for Notice {
     #[inline(always)]
     fn from_raw(raw: u64) -> Self {
         Notice::from_u8(raw as u8)
+    }
+}
+
+impl RawField for CounterValue {
+    #[inline(always)]
+    fn to_raw(self) -> u64 {
+        self.0.to_bits()
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        CounterValue(f64::from_bits(raw))
     }
 }
 

@@ -5,7 +5,7 @@
 //!
 //! `ts` fields are CLOCK_BOOTTIME nanoseconds (the SDK's clock; GPU start/end share the domain).
 
-use super::codes::{Decision, DropClass, NameSpace, Notice};
+use super::codes::{CounterValue, Decision, DropClass, NameSpace, Notice};
 use super::define::RawField;
 use crate::record::Record;
 use serde::{Deserialize, Serialize};
@@ -170,5 +170,20 @@ record_kinds! {
         ts: u64 => payload0,
         dispatch_id: u64 => payload1,
         gpu_end: u64 => payload2,
+    }
+    /// One counter of one pass of a dispatch, from the SDK's dispatch counting service (drive
+    /// mode with `KRPHASE_PMC`): the value summed over the counter's dimension instances.
+    /// `counter` is the SDK's counter id, named in the string table ([`NameSpace::Counter`]);
+    /// `pass` is the pass the tool saved at PASS ENTER for the counted dispatch (0 when it was
+    /// not replayed; saturating at 65535); `instances` the records summed (saturating at 255).
+    /// Written from the SDK's record callback, which may run on any thread and after the
+    /// dispatch's COMPLETE.
+    19 COUNTER_VALUE counter_value CounterValue (Dispatch) {
+        thread: u32 => thread,
+        dispatch_id: u64 => payload0,
+        counter: u64 => payload1,
+        value: CounterValue => payload2,
+        pass: u16 => small16,
+        instances: u8 => small8,
     }
 }

@@ -8,7 +8,9 @@ mod define;
 mod codes;
 mod kinds;
 
-pub use codes::{Decision, DropClass, NameSpace, Notice, UNATTRIBUTED, alloc_class, attribution};
+pub use codes::{
+    CounterValue, Decision, DropClass, NameSpace, Notice, UNATTRIBUTED, alloc_class, attribution,
+};
 pub use kinds::{Event, drop_class, kind};
 
 #[cfg(test)]

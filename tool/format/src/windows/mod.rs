@@ -24,7 +24,10 @@
 //! Everything held is bounded by [`Limits`]; a record that would exceed an error bound makes
 //! [`Reconstructor::push_at`] fail with a [`LimitError`] naming its file offset.
 
+mod counters;
 mod footprint;
+
+pub use counters::CounterReading;
 
 use crate::event::{Decision, Event, NameSpace};
 use crate::limits::{Limit, LimitError, Limits};
@@ -66,6 +69,9 @@ pub struct Pass {
     /// or the file ends inside it.
     #[serde(default, skip_serializing_if = "is_false")]
     pub incomplete: bool,
+    /// Counter values the SDK's dispatch counting service reported for this pass.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<CounterReading>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -208,6 +214,9 @@ pub enum Output {
     Window(Window),
     Decline(Decline),
     Plain(PlainDispatch),
+    /// A counter value whose dispatch was emitted before the value reached the file, or whose
+    /// dispatch has no pass of that index.
+    Counter(CounterReading),
 }
 
 #[derive(Debug, Default)]
@@ -229,6 +238,8 @@ struct Group {
     completes: Vec<(u64, u64)>,
     /// (GPU end, host time) of each COMPLETE_HOST record: pairs with the completion of that end.
     complete_hosts: Vec<(u64, u64)>,
+    /// COUNTER_VALUE records, attached to their passes when the dispatch is emitted.
+    counters: Vec<CounterReading>,
     bytes: Option<ByteEstimate>,
     /// Reader-side estimate at the first enqueue (observe mode has no WINDOW_BYTES).
     first_enqueue_bytes: Option<ByteEstimate>,
@@ -249,7 +260,8 @@ fn entry_adding_dispatch(ev: &Event) -> Option<u64> {
         | Event::Continue { dispatch_id, .. }
         | Event::EnqueueEnter { dispatch_id, .. }
         | Event::Complete { dispatch_id, .. }
-        | Event::CompleteHost { dispatch_id, .. } => Some(dispatch_id),
+        | Event::CompleteHost { dispatch_id, .. }
+        | Event::CounterValue { dispatch_id, .. } => Some(dispatch_id),
         _ => None,
     }
 }
@@ -271,7 +283,11 @@ pub struct Reconstructor {
     /// A 1.x file may come from a writer that recorded the placement of every enqueue.
     placement_may_be_per_dispatch: bool,
     names: HashMap<u64, String>,
+    /// Counter names by counter id (bounded with the kernel names).
+    counter_names: HashMap<u64, String>,
     name_bytes: usize,
+    /// Dispatches emitted lately: a counter value for one of them comes out on its own.
+    emitted: counters::Emitted,
     ready: VecDeque<Output>,
     limits: Limits,
     /// Passes, enqueues, completions and continue calls of the held dispatches.
@@ -290,6 +306,7 @@ impl Group {
             + self.completes.len()
             + self.complete_hosts.len()
             + self.continues.len()
+            + self.counters.len()
     }
 }
 
@@ -330,7 +347,9 @@ impl Reconstructor {
             sticky_placement: true,
             placement_may_be_per_dispatch: false,
             names: HashMap::new(),
+            counter_names: HashMap::new(),
             name_bytes: 0,
+            emitted: counters::Emitted::default(),
             ready: VecDeque::new(),
             limits: Limits {
                 held_dispatches: limits.held_dispatches.max(1),
@@ -527,12 +546,16 @@ impl Reconstructor {
         Ok(())
     }
 
-    fn add_name(&mut self, key: u64, name: &str) -> Result<(), LimitError> {
-        let old = self.names.get(&key).map_or(0, String::len);
-        if old == 0
-            && !self.names.contains_key(&key)
-            && self.names.len() >= self.limits.kernel_names
-        {
+    /// Adds a kernel name, or with `counter` a counter name; both count against the name bounds.
+    fn add_name(&mut self, key: u64, name: &str, counter: bool) -> Result<(), LimitError> {
+        let held = self.names.len() + self.counter_names.len();
+        let map = if counter {
+            &self.counter_names
+        } else {
+            &self.names
+        };
+        let old = map.get(&key).map_or(0, String::len);
+        if old == 0 && !map.contains_key(&key) && held >= self.limits.kernel_names {
             return Err(self.limit(Limit::KernelNames, None));
         }
         let bytes = self.name_bytes - old + name.len();
@@ -540,17 +563,57 @@ impl Reconstructor {
             return Err(self.limit(Limit::KernelNameBytes, None));
         }
         self.name_bytes = bytes;
-        self.names.insert(key, name.to_string());
+        let map = if counter {
+            &mut self.counter_names
+        } else {
+            &mut self.names
+        };
+        map.insert(key, name.to_string());
         Ok(())
     }
 
+    /// A COUNTER_VALUE: held with its dispatch, or out at once when that was emitted already.
+    fn on_counter_value(&mut self, thread: u32, reading: CounterReading) -> Result<(), LimitError> {
+        let d = reading.dispatch_id;
+        if !self.groups.contains_key(&d) && self.emitted.contains(d) {
+            let name = self.counter_names.get(&reading.counter).cloned();
+            self.ready
+                .push_back(Output::Counter(CounterReading { name, ..reading }));
+            return Ok(());
+        }
+        let held = self.groups.get(&d).map_or(0, |g| g.counters.len());
+        self.check_per_dispatch(d, held)?;
+        self.group(d, thread).counters.push(reading);
+        Ok(())
+    }
+
+    /// Attaches each counter value to its pass (named from the string table); values without
+    /// such a pass come out on their own.
+    fn attach_counters(&mut self, passes: &mut [Pass], counters: Vec<CounterReading>) {
+        for mut c in counters {
+            c.name = self.counter_names.get(&c.counter).cloned();
+            match passes.get_mut(c.pass as usize) {
+                Some(p) => p.counters.push(c),
+                None => self.ready.push_back(Output::Counter(c)),
+            }
+        }
+    }
+
     fn take_event(&mut self, ev: &Event) -> Result<(), LimitError> {
+        if let Some((thread, reading)) = counters::reading(ev) {
+            return self.on_counter_value(thread, reading);
+        }
         match *ev {
             Event::Name {
                 space: NameSpace::Kernel,
                 key,
                 ref name,
-            } => self.add_name(key, name)?,
+            } => self.add_name(key, name, false)?,
+            Event::Name {
+                space: NameSpace::Counter,
+                key,
+                ref name,
+            } => self.add_name(key, name, true)?,
             Event::ConfigEnter {
                 thread,
                 ts,
@@ -978,7 +1041,9 @@ impl Reconstructor {
     }
 
     fn emit(&mut self, d: u64, mut g: Group) {
+        self.emitted.insert(d, self.limits.held_dispatches);
         g.completes.sort_unstable();
+        let mut counters = std::mem::take(&mut g.counters);
         // Passes seen without CONFIG EXIT (file cut mid-window) still form a drive window.
         if !g.passes.is_empty() {
             for (p, &(s, e)) in g.passes.iter_mut().zip(g.completes.iter()) {
@@ -989,6 +1054,9 @@ impl Reconstructor {
             for p in &mut g.passes {
                 p.incomplete = p.enter.is_some() && p.exit.is_none();
             }
+            let mut passes = std::mem::take(&mut g.passes);
+            self.attach_counters(&mut passes, counters);
+            g.passes = passes;
             let continues = &g.continues;
             let restores = g
                 .passes
@@ -1051,6 +1119,9 @@ impl Reconstructor {
             return;
         }
         let n = g.enqueues.len().max(g.completes.len());
+        if n <= 1 {
+            self.attach_counters(&mut [], std::mem::take(&mut counters));
+        }
         if n == 0 {
             return;
         }
@@ -1088,8 +1159,11 @@ impl Reconstructor {
                 gpu_end: g.completes.get(i).map(|c| c.1),
                 complete_host: complete_host(&g.complete_hosts, g.completes.get(i).map(|c| c.1)),
                 incomplete: false,
+                counters: Vec::new(),
             })
             .collect();
+        let mut passes = passes;
+        self.attach_counters(&mut passes, counters);
         let restores = passes
             .windows(2)
             .filter_map(|w| {

@@ -3,7 +3,7 @@
 //! rewrites the current version's with `KRPHASE_BLESS=1`; older versions' are frozen).
 
 use krphase_format::block::tag;
-use krphase_format::event::{Decision, Notice, attribution};
+use krphase_format::event::{CounterValue, Decision, Notice, attribution};
 use krphase_format::synthetic::Synthetic;
 use krphase_format::trailer::flags;
 use krphase_format::{Event, FileWriter, FormatVersion, Header, NameSpace, Record, Trailer};
@@ -66,7 +66,7 @@ fn open(d: u64, t0: u64, decision: Decision, n: u64) -> Vec<Record> {
     v
 }
 
-/// The 2.0 golden's records: every one of the 18 kinds; a fixed 2-pass window with its continue
+/// The 2.0 golden's records: every one of the 19 kinds; a fixed 2-pass window with its continue
 /// calls (dispatch 1), an indefinite loop of 3 passes ended by the continue callback (2), a
 /// stuck window whose second pass never exits (3), an opt-out run once (4), a plain dispatch
 /// placed by the thread's earlier placement (5), one that changes the placement (6) and one
@@ -117,6 +117,12 @@ pub fn v2_0_records() -> Vec<Record> {
         Record::enqueue_exit(T, 19_010, 7, 17),
         Record::free(T, 3, 0x57, 0x10000, 4096, AGENT),
     ]);
+    // Counter values of window 1's passes, from the SDK's record callback before the completions
+    // reach the file (attached to the passes).
+    v.extend([
+        Record::counter_value(T, 1, SQ_WAVES, CounterValue(4096.0), 0, 1),
+        Record::counter_value(T, 1, GRBM_COUNT, CounterValue(123_456.0), 1, 2),
+    ]);
     // Completions, late, from the completion thread: each with its host time first (10 ns after
     // the GPU end).
     let gpu: [(u64, u64, u64); 10] = [
@@ -135,12 +141,26 @@ pub fn v2_0_records() -> Vec<Record> {
         v.push(S.complete_host(d, e + 10, e).to_record().expect("host"));
         v.push(S.complete(d, s, e).to_record().expect("complete"));
     }
+    // A value reaching the file after its window was emitted comes out on its own.
+    v.push(Record::counter_value(
+        T,
+        2,
+        SQ_WAVES,
+        CounterValue(4096.0),
+        2,
+        1,
+    ));
     v
 }
+
+const SQ_WAVES: u64 = 0x1_0001;
+const GRBM_COUNT: u64 = 0x1_0002;
 
 fn v2_names() -> Vec<(NameSpace, u64, &'static str)> {
     let mut n = names();
     n.push((NameSpace::Thread, u64::from(T), "main"));
+    n.push((NameSpace::Counter, SQ_WAVES, "SQ_WAVES"));
+    n.push((NameSpace::Counter, GRBM_COUNT, "GRBM_COUNT"));
     n
 }
 
@@ -176,7 +196,7 @@ pub fn v2_0() -> Vec<u8> {
 
 /// What the future-minor fixture adds, as a 2.1 writer might.
 pub const FUTURE_TAG: u8 = 200;
-pub const FUTURE_KIND: u8 = 19;
+pub const FUTURE_KIND: u8 = 20;
 pub const FUTURE_HEADER_BYTES: usize = 8;
 pub const FUTURE_TRAILER_COUNTERS: u32 = 2;
 
