@@ -546,3 +546,35 @@ fn bad_build_lists_and_options_get_one_line_and_change_nothing() {
         assert!(!truth.exists(), "{args:?}: nothing written");
     }
 }
+
+/// `KRPHASE_EMU_SDK_BUILD` and `KRPHASE_EMU_DEVICE_GBPS` stand for the options (how a launcher
+/// that only passes the environment through, such as `krphase bench`, selects a build); the
+/// command line wins.
+#[test]
+fn the_build_and_the_rate_can_come_from_the_environment() {
+    let _serial = serial();
+    let a = krphase_tests::artifacts();
+    for (args, build) in [
+        (vec![], "keep-staging"),
+        (vec!["--sdk-build", "signal-pool"], "signal-pool"),
+    ] {
+        let dir = krphase_tests::scratch_dir("build-env");
+        let truth = dir.join("truth.jsonl");
+        let o = std::process::Command::new(&a.emu)
+            .args(["run", "saxpy", "--iterations", "1", "--elements", "64"])
+            .args(&args)
+            .env("KRPHASE_EMU_TRUTH", &truth)
+            .env("KRPHASE_EMU_SDK_BUILD", "keep-staging")
+            .env("KRPHASE_EMU_DEVICE_GBPS", "3")
+            .env_remove("ROCP_TOOL_LIBRARIES")
+            .output()
+            .expect("run the emulator");
+        assert!(o.status.success(), "{}", krphase_tests::output_text(&o));
+        let t = read_truth(&truth);
+        let b = of_type(&t, "sdk_build")[0];
+        assert_eq!(b["build"], build);
+        assert_eq!(b["device_gbps_measured"], false);
+        assert!((b["slowdown"].as_f64().unwrap() - 2074.0 / 3.0).abs() < 1e-6);
+        assert_eq!(of_type(&t, "totals").len(), 1);
+    }
+}
