@@ -513,6 +513,10 @@ fn bad_build_lists_and_options_get_one_line_and_change_nothing() {
         ),
         (vec!["--device-memory", "10"], "need --sdk-build"),
         (
+            vec!["--sdk-build", "baseline", "--link-gbps", "4"],
+            "--link-gbps",
+        ),
+        (
             vec![
                 "--sdk-build",
                 "keep-staging",
