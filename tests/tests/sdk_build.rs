@@ -23,7 +23,7 @@ const ELEMENTS: u64 = 262_144;
 /// Runs of each build in the phase test, interleaved with the other builds' runs.
 const ROUNDS: usize = 3;
 /// Further runs of a build and the baseline while their passes look different.
-const EXTRA_ROUNDS: usize = 3;
+const EXTRA_ROUNDS: usize = 6;
 
 /// The tests of this file run one at a time, so their runs do not load the machine for each
 /// other.
