@@ -3,9 +3,10 @@
 //! `krphase-emu stack-plan` prints these (with this machine's memcpy rate, measured once, to
 //! pass to every run as `KRPHASE_EMU_DEVICE_GBPS` so all builds run at one slow-down factor).
 //!
-//! Measured wall time per run with these settings (device rate 2.08 GB/s, a slow-down of
-//! ~1000, load average ~7): baseline 4.0 s, signal-pool 3.0 s, skip-cu-markers 3.2 s,
-//! keep-staging 2.4 s, device-side 0.2 s, all four 0.2 s; 78 s for 6 runs of each.
+//! Measured wall time per run of `krphase-emu run stream` with the tool loaded and the driver
+//! at 3 passes (device rate 3.52 GB/s, slow-down ~590, load average ~1): baseline 2.4 s,
+//! signal-pool 1.8 s, skip-cu-markers 1.9 s, keep-staging 1.4 s, device-side 0.17 s, all four
+//! 0.17 s: 47 s for 6 runs of each. Under other builds' load (2.08 GB/s, ~1000, load ~7): 78 s.
 
 use crate::replay::sdk_build::SWITCHES;
 
