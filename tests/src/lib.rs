@@ -296,4 +296,6 @@ pub const TOOL_AND_EMU_ENV: &[&str] = &[
     "KRPHASE_PMC",
     "ROCPROF_COUNTER_GROUPS",
     "LD_PRELOAD",
+    "KRPHASE_EMU_SDK_BUILD",
+    "KRPHASE_EMU_DEVICE_GBPS",
 ];

@@ -3,15 +3,18 @@
 //! C functions (`src/exports.rs`) over the safe state kept here.
 
 pub mod agents;
+pub mod build_settings;
 pub mod clock;
 pub mod counting;
 pub mod device;
+pub mod device_backing;
 pub mod driver_client;
 pub mod faults;
 pub mod ids;
 pub mod kinds;
 pub mod loaded_tools;
 pub mod log;
+pub mod memcpy_rate;
 pub mod memory;
 pub mod opts;
 pub mod outcome;
@@ -22,6 +25,7 @@ pub mod replay;
 pub mod run;
 pub mod sdk;
 pub mod shutdown;
+pub mod stack_demo;
 pub mod status_text;
 pub mod symbols;
 pub mod tool_time;

@@ -1,7 +1,8 @@
 //! `krphase-emu run WORKLOAD [options]`: start the SDK (tools, driver), load the code object,
 //! run the workload, finalize, print the result line.
 
-use crate::opts::{RunOpts, StuckSettings};
+use crate::build_settings::{self, BuildSettings};
+use crate::opts::{RestoreOrder, RunOpts, StuckSettings};
 use crate::registration;
 use crate::replay::{self, ReplayConfig};
 use crate::sdk::sdk;
@@ -70,32 +71,44 @@ fn check_ranges(o: &RunOpts) -> Result<(), String> {
     if o.threads == 0 || o.depth == 0 || o.churn_threads == 0 {
         return Err("--threads, --depth and --churn-threads must be at least 1".into());
     }
-    if !(o.link_gbps > 0.0 && o.link_gbps.is_finite()) {
+    if o.link_gbps.is_some_and(|g| !(g > 0.0 && g.is_finite())) {
         return Err("--link-gbps must be a positive number".into());
     }
     Ok(())
 }
 
 /// The window's variant and policy: the options, then the SDK's policy env vars.
-fn replay_config(o: &RunOpts, stuck: Option<StuckSettings>) -> Result<ReplayConfig, String> {
+fn replay_config(
+    o: &RunOpts,
+    stuck: Option<StuckSettings>,
+    build: Option<&BuildSettings>,
+) -> Result<ReplayConfig, String> {
     let decline_on_vmem = env_switch("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_VMEM", true)?;
     let decline_on_untracked_pool =
         env_switch("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_UNTRACKED_POOL", false)?;
     let env_budget = env_budget()?;
     Ok(ReplayConfig {
         layout: o.payload_layout,
-        restore_order: o.restore_order,
+        restore_order: match build {
+            Some(b) if b.model.build.device_side => RestoreOrder::Device,
+            _ => o.restore_order.unwrap_or(RestoreOrder::Host),
+        },
         continue_user_data: o.continue_user_data,
         decline: o.decline,
         budget: o
             .footprint_budget
             .or(env_budget)
             .unwrap_or_else(default_budget),
-        gbps: o.link_gbps,
+        gbps: o.link_gbps.unwrap_or(crate::opts::DEFAULT_LINK_GBPS),
         decline_on_vmem,
         decline_on_untracked_pool,
         stuck,
         drain_timeout: std::time::Duration::from_millis(o.drain_timeout_ms),
+        model: build.map(|b| b.model),
+        device_memory: build.map_or(crate::device_backing::DEFAULT_DEVICE_MEMORY, |b| {
+            b.device_memory
+        }),
+        device_fallback: build.map_or(crate::opts::DeviceFallback::Host, |b| b.device_fallback),
     })
 }
 
@@ -164,13 +177,21 @@ pub fn main(args: &[OsString]) -> i32 {
     {
         return fail(&driver_client::reexec_with(d));
     }
+    let build = match build_settings::resolve(&o) {
+        Ok(b) => b,
+        Err(e) => return fail(&e),
+    };
     if let Err(e) = truth::init_from_env() {
         return fail(&e);
     }
-    let config = match replay_config(&o, stuck) {
+    let config = match replay_config(&o, stuck, build.as_ref()) {
         Ok(c) => c,
         Err(e) => return fail(&e),
     };
+    if let Some(b) = &build {
+        build_settings::announce(b);
+        program::set_cu_markers(b.cu_markers);
+    }
     kinds::init(o.replay_kind);
     sdk().set_version(o.sdk_version);
     replay::configure(config);
@@ -202,6 +223,9 @@ pub fn main(args: &[OsString]) -> i32 {
 
     shutdown::finalize_sdk();
     tool_time::write_truth("end");
+    if build.is_some() {
+        replay::write_totals_truth();
+    }
 
     let result = result.and_then(|r| match completion_problem {
         Some(p) => Err(p),
