@@ -75,4 +75,8 @@ pub struct BenchArgs {
     /// Run without libkrphase.so (whole-run numbers only, no phase files).
     #[arg(long)]
     pub no_tool: bool,
+    /// Label every measurement and every phase-file run this bench records: two labels are
+    /// two builds, and `krphase compare A B` takes them.
+    #[arg(long)]
+    pub label: Option<String>,
 }

@@ -12,9 +12,10 @@ pub mod benchmark;
 pub mod measurements;
 pub mod phases;
 pub mod runs;
+pub mod samples;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one transaction from the recorded version on, so each runs once per database.
@@ -150,6 +151,17 @@ ALTER TABLE krphase_sdk_log ADD COLUMN stamp_utc_ns BIGINT;
     r#"
 ALTER TABLE krphase_window ADD COLUMN source TEXT;          -- drive | observe
 ALTER TABLE krphase_pass ADD COLUMN complete_host BIGINT;   -- host time at the COMPLETE callback
+"#,
+    // 7: build against build. Each successful timed run of a whole-run measurement keeps its
+    // value (bench's runs, a benchmark database's metrics rows), so `compare` can put an
+    // interval on a ratio of medians; a CSV carries only median, min and max, and keeps none.
+    r#"
+CREATE TABLE IF NOT EXISTS krphase_measurement_sample (
+    measurement_id INTEGER NOT NULL REFERENCES krphase_measurement(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,                 -- the timed run's order within its measurement
+    value_s REAL NOT NULL,                -- the row's metric for that run (seconds)
+    PRIMARY KEY (measurement_id, seq)
+);
 "#,
 ];
 

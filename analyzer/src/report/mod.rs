@@ -6,6 +6,7 @@
 //! uses.
 
 pub mod bench_summary;
+pub mod bootstrap;
 pub mod compare;
 pub mod compare_measurements;
 pub mod csv;
@@ -15,6 +16,7 @@ pub mod run_report;
 pub mod runs_list;
 pub mod stats;
 pub mod text;
+pub mod verdict;
 
 use std::path::Path;
 
