@@ -27,10 +27,14 @@ pub enum Basis {
     /// Measured by a harness around the whole run (replay_perf.py, rocprofv3-benchmark,
     /// `krphase bench`): wall time of the launcher, the tool and the application together.
     Harness,
+    /// A rest: one figure minus the others beside it, each with its own basis (`compare`'s
+    /// attribution: the window time no measured phase covers, the wall change no figure
+    /// explains).
+    Rest,
 }
 
 impl Basis {
-    pub const ALL: [Basis; 7] = [
+    pub const ALL: [Basis; 8] = [
         Basis::InProcess,
         Basis::SdkLog,
         Basis::SdkPhaseLine,
@@ -38,6 +42,7 @@ impl Basis {
         Basis::Dispatch,
         Basis::Estimate,
         Basis::Harness,
+        Basis::Rest,
     ];
 
     /// The name stored in the view and written in CSV, JSON and trace args.
@@ -50,6 +55,7 @@ impl Basis {
             Basis::Dispatch => "dispatch",
             Basis::Estimate => "estimate",
             Basis::Harness => "harness",
+            Basis::Rest => "rest",
         }
     }
 
@@ -63,6 +69,7 @@ impl Basis {
             Basis::Dispatch => "D",
             Basis::Estimate => "E",
             Basis::Harness => "H",
+            Basis::Rest => "R",
         }
     }
 
@@ -76,6 +83,7 @@ impl Basis {
             Basis::Dispatch => "inferred from dispatch records (observe mode; bound or span)",
             Basis::Estimate => "estimated (byte estimate, rate over a lower bound, projection)",
             Basis::Harness => "measured by the harness around the whole run",
+            Basis::Rest => "a rest: one figure minus the others beside it (each its own basis)",
         }
     }
 
