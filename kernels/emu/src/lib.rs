@@ -3,13 +3,16 @@
 //! C functions (`src/exports.rs`) over the safe state kept here.
 
 pub mod agents;
+pub mod build_settings;
 pub mod clock;
 pub mod device;
+pub mod device_backing;
 pub mod driver;
 pub mod faults;
 pub mod ids;
 pub mod kinds;
 pub mod log;
+pub mod memcpy_rate;
 pub mod memory;
 pub mod opts;
 pub mod outcome;

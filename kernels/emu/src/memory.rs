@@ -173,28 +173,45 @@ pub fn module_variable(
     region
 }
 
-/// Whether the snapshot includes a module variable: writable, non-empty, at most 1 GiB, and not
-/// a `__hip_cuid_` marker (skipped since #12609).
-fn snapshot_module_var(r: &Region) -> bool {
+/// Whether the snapshot includes a module variable: writable, non-empty, at most 1 GiB, and,
+/// when `skip_markers` (builds since #12609), not a `__hip_cuid_` compilation-unit marker.
+fn snapshot_module_var(r: &Region, skip_markers: bool) -> bool {
     r.writable
         && r.bytes > 0
         && r.bytes <= 1 << 30
-        && !r.symbol.is_some_and(|s| s.starts_with("__hip_cuid_"))
+        && !(skip_markers && r.symbol.is_some_and(is_cu_marker))
+}
+
+/// HIP's compilation-unit marker variables: `__hip_cuid_<hash>`, 1 byte, one per compilation
+/// unit of a loaded code object.
+pub fn is_cu_marker(symbol: &str) -> bool {
+    symbol.starts_with("__hip_cuid_")
 }
 
 /// What `snap(agent)` copies: tracked coarse-grained regions owned by `agent`, then writable
-/// module variables.
-pub fn inventory(agent: u64) -> Vec<Arc<Region>> {
+/// module variables (the `__hip_cuid_` markers only when `skip_markers` is false).
+pub fn inventory(agent: u64, skip_markers: bool) -> Vec<Arc<Region>> {
     REGIONS
         .read()
         .values()
         .filter(|r| match r.kind {
             MemKind::Coarse => r.tracked && r.agent == agent,
-            MemKind::ModuleVar => r.agent == agent && snapshot_module_var(r),
+            MemKind::ModuleVar => r.agent == agent && snapshot_module_var(r, skip_markers),
             _ => false,
         })
         .cloned()
         .collect()
+}
+
+/// Bytes of every live region placed on `agent` (allocations of any kind and module
+/// variables): what the device's own memory holds before any snapshot backing.
+pub fn device_bytes(agent: u64) -> u64 {
+    REGIONS
+        .read()
+        .values()
+        .filter(|r| r.agent == agent)
+        .map(|r| r.bytes)
+        .sum()
 }
 
 /// Bytes and count of a region list.
@@ -228,39 +245,33 @@ pub struct Snapshot {
     pub bytes: u64,
 }
 
-fn pace(bytes: u64, start: std::time::Instant, gbps: f64) {
-    if gbps <= 0.0 {
-        return;
-    }
-    let want = std::time::Duration::from_secs_f64(bytes as f64 / (gbps * 1e9));
-    let spent = start.elapsed();
-    if want > spent {
-        std::thread::sleep(want - spent);
-    }
+/// Copies a region's words out: the emulator's one copy loop, whose speed on this machine is
+/// the device-local copy rate every other cost is scaled from.
+pub fn copy_words(words: &DeviceMemory, out: &mut Vec<u64>) {
+    out.clear();
+    out.extend(words.iter().map(|w| w.load(Ordering::Relaxed)));
 }
 
-/// Copies every region device-to-host, paced to `gbps`.
-pub fn snap(regions: Vec<Arc<Region>>, gbps: f64) -> Snapshot {
-    let t = std::time::Instant::now();
+/// Copies every region out (unpaced: the caller paces the copy to its modelled duration).
+pub fn snap(regions: Vec<Arc<Region>>) -> Snapshot {
     let mut bytes = 0;
     let copies = regions
         .into_iter()
         .map(|r| {
             bytes += r.bytes;
-            let data = r.words.iter().map(|w| w.load(Ordering::Relaxed)).collect();
+            let mut data = Vec::with_capacity(r.words.len());
+            copy_words(&r.words, &mut data);
             (r, data)
         })
         .collect();
-    pace(bytes, t, gbps);
     Snapshot {
         regions: copies,
         bytes,
     }
 }
 
-/// Copies the snapshot back (skipping regions freed since), paced to `gbps`; returns the bytes.
-pub fn restore(s: &Snapshot, gbps: f64) -> u64 {
-    let t = std::time::Instant::now();
+/// Copies the snapshot back, skipping regions freed since (unpaced); returns the bytes.
+pub fn restore(s: &Snapshot) -> u64 {
     let live = REGIONS.read();
     let mut bytes = 0;
     for (r, data) in &s.regions {
@@ -272,8 +283,6 @@ pub fn restore(s: &Snapshot, gbps: f64) -> u64 {
         }
         bytes += r.bytes;
     }
-    drop(live);
-    pace(bytes, t, gbps);
     bytes
 }
 
@@ -362,10 +371,12 @@ mod tests {
         let _cuid = module_variable("__hip_cuid_abc", 1, agent, true);
         let _konst = module_variable("table", 64, agent, false);
         let v = allocate(16, MemKind::Vmem, agent);
-        let inv = inventory(agent);
+        let inv = inventory(agent, true);
         assert_eq!(inv.len(), 1);
         assert_eq!(inv[0].base(), var.base());
         assert_eq!(total(&inv), (8, 1));
+        // Before #12609 the 1-byte marker is copied too.
+        assert_eq!(total(&inventory(agent, false)), (9, 2));
         assert_eq!(untracked_pool(agent), (80, 1));
         assert_eq!(untracked_vmem(agent), (16, 1));
         free(&v);
@@ -377,11 +388,11 @@ mod tests {
     fn restore_puts_back_the_snapshot() {
         let var = module_variable("restore_me", 16, AGENT + 2, true);
         set_u64(&var.words, 0, 5);
-        let s = snap(vec![var.clone()], 0.0);
+        let s = snap(vec![var.clone()]);
         assert_eq!(s.bytes, 16);
         set_u64(&var.words, 0, 6);
         set_u64(&var.words, 1, 7);
-        assert_eq!(restore(&s, 0.0), 16);
+        assert_eq!(restore(&s), 16);
         assert_eq!((get_u64(&var.words, 0), get_u64(&var.words, 1)), (5, 0));
     }
 }

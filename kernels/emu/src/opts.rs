@@ -180,9 +180,10 @@ pub struct RunOpts {
     /// Kernel replay payload layout.
     #[arg(long, value_enum, default_value_t = LayoutOpt::B)]
     pub payload_layout: LayoutOpt,
-    /// Where restores happen relative to PASS ENTER.
-    #[arg(long, value_enum, default_value_t = RestoreOrder::Host)]
-    pub restore_order: RestoreOrder,
+    /// Where restores happen relative to PASS ENTER (default host; `--sdk-build` with
+    /// device-side always uses device).
+    #[arg(long, value_enum)]
+    pub restore_order: Option<RestoreOrder>,
     /// SDK version reported by rocprofiler_get_version(_triplet).
     #[arg(long, default_value = "1.4.1", value_parser = parse_version)]
     pub sdk_version: (u32, u32, u32),
@@ -208,6 +209,29 @@ pub struct RunOpts {
     /// Emulated host link bandwidth in GB/s; snapshot and restore copies are paced to it.
     #[arg(long, default_value_t = 12.0)]
     pub link_gbps: f64,
+    /// Emulate an SDK build: comma-separated switches, combinable: baseline (none: the
+    /// pre-staging-pool host copy), signal-pool (#12607), skip-cu-markers (#12609),
+    /// keep-staging (#12610), device-side (#10916). Turns on the build's cost model, paced
+    /// from this machine's memcpy rate; without it copies are paced to --link-gbps alone.
+    /// Env: KRPHASE_EMU_SDK_BUILD (the command line wins).
+    #[arg(long, value_name = "LIST")]
+    pub sdk_build: Option<String>,
+    /// With --sdk-build: the memcpy rate (GB/s) that stands for the GPU's device-local copies
+    /// (default: measured at start). Env: KRPHASE_EMU_DEVICE_GBPS.
+    #[arg(long, value_name = "GBPS")]
+    pub device_gbps: Option<f64>,
+    /// With --sdk-build: HIP compilation-unit markers (1-byte `__hip_cuid_*` variables, one
+    /// per compilation unit) in the loaded code objects (default 8).
+    #[arg(long, value_name = "N")]
+    pub cu_markers: Option<u32>,
+    /// With --sdk-build device-side: the device's memory in bytes, which the application's
+    /// regions and the kept GPU-local snapshot backing share (default 192 GiB).
+    #[arg(long, value_name = "BYTES")]
+    pub device_memory: Option<u64>,
+    /// With --sdk-build device-side: what a region whose backing does not fit does (default
+    /// host: host staging for that region; decline: the snapshot fails, `snapshot_failed`).
+    #[arg(long, value_enum)]
+    pub device_fallback: Option<DeviceFallback>,
     /// fork: children forked by the main thread while the other threads dispatch (the storm).
     #[arg(long, default_value_t = 8)]
     pub children: usize,
@@ -346,4 +370,15 @@ impl RunOpts {
             filter,
         }))
     }
+}
+
+/// What the device-side build (#10916) does with a region whose GPU-local backing does not fit
+/// in the device's free memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DeviceFallback {
+    /// Copy that region through host staging (the device variant's code, per region).
+    Host,
+    /// Fail the snapshot, so the dispatch declines with `snapshot_failed` and runs once (the
+    /// device-only snapshot #10916 describes: it "fails if device memory is full").
+    Decline,
 }

@@ -20,7 +20,7 @@ use krphase_ffi::{
 use krphase_kernels::KERNEL_NAMES;
 use parking_lot::Mutex;
 use std::ffi::CString;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 
 /// Work-group size every launch reports.
@@ -36,6 +36,34 @@ pub struct CodeObject {
     pub constants: Arc<Region>,
     /// A zero-size variable (excluded: size 0).
     pub empty: Arc<Region>,
+    /// With `--sdk-build`: the markers of the application's other compilation units, so that
+    /// `cuid` and these make `--cu-markers` in all (snapshotted unless skip-cu-markers).
+    pub more_markers: Vec<Arc<Region>>,
+}
+
+/// Compilation-unit markers the loaded code objects carry (`--cu-markers`; 1 without
+/// `--sdk-build`, the one marker the code object always had).
+static CU_MARKERS: AtomicU32 = AtomicU32::new(1);
+
+/// Sets how many `__hip_cuid_*` markers the code object is loaded with (before it loads).
+pub fn set_cu_markers(n: u32) {
+    CU_MARKERS.store(n.max(1), Ordering::SeqCst);
+}
+
+/// The markers beyond the first: 1-byte writable variables named as HIP names them.
+fn more_markers() -> Vec<Arc<Region>> {
+    (1..CU_MARKERS.load(Ordering::SeqCst))
+        .map(|i| {
+            let name: &'static str = Box::leak(
+                format!(
+                    "__hip_cuid_{:016x}",
+                    0x6b72_7068_0000_0000u64 + u64::from(i)
+                )
+                .into_boxed_str(),
+            );
+            memory::module_variable(name, 1, GPU_AGENT, true)
+        })
+        .collect()
 }
 
 static CODE_OBJECT: OnceLock<CodeObject> = OnceLock::new();
@@ -101,6 +129,7 @@ pub fn load_code_object() -> &'static CodeObject {
             cuid: memory::module_variable("__hip_cuid_6b7270686173650a", 1, GPU_AGENT, true),
             constants: memory::module_variable("stream_constants", 64, GPU_AGENT, false),
             empty: memory::module_variable("stream_empty_tag", 0, GPU_AGENT, true),
+            more_markers: more_markers(),
         };
         publish_symbols(&co);
         deliver_load(CallbackPhase::LOAD);
@@ -116,7 +145,10 @@ fn publish_symbols(co: &CodeObject) {
         .iter()
         .map(|n| Symbol::kernel(n, GPU_AGENT))
         .collect();
-    for r in [&co.saxpy_calls, &co.cuid, &co.constants, &co.empty] {
+    for r in [&co.saxpy_calls, &co.cuid, &co.constants, &co.empty]
+        .into_iter()
+        .chain(&co.more_markers)
+    {
         t.push(Symbol::variable(r));
     }
     t.push(Symbol {

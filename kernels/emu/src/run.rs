@@ -1,7 +1,8 @@
 //! `krphase-emu run WORKLOAD [options]`: start the SDK (tools, driver), load the code object,
 //! run the workload, finalize, print the result line.
 
-use crate::opts::{DriverOrder, DriverSettings, RunOpts, StuckSettings};
+use crate::build_settings::{self, BuildSettings};
+use crate::opts::{DriverOrder, DriverSettings, RestoreOrder, RunOpts, StuckSettings};
 use crate::registration::{self, Source};
 use crate::replay::{self, ReplayConfig};
 use crate::sdk::sdk;
@@ -77,14 +78,21 @@ fn check_ranges(o: &RunOpts) -> Result<(), String> {
 }
 
 /// The window's variant and policy: the options, then the SDK's policy env vars.
-fn replay_config(o: &RunOpts, stuck: Option<StuckSettings>) -> Result<ReplayConfig, String> {
+fn replay_config(
+    o: &RunOpts,
+    stuck: Option<StuckSettings>,
+    build: Option<&BuildSettings>,
+) -> Result<ReplayConfig, String> {
     let decline_on_vmem = env_switch("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_VMEM", true)?;
     let decline_on_untracked_pool =
         env_switch("ROCPROFILER_KERNEL_REPLAY_DECLINE_ON_UNTRACKED_POOL", false)?;
     let env_budget = env_budget()?;
     Ok(ReplayConfig {
         layout: o.payload_layout,
-        restore_order: o.restore_order,
+        restore_order: match build {
+            Some(b) if b.model.build.device_side => RestoreOrder::Device,
+            _ => o.restore_order.unwrap_or(RestoreOrder::Host),
+        },
         decline: o.decline,
         budget: o
             .footprint_budget
@@ -95,6 +103,11 @@ fn replay_config(o: &RunOpts, stuck: Option<StuckSettings>) -> Result<ReplayConf
         decline_on_untracked_pool,
         stuck,
         drain_timeout: std::time::Duration::from_millis(o.drain_timeout_ms),
+        model: build.map(|b| b.model),
+        device_memory: build.map_or(crate::device_backing::DEFAULT_DEVICE_MEMORY, |b| {
+            b.device_memory
+        }),
+        device_fallback: build.map_or(crate::opts::DeviceFallback::Host, |b| b.device_fallback),
     })
 }
 
@@ -177,13 +190,21 @@ pub fn main(args: &[OsString]) -> i32 {
         Ok(d) => d,
         Err(e) => return fail(&e),
     };
+    let build = match build_settings::resolve(&o) {
+        Ok(b) => b,
+        Err(e) => return fail(&e),
+    };
     if let Err(e) = truth::init_from_env() {
         return fail(&e);
     }
-    let config = match replay_config(&o, stuck) {
+    let config = match replay_config(&o, stuck, build.as_ref()) {
         Ok(c) => c,
         Err(e) => return fail(&e),
     };
+    if let Some(b) = &build {
+        build_settings::announce(b);
+        program::set_cu_markers(b.cu_markers);
+    }
     kinds::init(o.replay_kind);
     sdk().set_version(o.sdk_version);
     replay::configure(config);
@@ -204,6 +225,9 @@ pub fn main(args: &[OsString]) -> i32 {
 
     shutdown::finalize_sdk();
     tool_time::write_truth("end");
+    if build.is_some() {
+        replay::write_totals_truth();
+    }
 
     let result = result.and_then(|r| match completion_problem {
         Some(p) => Err(p),

@@ -1,7 +1,9 @@
 //! The SDK variant and policy every window runs with, fixed once at start-up.
 
+use super::cost_model::CostModel;
 use super::drain::SDK_DRAIN_LIMIT;
-use crate::opts::{DeclineOpt, LayoutOpt, RestoreOrder, StuckSettings};
+use crate::device_backing::DEFAULT_DEVICE_MEMORY;
+use crate::opts::{DeclineOpt, DeviceFallback, LayoutOpt, RestoreOrder, StuckSettings};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -19,6 +21,12 @@ pub struct ReplayConfig {
     pub stuck: Option<StuckSettings>,
     /// Total wait of each drain before it counts as stuck (the SDK: 60 s).
     pub drain_timeout: Duration,
+    /// `--sdk-build`: the build's cost model; `None` paces copies to `gbps` alone.
+    pub model: Option<CostModel>,
+    /// The device memory the device-side build's GPU-local backing must fit in, bytes.
+    pub device_memory: u64,
+    /// What the device-side build does with a region whose backing does not fit.
+    pub device_fallback: DeviceFallback,
 }
 
 static CONFIG: OnceLock<ReplayConfig> = OnceLock::new();
@@ -40,5 +48,8 @@ pub(crate) fn config() -> &'static ReplayConfig {
         decline_on_untracked_pool: false,
         stuck: None,
         drain_timeout: SDK_DRAIN_LIMIT,
+        model: None,
+        device_memory: DEFAULT_DEVICE_MEMORY,
+        device_fallback: DeviceFallback::Host,
     })
 }

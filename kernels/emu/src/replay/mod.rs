@@ -8,23 +8,32 @@
 //! Files follow the timeline: `intercept` (the write and its eligibility) → `window` (the
 //! steps in order) → `pre_pass`, `passes` (the steps) over `open_window` (the state each step
 //! takes); below them `tool_calls` and `payload` (the owner's callbacks), `submit` (packets on
-//! a queue), `drain`, `record` and `phase_clock` (what is measured), `thread_window`, `config`.
+//! a queue), `drain`, `record` and `phase_clock` (what is measured), `thread_window`, `config`;
+//! the `--sdk-build` cost model: `sdk_build` (the switches) → `cost_model` (durations per copy
+//! kind and latency) → `copy_plan` (one snapshot's or restore's copies) → `pacing`, and
+//! `totals` (the per-run truth totals).
 
 mod config;
+mod copy_plan;
+pub mod cost_model;
 mod drain;
 mod intercept;
 mod open_window;
+mod pacing;
 mod passes;
 mod payload;
 mod phase_clock;
 mod pre_pass;
 mod record;
+pub mod sdk_build;
 mod submit;
 mod thread_window;
 mod tool_calls;
+mod totals;
 mod window;
 
 pub(crate) use config::config;
 pub use config::{ReplayConfig, configure};
 pub use intercept::write_packets;
 pub use submit::Launch;
+pub use totals::write_truth as write_totals_truth;

@@ -2,8 +2,10 @@
 //! the continue decision and the restore (after PASS EXIT in host order, inside the next pass
 //! after PASS ENTER in device order). A pass that does not drain ends the loop.
 
+use super::copy_plan::{CopyPlan, Taken};
 use super::drain::{SDK_DRAIN_LIMIT, drain_wait, forced_stuck, held};
 use super::open_window::{Decline, OpenWindow};
+use super::pacing::{link_duration, pace_until};
 use super::payload::{
     PayloadFields, build_payload, clear_local_stops, local_stops, read_callbacks,
 };
@@ -13,11 +15,11 @@ use super::submit::enqueue;
 use super::tool_calls::{ask_continue, pass_enter, pass_exit};
 use crate::device::{Completion, KernelPacket, Signal};
 use crate::log::{self, Level};
-use crate::memory::{self, Snapshot};
+use crate::memory;
 use crate::opts::RestoreOrder;
 use parking_lot::Mutex;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How the pass loop ended.
 pub(super) struct PassLoopEnd {
@@ -38,7 +40,7 @@ enum PassEnd {
 }
 
 /// Runs the passes from the snapshot's end until the tool or the pass count stops them.
-pub(super) fn run(win: &mut OpenWindow, snap: &Snapshot) -> PassLoopEnd {
+pub(super) fn run(win: &mut OpenWindow, snap: &Taken) -> PassLoopEnd {
     clear_local_stops();
     let mut held_kernel = None;
     let mut i: u64 = 0;
@@ -49,7 +51,14 @@ pub(super) fn run(win: &mut OpenWindow, snap: &Snapshot) -> PassLoopEnd {
             PassEnd::More => {}
         }
         if win.cfg.restore_order == RestoreOrder::Host {
-            restore(&mut win.record, snap, i, win.cfg.gbps, &mut win.clock);
+            restore(
+                &mut win.record,
+                snap,
+                i,
+                win.cfg.gbps,
+                &mut win.clock,
+                false,
+            );
         }
         i += 1;
     };
@@ -65,7 +74,7 @@ pub(super) fn run(win: &mut OpenWindow, snap: &Snapshot) -> PassLoopEnd {
 /// continue decision.
 fn pass(
     win: &mut OpenWindow,
-    snap: &Snapshot,
+    snap: &Taken,
     i: u64,
     held_kernel: &mut Option<Arc<Signal>>,
 ) -> PassEnd {
@@ -80,7 +89,7 @@ fn pass(
     pass_enter(&win.tool, &win.record, &mut enter_payload, &mut pass_ud);
     if i > 0 && win.cfg.restore_order == RestoreOrder::Device {
         let mut own = PhaseClock::starting_now();
-        restore(&mut win.record, snap, i - 1, win.cfg.gbps, &mut own);
+        restore(&mut win.record, snap, i - 1, win.cfg.gbps, &mut own, true);
     }
     let submitted = submit_pass(win, i, held_kernel);
     if !drain_wait(&submitted.signal, submitted.drain_limit) {
@@ -182,31 +191,35 @@ fn record_stuck_pass(win: &mut OpenWindow, i: u64, prepare: Span) {
     });
 }
 
-/// Restores the snapshot after pass `after_pass`; the restore is the phase `clock` is in, and
-/// ends with the copy.
+/// Restores the snapshot after pass `after_pass`, paced to the build's copies (or to
+/// `--link-gbps`); the restore is the phase `clock` is in, and ends with the copy. `in_pass`:
+/// it runs after the next PASS ENTER, ahead of that pass's kernel.
 fn restore(
     w: &mut WindowRecord,
-    snap: &Snapshot,
+    taken: &Taken,
     after_pass: u64,
     gbps: f64,
     clock: &mut PhaseClock,
+    in_pass: bool,
 ) {
-    let bytes = memory::restore(snap, gbps);
+    let start = Instant::now();
+    let bytes = memory::restore(&taken.snap);
+    let plan = taken.restore.as_ref();
+    pace_until(start + plan.map_or(link_duration(bytes, gbps), CopyPlan::total));
     w.restores.push(RestoreRecord {
         after_pass,
         span: clock.close(),
         bytes,
+        in_pass,
+        copies: plan.map(CopyPlan::truth),
     });
     if log::enabled(Level::Info) {
+        let n = taken.snap.regions.len();
         log::log(
             Level::Info,
             "memory_snapshot.cpp",
             468,
-            &format!(
-                "kernel-replay restore: restored {}/{} regions",
-                snap.regions.len(),
-                snap.regions.len()
-            ),
+            &format!("kernel-replay restore: restored {n}/{n} regions"),
         );
     }
 }

@@ -2,14 +2,20 @@
 //! admission, queue drain, agent drain and snapshot. Each returns the decline that stops the
 //! window, if any.
 
+use super::copy_plan::{self, CopyPlan, Taken};
 use super::drain::{SDK_DRAIN_LIMIT, agent_idle, drain_wait};
 use super::open_window::{Decline, OpenWindow};
+use super::pacing::{link_duration, pace_until};
+use super::phase_clock::Span;
 use super::record::{SnapshotRecord, WindowRecord};
+use crate::clock::now_ns;
 use crate::device::{Packet, Signal};
+use crate::device_backing;
 use crate::log::{self, Level};
-use crate::memory::{self, Region, Snapshot};
-use crate::opts::DeclineOpt;
+use crate::memory::{self, Region};
+use crate::opts::{DeclineOpt, DeviceFallback};
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Admission's projected copy time: the assumed link speed, and the time that only warns.
 const ASSUMED_GBPS: f64 = 4.0;
@@ -19,7 +25,9 @@ const WARN_SECONDS: f64 = 10.0;
 /// budget and the untracked-memory policy. Returns what the snapshot will copy.
 pub(super) fn admission(win: &mut OpenWindow) -> Result<Vec<Arc<Region>>, Decline> {
     let agent = win.queue.agent;
-    let inv = memory::inventory(agent);
+    // Without --sdk-build the markers are skipped, as in the sources the emulator follows.
+    let skip_markers = win.cfg.model.is_none_or(|m| m.build.skip_cu_markers);
+    let inv = memory::inventory(agent, skip_markers);
     let w = &mut win.record;
     w.footprint = memory::total(&inv);
     w.vmem = memory::untracked_vmem(agent);
@@ -65,9 +73,18 @@ fn admission_decline(win: &OpenWindow) -> Option<Decline> {
     }
 }
 
-/// Queue drain: a barrier-AND with a private signal on this queue.
+/// Queue drain: a barrier-AND with a private signal on this queue. With `--sdk-build` the
+/// signal's creation costs what the build pays for it (nothing when pooled), timed on its own.
 pub(super) fn queue_drain(win: &mut OpenWindow) -> Result<(), Decline> {
+    let created = (now_ns(), Instant::now());
     let drain = Signal::new(1);
+    if let Some(m) = win.cfg.model {
+        pace_until(created.1 + m.drain_signal());
+        win.record.drain_signal = Some(Span {
+            start: created.0,
+            end: now_ns(),
+        });
+    }
     win.queue.push(Packet::Barrier {
         signal: Some(drain.clone()),
         app: None,
@@ -91,28 +108,72 @@ pub(super) fn agent_drain(win: &mut OpenWindow) -> Result<(), Decline> {
     Ok(())
 }
 
-/// Snapshot: a real copy of every tracked region plus writable module variables.
+/// What the snapshot's copies are modelled as, or the decline of a device-only build whose
+/// backing does not fit (`None` without `--sdk-build`).
+fn plan(win: &OpenWindow, inventory: &[Arc<Region>]) -> Result<Option<CopyPlan>, Decline> {
+    let Some(m) = win.cfg.model else {
+        return Ok(None);
+    };
+    let gpu_local = if m.build.device_side {
+        device_backing::reserve(win.queue.agent, inventory, win.cfg.device_memory)
+    } else {
+        Vec::new()
+    };
+    let short = gpu_local.iter().filter(|l| !**l).count();
+    if short > 0 && win.cfg.device_fallback == DeviceFallback::Decline {
+        log::log(
+            Level::Warning,
+            "memory_snapshot.cpp",
+            377,
+            &format!(
+                "kernel replay: dispatch {}: device-side snapshot: no GPU-local backing for {short} of {} regions (device memory full); the dispatch runs once",
+                win.record.dispatch_id,
+                inventory.len()
+            ),
+        );
+        return Err("snapshot_failed");
+    }
+    Ok(Some(copy_plan::snapshot_plan(&m, inventory, &gpu_local)))
+}
+
+/// Snapshot: a real copy of every tracked region plus writable module variables, paced to the
+/// build's copies (or to `--link-gbps`).
 pub(super) fn snapshot(
     win: &mut OpenWindow,
     inventory: Vec<Arc<Region>>,
-) -> Result<Snapshot, Decline> {
-    let snap: Snapshot = memory::snap(inventory, win.cfg.gbps);
+) -> Result<Taken, Decline> {
+    let start = Instant::now();
+    let plan = match plan(win, &inventory) {
+        Ok(p) => p,
+        Err(reason) => {
+            win.record.snapshot = Some(SnapshotRecord {
+                span: win.clock.close(),
+                bytes: 0,
+                regions: 0,
+                copies: None,
+                gpu_local_regions: 0,
+            });
+            return Err(reason);
+        }
+    };
+    let snap = memory::snap(inventory);
+    pace_until(
+        start
+            + plan
+                .as_ref()
+                .map_or(link_duration(snap.bytes, win.cfg.gbps), CopyPlan::total),
+    );
     let regions = snap.regions.len() as u64;
+    let gpu_local = plan.as_ref().map_or((0, 0), CopyPlan::gpu_local);
     win.record.snapshot = Some(SnapshotRecord {
         span: win.clock.close(),
         bytes: snap.bytes,
         regions,
+        copies: plan.as_ref().map(CopyPlan::truth),
+        gpu_local_regions: gpu_local.0,
     });
     if log::enabled(Level::Info) {
-        log::log(
-            Level::Info,
-            "memory_snapshot.cpp",
-            412,
-            &format!(
-                "kernel-replay snapshot: captured {regions} regions (tracked allocations + module variables) for agent {}",
-                win.queue.agent
-            ),
-        );
+        log_captured(win.queue.agent, regions, plan.as_ref().map(|_| gpu_local.0));
     }
     if win.cfg.decline == Some(DeclineOpt::SnapshotFailed) {
         log::log(
@@ -126,5 +187,21 @@ pub(super) fn snapshot(
         );
         return Err("snapshot_failed");
     }
-    Ok(snap)
+    let restore =
+        plan.map(|p| copy_plan::restore_plan(&win.cfg.model.expect("a plan has a model"), &p));
+    Ok(Taken { snap, restore })
+}
+
+/// The snapshot's INFO line; the device variant's names its GPU-local and host regions.
+fn log_captured(agent: u64, regions: u64, gpu_local: Option<u64>) {
+    let msg = match gpu_local {
+        Some(d) if d > 0 => format!(
+            "kernel-replay snapshot: captured/prepared {regions} regions ({d} GPU-local, {} host) for agent {agent}",
+            regions - d
+        ),
+        _ => format!(
+            "kernel-replay snapshot: captured {regions} regions (tracked allocations + module variables) for agent {agent}"
+        ),
+    };
+    log::log(Level::Info, "memory_snapshot.cpp", 412, &msg);
 }

@@ -36,18 +36,24 @@ pub(super) struct PassRecord {
     pub(super) continue_phase: Option<Span>,
 }
 
-/// The snapshot: when it was copied, its bytes and its regions.
+/// The snapshot: when it was copied, its bytes and its regions; with `--sdk-build`, its copies
+/// by kind (what the copy was paced to) and the regions that got GPU-local backing.
 pub(super) struct SnapshotRecord {
     pub(super) span: Span,
     pub(super) bytes: u64,
     pub(super) regions: u64,
+    pub(super) copies: Option<Value>,
+    pub(super) gpu_local_regions: u64,
 }
 
-/// One restore: the pass it follows, when it copied, and the bytes it put back.
+/// One restore: the pass it follows, when it copied, the bytes it put back, whether it ran
+/// inside the next pass (after its PASS ENTER) and, with `--sdk-build`, its copies by kind.
 pub(super) struct RestoreRecord {
     pub(super) after_pass: u64,
     pub(super) span: Span,
     pub(super) bytes: u64,
+    pub(super) in_pass: bool,
+    pub(super) copies: Option<Value>,
 }
 
 /// Everything one window measured, filled in as the timeline advances.
@@ -68,6 +74,8 @@ pub(super) struct WindowRecord {
     pub(super) lock_wait: Option<Span>,
     pub(super) admission: Option<Span>,
     pub(super) queue_drain: Option<Span>,
+    /// With `--sdk-build`: the drain signal's creation, at the start of `queue_drain`.
+    pub(super) drain_signal: Option<Span>,
     pub(super) agent_drain: Option<Span>,
     pub(super) snapshot: Option<SnapshotRecord>,
     pub(super) passes: Vec<PassRecord>,
@@ -159,9 +167,10 @@ impl WindowRecord {
             "config_enter": self.config_enter, "pass_count_return": self.pass_count_return,
             "setup": span(&self.setup), "lock_wait": span(&self.lock_wait), "admission": span(&self.admission),
             "queue_drain": span(&self.queue_drain), "agent_drain": span(&self.agent_drain),
-            "snapshot": self.snapshot.as_ref().map_or(Value::Null, |s| json!({"start": s.span.start, "end": s.span.end, "bytes": s.bytes, "regions": s.regions})),
+            "drain_signal": span(&self.drain_signal),
+            "snapshot": self.snapshot.as_ref().map_or(Value::Null, |s| json!({"start": s.span.start, "end": s.span.end, "bytes": s.bytes, "regions": s.regions, "copies": s.copies, "gpu_local_regions": s.gpu_local_regions})),
             "passes": self.passes.iter().map(|p| json!({"index": p.index, "enter": p.enter, "exit": p.exit, "gpu_start": p.gpu.map(|g| g.0), "gpu_end": p.gpu.map(|g| g.1), "prepare": span(&Some(p.prepare)), "exit_callback": span(&p.exit_callback), "continue": span(&p.continue_phase)})).collect::<Vec<_>>(),
-            "restores": self.restores.iter().map(|r| json!({"after_pass": r.after_pass, "start": r.span.start, "end": r.span.end, "bytes": r.bytes})).collect::<Vec<_>>(),
+            "restores": self.restores.iter().map(|r| json!({"after_pass": r.after_pass, "start": r.span.start, "end": r.span.end, "bytes": r.bytes, "in_pass": r.in_pass, "copies": r.copies})).collect::<Vec<_>>(),
             "tail": span(&self.tail),
             "config_exit": self.config_exit,
         })

@@ -13,6 +13,7 @@ use super::record::{WindowRecord, write_decline_truth};
 use super::submit::{Launch, dispatch_info, submit_once};
 use super::thread_window;
 use super::tool_calls::{ReplayTool, config_enter, config_exit};
+use super::totals;
 use crate::clock::{now_ns, thread_id};
 use crate::device::{AppCompletion, Packet, Queue, agent_lock};
 use crate::log::{self, Level};
@@ -186,9 +187,7 @@ fn finish_replayed(win: &mut OpenWindow, end: PassLoopEnd) {
     if let Some(g) = end.held_kernel {
         g.add(-1); // the stuck kernel finishes eventually
     }
-    if truth::enabled() {
-        truth::write(&w.truth(end.reason));
-    }
+    write_truth(w, end.reason);
 }
 
 /// A decline after acceptance: the WARNING outcome line, CONFIG EXIT, the truth line, then a
@@ -210,11 +209,19 @@ fn finish_declined(mut win: OpenWindow, reason: Decline) {
         win.info,
         &mut win.tool.config_ud,
     );
-    if truth::enabled() {
-        truth::write(&w.truth(reason));
-    }
+    write_truth(w, reason);
     let (id, corr) = (w.dispatch_id, w.corr);
     // The thread holds this agent's writer lock (its own window, or the outer window of a
     // reentrant dispatch), so no reader lock is taken.
     submit_once(win.queue, win.launch, id, corr, win.app, false);
+}
+
+/// The window's truth line, with its true phase durations, which also go into the run's totals.
+fn write_truth(w: &WindowRecord, reason: Decline) {
+    let phases = totals::add(w, reason);
+    if truth::enabled() {
+        let mut t = w.truth(reason);
+        t["phase_ns"] = phases;
+        truth::write(&t);
+    }
 }
