@@ -127,7 +127,7 @@ impl Recorder {
     ) -> Result<()> {
         let md5 = self.md5_of_app(&m.spec.app[0]);
         let env: std::collections::BTreeMap<String, String> =
-            run_env(None, m.sdk_log).into_iter().collect();
+            run_env(None, m).into_iter().collect();
         let app_id = benchmark::insert_or_reuse_app(&self.conn, &m.spec.app, &env, &md5)?;
         let version: Option<String> = match run_ids.first() {
             Some(r) => self

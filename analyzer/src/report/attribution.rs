@@ -50,7 +50,8 @@ pub struct SideFacts {
 /// The wall change of one row, split.
 #[derive(Debug, Clone, Serialize)]
 pub struct Attribution {
-    /// Mean wall time per run (ns): the row's stored runs, else its median.
+    /// Mean wall time per run (ns): the row's stored runs, else its median (harness); for
+    /// phase-file runs without a measurement, their first to last event (in process).
     pub a_wall_ns: f64,
     pub b_wall_ns: f64,
     pub wall_change_ns: f64,
@@ -173,13 +174,30 @@ fn facts(reports: &[RunReport]) -> SideFacts {
     f
 }
 
-/// The mean per-run wall time of a row (ns) and its basis: its stored runs, else its median.
-fn wall_ns(conn: &Connection, m: &StoredMeasurement) -> Result<Option<f64>> {
+/// Where a side's wall time per run comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Wall<'a> {
+    /// A whole-run measurement: the mean of its stored runs, else its median (harness).
+    Row(&'a StoredMeasurement),
+    /// Phase-file runs without a measurement: each run's first to last event (in process).
+    Spans,
+}
+
+/// The mean per-run wall time of a side (ns) and its basis.
+fn wall_ns(conn: &Connection, wall: Wall<'_>, reports: &[RunReport]) -> Result<Option<(f64, Basis)>> {
+    let m = match wall {
+        Wall::Row(m) => m,
+        Wall::Spans => {
+            let spans: Vec<f64> = reports.iter().filter_map(|r| r.wall_ns).map(|w| w as f64).collect();
+            return Ok((spans.len() == reports.len() && !spans.is_empty())
+                .then(|| (spans.iter().sum::<f64>() / spans.len() as f64, Basis::InProcess)));
+        }
+    };
     let v = samples_of(conn, m.measurement_id)?;
     Ok(if v.is_empty() {
-        m.median_s.map(|s| s * 1e9)
+        m.median_s.map(|s| (s * 1e9, Basis::Harness))
     } else {
-        Some(v.iter().sum::<f64>() / v.len() as f64 * 1e9)
+        Some((v.iter().sum::<f64>() / v.len() as f64 * 1e9, Basis::Harness))
     })
 }
 
@@ -239,16 +257,34 @@ pub fn attribute(
         return Ok(Err(why));
     }
     let (a, b) = (a.expect("checked"), b.expect("checked"));
-    let load = |m: &StoredMeasurement| -> Result<Vec<RunReport>> {
-        m.linked_runs.iter().map(|&r| run_report(conn, r)).collect()
+    attribute_runs(
+        conn,
+        (&a.linked_runs, Wall::Row(a)),
+        (&b.linked_runs, Wall::Row(b)),
+    )
+}
+
+/// Splits the wall change between the runs of side `a` and those of side `b`, each with where
+/// its wall time comes from.
+pub fn attribute_runs(
+    conn: &Connection,
+    a: (&[i64], Wall<'_>),
+    b: (&[i64], Wall<'_>),
+) -> Result<std::result::Result<Attribution, String>> {
+    let load = |runs: &[i64]| -> Result<Vec<RunReport>> {
+        runs.iter().map(|&r| run_report(conn, r)).collect()
     };
-    let (ra, rb) = (load(a)?, load(b)?);
+    let (ra, rb) = (load(a.0)?, load(b.0)?);
+    if ra.is_empty() || rb.is_empty() {
+        return Ok(Err("a side has no phase-file runs".into()));
+    }
     let all: Vec<&RunReport> = ra.iter().chain(rb.iter()).collect();
     let tiles = tiles(&all);
     let rest = rest_name(&all);
     let (ia, ib) = (mean_items(&ra, &tiles, rest), mean_items(&rb, &tiles, rest));
-    let (Some(wa), Some(wb)) = (wall_ns(conn, a)?, wall_ns(conn, b)?) else {
-        return Ok(Err("a side has no wall time".into()));
+    let (Some((wa, basis)), Some((wb, _))) = (wall_ns(conn, a.1, &ra)?, wall_ns(conn, b.1, &rb)?)
+    else {
+        return Ok(Err("a side has no wall time (no successful run, or a run without events)".into()));
     };
     let wall_change = wb - wa;
     let share = |c: f64| (wall_change != 0.0).then(|| c / wall_change);
@@ -292,7 +328,7 @@ pub fn attribute(
         a_wall_ns: wa,
         b_wall_ns: wb,
         wall_change_ns: wall_change,
-        wall_basis: Basis::Harness,
+        wall_basis: basis,
         parts,
         a: facts(&ra),
         b: facts(&rb),

@@ -14,7 +14,7 @@ use comfy_table::{ContentArrangement, Table, presets};
 use rusqlite::Connection;
 use serde::Serialize;
 
-use super::attribution::{Attribution, attribute};
+use super::attribution::{Attribution, Wall, attribute, attribute_runs};
 use super::compare::{Comparison, compare_with, phase_table, render_table, signed_duration};
 use super::compare_measurements::{
     MeasurementComparison, compare_measurements_with, row_name, side_rows,
@@ -124,6 +124,17 @@ pub fn compare_builds(
     let ra = crate::db::runs::select(conn, a)?;
     let rb = crate::db::runs::select(conn, b)?;
     out.runs = Some(compare_with(conn, &ra, &rb, margin_pct)?);
+    let (attribution, refused) =
+        match attribute_runs(conn, (&ra, Wall::Spans), (&rb, Wall::Spans))? {
+            Ok(x) => (Some(x), None),
+            Err(why) => (None, Some(why)),
+        };
+    out.details.push(RowDetail {
+        row: "runs".into(),
+        phases: None,
+        attribution,
+        refused,
+    });
     Ok(out)
 }
 
@@ -196,18 +207,19 @@ pub fn render_text(c: &BuildComparison) -> String {
     let mut s = String::new();
     if let Some(r) = &c.runs {
         s.push_str(&render_table(r));
-        return s;
     }
     if let Some(rows) = &c.rows {
         s.push_str(&super::compare_measurements::render_table(rows));
     }
     for d in &c.details {
-        let _ = writeln!(s, "\n== {}: phases per window", d.row);
-        match &d.phases {
-            Some(p) => {
-                let _ = writeln!(s, "{}", phase_table(&p.phases));
+        if c.runs.is_none() {
+            let _ = writeln!(s, "\n== {}: phases per window", d.row);
+            match &d.phases {
+                Some(p) => {
+                    let _ = writeln!(s, "{}", phase_table(&p.phases));
+                }
+                None => s.push_str("  no phase files linked on both sides\n"),
             }
-            None => s.push_str("  no phase files linked on both sides\n"),
         }
         let _ = writeln!(s, "== {}: attribution of the wall change", d.row);
         match (&d.attribution, &d.refused) {
@@ -229,6 +241,12 @@ pub fn render_text(c: &BuildComparison) -> String {
         );
         if let Some(p) = c.details.iter().find_map(|d| d.phases.as_ref()) {
             let _ = writeln!(s, "test: {}", p.test);
+        }
+        if c.runs.is_some() {
+            s.push_str(
+                "wall of phase-file runs: first to last event of each file (M), no harness \
+                 around it\n",
+            );
         }
     }
     s

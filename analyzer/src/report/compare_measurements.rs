@@ -306,7 +306,9 @@ mod tests {
                 .starts_with("A (measurement 3)")
         );
         let t = render_table(&cmp);
-        assert!(t.contains("1.25x INVALID"), "{t}");
+        assert!(t.contains("1.25x") && t.contains("INVALID"), "{t}");
+        assert_eq!(ratio_text(p2), "1.25x INVALID");
+        assert_eq!((p2.verdict_code, p2.interval), (Verdict::NotAvailable, None), "no runs");
         assert!(compare_measurements(&c, "old", "nope").is_err());
     }
 }
