@@ -48,6 +48,9 @@ mod tests {
         assert!(samples_of(&c, 9).unwrap().is_empty());
         c.execute("DELETE FROM krphase_measurement WHERE id = 3", [])
             .unwrap();
-        assert!(samples_of(&c, 3).unwrap().is_empty(), "deleted with its row");
+        assert!(
+            samples_of(&c, 3).unwrap().is_empty(),
+            "deleted with its row"
+        );
     }
 }

@@ -14,6 +14,7 @@ use anyhow::Result;
 use rusqlite::Connection;
 use serde::Serialize;
 
+use super::compare::{PASSES_AS_REST, WINDOW_REST};
 use super::run_report::{RunReport, UNATTRIBUTED, run_report};
 use crate::db::basis::Basis;
 use crate::db::measurements::StoredMeasurement;
@@ -87,8 +88,7 @@ fn parts_tile(rep: &RunReport, parent: &str) -> bool {
         .collect();
     !kids.is_empty()
         && kids.iter().all(|k| k.samples == p.samples)
-        && (kids.iter().map(|k| k.total_ns).sum::<i64>() - p.total_ns).unsigned_abs()
-            <= p.samples
+        && (kids.iter().map(|k| k.total_ns).sum::<i64>() - p.total_ns).unsigned_abs() <= p.samples
 }
 
 /// The window's top-level phases, each split into its parts where they tile it on every run.
@@ -117,11 +117,7 @@ fn rest_name(reports: &[&RunReport]) -> &'static str {
     let unseen = reports
         .iter()
         .all(|r| phase(r, "pass exec").is_none_or(|p| p.samples == 0));
-    if unseen {
-        "pass exec (window rest)"
-    } else {
-        "window rest"
-    }
+    if unseen { PASSES_AS_REST } else { WINDOW_REST }
 }
 
 fn items(rep: &RunReport, tiles: &[&str], rest: &str) -> Items {
@@ -184,13 +180,27 @@ pub enum Wall<'a> {
 }
 
 /// The mean per-run wall time of a side (ns) and its basis.
-fn wall_ns(conn: &Connection, wall: Wall<'_>, reports: &[RunReport]) -> Result<Option<(f64, Basis)>> {
+fn wall_ns(
+    conn: &Connection,
+    wall: Wall<'_>,
+    reports: &[RunReport],
+) -> Result<Option<(f64, Basis)>> {
     let m = match wall {
         Wall::Row(m) => m,
         Wall::Spans => {
-            let spans: Vec<f64> = reports.iter().filter_map(|r| r.wall_ns).map(|w| w as f64).collect();
-            return Ok((spans.len() == reports.len() && !spans.is_empty())
-                .then(|| (spans.iter().sum::<f64>() / spans.len() as f64, Basis::InProcess)));
+            let spans: Vec<f64> = reports
+                .iter()
+                .filter_map(|r| r.wall_ns)
+                .map(|w| w as f64)
+                .collect();
+            return Ok(
+                (spans.len() == reports.len() && !spans.is_empty()).then(|| {
+                    (
+                        spans.iter().sum::<f64>() / spans.len() as f64,
+                        Basis::InProcess,
+                    )
+                }),
+            );
         }
     };
     let v = samples_of(conn, m.measurement_id)?;
@@ -284,7 +294,9 @@ pub fn attribute_runs(
     let (ia, ib) = (mean_items(&ra, &tiles, rest), mean_items(&rb, &tiles, rest));
     let (Some((wa, basis)), Some((wb, _))) = (wall_ns(conn, a.1, &ra)?, wall_ns(conn, b.1, &rb)?)
     else {
-        return Ok(Err("a side has no wall time (no successful run, or a run without events)".into()));
+        return Ok(Err(
+            "a side has no wall time (no successful run, or a run without events)".into(),
+        ));
     };
     let wall_change = wb - wa;
     let share = |c: f64| (wall_change != 0.0).then(|| c / wall_change);
@@ -297,7 +309,11 @@ pub fn attribute_runs(
             let (x, bx) = ia.get(k).cloned().unwrap_or((0.0, Vec::new()));
             let (y, by) = ib.get(k).cloned().unwrap_or((0.0, Vec::new()));
             let mut basis = bx;
-            basis.extend(by.into_iter().filter(|b| !basis.contains(b)).collect::<Vec<_>>());
+            basis.extend(
+                by.into_iter()
+                    .filter(|b| !basis.contains(b))
+                    .collect::<Vec<_>>(),
+            );
             basis.sort();
             Part {
                 note: (k == rest).then(|| {

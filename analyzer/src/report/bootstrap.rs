@@ -130,7 +130,10 @@ mod tests {
         let x = difference_of_medians(&a, &b).unwrap();
         assert_eq!(Some(x), difference_of_medians(&a, &b));
         assert!((x.estimate - 50.0).abs() < 1e-9);
-        assert!(x.excludes(0.0) && x.lo90 >= x.lo95 && x.hi90 <= x.hi95, "{x:?}");
+        assert!(
+            x.excludes(0.0) && x.lo90 >= x.lo95 && x.hi90 <= x.hi95,
+            "{x:?}"
+        );
     }
 
     #[test]

@@ -26,6 +26,10 @@ use crate::db::phases::{self, PHASES, WINDOW};
 
 /// Significance level of the U test.
 pub const ALPHA: f64 = 0.01;
+/// The window time no measured top-level phase covers, when the tool saw the passes.
+pub const WINDOW_REST: &str = "window rest";
+/// The same when it did not (observe mode: no PASS callbacks), which is then mostly the passes.
+pub const PASSES_AS_REST: &str = "pass exec (window rest)";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PhaseDelta {
@@ -70,6 +74,8 @@ pub struct Comparison {
 
 struct Samples {
     per_phase: Vec<Vec<i64>>,
+    /// Per window: window time minus the top-level phases it carries (the window rest).
+    rest: Vec<i64>,
     windows: usize,
     restores: i64,
     passes: i64,
@@ -78,6 +84,7 @@ struct Samples {
 fn load(conn: &Connection, runs: &[i64]) -> Result<Samples> {
     let mut s = Samples {
         per_phase: vec![Vec::new(); PHASES.len()],
+        rest: Vec::new(),
         windows: 0,
         restores: 0,
         passes: 0,
@@ -90,10 +97,18 @@ fn load(conn: &Connection, runs: &[i64]) -> Result<Samples> {
             s.windows += 1;
             s.restores += w.restores.unwrap_or(0);
             s.passes += w.executed_passes.unwrap_or(0);
-            for (v, x) in s.per_phase.iter_mut().zip(w.phase_ns) {
+            let mut covered = 0;
+            for (k, (v, x)) in s.per_phase.iter_mut().zip(w.phase_ns).enumerate() {
                 if let Some(x) = x {
                     v.push(x);
+                    let p = &PHASES[k];
+                    if k != WINDOW && p.parent.is_none() && p.bound_of.is_none() {
+                        covered += x.max(0);
+                    }
                 }
+            }
+            if let Some(win) = w.phase_ns[WINDOW] {
+                s.rest.push(win.max(0) - covered);
             }
             Ok(())
         })?;
@@ -137,7 +152,12 @@ fn phase_row(name: &str, va: &[i64], vb: &[i64], margin_pct: f64) -> PhaseDelta 
 
 /// Compares the windows of runs `a` with those of runs `b`; `margin_pct` is the equivalence
 /// margin.
-pub fn compare_with(conn: &Connection, a: &[i64], b: &[i64], margin_pct: f64) -> Result<Comparison> {
+pub fn compare_with(
+    conn: &Connection,
+    a: &[i64],
+    b: &[i64],
+    margin_pct: f64,
+) -> Result<Comparison> {
     let mut sa = load(conn, a)?;
     let mut sb = load(conn, b)?;
     for v in sa.per_phase.iter_mut().chain(sb.per_phase.iter_mut()) {
@@ -148,6 +168,17 @@ pub fn compare_with(conn: &Connection, a: &[i64], b: &[i64], margin_pct: f64) ->
         .enumerate()
         .map(|(k, p)| phase_row(p.name, &sa.per_phase[k], &sb.per_phase[k], margin_pct))
         .collect();
+    sa.rest.sort_unstable();
+    sb.rest.sort_unstable();
+    let pass = phases::index("pass exec").expect("phase");
+    let rest = if rows[pass].a_samples + rows[pass].b_samples == 0 {
+        PASSES_AS_REST
+    } else {
+        WINDOW_REST
+    };
+    if sa.rest.iter().chain(&sb.rest).any(|v| *v != 0) {
+        rows.push(phase_row(rest, &sa.rest, &sb.rest, margin_pct));
+    }
     let e2e = rows[WINDOW].delta_total_ns as f64;
     for r in &mut rows {
         r.contribution = (e2e != 0.0).then(|| r.delta_total_ns as f64 / e2e);
@@ -219,7 +250,14 @@ pub fn phase_table(phases: &[PhaseDelta]) -> Table {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(100)
         .set_header(vec![
-            "phase", "A median", "B median", "Δ median", "95% interval", "B/A", "p", "verdict",
+            "phase",
+            "A median",
+            "B median",
+            "Δ median",
+            "95% interval",
+            "B/A",
+            "p",
+            "verdict",
             "Δ share",
         ]);
     let ns = |v: Option<f64>| v.map_or("-".into(), duration_short);
@@ -241,4 +279,3 @@ pub fn phase_table(phases: &[PhaseDelta]) -> Table {
     }
     t
 }
-

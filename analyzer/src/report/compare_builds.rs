@@ -124,11 +124,11 @@ pub fn compare_builds(
     let ra = crate::db::runs::select(conn, a)?;
     let rb = crate::db::runs::select(conn, b)?;
     out.runs = Some(compare_with(conn, &ra, &rb, margin_pct)?);
-    let (attribution, refused) =
-        match attribute_runs(conn, (&ra, Wall::Spans), (&rb, Wall::Spans))? {
-            Ok(x) => (Some(x), None),
-            Err(why) => (None, Some(why)),
-        };
+    let (attribution, refused) = match attribute_runs(conn, (&ra, Wall::Spans), (&rb, Wall::Spans))?
+    {
+        Ok(x) => (Some(x), None),
+        Err(why) => (None, Some(why)),
+    };
     out.details.push(RowDetail {
         row: "runs".into(),
         phases: None,
@@ -149,7 +149,12 @@ pub fn attribution_table(x: &Attribution) -> Table {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(100)
         .set_header(vec![
-            "part", "A per run", "B per run", "change", "of wall Δ", "basis",
+            "part",
+            "A per run",
+            "B per run",
+            "change",
+            "of wall Δ",
+            "basis",
         ]);
     t.add_row(vec![
         "wall (mean per run)".to_string(),

@@ -308,7 +308,11 @@ mod tests {
         let t = render_table(&cmp);
         assert!(t.contains("1.25x") && t.contains("INVALID"), "{t}");
         assert_eq!(ratio_text(p2), "1.25x INVALID");
-        assert_eq!((p2.verdict_code, p2.interval), (Verdict::NotAvailable, None), "no runs");
+        assert_eq!(
+            (p2.verdict_code, p2.interval),
+            (Verdict::NotAvailable, None),
+            "no runs"
+        );
         assert!(compare_measurements(&c, "old", "nope").is_err());
     }
 }

@@ -192,7 +192,7 @@ pub fn compare_command(
         compare_builds::CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
         compare_builds::CompareFormat::Markdown => {
             print!("{}", compare_markdown::render_markdown(&c))
-        },
+        }
     }
     Ok(())
 }

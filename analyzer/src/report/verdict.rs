@@ -92,20 +92,41 @@ mod tests {
     #[test]
     fn equivalence_comes_first_then_moved_then_cannot_tell() {
         let m = DEFAULT_MARGIN_PCT;
-        assert_eq!(on_ratio(Some(&iv(0.95, 0.96, 1.04, 1.05)), m), Verdict::Equivalent);
+        assert_eq!(
+            on_ratio(Some(&iv(0.95, 0.96, 1.04, 1.05)), m),
+            Verdict::Equivalent
+        );
         // Significant but inside the margin: equivalent, not "moved".
-        assert_eq!(on_ratio(Some(&iv(1.02, 1.03, 1.05, 1.06)), m), Verdict::Equivalent);
+        assert_eq!(
+            on_ratio(Some(&iv(1.02, 1.03, 1.05, 1.06)), m),
+            Verdict::Equivalent
+        );
         assert_eq!(on_ratio(Some(&iv(1.5, 1.6, 2.0, 2.1)), m), Verdict::Moved);
         // Wide: cannot tell, which is not "unchanged".
-        assert_eq!(on_ratio(Some(&iv(0.5, 0.6, 1.6, 1.8)), m), Verdict::NotSignificant);
+        assert_eq!(
+            on_ratio(Some(&iv(0.5, 0.6, 1.6, 1.8)), m),
+            Verdict::NotSignificant
+        );
         assert_eq!(on_ratio(None, m), Verdict::NotAvailable);
         let d = iv(-30.0, -25.0, 25.0, 30.0);
-        assert_eq!(on_difference(Some(&d), Some(1000.0), Some(0.5), 0.01, m), Verdict::Equivalent);
-        assert_eq!(on_difference(Some(&d), Some(100.0), Some(0.5), 0.01, m), Verdict::NotSignificant);
+        assert_eq!(
+            on_difference(Some(&d), Some(1000.0), Some(0.5), 0.01, m),
+            Verdict::Equivalent
+        );
+        assert_eq!(
+            on_difference(Some(&d), Some(100.0), Some(0.5), 0.01, m),
+            Verdict::NotSignificant
+        );
         let up = iv(200.0, 210.0, 290.0, 300.0);
-        assert_eq!(on_difference(Some(&up), Some(100.0), Some(1e-6), 0.01, m), Verdict::Moved);
+        assert_eq!(
+            on_difference(Some(&up), Some(100.0), Some(1e-6), 0.01, m),
+            Verdict::Moved
+        );
         // The rank test must agree.
-        assert_eq!(on_difference(Some(&up), Some(100.0), Some(0.2), 0.01, m), Verdict::NotSignificant);
+        assert_eq!(
+            on_difference(Some(&up), Some(100.0), Some(0.2), 0.01, m),
+            Verdict::NotSignificant
+        );
         assert_eq!(Verdict::Equivalent.words(15.0), "equivalent within ±15%");
     }
 }
