@@ -10,6 +10,7 @@
 pub mod bench;
 pub mod db;
 pub mod demo;
+pub mod demo_stack;
 pub mod export;
 pub mod import;
 pub mod report;
