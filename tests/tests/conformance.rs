@@ -105,6 +105,8 @@ fn run_emu(name: &str, probe_env: &[(&str, &str)], emu_args: &[&str], with_probe
         "KRPHASE_EMU_DRIVER_PASSES",
         "KRPHASE_EMU_DRIVER_ORDER",
         "KRPHASE_EMU_DRIVER_FILTER",
+        "KRPHASE_EMU_SDK_BUILD",
+        "KRPHASE_EMU_DEVICE_GBPS",
         "ROCP_TOOL_LIBRARIES",
     ] {
         cmd.env_remove(k);

@@ -8,6 +8,7 @@ use std::ffi::OsString;
 
 const USAGE: &str = "usage: krphase-emu run WORKLOAD [options]   (krphase-emu run --help)
        krphase-emu rocprofv3 [--pmc C... | -i FILE] [--replay-mode kernel --kernel-replay-beta-enabled] -- APP ARGS
+       krphase-emu calibrate   (this machine's memcpy rate for --device-gbps / KRPHASE_EMU_DEVICE_GBPS)
 workloads: stream saxpy queue-depth multi-queue graph multi-packet vmem fork churn exit-worker";
 
 fn main() {
@@ -21,6 +22,12 @@ fn main() {
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect();
             rocprofv3::main(&rest)
+        }
+        Some("calibrate") => {
+            let gbps = krphase_emu::memcpy_rate::measure_gbps();
+            let factor = krphase_emu::replay::cost_model::DEVICE_LOCAL_GBPS / gbps;
+            println!("device_gbps={gbps:.3} slowdown={factor:.1}");
+            0
         }
         // Further subcommands hook in here.
         Some("-h" | "--help" | "help") => {

@@ -18,10 +18,10 @@ pub(super) struct Taken {
 /// One kind of copy within a snapshot or restore.
 pub(super) struct CopyPart {
     pub(super) kind: CopyKind,
-    pub(super) bytes: u64,
-    pub(super) regions: u64,
-    /// Set-ups paid: one per region for host copies, one for the whole blit batch.
-    pub(super) setups: u64,
+    /// Bytes of each region it copies.
+    pub(super) sizes: Vec<u64>,
+    /// Copy calls made: one per region for host copies, one for the whole blit batch.
+    pub(super) calls: u64,
     pub(super) model: Duration,
 }
 
@@ -32,21 +32,20 @@ pub(super) struct CopyPlan {
 }
 
 impl CopyPlan {
-    fn push(&mut self, m: &CostModel, kind: CopyKind, bytes: u64, regions: u64) {
-        if regions == 0 {
+    fn push(&mut self, m: &CostModel, kind: CopyKind, sizes: Vec<u64>) {
+        if sizes.is_empty() {
             return;
         }
-        let setups = if kind == CopyKind::DeviceD2D {
-            1
+        let (calls, model) = if kind == CopyKind::DeviceD2D {
+            (1, m.copies(kind, [sizes.iter().sum()]))
         } else {
-            regions
+            (sizes.len() as u64, m.copies(kind, sizes.iter().copied()))
         };
         self.parts.push(CopyPart {
             kind,
-            bytes,
-            regions,
-            setups,
-            model: m.copy(kind, bytes, setups),
+            sizes,
+            calls,
+            model,
         });
     }
 
@@ -55,12 +54,13 @@ impl CopyPlan {
         self.parts.iter().map(|p| p.model).sum()
     }
 
-    /// Regions and bytes copied GPU-local (device-to-device).
-    pub(super) fn gpu_local(&self) -> (u64, u64) {
+    /// Regions copied GPU-local (device-to-device).
+    pub(super) fn gpu_local_regions(&self) -> u64 {
         self.parts
             .iter()
             .filter(|p| p.kind == CopyKind::DeviceD2D)
-            .fold((0, 0), |(r, b), p| (r + p.regions, b + p.bytes))
+            .map(|p| p.sizes.len() as u64)
+            .sum()
     }
 
     /// The parts as the truth file gives them.
@@ -69,8 +69,9 @@ impl CopyPlan {
             self.parts
                 .iter()
                 .map(|p| {
-                    json!({"kind": p.kind.name(), "bytes": p.bytes, "regions": p.regions,
-                        "setups": p.setups, "model_ns": p.model.as_nanos() as u64})
+                    json!({"kind": p.kind.name(), "bytes": p.sizes.iter().sum::<u64>(),
+                        "regions": p.sizes.len(), "calls": p.calls,
+                        "model_ns": p.model.as_nanos() as u64})
                 })
                 .collect(),
         )
@@ -78,23 +79,22 @@ impl CopyPlan {
 }
 
 /// The snapshot's copies: the regions with GPU-local backing (`gpu_local[i]`) in one batch, the
-/// rest through host staging.
+/// rest through host staging, one copy per region.
 pub(super) fn snapshot_plan(
     m: &CostModel,
     regions: &[Arc<Region>],
     gpu_local: &[bool],
 ) -> CopyPlan {
-    let (mut local, mut host) = ((0, 0), (0, 0));
+    let (mut local, mut host) = (Vec::new(), Vec::new());
     for (r, on_gpu) in regions
         .iter()
         .zip(gpu_local.iter().chain(std::iter::repeat(&false)))
     {
-        let t = if *on_gpu { &mut local } else { &mut host };
-        *t = (t.0 + r.bytes, t.1 + 1);
+        if *on_gpu { &mut local } else { &mut host }.push(r.bytes);
     }
     let mut plan = CopyPlan::default();
-    plan.push(m, CopyKind::DeviceD2D, local.0, local.1);
-    plan.push(m, m.host_snapshot_kind(), host.0, host.1);
+    plan.push(m, CopyKind::DeviceD2D, local);
+    plan.push(m, m.host_snapshot_kind(), host);
     plan
 }
 
@@ -108,7 +108,7 @@ pub(super) fn restore_plan(m: &CostModel, snapshot: &CopyPlan) -> CopyPlan {
         } else {
             m.host_restore_kind()
         };
-        plan.push(m, kind, p.bytes, p.regions);
+        plan.push(m, kind, p.sizes.clone());
     }
     plan
 }

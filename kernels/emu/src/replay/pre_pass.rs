@@ -164,16 +164,16 @@ pub(super) fn snapshot(
                 .map_or(link_duration(snap.bytes, win.cfg.gbps), CopyPlan::total),
     );
     let regions = snap.regions.len() as u64;
-    let gpu_local = plan.as_ref().map_or((0, 0), CopyPlan::gpu_local);
+    let gpu_local = plan.as_ref().map_or(0, CopyPlan::gpu_local_regions);
     win.record.snapshot = Some(SnapshotRecord {
         span: win.clock.close(),
         bytes: snap.bytes,
         regions,
         copies: plan.as_ref().map(CopyPlan::truth),
-        gpu_local_regions: gpu_local.0,
+        gpu_local_regions: gpu_local,
     });
     if log::enabled(Level::Info) {
-        log_captured(win.queue.agent, regions, plan.as_ref().map(|_| gpu_local.0));
+        log_captured(win.queue.agent, regions, plan.as_ref().map(|_| gpu_local));
     }
     if win.cfg.decline == Some(DeclineOpt::SnapshotFailed) {
         log::log(
