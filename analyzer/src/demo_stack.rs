@@ -40,7 +40,11 @@ pub const PUBLISHED_FACTOR: f64 = 9.4;
 
 /// Short names for the table.
 fn short(build: &str) -> &str {
-    if build.contains(',') { "all four" } else { build }
+    if build.contains(',') {
+        "all four"
+    } else {
+        build
+    }
 }
 
 /// Runs `krphase bench` for one build into `dir/stack.db`; its output goes to a log file.
@@ -48,17 +52,30 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str) -> Result<()> {
     let exe = std::env::current_exe().context("cannot locate the krphase executable")?;
     let name = build.replace(',', "+");
     let log = dir.join(format!("bench-{name}.log"));
-    let out = std::fs::File::create(&log)
-        .with_context(|| format!("cannot create {}", log.display()))?;
+    let out =
+        std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
     let emu_s = emu.display().to_string();
     let status = Command::new(exe)
         .current_dir(dir)
-        .args(["--db", "stack.db", "bench", "--label", build, "--sdk-build", build])
+        .args([
+            "--db",
+            "stack.db",
+            "bench",
+            "--label",
+            build,
+            "--sdk-build",
+            build,
+        ])
         .args(["--rocprofv3", &format!("{emu_s} rocprofv3")])
         .args(["--tool", &tool.display().to_string()])
         .args(["--repeats", REPEATS, "--warmup", "0", "--groups", "3"])
         .args(["--only", "p3", "--footprints", ELEMENTS])
-        .args(["--workdir", &format!("out-{name}"), "--output", &format!("{name}.csv")])
+        .args([
+            "--workdir",
+            &format!("out-{name}"),
+            "--output",
+            &format!("{name}.csv"),
+        ])
         .args(["--app", &emu_s, "run", "stream"])
         .env("KRPHASE_EMU_DEVICE_GBPS", DEVICE_GBPS)
         .env("KRPHASE_EMU_TRUTH", dir.join(format!("truth-{name}.jsonl")))
@@ -69,7 +86,10 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str) -> Result<()> {
         .status()
         .context("cannot run krphase bench")?;
     if !status.success() {
-        bail!("krphase bench --sdk-build {build} failed ({status}); see {}", log.display());
+        bail!(
+            "krphase bench --sdk-build {build} failed ({status}); see {}",
+            log.display()
+        );
     }
     Ok(())
 }
@@ -93,7 +113,14 @@ fn parts_text(c: &BuildComparison) -> (String, String) {
         .iter()
         .filter(|p| p.item != crate::report::attribution::UNEXPLAINED)
         .take(2)
-        .map(|p| format!("{} {:+.0}%", p.item, p.share.unwrap_or(0.0) * 100.0))
+        .map(|p| {
+            format!(
+                "{} {} ({:.0}%)",
+                p.item,
+                crate::report::compare::signed_duration(p.change_ns),
+                p.share.unwrap_or(0.0) * 100.0
+            )
+        })
         .collect();
     let rest = x
         .parts
@@ -110,12 +137,23 @@ fn stack_table(conn: &rusqlite::Connection) -> Result<(String, Vec<BuildComparis
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(100)
         .set_header(vec![
-            "build", "median H", "B/A", "95% interval", "verdict", "largest parts of Δ",
+            "build",
+            "median H",
+            "B/A",
+            "95% interval",
+            "verdict",
+            "largest parts of Δ",
             "rest",
         ]);
     let mut all = Vec::new();
     for b in &BUILDS[1..] {
-        let c = compare_builds(conn, BUILDS[0], b, CompareWhat::Measurements, DEFAULT_MARGIN_PCT)?;
+        let c = compare_builds(
+            conn,
+            BUILDS[0],
+            b,
+            CompareWhat::Measurements,
+            DEFAULT_MARGIN_PCT,
+        )?;
         let r = c
             .rows
             .as_ref()
@@ -166,26 +204,31 @@ fn factor_note(device: &BuildComparison, slowdown: Option<f64>) -> String {
     );
     let _ = writeln!(
         s,
-        "  what it means: the same replay protocol and copy kinds, with copy costs in the \
-         ratios measured on a\n  PCIe Gen5 host (fresh host pages ~1.6 GB/s, kept pinned \
-         staging ~55 GB/s, device-local ~2 TB/s,\n  ~6.5 us per small region, ~200 us per \
-         drain signal); the whole emulated device runs {} slower than a GPU\n  (one factor: \
-         this machine's {DEVICE_GBPS} GB/s memcpy stands for the device-local rate).",
+        "  what it means: the same replay protocol and copy kinds, copy costs in the ratios \
+         measured on a PCIe\n  Gen5 host (fresh host pages ~1.6 GB/s, kept pinned staging \
+         ~55 GB/s, device-local ~2 TB/s, ~6.5 us\n  per small region, ~200 us per drain \
+         signal); the whole emulated device runs {} slower than a GPU\n  (one factor: a memcpy \
+         rate fixed at {DEVICE_GBPS} GB/s stands for the device-local ~2 TB/s).",
         slowdown.map_or("an unknown factor".into(), |x| format!("{x:.0}x")),
     );
     let _ = writeln!(
         s,
-        "  what it does not mean: a measurement of #10916 on a GPU. Kernel time is the CPU's, \
-         not slowed by\n  the factor, so it weighs less than on a device; {ELEMENTS} elements, 3 \
-         passes, 50 windows a run are\n  this demo's choice (the PR gives no array size, pass \
-         count or GPU); its ~9.4x is against #7960."
+        "  what it does not mean: a measurement of #10916 on a GPU. Kernels run as this CPU's \
+         own loops, at the\n  copies' scale only as far as its real memcpy rate is near the \
+         {DEVICE_GBPS} GB/s assumed; {ELEMENTS} elements,\n  3 passes and 50 windows a run are \
+         this demo's choice (the PR gives no array size, pass count or GPU)."
     );
     s
 }
 
 /// Runs the stack step into `dir`: prints the stack table, the device-side attribution, the
 /// factor note, and writes `stack.md` (the markdown summary of the combined stack).
-pub fn run_stack(dir: &Path, emu: &Path, tool: &Path, mut progress: impl FnMut(&str)) -> Result<()> {
+pub fn run_stack(
+    dir: &Path,
+    emu: &Path,
+    tool: &Path,
+    mut progress: impl FnMut(&str),
+) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let db_path = dir.join("stack.db");
     if db_path.exists() {
@@ -195,7 +238,11 @@ pub fn run_stack(dir: &Path, emu: &Path, tool: &Path, mut progress: impl FnMut(&
     for b in BUILDS {
         let t0 = std::time::Instant::now();
         bench(dir, emu, tool, b)?;
-        progress(&format!("stack: {:<16} ({:.1} s)", short(b), t0.elapsed().as_secs_f64()));
+        progress(&format!(
+            "stack: {:<16} ({:.1} s)",
+            short(b),
+            t0.elapsed().as_secs_f64()
+        ));
     }
     let conn = crate::db::open_existing(&db_path)?;
     let (table, all) = stack_table(&conn)?;
@@ -212,6 +259,9 @@ pub fn run_stack(dir: &Path, emu: &Path, tool: &Path, mut progress: impl FnMut(&
     let combined = all.last().context("no combined comparison")?;
     std::fs::write(&md, render_markdown(combined))
         .with_context(|| format!("cannot write {}", md.display()))?;
-    println!("markdown summary (all four against baseline): {}", md.display());
+    println!(
+        "markdown summary (all four against baseline): {}",
+        md.display()
+    );
     Ok(())
 }
