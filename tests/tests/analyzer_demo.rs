@@ -258,6 +258,7 @@ fn compare_two_and_four_pass_stream() {
         &["compare", "stream-2p", "stream-4p", "--format", "json"],
     ))
     .unwrap();
+    let c = &c["runs"];
     assert_eq!(c["a_restores_per_window"].as_f64(), Some(1.0));
     assert_eq!(c["b_restores_per_window"].as_f64(), Some(3.0));
     assert_eq!(c["a_passes_per_window"].as_f64(), Some(2.0));
