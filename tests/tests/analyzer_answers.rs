@@ -528,8 +528,11 @@ fn one_selection_rule_across_report_compare_export_and_plot() {
         .iter()
         .map(|r| r["windows"].as_i64().unwrap())
         .collect();
-    assert_eq!(c["a_windows"].as_i64(), Some(replayed[0] + replayed[1]));
-    assert_eq!(c["b_windows"].as_i64(), Some(replayed[2]));
+    assert_eq!(
+        c["runs"]["a_windows"].as_i64(),
+        Some(replayed[0] + replayed[1])
+    );
+    assert_eq!(c["runs"]["b_windows"].as_i64(), Some(replayed[2]));
     // export: one trace per run of the label; a single run writes the file named.
     let out = krphase_db_ok(
         &db,
