@@ -23,7 +23,7 @@ const ELEMENTS: u64 = 262_144;
 /// Runs of each build in the phase test, interleaved with the other builds' runs.
 const ROUNDS: usize = 3;
 /// Further runs of a build and the baseline while their passes look different.
-const EXTRA_ROUNDS: usize = 3;
+const EXTRA_ROUNDS: usize = 6;
 
 /// The tests of this file run one at a time, so their runs do not load the machine for each
 /// other.
@@ -513,6 +513,10 @@ fn bad_build_lists_and_options_get_one_line_and_change_nothing() {
         ),
         (vec!["--device-memory", "10"], "need --sdk-build"),
         (
+            vec!["--sdk-build", "baseline", "--link-gbps", "4"],
+            "--link-gbps",
+        ),
+        (
             vec![
                 "--sdk-build",
                 "keep-staging",
@@ -544,5 +548,37 @@ fn bad_build_lists_and_options_get_one_line_and_change_nothing() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!truth.exists(), "{args:?}: nothing written");
+    }
+}
+
+/// `KRPHASE_EMU_SDK_BUILD` and `KRPHASE_EMU_DEVICE_GBPS` stand for the options (how a launcher
+/// that only passes the environment through, such as `krphase bench`, selects a build); the
+/// command line wins.
+#[test]
+fn the_build_and_the_rate_can_come_from_the_environment() {
+    let _serial = serial();
+    let a = krphase_tests::artifacts();
+    for (args, build) in [
+        (vec![], "keep-staging"),
+        (vec!["--sdk-build", "signal-pool"], "signal-pool"),
+    ] {
+        let dir = krphase_tests::scratch_dir("build-env");
+        let truth = dir.join("truth.jsonl");
+        let o = std::process::Command::new(&a.emu)
+            .args(["run", "saxpy", "--iterations", "1", "--elements", "64"])
+            .args(&args)
+            .env("KRPHASE_EMU_TRUTH", &truth)
+            .env("KRPHASE_EMU_SDK_BUILD", "keep-staging")
+            .env("KRPHASE_EMU_DEVICE_GBPS", "3")
+            .env_remove("ROCP_TOOL_LIBRARIES")
+            .output()
+            .expect("run the emulator");
+        assert!(o.status.success(), "{}", krphase_tests::output_text(&o));
+        let t = read_truth(&truth);
+        let b = of_type(&t, "sdk_build")[0];
+        assert_eq!(b["build"], build);
+        assert_eq!(b["device_gbps_measured"], false);
+        assert!((b["slowdown"].as_f64().unwrap() - 2074.0 / 3.0).abs() < 1e-6);
+        assert_eq!(of_type(&t, "totals").len(), 1);
     }
 }

@@ -47,6 +47,12 @@ fn check_dependent(o: &RunOpts, build: Option<SdkBuild>) -> Result<(), String> {
         }
         return Ok(());
     };
+    if o.link_gbps.is_some() {
+        return Err(
+            "--link-gbps paces copies only without --sdk-build; a build's cost model paces them from --device-gbps"
+                .into(),
+        );
+    }
     if !b.device_side && (o.device_memory.is_some() || o.device_fallback.is_some()) {
         return Err(
             "--device-memory and --device-fallback need --sdk-build with device-side".into(),

@@ -23,6 +23,7 @@ pub mod replay;
 pub mod run;
 pub mod sdk;
 pub mod shutdown;
+pub mod stack_demo;
 pub mod symbols;
 pub mod tool_time;
 pub mod truth;

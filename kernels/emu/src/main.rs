@@ -9,6 +9,7 @@ use std::ffi::OsString;
 const USAGE: &str = "usage: krphase-emu run WORKLOAD [options]   (krphase-emu run --help)
        krphase-emu rocprofv3 [--pmc C... | -i FILE] [--replay-mode kernel --kernel-replay-beta-enabled] -- APP ARGS
        krphase-emu calibrate   (this machine's memcpy rate for --device-gbps / KRPHASE_EMU_DEVICE_GBPS)
+       krphase-emu stack-plan  (the demo's stack step: builds, STREAM size, repeats, memcpy rate; JSON)
 workloads: stream saxpy queue-depth multi-queue graph multi-packet vmem fork churn exit-worker";
 
 fn main() {
@@ -27,6 +28,11 @@ fn main() {
             let gbps = krphase_emu::memcpy_rate::measure_gbps();
             let factor = krphase_emu::replay::cost_model::DEVICE_LOCAL_GBPS / gbps;
             println!("device_gbps={gbps:.3} slowdown={factor:.1}");
+            0
+        }
+        Some("stack-plan") => {
+            let gbps = krphase_emu::memcpy_rate::measure_gbps();
+            println!("{}", krphase_emu::stack_demo::plan_json(gbps));
             0
         }
         // Further subcommands hook in here.

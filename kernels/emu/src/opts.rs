@@ -206,9 +206,10 @@ pub struct RunOpts {
     /// Snapshot byte budget (footprint over it declines with footprint_budget).
     #[arg(long)]
     pub footprint_budget: Option<u64>,
-    /// Emulated host link bandwidth in GB/s; snapshot and restore copies are paced to it.
-    #[arg(long, default_value_t = 12.0)]
-    pub link_gbps: f64,
+    /// Emulated host link bandwidth in GB/s; snapshot and restore copies are paced to it
+    /// (default 12; not with --sdk-build, whose cost model paces every copy).
+    #[arg(long)]
+    pub link_gbps: Option<f64>,
     /// Emulate an SDK build: comma-separated switches, combinable: baseline (none: the
     /// pre-staging-pool host copy), signal-pool (#12607), skip-cu-markers (#12609),
     /// keep-staging (#12610), device-side (#10916). Turns on the build's cost model, paced
@@ -258,6 +259,9 @@ pub struct RunOpts {
     #[arg(long)]
     pub tool_list_quirk: bool,
 }
+
+/// `--link-gbps` when not given.
+pub const DEFAULT_LINK_GBPS: f64 = 12.0;
 
 /// The SDK's drain limit: 12 slices of 5 s.
 pub const DEFAULT_DRAIN_TIMEOUT_MS: u64 = 60_000;

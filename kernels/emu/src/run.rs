@@ -71,7 +71,7 @@ fn check_ranges(o: &RunOpts) -> Result<(), String> {
     if o.threads == 0 || o.depth == 0 || o.churn_threads == 0 {
         return Err("--threads, --depth and --churn-threads must be at least 1".into());
     }
-    if !(o.link_gbps > 0.0 && o.link_gbps.is_finite()) {
+    if o.link_gbps.is_some_and(|g| !(g > 0.0 && g.is_finite())) {
         return Err("--link-gbps must be a positive number".into());
     }
     Ok(())
@@ -98,7 +98,7 @@ fn replay_config(
             .footprint_budget
             .or(env_budget)
             .unwrap_or_else(default_budget),
-        gbps: o.link_gbps,
+        gbps: o.link_gbps.unwrap_or(crate::opts::DEFAULT_LINK_GBPS),
         decline_on_vmem,
         decline_on_untracked_pool,
         stuck,

@@ -112,3 +112,50 @@ pub(super) fn restore_plan(m: &CostModel, snapshot: &CopyPlan) -> CopyPlan {
     }
     plan
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::module_variable;
+    use crate::replay::sdk_build::SdkBuild;
+
+    #[test]
+    fn gpu_local_regions_go_in_one_blit_and_the_rest_per_region_through_host_staging() {
+        let m = CostModel::new(SdkBuild::parse("device-side").unwrap(), 4.0);
+        let regions: Vec<_> = [1 << 20, 1 << 20, 8]
+            .iter()
+            .map(|b| module_variable("plan_test", *b, 55, true))
+            .collect();
+        let snap = snapshot_plan(&m, &regions, &[true, false, true]);
+        let kinds: Vec<_> = snap
+            .parts
+            .iter()
+            .map(|p| (p.kind, p.sizes.clone(), p.calls))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (CopyKind::DeviceD2D, vec![1 << 20, 8], 1),
+                (CopyKind::FreshHostD2H, vec![1 << 20], 1),
+            ]
+        );
+        assert_eq!(snap.gpu_local_regions(), 2);
+        let want = m.copies(CopyKind::DeviceD2D, [(1 << 20) + 8])
+            + m.copies(CopyKind::FreshHostD2H, [1 << 20]);
+        assert_eq!(snap.total(), want);
+        let back = restore_plan(&m, &snap);
+        let kinds: Vec<_> = back.parts.iter().map(|p| p.kind).collect();
+        assert_eq!(kinds, [CopyKind::DeviceD2D, CopyKind::PageableH2D]);
+        let kept = CostModel::new(SdkBuild::parse("keep-staging").unwrap(), 4.0);
+        let host = snapshot_plan(&kept, &regions, &[]);
+        assert_eq!(host.parts.len(), 1);
+        assert_eq!(
+            (host.parts[0].kind, host.parts[0].calls),
+            (CopyKind::PinnedD2H, 3)
+        );
+        assert_eq!(
+            restore_plan(&kept, &host).parts[0].kind,
+            CopyKind::PinnedH2D
+        );
+    }
+}
