@@ -329,7 +329,8 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
         .iter()
         .filter(|r| opts.only.is_empty() || opts.only.iter().any(|o| o == r.label))
         .collect();
-    let total = runs.len() + 3;
+    let stack = opts.only.is_empty() || opts.only.iter().any(|o| o == "stack");
+    let total = runs.len() + 3 + usize::from(stack);
     let out = &opts.out;
     let raw = out.join("runs");
     std::fs::create_dir_all(&raw).with_context(|| format!("cannot create {}", raw.display()))?;
@@ -374,8 +375,21 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
         );
         ids.push((stem, imp.run_id));
     }
-    step(total - 1, total, "report, Perfetto trace and plots");
-    let (report_md, trace, plots) = write_answers(&conn, &ids, out)?;
+    let last = total - usize::from(stack);
+    step(last - 1, total, "report, Perfetto trace and plots");
+    let (report_md, trace, plots) = if ids.is_empty() {
+        (out.join("report.md"), out.join("trace.json"), Vec::new())
+    } else {
+        write_answers(&conn, &ids, out)?
+    };
+    if stack {
+        step(
+            last,
+            total,
+            "the SDK-build stack: krphase bench --label per emulated build, compare with baseline",
+        );
+        crate::demo_stack::run_stack(&out.join("stack"), &emu, &tool, |m| eprintln!("  {m}"))?;
+    }
     step(
         total,
         total,

@@ -11,6 +11,7 @@ pub mod bench;
 pub mod calendar;
 pub mod db;
 pub mod demo;
+pub mod demo_stack;
 pub mod export;
 pub mod import;
 pub mod report;

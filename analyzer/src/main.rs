@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use krphase_analyzer::report::compare::{CompareFormat, CompareWhat};
+use krphase_analyzer::report::compare_builds::{CompareFormat, CompareWhat};
 use krphase_analyzer::{bench, demo, export, import, report, synth};
 
 #[derive(Parser)]
@@ -78,16 +78,19 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "table")]
         format: report::Format,
     },
-    /// Compare two runs phase by phase, with a noise test (a label pools all its runs), or two
-    /// measurement labels row by row.
+    /// Compare two builds (labels of bench runs or imports, or run ids): whole-run rows with
+    /// intervals, phases per window, and where the wall change went (attribution).
     Compare {
         a: String,
         b: String,
-        /// What A and B name (auto: runs when both select runs, else measurement labels).
+        /// What A and B name (auto: measurement rows when both sides have some, else runs).
         #[arg(long, value_enum, default_value = "auto")]
         what: CompareWhat,
         #[arg(long, value_enum, default_value = "table")]
         format: CompareFormat,
+        /// Equivalence margin, percent of side A ("equivalent within ±M%").
+        #[arg(long, default_value_t = 15.0)]
+        margin: f64,
     },
     /// Export a run as a trace.
     Export {
@@ -164,9 +167,13 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
         Cmd::Report { run, label, format } => {
             report::report_command(db, run.as_deref(), label.as_deref(), format)
         }
-        Cmd::Compare { a, b, what, format } => {
-            report::compare::compare_command(db, &a, &b, what, format)
-        }
+        Cmd::Compare {
+            a,
+            b,
+            what,
+            format,
+            margin,
+        } => report::compare_command(db, &a, &b, what, format, margin),
         Cmd::Export {
             what: ExportCmd::Perfetto { run, output },
         } => export::perfetto_command(db, &run, &output),

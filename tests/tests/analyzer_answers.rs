@@ -150,10 +150,10 @@ fn benchmark_databases_new_and_old_appear_in_report_table_and_json() {
         &db,
         &["compare", "old", "new", "--format", "json"],
     ));
-    assert_eq!(cmp["basis"], "harness");
+    assert_eq!(cmp["rows"]["basis"], "harness");
     // Old: baseline and the PMC config, wall and cpu time; new: four configs, wall time only
     // (its statistics hold no cpu_time); the baselines pair up.
-    assert_eq!(cmp["rows"].as_array().unwrap().len(), 7);
+    assert_eq!(cmp["rows"]["rows"].as_array().unwrap().len(), 7);
     let csv = krphase_db_ok(&db, &["report", "--format", "csv"]);
     assert!(
         csv.lines()
@@ -519,7 +519,7 @@ fn one_selection_rule_across_report_compare_export_and_plot() {
         &["compare", "a", "b", "--format", "json"],
     ));
     assert_eq!(
-        (c["a_runs"].clone(), c["b_runs"].clone()),
+        (c["runs"]["a_runs"].clone(), c["runs"]["b_runs"].clone()),
         (serde_json::json!([1, 2]), serde_json::json!([3]))
     );
     let replayed: Vec<i64> = runs["runs"]
@@ -528,8 +528,11 @@ fn one_selection_rule_across_report_compare_export_and_plot() {
         .iter()
         .map(|r| r["windows"].as_i64().unwrap())
         .collect();
-    assert_eq!(c["a_windows"].as_i64(), Some(replayed[0] + replayed[1]));
-    assert_eq!(c["b_windows"].as_i64(), Some(replayed[2]));
+    assert_eq!(
+        c["runs"]["a_windows"].as_i64(),
+        Some(replayed[0] + replayed[1])
+    );
+    assert_eq!(c["runs"]["b_windows"].as_i64(), Some(replayed[2]));
     // export: one trace per run of the label; a single run writes the file named.
     let out = krphase_db_ok(
         &db,

@@ -258,6 +258,7 @@ fn compare_two_and_four_pass_stream() {
         &["compare", "stream-2p", "stream-4p", "--format", "json"],
     ))
     .unwrap();
+    let c = &c["runs"];
     assert_eq!(c["a_restores_per_window"].as_f64(), Some(1.0));
     assert_eq!(c["b_restores_per_window"].as_f64(), Some(3.0));
     assert_eq!(c["a_passes_per_window"].as_f64(), Some(2.0));
@@ -273,9 +274,15 @@ fn compare_two_and_four_pass_stream() {
             .unwrap()
             .to_string()
     };
-    assert_eq!(verdict("restore"), "grown");
-    assert_eq!(verdict("pass exec"), "grown");
-    assert_eq!(verdict("pre-pass"), "unchanged");
+    assert_eq!(verdict("restore"), "moved");
+    assert_eq!(verdict("pass exec"), "moved");
+    // The pass count does not touch the pre-pass: never "moved"; shown equivalent when the
+    // machine is quiet enough for the interval to fit the margin, else it cannot tell.
+    let pre = verdict("pre-pass");
+    assert!(
+        ["equivalent within ±15%", "not significant"].contains(&pre.as_str()),
+        "pre-pass: {pre}"
+    );
     let table = krphase(&db, &["compare", "stream-2p", "stream-4p"]);
     assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
 }

@@ -75,4 +75,12 @@ pub struct BenchArgs {
     /// Run without libkrphase.so (whole-run numbers only, no phase files).
     #[arg(long)]
     pub no_tool: bool,
+    /// Label every measurement and every phase-file run this bench records: two labels are
+    /// two builds, and `krphase compare A B` takes them.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// On the emulator: the SDK build every run plays (krphase-emu's `--sdk-build LIST`, e.g.
+    /// `keep-staging` or `keep-staging,device-side`), passed as KRPHASE_EMU_SDK_BUILD.
+    #[arg(long, value_name = "LIST")]
+    pub sdk_build: Option<String>,
 }

@@ -38,10 +38,18 @@ fn tail(path: &Path, n: usize) -> String {
     text[start..].to_string()
 }
 
+/// The emulator's variable naming the SDK build it plays (`krphase-emu --sdk-build`).
+pub const EMU_SDK_BUILD_VAR: &str = "KRPHASE_EMU_SDK_BUILD";
+
 /// Environment of every run: the tool preloaded in observe mode (it never claims replay), its
-/// files left to land in rocprofv3's output directory; the SDK log at INFO for P3/P4 and P5.
-pub(super) fn run_env(tool: Option<&Path>, sdk_log: bool) -> Vec<(String, String)> {
+/// files left to land in rocprofv3's output directory; the SDK log at INFO for P3/P4 and P5;
+/// the emulated SDK build with `--sdk-build` (a real SDK ignores the variable).
+pub(super) fn run_env(tool: Option<&Path>, m: &PlannedMeasurement) -> Vec<(String, String)> {
+    let sdk_log = m.sdk_log;
     let mut env = Vec::new();
+    if let Some(b) = &m.sdk_build {
+        env.push((EMU_SDK_BUILD_VAR.into(), b.clone()));
+    }
     if let Some(t) = tool {
         env.push(("ROCP_TOOL_LIBRARIES".into(), t.display().to_string()));
         env.push(("KRPHASE_MODE".into(), "observe".into()));
@@ -70,7 +78,7 @@ pub fn run_measurement(
     std::fs::create_dir_all(&outdir)
         .with_context(|| format!("cannot create {}", outdir.display()))?;
     let argv = m.spec.argv(rocprofv3);
-    let env = run_env(tool, m.sdk_log);
+    let env = run_env(tool, m);
     // The tool's files must land in rocprofv3's output directory, and the tool must run.
     let remove = ["KRPHASE_OUTPUT", "KRPHASE_DISABLE"];
     let mut runs = Vec::new();

@@ -210,7 +210,7 @@ pub fn run(args: &BenchArgs, db: Option<&Path>) -> Result<u8> {
         Err(code) => return Ok(code),
     };
     prepare_workdir(args, &plan)?;
-    let mut recorder = Recorder::open(db)?;
+    let mut recorder = Recorder::open(db, args.label.as_deref())?;
     let interrupted = interrupt_flag();
     let rows = measure_all(
         args,

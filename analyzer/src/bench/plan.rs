@@ -17,6 +17,8 @@ pub struct PlannedMeasurement {
     pub spec: CommandSpec,
     /// Keep the SDK's INFO log (P3/P4 for the SDK's snapshot bytes, P5 for the drain).
     pub sdk_log: bool,
+    /// `--sdk-build`: the emulated SDK build every run of this measurement plays.
+    pub sdk_build: Option<String>,
 }
 
 impl PlannedMeasurement {
@@ -66,6 +68,7 @@ impl Planner<'_> {
             detail,
             spec,
             sdk_log,
+            sdk_build: self.args.sdk_build.clone(),
         });
     }
 

@@ -15,6 +15,7 @@ use super::measure::{MeasurementResult, run_env};
 use super::plan::PlannedMeasurement;
 use crate::db::benchmark::{self, ConfigData, RunMetrics};
 use crate::db::measurements::{MeasurementRow, SOURCE_BENCH, insert_measurement, link_run};
+use crate::db::samples::store_samples;
 use crate::import::krp::import_phase_file;
 use crate::import::sdk_log::import_log;
 /// The benchmark mode bench rows carry in `benchmark_config`: rocprofv3 with its tool running.
@@ -23,6 +24,8 @@ pub const BENCH_BENCHMARK_MODE: &str = "tool-runtime-overhead";
 pub struct Recorder {
     conn: Connection,
     app_md5: HashMap<String, String>,
+    /// `--label`: carried by every measurement and phase-file run recorded.
+    label: Option<String>,
 }
 
 fn abs(p: &Path) -> std::path::PathBuf {
@@ -30,8 +33,9 @@ fn abs(p: &Path) -> std::path::PathBuf {
 }
 
 impl Recorder {
-    /// Opens the analyzer database at `db` (or an in-memory one) with the benchmark tables.
-    pub fn open(db: Option<&Path>) -> Result<Recorder> {
+    /// Opens the analyzer database at `db` (or an in-memory one) with the benchmark tables;
+    /// everything recorded carries `label`.
+    pub fn open(db: Option<&Path>, label: Option<&str>) -> Result<Recorder> {
         let conn = match db {
             Some(p) => crate::db::open(p)?,
             None => crate::db::open_in_memory()?,
@@ -40,6 +44,7 @@ impl Recorder {
         Ok(Recorder {
             conn,
             app_md5: HashMap::new(),
+            label: label.map(String::from),
         })
     }
 
@@ -65,7 +70,7 @@ impl Recorder {
         let mut errors = Vec::new();
         for run in &x.runs {
             for f in &run.phase_files {
-                match import_phase_file(&mut self.conn, f, None) {
+                match import_phase_file(&mut self.conn, f, self.label.as_deref()) {
                     Ok(id) => {
                         link_run(&self.conn, measurement_id, id)?;
                         run_ids.push(id);
@@ -97,9 +102,16 @@ impl Recorder {
             SOURCE_BENCH,
             &x.row,
             Some(&abs(m.outdir())),
-            None,
+            self.label.as_deref(),
             false,
         )?;
+        let walls: Vec<f64> = x
+            .runs
+            .iter()
+            .filter(|r| r.outcome.ok())
+            .map(|r| r.outcome.wall_s)
+            .collect();
+        store_samples(&self.conn, id, &walls)?;
         let linked = self.link_runs(id, x);
         let run_ids = linked.as_ref().map(|v| v.as_slice()).unwrap_or(&[]);
         self.bookkeeping(m, x, run_ids)?;
@@ -115,7 +127,7 @@ impl Recorder {
     ) -> Result<()> {
         let md5 = self.md5_of_app(&m.spec.app[0]);
         let env: std::collections::BTreeMap<String, String> =
-            run_env(None, m.sdk_log).into_iter().collect();
+            run_env(None, m).into_iter().collect();
         let app_id = benchmark::insert_or_reuse_app(&self.conn, &m.spec.app, &env, &md5)?;
         let version: Option<String> = match run_ids.first() {
             Some(r) => self
@@ -152,11 +164,18 @@ impl Recorder {
         row: &MeasurementRow,
         from: &[&MeasurementResult],
     ) -> Result<()> {
-        let id = insert_measurement(&self.conn, SOURCE_BENCH, row, None, None, false)?;
+        let id = insert_measurement(
+            &self.conn,
+            SOURCE_BENCH,
+            row,
+            None,
+            self.label.as_deref(),
+            false,
+        )?;
         for x in from {
             for run in &x.runs {
                 for f in &run.phase_files {
-                    if let Ok(r) = import_phase_file(&mut self.conn, f, None) {
+                    if let Ok(r) = import_phase_file(&mut self.conn, f, self.label.as_deref()) {
                         link_run(&self.conn, id, r)?;
                     }
                 }

@@ -30,10 +30,14 @@ pub enum Basis {
     /// Measured in process by the SDK's dispatch counting service: hardware counter values the
     /// SDK reported for a pass (drive mode with `KRPHASE_PMC`), as the tool received them.
     SdkCounting,
+    /// A rest: one figure minus the others beside it, each with its own basis (`compare`'s
+    /// attribution: the window time no measured phase covers, the wall change no figure
+    /// explains).
+    Rest,
 }
 
 impl Basis {
-    pub const ALL: [Basis; 8] = [
+    pub const ALL: [Basis; 9] = [
         Basis::InProcess,
         Basis::SdkLog,
         Basis::SdkPhaseLine,
@@ -42,6 +46,7 @@ impl Basis {
         Basis::Estimate,
         Basis::Harness,
         Basis::SdkCounting,
+        Basis::Rest,
     ];
 
     /// The name stored in the view and written in CSV, JSON and trace args.
@@ -55,6 +60,7 @@ impl Basis {
             Basis::Estimate => "estimate",
             Basis::Harness => "harness",
             Basis::SdkCounting => "sdk_counting",
+            Basis::Rest => "rest",
         }
     }
 
@@ -69,6 +75,7 @@ impl Basis {
             Basis::Estimate => "E",
             Basis::Harness => "H",
             Basis::SdkCounting => "C",
+            Basis::Rest => "R",
         }
     }
 
@@ -83,6 +90,7 @@ impl Basis {
             Basis::Estimate => "estimated (byte estimate, rate over a lower bound, projection)",
             Basis::Harness => "measured by the harness around the whole run",
             Basis::SdkCounting => "measured in process (SDK counting service)",
+            Basis::Rest => "a rest: one figure minus the others beside it (each its own basis)",
         }
     }
 

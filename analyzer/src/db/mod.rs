@@ -13,9 +13,10 @@ pub mod counters;
 pub mod measurements;
 pub mod phases;
 pub mod runs;
+pub mod samples;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one transaction from the recorded version on, so each runs once per database.
@@ -169,6 +170,17 @@ CREATE TABLE IF NOT EXISTS krphase_counter (
 );
 CREATE INDEX IF NOT EXISTS krphase_counter_window ON krphase_counter(window_id, pass_index);
 CREATE INDEX IF NOT EXISTS krphase_counter_run ON krphase_counter(run_id, dispatch_id);
+"#,
+    // 8: build against build. Each successful timed run of a whole-run measurement keeps its
+    // value (bench's runs, a benchmark database's metrics rows), so `compare` can put an
+    // interval on a ratio of medians; a CSV carries only median, min and max, and keeps none.
+    r#"
+CREATE TABLE IF NOT EXISTS krphase_measurement_sample (
+    measurement_id INTEGER NOT NULL REFERENCES krphase_measurement(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,                 -- the timed run's order within its measurement
+    value_s REAL NOT NULL,                -- the row's metric for that run (seconds)
+    PRIMARY KEY (measurement_id, seq)
+);
 "#,
 ];
 

@@ -10,6 +10,7 @@ use rusqlite::{Connection, OpenFlags, params};
 
 use crate::db::benchmark;
 use crate::db::measurements::SOURCE_BENCHMARK_DB;
+use crate::db::samples::store_samples;
 use crate::report::stats::median;
 
 /// Tables copied from the input (the first two are required).
@@ -112,6 +113,8 @@ struct StatisticRow {
     groups: Option<i64>,
     projected: Option<f64>,
     speedup: Option<f64>,
+    /// The metric of each run, in the metrics table's order.
+    raw: Vec<f64>,
 }
 
 /// One measurement per (app, config, sdk) and additive metric, from the statistics rows.
@@ -189,6 +192,7 @@ fn statistic_rows(src: &Connection) -> Result<Vec<StatisticRow>> {
                 groups,
                 projected,
                 speedup,
+                raw,
             });
         }
     }
@@ -240,6 +244,7 @@ fn store(
                 o.speedup
             ],
         )?;
+        store_samples(&tx, tx.last_insert_rowid(), &o.raw)?;
     }
     tx.commit()?;
     Ok(())

@@ -1,27 +1,35 @@
-//! `krphase compare A B`: per phase, the totals and per-window medians of two runs, the delta and
-//! ratio, and whether the change is beyond noise, sorted by contribution to the end-to-end change.
+//! `krphase compare A B` over phase-file runs: per phase, the totals and per-window medians of the
+//! two sides, the difference of medians with its bootstrap interval, the rank test, and a verdict
+//! in the words of `verdict.rs`, sorted by contribution to the change in total window time.
 //!
 //! Noise test: two-sided Mann–Whitney U on the per-window samples (normal approximation with tie
-//! correction). A phase has "changed" when p < [`ALPHA`] **and** its median moved by more than
-//! [`MIN_EFFECT`] of run A's median: with thousands of windows the U test alone flags shifts too
-//! small to matter.
+//! correction), kept beside the interval: a phase has "moved" when p < [`ALPHA`] **and** the 95 %
+//! interval of the median difference excludes zero, unless the 90 % interval lies inside the
+//! equivalence margin, which makes it "equivalent within ±M %" (with thousands of windows the U
+//! test alone flags shifts too small to matter).
+//!
+//! The whole answer of `krphase compare` (whole-run rows, attribution, markdown) is in
+//! `compare_builds.rs`; this file is the per-window part.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use anyhow::Result;
 use comfy_table::{ContentArrangement, Table, presets};
 use rusqlite::Connection;
 use serde::Serialize;
 
+use super::bootstrap::{Interval, difference_of_medians};
 use super::fmt::{duration_short, factor, fixed2};
 use super::stats::{mann_whitney_p, median_ns};
+use super::verdict::{DEFAULT_MARGIN_PCT, Verdict, on_difference};
 use crate::db::phases::{self, PHASES, WINDOW};
 
 /// Significance level of the U test.
 pub const ALPHA: f64 = 0.01;
-/// Smallest relative median change called a change.
-pub const MIN_EFFECT: f64 = 0.25;
+/// The window time no measured top-level phase covers, when the tool saw the passes.
+pub const WINDOW_REST: &str = "window rest";
+/// The same when it did not (observe mode: no PASS callbacks), which is then mostly the passes.
+pub const PASSES_AS_REST: &str = "pass exec (window rest)";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PhaseDelta {
@@ -37,8 +45,11 @@ pub struct PhaseDelta {
     /// b median / a median.
     pub ratio: Option<f64>,
     pub p_value: Option<f64>,
-    /// `grown`, `shrunk`, `unchanged` (within noise) or `n/a`.
+    /// median(B) − median(A) with its 95 % and 90 % bootstrap intervals (ns).
+    pub delta_interval: Option<Interval>,
+    /// `moved`, `not significant`, `equivalent within ±M%` or `n/a` (`verdict.rs`).
     pub verdict: String,
+    pub verdict_code: Verdict,
     /// Share of the end-to-end (window total) change.
     pub contribution: Option<f64>,
 }
@@ -55,12 +66,16 @@ pub struct Comparison {
     pub a_passes_per_window: Option<f64>,
     pub b_passes_per_window: Option<f64>,
     pub test: String,
+    /// Equivalence margin, percent of side A's median.
+    pub margin_pct: f64,
     /// End-to-end first, then the phases by |contribution|.
     pub phases: Vec<PhaseDelta>,
 }
 
 struct Samples {
     per_phase: Vec<Vec<i64>>,
+    /// Per window: window time minus the top-level phases it carries (the window rest).
+    rest: Vec<i64>,
     windows: usize,
     restores: i64,
     passes: i64,
@@ -69,6 +84,7 @@ struct Samples {
 fn load(conn: &Connection, runs: &[i64]) -> Result<Samples> {
     let mut s = Samples {
         per_phase: vec![Vec::new(); PHASES.len()],
+        rest: Vec::new(),
         windows: 0,
         restores: 0,
         passes: 0,
@@ -81,10 +97,18 @@ fn load(conn: &Connection, runs: &[i64]) -> Result<Samples> {
             s.windows += 1;
             s.restores += w.restores.unwrap_or(0);
             s.passes += w.executed_passes.unwrap_or(0);
-            for (v, x) in s.per_phase.iter_mut().zip(w.phase_ns) {
+            let mut covered = 0;
+            for (k, (v, x)) in s.per_phase.iter_mut().zip(w.phase_ns).enumerate() {
                 if let Some(x) = x {
                     v.push(x);
+                    let p = &PHASES[k];
+                    if k != WINDOW && p.parent.is_none() && p.bound_of.is_none() {
+                        covered += x.max(0);
+                    }
                 }
+            }
+            if let Some(win) = w.phase_ns[WINDOW] {
+                s.rest.push(win.max(0) - covered);
             }
             Ok(())
         })?;
@@ -92,52 +116,68 @@ fn load(conn: &Connection, runs: &[i64]) -> Result<Samples> {
     Ok(s)
 }
 
-/// Compares the windows of runs `a` with those of runs `b`.
+/// Compares the windows of runs `a` with those of runs `b` (default margin).
 pub fn compare(conn: &Connection, a: &[i64], b: &[i64]) -> Result<Comparison> {
+    compare_with(conn, a, b, DEFAULT_MARGIN_PCT)
+}
+
+/// One phase's row from the sorted samples of both sides.
+fn phase_row(name: &str, va: &[i64], vb: &[i64], margin_pct: f64) -> PhaseDelta {
+    let (ta, tb) = (va.iter().sum::<i64>(), vb.iter().sum::<i64>());
+    let median = |v: &[i64]| median_ns(v).map(|m| m as f64);
+    let (ma, mb) = (median(va), median(vb));
+    let pv = mann_whitney_p(va, vb);
+    let dm = ma.zip(mb).map(|(x, y)| y - x);
+    let ratio = ma.zip(mb).and_then(|(x, y)| (x > 0.0).then(|| y / x));
+    let ci = difference_of_medians(va, vb);
+    let v = on_difference(ci.as_ref(), ma, pv, ALPHA, margin_pct);
+    PhaseDelta {
+        phase: name.to_string(),
+        a_samples: va.len(),
+        b_samples: vb.len(),
+        a_total_ns: ta,
+        b_total_ns: tb,
+        a_median_ns: ma,
+        b_median_ns: mb,
+        delta_total_ns: tb - ta,
+        delta_median_ns: dm,
+        ratio,
+        p_value: pv,
+        delta_interval: ci,
+        verdict: v.words(margin_pct),
+        verdict_code: v,
+        contribution: None,
+    }
+}
+
+/// Compares the windows of runs `a` with those of runs `b`; `margin_pct` is the equivalence
+/// margin.
+pub fn compare_with(
+    conn: &Connection,
+    a: &[i64],
+    b: &[i64],
+    margin_pct: f64,
+) -> Result<Comparison> {
     let mut sa = load(conn, a)?;
     let mut sb = load(conn, b)?;
     for v in sa.per_phase.iter_mut().chain(sb.per_phase.iter_mut()) {
         v.sort_unstable();
     }
-    let mut rows: Vec<PhaseDelta> = Vec::new();
-    for (k, p) in PHASES.iter().enumerate() {
-        let (va, vb) = (&sa.per_phase[k], &sb.per_phase[k]);
-        let (ta, tb) = (va.iter().sum::<i64>(), vb.iter().sum::<i64>());
-        let median = |v: &[i64]| median_ns(v).map(|m| m as f64);
-        let (ma, mb) = (median(va), median(vb));
-        let pv = mann_whitney_p(va, vb);
-        let dm = ma.zip(mb).map(|(x, y)| y - x);
-        let ratio = ma.zip(mb).and_then(|(x, y)| (x > 0.0).then(|| y / x));
-        let verdict = match (pv, dm, ma) {
-            (Some(p), Some(d), Some(m)) => {
-                let effect = if m.abs() > 0.0 {
-                    d.abs() / m.abs()
-                } else {
-                    f64::INFINITY
-                };
-                if p < ALPHA && effect > MIN_EFFECT {
-                    if d > 0.0 { "grown" } else { "shrunk" }
-                } else {
-                    "unchanged"
-                }
-            }
-            _ => "n/a",
-        };
-        rows.push(PhaseDelta {
-            phase: p.name.to_string(),
-            a_samples: va.len(),
-            b_samples: vb.len(),
-            a_total_ns: ta,
-            b_total_ns: tb,
-            a_median_ns: ma,
-            b_median_ns: mb,
-            delta_total_ns: tb - ta,
-            delta_median_ns: dm,
-            ratio,
-            p_value: pv,
-            verdict: verdict.to_string(),
-            contribution: None,
-        });
+    let mut rows: Vec<PhaseDelta> = PHASES
+        .iter()
+        .enumerate()
+        .map(|(k, p)| phase_row(p.name, &sa.per_phase[k], &sb.per_phase[k], margin_pct))
+        .collect();
+    sa.rest.sort_unstable();
+    sb.rest.sort_unstable();
+    let pass = phases::index("pass exec").expect("phase");
+    let rest = if rows[pass].a_samples + rows[pass].b_samples == 0 {
+        PASSES_AS_REST
+    } else {
+        WINDOW_REST
+    };
+    if sa.rest.iter().chain(&sb.rest).any(|v| *v != 0) {
+        rows.push(phase_row(rest, &sa.rest, &sb.rest, margin_pct));
     }
     let e2e = rows[WINDOW].delta_total_ns as f64;
     for r in &mut rows {
@@ -157,10 +197,13 @@ pub fn compare(conn: &Connection, a: &[i64], b: &[i64]) -> Result<Comparison> {
         a_passes_per_window: per(sa.passes, sa.windows),
         b_passes_per_window: per(sb.passes, sb.windows),
         test: format!(
-            "two-sided Mann-Whitney U on per-window samples (normal approx., tie-corrected);\n  \
-             changed when p < {ALPHA} and the median moved by more than {:.0}%",
-            MIN_EFFECT * 100.0
+            "medians' difference with a 95% bootstrap interval ({} resamples, fixed seed) and a \
+             two-sided\n  Mann-Whitney U on per-window samples; moved: interval excludes 0 and \
+             p < {ALPHA};\n  equivalent: 90% interval inside ±{margin_pct:.0}% of A's median \
+             (TOST); else not significant",
+            super::bootstrap::RESAMPLES
         ),
+        margin_pct,
         phases: rows,
     })
 }
@@ -189,22 +232,44 @@ pub fn render_table(c: &Comparison) -> String {
         f(c.b_passes_per_window),
         f(c.b_restores_per_window),
     );
+    let _ = writeln!(s, "{}", phase_table(&c.phases));
+    let _ = writeln!(s, "test: {}", c.test);
+    s
+}
+
+/// A signed duration: `+1.2 ms`, `-300 µs`.
+pub fn signed_duration(ns: f64) -> String {
+    let sign = if ns < 0.0 { "-" } else { "+" };
+    format!("{sign}{}", duration_short(ns.abs()))
+}
+
+/// The phase rows as a table (≤ 100 columns).
+pub fn phase_table(phases: &[PhaseDelta]) -> Table {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(100)
         .set_header(vec![
-            "phase", "A total", "B total", "A median", "B median", "ratio", "p", "verdict",
+            "phase",
+            "A median",
+            "B median",
+            "Δ median",
+            "95% interval",
+            "B/A",
+            "p",
+            "verdict",
             "Δ share",
         ]);
     let ns = |v: Option<f64>| v.map_or("-".into(), duration_short);
-    for r in &c.phases {
+    for r in phases {
         t.add_row(vec![
             r.phase.clone(),
-            duration_short(r.a_total_ns as f64),
-            duration_short(r.b_total_ns as f64),
             ns(r.a_median_ns),
             ns(r.b_median_ns),
+            r.delta_median_ns.map_or("-".into(), signed_duration),
+            r.delta_interval.map_or("-".into(), |i| {
+                format!("{} .. {}", signed_duration(i.lo95), signed_duration(i.hi95))
+            }),
             factor(r.ratio),
             r.p_value.map_or("-".into(), |v| format!("{v:.1e}")),
             r.verdict.clone(),
@@ -212,70 +277,5 @@ pub fn render_table(c: &Comparison) -> String {
                 .map_or("-".into(), |v| format!("{:.0}%", v * 100.0)),
         ]);
     }
-    let _ = writeln!(s, "{t}");
-    let _ = writeln!(s, "test: {}", c.test);
-    s
-}
-
-/// `krphase compare --format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CompareFormat {
-    Table,
-    Json,
-}
-
-/// What `krphase compare` compares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CompareWhat {
-    /// Runs when both sides select runs, else measurement sets when both sides are
-    /// measurement labels.
-    Auto,
-    Runs,
-    Measurements,
-}
-
-/// `krphase compare A B`: each side a run id or a label (pooling all its runs, the selection
-/// rule of `db/runs.rs`), or two measurement labels (whole-run medians row by row), printed in
-/// `format`.
-pub fn compare_command(
-    db: &Path,
-    a: &str,
-    b: &str,
-    what: CompareWhat,
-    format: CompareFormat,
-) -> Result<()> {
-    let conn = crate::db::open_existing(db)?;
-    let runs = || -> Result<(Vec<i64>, Vec<i64>)> {
-        Ok((
-            crate::db::runs::select(&conn, a)?,
-            crate::db::runs::select(&conn, b)?,
-        ))
-    };
-    let measurement_sets = || -> Result<bool> {
-        let labels = crate::db::measurements::measurement_labels(&conn)?;
-        Ok([a, b].iter().all(|s| labels.iter().any(|l| l == s)))
-    };
-    let pair = match what {
-        CompareWhat::Runs => Some(runs()?),
-        CompareWhat::Measurements => None,
-        CompareWhat::Auto => match runs() {
-            Ok(p) => Some(p),
-            Err(_) if measurement_sets()? => None,
-            Err(e) => return Err(e),
-        },
-    };
-    let Some((a_ids, b_ids)) = pair else {
-        let c = super::compare_measurements::compare_measurements(&conn, a, b)?;
-        match format {
-            CompareFormat::Table => print!("{}", super::compare_measurements::render_table(&c)),
-            CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
-        }
-        return Ok(());
-    };
-    let c = compare(&conn, &a_ids, &b_ids)?;
-    match format {
-        CompareFormat::Table => print!("{}", render_table(&c)),
-        CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
-    }
-    Ok(())
+    t
 }

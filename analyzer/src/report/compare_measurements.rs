@@ -1,9 +1,9 @@
-//! `krphase compare A B` of two measurement sets (two import labels): per experiment row
-//! (experiment, variant, metric), the median of each side and their ratio. Whole-run medians of a
-//! few timed runs each: there is no noise test here, and a ratio built on a row whose
-//! kernel-replay claim failed is marked invalid. The rows come from
-//! `db::measurements::read_measurements`, so a fuller comparison (intervals from the raw runs)
-//! can pair the same rows.
+//! `krphase compare A B` of two measurement sets (labels of bench runs or imports, or run ids):
+//! per experiment row (experiment, variant, metric: P1 mode, P2 pass count, P3 footprint, P6
+//! variant, a benchmark database's config), the median of each side, their ratio, a 95 %
+//! bootstrap interval of the ratio over the rows' stored per-run values (`bootstrap.rs`), and a
+//! verdict (`verdict.rs`). A CSV row keeps no per-run values, so it has a ratio and no interval.
+//! A ratio built on a row whose kernel-replay claim failed is marked invalid.
 
 use std::fmt::Write as _;
 
@@ -12,10 +12,13 @@ use comfy_table::{ContentArrangement, Table, presets};
 use rusqlite::Connection;
 use serde::Serialize;
 
+use super::bootstrap::{Interval, ratio_of_medians};
 use super::fmt::{factor, seconds, wrap};
 use super::stats::ratio;
+use super::verdict::{DEFAULT_MARGIN_PCT, Verdict, on_ratio};
 use crate::db::basis::Basis;
 use crate::db::measurements::{MeasurementFilter, StoredMeasurement, read_measurements};
+use crate::db::samples::samples_of;
 
 /// One experiment row on both sides.
 #[derive(Debug, Clone, Serialize)]
@@ -30,9 +33,22 @@ pub struct MeasurementDelta {
     pub b_median_s: Option<f64>,
     /// b median / a median.
     pub ratio: Option<f64>,
+    /// Stored per-run values behind each median.
+    pub a_runs: usize,
+    pub b_runs: usize,
+    /// The ratio's 95 % (and 90 %) bootstrap interval over those runs.
+    pub interval: Option<Interval>,
+    /// `moved`, `not significant`, `equivalent within ±M%` or `n/a`.
+    pub verdict: String,
+    pub verdict_code: Verdict,
     /// False when either side's row claims kernel replay and did not replay.
     pub valid: bool,
     pub invalid_reason: Option<String>,
+    /// The rows themselves, for the attribution and the per-row phases.
+    #[serde(skip)]
+    pub a_row: Option<StoredMeasurement>,
+    #[serde(skip)]
+    pub b_row: Option<StoredMeasurement>,
 }
 
 /// Two measurement sets side by side.
@@ -44,6 +60,7 @@ pub struct MeasurementComparison {
     pub b_measurements: usize,
     /// Whole-run medians measured by the harness.
     pub basis: Basis,
+    pub margin_pct: f64,
     pub note: String,
     pub rows: Vec<MeasurementDelta>,
 }
@@ -54,12 +71,17 @@ fn key(m: &StoredMeasurement) -> Key {
     (m.experiment.clone(), m.variant.clone(), m.metric.clone())
 }
 
-/// The latest row of each (experiment, variant, metric) carrying `label`.
-fn side(conn: &Connection, label: &str) -> Result<Vec<StoredMeasurement>> {
-    let all = read_measurements(conn, &MeasurementFilter::Label(label.to_string()))?;
-    if all.is_empty() {
-        bail!("no measurements labelled {label:?}");
+/// The rows a selector names: a label's rows, or the rows linked to a run id.
+fn filter_of(sel: &str) -> MeasurementFilter {
+    match sel.parse::<i64>() {
+        Ok(id) => MeasurementFilter::LinkedTo(vec![id]),
+        Err(_) => MeasurementFilter::Label(sel.to_string()),
     }
+}
+
+/// The latest row of each (experiment, variant, metric) that `sel` names (empty when none).
+pub fn side_rows(conn: &Connection, sel: &str) -> Result<Vec<StoredMeasurement>> {
+    let all = read_measurements(conn, &filter_of(sel))?;
     let mut out: Vec<StoredMeasurement> = Vec::new();
     for m in all {
         // Rows come in id order: a later row of the same experiment replaces an earlier one.
@@ -71,8 +93,75 @@ fn side(conn: &Connection, label: &str) -> Result<Vec<StoredMeasurement>> {
     Ok(out)
 }
 
-/// Compares the measurements labelled `a` with those labelled `b`, row by row.
+fn side(conn: &Connection, sel: &str) -> Result<Vec<StoredMeasurement>> {
+    let rows = side_rows(conn, sel)?;
+    if rows.is_empty() {
+        bail!("no measurements labelled {sel:?}");
+    }
+    Ok(rows)
+}
+
+/// One row of both sides (either may be missing).
+fn delta(
+    conn: &Connection,
+    k: Key,
+    ma: Option<&StoredMeasurement>,
+    mb: Option<&StoredMeasurement>,
+    margin_pct: f64,
+) -> Result<MeasurementDelta> {
+    let why: Vec<String> = [("A", ma), ("B", mb)]
+        .into_iter()
+        .filter_map(|(s, m)| {
+            let m = m?;
+            Some(format!(
+                "{s} (measurement {}) {}",
+                m.measurement_id,
+                m.invalid_reason()?
+            ))
+        })
+        .collect();
+    let (am, bm) = (ma.and_then(|m| m.median_s), mb.and_then(|m| m.median_s));
+    let values = |m: Option<&StoredMeasurement>| -> Result<Vec<f64>> {
+        m.map_or(Ok(Vec::new()), |m| samples_of(conn, m.measurement_id))
+    };
+    let (va, vb) = (values(ma)?, values(mb)?);
+    let interval = ratio_of_medians(&va, &vb);
+    let v = on_ratio(interval.as_ref(), margin_pct);
+    Ok(MeasurementDelta {
+        mode: ma.or(mb).and_then(|m| m.mode.clone()),
+        experiment: k.0,
+        variant: k.1,
+        metric: k.2,
+        a_measurement_id: ma.map(|m| m.measurement_id),
+        b_measurement_id: mb.map(|m| m.measurement_id),
+        a_median_s: am,
+        b_median_s: bm,
+        ratio: am.zip(bm).and_then(|(x, y)| ratio(y, x)),
+        a_runs: va.len(),
+        b_runs: vb.len(),
+        interval,
+        verdict: v.words(margin_pct),
+        verdict_code: v,
+        valid: why.is_empty(),
+        invalid_reason: (!why.is_empty()).then(|| why.join("; ")),
+        a_row: ma.cloned(),
+        b_row: mb.cloned(),
+    })
+}
+
+/// Compares the measurements labelled `a` with those labelled `b`, row by row (default margin).
 pub fn compare_measurements(conn: &Connection, a: &str, b: &str) -> Result<MeasurementComparison> {
+    compare_measurements_with(conn, a, b, DEFAULT_MARGIN_PCT)
+}
+
+/// Compares the measurements `a` names with those `b` names, row by row; `margin_pct` is the
+/// equivalence margin of the verdicts.
+pub fn compare_measurements_with(
+    conn: &Connection,
+    a: &str,
+    b: &str,
+    margin_pct: f64,
+) -> Result<MeasurementComparison> {
     let (sa, sb) = (side(conn, a)?, side(conn, b)?);
     let mut keys: Vec<Key> = sa.iter().map(key).collect();
     for m in &sb {
@@ -85,43 +174,54 @@ pub fn compare_measurements(conn: &Connection, a: &str, b: &str) -> Result<Measu
         .map(|k| {
             let ma = sa.iter().find(|m| key(m) == k);
             let mb = sb.iter().find(|m| key(m) == k);
-            let why: Vec<String> = [("A", ma), ("B", mb)]
-                .into_iter()
-                .filter_map(|(s, m)| {
-                    let m = m?;
-                    Some(format!(
-                        "{s} (measurement {}) {}",
-                        m.measurement_id,
-                        m.invalid_reason()?
-                    ))
-                })
-                .collect();
-            let (am, bm) = (ma.and_then(|m| m.median_s), mb.and_then(|m| m.median_s));
-            MeasurementDelta {
-                mode: ma.or(mb).and_then(|m| m.mode.clone()),
-                experiment: k.0,
-                variant: k.1,
-                metric: k.2,
-                a_measurement_id: ma.map(|m| m.measurement_id),
-                b_measurement_id: mb.map(|m| m.measurement_id),
-                a_median_s: am,
-                b_median_s: bm,
-                ratio: am.zip(bm).and_then(|(x, y)| ratio(y, x)),
-                valid: why.is_empty(),
-                invalid_reason: (!why.is_empty()).then(|| why.join("; ")),
-            }
+            delta(conn, k, ma, mb, margin_pct)
         })
-        .collect();
+        .collect::<Result<Vec<_>>>()?;
     Ok(MeasurementComparison {
         a_label: a.to_string(),
         b_label: b.to_string(),
         a_measurements: sa.len(),
         b_measurements: sb.len(),
         basis: Basis::Harness,
-        note: "medians of whole runs as the harness measured them; no noise test (a few timed \
-               runs per row)"
-            .into(),
+        margin_pct,
+        note: format!(
+            "medians of whole runs as the harness measured them; interval: 95% percentile \
+             bootstrap of the ratio of medians over each row's stored runs ({} resamples, fixed \
+             seed; none for CSV rows, which keep no per-run values); moved: interval excludes 1; \
+             equivalent: 90% interval inside ±{margin_pct:.0}%",
+            super::bootstrap::RESAMPLES
+        ),
         rows,
+    })
+}
+
+/// `experiment/variant (metric)`, the metric only when not wall time.
+pub fn row_name(r: &MeasurementDelta) -> String {
+    format!(
+        "{}/{}{}",
+        r.experiment.as_deref().unwrap_or("?"),
+        r.variant.as_deref().unwrap_or("?"),
+        match r.metric.as_deref() {
+            Some("wall_time") | None => String::new(),
+            Some(m) => format!(" ({m})"),
+        }
+    )
+}
+
+/// The ratio with `INVALID` when it rests on an invalid row.
+pub fn ratio_text(r: &MeasurementDelta) -> String {
+    let ratio = factor(r.ratio);
+    if r.valid || ratio == "-" {
+        ratio
+    } else {
+        format!("{ratio} INVALID")
+    }
+}
+
+/// The 95 % interval as `1.02x .. 1.10x`.
+pub fn interval_text(r: &MeasurementDelta) -> String {
+    r.interval.map_or("-".into(), |i| {
+        format!("{} .. {}", factor(Some(i.lo95)), factor(Some(i.hi95)))
     })
 }
 
@@ -143,28 +243,20 @@ pub fn render_table(c: &MeasurementComparison) -> String {
             "A median H",
             "B median H",
             "B/A",
+            "95% interval",
+            "n",
+            "verdict",
         ]);
     for r in &c.rows {
-        let name = format!(
-            "{}/{}{}",
-            r.experiment.as_deref().unwrap_or("?"),
-            r.variant.as_deref().unwrap_or("?"),
-            match r.metric.as_deref() {
-                Some("wall_time") | None => String::new(),
-                Some(m) => format!(" ({m})"),
-            }
-        );
-        let ratio = factor(r.ratio);
         t.add_row(vec![
-            name,
+            row_name(r),
             r.mode.clone().unwrap_or_else(|| "-".into()),
             seconds(r.a_median_s),
             seconds(r.b_median_s),
-            if r.valid || ratio == "-" {
-                ratio
-            } else {
-                format!("{ratio} INVALID")
-            },
+            ratio_text(r),
+            interval_text(r),
+            format!("{}/{}", r.a_runs, r.b_runs),
+            r.verdict.clone(),
         ]);
     }
     let _ = writeln!(s, "{t}");
@@ -214,7 +306,13 @@ mod tests {
                 .starts_with("A (measurement 3)")
         );
         let t = render_table(&cmp);
-        assert!(t.contains("1.25x INVALID"), "{t}");
+        assert!(t.contains("1.25x") && t.contains("INVALID"), "{t}");
+        assert_eq!(ratio_text(p2), "1.25x INVALID");
+        assert_eq!(
+            (p2.verdict_code, p2.interval),
+            (Verdict::NotAvailable, None),
+            "no runs"
+        );
         assert!(compare_measurements(&c, "old", "nope").is_err());
     }
 }

@@ -5,8 +5,12 @@
 //! bench summary, and of the statistics ([`stats`]) and figure formatting ([`fmt`]) every answer
 //! uses.
 
+pub mod attribution;
 pub mod bench_summary;
+pub mod bootstrap;
 pub mod compare;
+pub mod compare_builds;
+pub mod compare_markdown;
 pub mod compare_measurements;
 pub mod csv;
 pub mod fmt;
@@ -15,6 +19,7 @@ pub mod run_report;
 pub mod runs_list;
 pub mod stats;
 pub mod text;
+pub mod verdict;
 
 use std::path::Path;
 
@@ -164,6 +169,31 @@ pub fn report_command(
         eprintln!("krphase: warning: {w}");
     }
     print!("{}", render_answer(&conn, &reports, &m, format)?);
+    Ok(())
+}
+
+/// `krphase compare A B`: builds the comparison and prints it in `format`.
+pub fn compare_command(
+    db: &std::path::Path,
+    a: &str,
+    b: &str,
+    what: compare_builds::CompareWhat,
+    format: compare_builds::CompareFormat,
+    margin_pct: f64,
+) -> Result<()> {
+    if !(margin_pct > 0.0 && margin_pct < 100.0) {
+        anyhow::bail!("--margin must be a percentage between 0 and 100, not {margin_pct}");
+    }
+    let conn = crate::db::open_existing(db)?;
+    let c = compare_builds::compare_builds(&conn, a, b, what, margin_pct)?;
+    match format {
+        compare_builds::CompareFormat::Table => print!("{}", compare_builds::render_text(&c)),
+        compare_builds::CompareFormat::Csv => print!("{}", compare_builds::render_csv(&c)?),
+        compare_builds::CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
+        compare_builds::CompareFormat::Markdown => {
+            print!("{}", compare_markdown::render_markdown(&c))
+        }
+    }
     Ok(())
 }
 

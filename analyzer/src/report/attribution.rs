@@ -1,0 +1,352 @@
+//! Attribution: for one kernel-replay row on both sides, the change of its wall time split into
+//! the change of each phase's total per run (the phase's mean per window × windows, averaged over
+//! the row's linked runs), the change of the non-replayed dispatches' time, the window time no
+//! measured phase covers, and an unexplained rest, which is always shown. Means, not medians: a
+//! mean per run is additive, so the parts add up to the whole and the rest is only what no figure
+//! explains (a median of a sum is not the sum of the medians).
+//!
+//! Refused (one line) when the row is missing on a side, rests on an invalid kernel-replay
+//! claim, or has no phase files linked on a side: without them there is nothing to split by.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::compare::{PASSES_AS_REST, WINDOW_REST};
+use super::run_report::{RunReport, UNATTRIBUTED, run_report};
+use crate::db::basis::Basis;
+use crate::db::measurements::StoredMeasurement;
+use crate::db::phases::{PHASES, WINDOW};
+use crate::db::samples::samples_of;
+
+/// One part of the wall change.
+#[derive(Debug, Clone, Serialize)]
+pub struct Part {
+    pub item: String,
+    /// Per run, mean over the row's runs (ns); `None` for the unexplained rest.
+    pub a_ns: Option<f64>,
+    pub b_ns: Option<f64>,
+    pub change_ns: f64,
+    /// Change over the wall change.
+    pub share: Option<f64>,
+    pub basis: Vec<Basis>,
+    pub note: Option<String>,
+}
+
+/// The facts of one side beside the attribution.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SideFacts {
+    pub runs: usize,
+    pub replayed_windows: u64,
+    pub declines_by_reason: BTreeMap<String, u64>,
+    pub snapshot_bytes_per_window: Option<f64>,
+    /// Snapshot bytes over the snapshot time (SDK log) or, without it, over the pre-pass (a
+    /// lower bound, estimated).
+    pub snapshot_gbps: Option<f64>,
+    pub snapshot_gbps_basis: Option<Basis>,
+}
+
+/// The wall change of one row, split.
+#[derive(Debug, Clone, Serialize)]
+pub struct Attribution {
+    /// Mean wall time per run (ns): the row's stored runs, else its median (harness); for
+    /// phase-file runs without a measurement, their first to last event (in process).
+    pub a_wall_ns: f64,
+    pub b_wall_ns: f64,
+    pub wall_change_ns: f64,
+    pub wall_basis: Basis,
+    /// Phases, the dispatch tax and the in-window rest, by |change|, then the unexplained rest.
+    pub parts: Vec<Part>,
+    pub a: SideFacts,
+    pub b: SideFacts,
+}
+
+/// The name of the unexplained rest's part.
+pub const UNEXPLAINED: &str = "unexplained rest";
+/// The name of the non-replayed dispatches' part.
+pub const TAX: &str = "non-replayed dispatch tax";
+
+/// Per run: each item's total and bases.
+type Items = BTreeMap<String, (f64, Vec<Basis>)>;
+
+fn phase<'a>(rep: &'a RunReport, name: &str) -> Option<&'a super::run_report::PhaseStats> {
+    rep.phases.iter().find(|p| p.phase == name)
+}
+
+/// Whether `parent`'s parts tile it in this run: every window carries each part and their totals
+/// add up to the parent's (drain + snapshot = pre-pass; gpu does not tile pass exec).
+fn parts_tile(rep: &RunReport, parent: &str) -> bool {
+    let Some(p) = phase(rep, parent).filter(|p| p.samples > 0) else {
+        return false;
+    };
+    let kids: Vec<_> = rep
+        .phases
+        .iter()
+        .filter(|k| k.parent.as_deref() == Some(parent))
+        .collect();
+    !kids.is_empty()
+        && kids.iter().all(|k| k.samples == p.samples)
+        && (kids.iter().map(|k| k.total_ns).sum::<i64>() - p.total_ns).unsigned_abs() <= p.samples
+}
+
+/// The window's top-level phases, each split into its parts where they tile it on every run.
+fn tiles(reports: &[&RunReport]) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    for (k, p) in PHASES.iter().enumerate() {
+        if k == WINDOW || p.parent.is_some() || p.bound_of.is_some() {
+            continue;
+        }
+        if !reports.is_empty() && reports.iter().all(|r| parts_tile(r, p.name)) {
+            out.extend(
+                PHASES
+                    .iter()
+                    .filter(|c| c.parent == Some(p.name))
+                    .map(|c| c.name),
+            );
+        } else {
+            out.push(p.name);
+        }
+    }
+    out
+}
+
+/// The window rest's name: the passes when the tool saw no pass boundary (observe mode).
+fn rest_name(reports: &[&RunReport]) -> &'static str {
+    let unseen = reports
+        .iter()
+        .all(|r| phase(r, "pass exec").is_none_or(|p| p.samples == 0));
+    if unseen { PASSES_AS_REST } else { WINDOW_REST }
+}
+
+fn items(rep: &RunReport, tiles: &[&str], rest: &str) -> Items {
+    let mut m = Items::new();
+    for t in tiles {
+        if let Some(p) = phase(rep, t).filter(|p| p.samples > 0) {
+            m.insert(t.to_string(), (p.total_ns as f64, p.basis.clone()));
+        }
+    }
+    if let Some(u) = phase(rep, UNATTRIBUTED) {
+        m.insert(rest.to_string(), (u.total_ns as f64, vec![Basis::Rest]));
+    }
+    let tax: i64 = rep
+        .groups
+        .iter()
+        .filter(|g| g.group != "replayed")
+        .map(|g| g.total_ns)
+        .sum();
+    m.insert(TAX.to_string(), (tax as f64, vec![Basis::InProcess]));
+    m
+}
+
+fn facts(reports: &[RunReport]) -> SideFacts {
+    let mut f = SideFacts {
+        runs: reports.len(),
+        ..SideFacts::default()
+    };
+    let (mut bytes, mut snap_ns, mut pre_ns) = (0i64, 0i64, 0i64);
+    for r in reports {
+        f.replayed_windows += r.windows.replayed;
+        for (k, v) in &r.declines_by_reason {
+            *f.declines_by_reason.entry(k.clone()).or_default() += v;
+        }
+        bytes += r.bytes.snapshot_bytes_total;
+        snap_ns += phase(r, "snapshot").map_or(0, |p| p.total_ns);
+        pre_ns += phase(r, "pre-pass").map_or(0, |p| p.total_ns);
+    }
+    if f.replayed_windows > 0 && bytes > 0 {
+        f.snapshot_bytes_per_window = Some(bytes as f64 / f.replayed_windows as f64);
+        let (ns, basis) = if snap_ns > 0 {
+            (snap_ns, Basis::SdkLog)
+        } else {
+            (pre_ns, Basis::Estimate)
+        };
+        if ns > 0 {
+            f.snapshot_gbps = Some(bytes as f64 / ns as f64);
+            f.snapshot_gbps_basis = Some(basis);
+        }
+    }
+    f
+}
+
+/// Where a side's wall time per run comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Wall<'a> {
+    /// A whole-run measurement: the mean of its stored runs, else its median (harness).
+    Row(&'a StoredMeasurement),
+    /// Phase-file runs without a measurement: each run's first to last event (in process).
+    Spans,
+}
+
+/// The mean per-run wall time of a side (ns) and its basis.
+fn wall_ns(
+    conn: &Connection,
+    wall: Wall<'_>,
+    reports: &[RunReport],
+) -> Result<Option<(f64, Basis)>> {
+    let m = match wall {
+        Wall::Row(m) => m,
+        Wall::Spans => {
+            let spans: Vec<f64> = reports
+                .iter()
+                .filter_map(|r| r.wall_ns)
+                .map(|w| w as f64)
+                .collect();
+            return Ok(
+                (spans.len() == reports.len() && !spans.is_empty()).then(|| {
+                    (
+                        spans.iter().sum::<f64>() / spans.len() as f64,
+                        Basis::InProcess,
+                    )
+                }),
+            );
+        }
+    };
+    let v = samples_of(conn, m.measurement_id)?;
+    Ok(if v.is_empty() {
+        m.median_s.map(|s| (s * 1e9, Basis::Harness))
+    } else {
+        Some((v.iter().sum::<f64>() / v.len() as f64 * 1e9, Basis::Harness))
+    })
+}
+
+/// Why the row cannot be attributed, when it cannot.
+fn refusal(side: &str, m: Option<&StoredMeasurement>) -> Option<String> {
+    let Some(m) = m else {
+        return Some(format!("{side} has no such row"));
+    };
+    if let Some(why) = m.invalid_reason() {
+        return Some(format!("{side} (measurement {}) {why}", m.measurement_id));
+    }
+    if m.linked_runs.is_empty() {
+        return Some(format!(
+            "no phase files are linked to {side}'s measurement {} (run bench with the tool, or \
+             import the CSV with its output directories)",
+            m.measurement_id
+        ));
+    }
+    m.median_s.is_none().then(|| {
+        format!(
+            "{side}'s measurement {} has no successful run",
+            m.measurement_id
+        )
+    })
+}
+
+/// Mean per run of each item over a side's reports.
+fn mean_items(reports: &[RunReport], tiles: &[&str], rest: &str) -> Items {
+    let mut sum = Items::new();
+    for r in reports {
+        for (k, (v, b)) in items(r, tiles, rest) {
+            let e = sum.entry(k).or_insert((0.0, Vec::new()));
+            e.0 += v;
+            for x in b {
+                if !e.1.contains(&x) {
+                    e.1.push(x);
+                }
+            }
+        }
+    }
+    let n = reports.len().max(1) as f64;
+    for v in sum.values_mut() {
+        v.0 /= n;
+        v.1.sort();
+    }
+    sum
+}
+
+/// Splits the wall change of a row between `a` and `b`; `Err(text)` says in one line why it
+/// cannot be.
+pub fn attribute(
+    conn: &Connection,
+    a: Option<&StoredMeasurement>,
+    b: Option<&StoredMeasurement>,
+) -> Result<std::result::Result<Attribution, String>> {
+    if let Some(why) = refusal("A", a).or_else(|| refusal("B", b)) {
+        return Ok(Err(why));
+    }
+    let (a, b) = (a.expect("checked"), b.expect("checked"));
+    attribute_runs(
+        conn,
+        (&a.linked_runs, Wall::Row(a)),
+        (&b.linked_runs, Wall::Row(b)),
+    )
+}
+
+/// Splits the wall change between the runs of side `a` and those of side `b`, each with where
+/// its wall time comes from.
+pub fn attribute_runs(
+    conn: &Connection,
+    a: (&[i64], Wall<'_>),
+    b: (&[i64], Wall<'_>),
+) -> Result<std::result::Result<Attribution, String>> {
+    let load = |runs: &[i64]| -> Result<Vec<RunReport>> {
+        runs.iter().map(|&r| run_report(conn, r)).collect()
+    };
+    let (ra, rb) = (load(a.0)?, load(b.0)?);
+    if ra.is_empty() || rb.is_empty() {
+        return Ok(Err("a side has no phase-file runs".into()));
+    }
+    let all: Vec<&RunReport> = ra.iter().chain(rb.iter()).collect();
+    let tiles = tiles(&all);
+    let rest = rest_name(&all);
+    let (ia, ib) = (mean_items(&ra, &tiles, rest), mean_items(&rb, &tiles, rest));
+    let (Some((wa, basis)), Some((wb, _))) = (wall_ns(conn, a.1, &ra)?, wall_ns(conn, b.1, &rb)?)
+    else {
+        return Ok(Err(
+            "a side has no wall time (no successful run, or a run without events)".into(),
+        ));
+    };
+    let wall_change = wb - wa;
+    let share = |c: f64| (wall_change != 0.0).then(|| c / wall_change);
+    let mut names: Vec<&String> = ia.keys().chain(ib.keys()).collect();
+    names.sort();
+    names.dedup();
+    let mut parts: Vec<Part> = names
+        .into_iter()
+        .map(|k| {
+            let (x, bx) = ia.get(k).cloned().unwrap_or((0.0, Vec::new()));
+            let (y, by) = ib.get(k).cloned().unwrap_or((0.0, Vec::new()));
+            let mut basis = bx;
+            basis.extend(
+                by.into_iter()
+                    .filter(|b| !basis.contains(b))
+                    .collect::<Vec<_>>(),
+            );
+            basis.sort();
+            Part {
+                note: (k == rest).then(|| {
+                    "window time no measured phase covers (observe mode: the passes)".into()
+                }),
+                item: k.clone(),
+                a_ns: Some(x),
+                b_ns: Some(y),
+                change_ns: y - x,
+                share: share(y - x),
+                basis,
+            }
+        })
+        .collect();
+    parts.sort_by(|p, q| q.change_ns.abs().total_cmp(&p.change_ns.abs()));
+    let explained: f64 = parts.iter().map(|p| p.change_ns).sum();
+    let unexplained = wall_change - explained;
+    parts.push(Part {
+        item: UNEXPLAINED.into(),
+        a_ns: None,
+        b_ns: None,
+        change_ns: unexplained,
+        share: share(unexplained),
+        basis: vec![Basis::Rest],
+        note: Some("wall change minus every part above (start-up, exit, noise)".into()),
+    });
+    Ok(Ok(Attribution {
+        a_wall_ns: wa,
+        b_wall_ns: wb,
+        wall_change_ns: wall_change,
+        wall_basis: basis,
+        parts,
+        a: facts(&ra),
+        b: facts(&rb),
+    }))
+}

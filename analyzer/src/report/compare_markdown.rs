@@ -1,0 +1,130 @@
+//! `krphase compare --format markdown`: a short section to paste into a pull request — the
+//! end-to-end effect of each row with its interval, the phases that moved (and those shown
+//! equivalent), and the attribution table of each kernel-replay row.
+
+use std::fmt::Write as _;
+
+use super::compare::{Comparison, signed_duration};
+use super::compare_builds::BuildComparison;
+use super::compare_measurements::{interval_text, ratio_text, row_name};
+use super::fmt::{duration_short, markers, seconds};
+use super::verdict::Verdict;
+
+fn phase_lines(s: &mut String, row: &str, p: &Comparison) {
+    for ph in p.phases.iter().filter(|p| p.verdict_code == Verdict::Moved) {
+        let (Some(a), Some(b), Some(d)) = (ph.a_median_ns, ph.b_median_ns, ph.delta_median_ns)
+        else {
+            continue;
+        };
+        let ci = ph.delta_interval.map_or(String::new(), |i| {
+            format!(
+                "; 95% {} .. {}",
+                signed_duration(i.lo95),
+                signed_duration(i.hi95)
+            )
+        });
+        let _ = writeln!(
+            s,
+            "- {row}: **{}** {} → {} per window ({}{ci})",
+            ph.phase,
+            duration_short(a),
+            duration_short(b),
+            signed_duration(d)
+        );
+    }
+}
+
+fn equivalent_line(s: &mut String, row: &str, p: &Comparison) {
+    let eq: Vec<&str> = p
+        .phases
+        .iter()
+        .filter(|p| p.verdict_code == Verdict::Equivalent)
+        .map(|p| p.phase.as_str())
+        .collect();
+    if !eq.is_empty() {
+        let _ = writeln!(
+            s,
+            "- {row}: equivalent within ±{:.0}%: {}",
+            p.margin_pct,
+            eq.join(", ")
+        );
+    }
+}
+
+/// The markdown section.
+pub fn render_markdown(c: &BuildComparison) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "### krphase: `{}` (A) against `{}` (B)\n", c.a, c.b);
+    if let Some(rows) = &c.rows {
+        s.push_str("End to end (median wall time of whole runs, measured by the harness):\n\n");
+        s.push_str("| row | A | B | B/A | 95% interval | verdict |\n|---|---|---|---|---|---|\n");
+        for r in &rows.rows {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} |",
+                row_name(r),
+                seconds(r.a_median_s),
+                seconds(r.b_median_s),
+                ratio_text(r),
+                interval_text(r),
+                r.verdict
+            );
+        }
+        s.push('\n');
+    }
+    let phases: Vec<(String, &Comparison)> = c
+        .details
+        .iter()
+        .filter_map(|d| Some((d.row.clone(), d.phases.as_ref()?)))
+        .chain(c.runs.iter().map(|r| ("runs".to_string(), r)))
+        .collect();
+    if !phases.is_empty() {
+        s.push_str("Phases that moved (median per window):\n\n");
+        let before = s.len();
+        for (row, p) in &phases {
+            phase_lines(&mut s, row, p);
+        }
+        if s.len() == before {
+            s.push_str("- none\n");
+        }
+        for (row, p) in &phases {
+            equivalent_line(&mut s, row, p);
+        }
+        s.push('\n');
+    }
+    for d in &c.details {
+        let Some(x) = &d.attribution else {
+            if let Some(why) = &d.refused {
+                let _ = writeln!(s, "{}: no attribution ({why}).\n", d.row);
+            }
+            continue;
+        };
+        let _ = writeln!(
+            s,
+            "Where {}'s wall change of {} per run went (means per run):\n",
+            d.row,
+            signed_duration(x.wall_change_ns)
+        );
+        s.push_str("| part | change | of wall change | basis |\n|---|---|---|---|\n");
+        for p in &x.parts {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                p.item,
+                signed_duration(p.change_ns),
+                p.share.map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
+                markers(&p.basis)
+            );
+        }
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        "<sub>krphase compare; intervals: percentile bootstrap ({} resamples, fixed seed); \
+         equivalence margin ±{:.0}%; basis H harness, M in process, L SDK log, P SDK phase line, \
+         E estimated, R a rest.</sub>",
+        super::bootstrap::RESAMPLES,
+        c.margin_pct
+    );
+    s
+}

@@ -1,0 +1,375 @@
+//! `krphase compare` build against build on the emulator, where the truth is known: the SDK
+//! builds of `krphase-emu --sdk-build` measured through `krphase bench --label` (observe mode,
+//! rocprofv3 owning replay) and through drive-mode phase files, each comparison's attribution
+//! checked against the change in the emulator's per-run phase totals; and two imported
+//! benchmark databases with known medians.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+use krphase_tests::{
+    TOOL_AND_EMU_ENV, artifacts, krphase_db_ok, output_text, path_with_artifacts, read_truth,
+    scratch_dir,
+};
+use serde_json::Value;
+
+/// Elements of the STREAM arrays: small, so the slowest build stays within seconds a run.
+const ELEMENTS: &str = "16384";
+/// The stack: each switch alone, and all of them together.
+const STACK: [&str; 5] = [
+    "signal-pool",
+    "skip-cu-markers",
+    "keep-staging",
+    "device-side",
+    "signal-pool,skip-cu-markers,keep-staging,device-side",
+];
+/// The memcpy rate standing for device-local copies, fixed so every build is paced alike
+/// (measured at start it would differ from run to run with the machine's load).
+const DEVICE_GBPS: &str = "20";
+
+/// Mean per run of each phase total in the truth file's `totals` lines (ns).
+fn truth_totals(path: &Path) -> HashMap<String, f64> {
+    let totals: Vec<Value> = read_truth(path)
+        .into_iter()
+        .filter(|v| v["type"] == "totals")
+        .collect();
+    assert!(!totals.is_empty(), "no totals in {}", path.display());
+    let mut sum: HashMap<String, f64> = HashMap::new();
+    for t in &totals {
+        for (k, v) in t["ns"].as_object().expect("ns") {
+            *sum.entry(k.clone()).or_default() += v.as_f64().unwrap();
+        }
+    }
+    for v in sum.values_mut() {
+        *v /= totals.len() as f64;
+    }
+    sum
+}
+
+/// `krphase bench --label BUILD --sdk-build BUILD` of P3 at [`ELEMENTS`], into `dir/bench.db`.
+fn bench(dir: &Path, build: &str) {
+    let truth = dir.join(format!("truth-{build}.jsonl"));
+    let mut cmd = Command::new(&artifacts().krphase);
+    for v in TOOL_AND_EMU_ENV {
+        cmd.env_remove(v);
+    }
+    cmd.current_dir(dir)
+        .args([
+            "--db",
+            "bench.db",
+            "bench",
+            "--label",
+            build,
+            "--sdk-build",
+            build,
+        ])
+        .args([
+            "--rocprofv3",
+            "krphase-emu rocprofv3",
+            "--repeats",
+            "3",
+            "--warmup",
+            "0",
+        ])
+        .args(["--groups", "3", "--only", "p3", "--footprints", ELEMENTS])
+        .args([
+            "--workdir",
+            &format!("out-{build}"),
+            "--output",
+            &format!("{build}.csv"),
+        ])
+        .args(["--app", "krphase-emu", "run", "stream"])
+        .env("PATH", path_with_artifacts())
+        .env("KRPHASE_EMU_TRUTH", &truth)
+        .env("KRPHASE_EMU_DEVICE_GBPS", DEVICE_GBPS)
+        .env_remove("KRPHASE_EMU_SDK_BUILD");
+    let o = cmd.output().expect("run krphase bench");
+    assert!(o.status.success(), "{}", output_text(&o));
+}
+
+fn compare_json(db: &Path, a: &str, b: &str) -> Value {
+    serde_json::from_str(&krphase_db_ok(db, &["compare", a, b, "--format", "json"])).unwrap()
+}
+
+fn find<'a>(list: &'a Value, key: &str, name: &str) -> &'a Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p[key] == name)
+        .unwrap_or_else(|| panic!("no {key} {name:?} in {list:#}"))
+}
+
+/// The attribution's checks against the truth: the unexplained rest under 10 % of the wall
+/// change, and each phase's attributed change within 5 % of the change of its truth total (or,
+/// for a phase that barely changed, within 0.5 % of the wall change: both clocks read the same
+/// interval, so they can only differ by the boundaries' few microseconds a window).
+fn check_against_truth(
+    x: &Value,
+    ta: &HashMap<String, f64>,
+    tb: &HashMap<String, f64>,
+    pairs: &[(&str, &[&str], &[&str])],
+) {
+    let wall = x["wall_change_ns"].as_f64().unwrap();
+    let rest = find(&x["parts"], "item", "unexplained rest")["change_ns"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        rest.abs() < 0.10 * wall.abs(),
+        "unexplained rest {rest} ns of a wall change of {wall} ns: {x:#}"
+    );
+    for (item, plus, minus) in pairs {
+        let truth = |t: &HashMap<String, f64>| -> f64 {
+            plus.iter()
+                .map(|k| t.get(*k).copied().unwrap_or(0.0))
+                .sum::<f64>()
+                - minus
+                    .iter()
+                    .map(|k| t.get(*k).copied().unwrap_or(0.0))
+                    .sum::<f64>()
+        };
+        let want = truth(tb) - truth(ta);
+        let got = find(&x["parts"], "item", item)["change_ns"]
+            .as_f64()
+            .unwrap();
+        let tol = (0.05 * want.abs()).max(0.005 * wall.abs());
+        assert!(
+            (got - want).abs() <= tol,
+            "{item}: attributed change {got:.0} ns, truth {want:.0} ns (tolerance {tol:.0})"
+        );
+    }
+}
+
+/// The observe-mode parts and the truth totals they stand for: the SDK log's restore is its
+/// copy time (restore_copy); the window rest is the window less pre-pass and restore copies.
+const OBSERVED: &[(&str, &[&str], &[&str])] = &[
+    ("snapshot", &["snapshot"], &[]),
+    ("drain", &["drain"], &[]),
+    ("restore", &["restore_copy"], &[]),
+    (
+        "pass exec (window rest)",
+        &["window"],
+        &["pre_pass", "restore_copy"],
+    ),
+];
+
+#[test]
+fn bench_labels_of_sdk_builds_compare_and_attribute_as_the_truth_says() {
+    let dir = scratch_dir("compare-builds");
+    bench(&dir, "baseline");
+    for build in STACK {
+        bench(&dir, build);
+    }
+    let db = dir.join("bench.db");
+    let truth = |b: &str| truth_totals(&dir.join(format!("truth-{b}.jsonl")));
+    let base = truth("baseline");
+    for build in STACK {
+        let c = compare_json(&db, "baseline", build);
+        let x = &c["details"][0]["attribution"];
+        check_against_truth(x, &base, &truth(build), OBSERVED);
+        let row = find(
+            &c["rows"]["rows"],
+            "variant",
+            &format!("elements-{ELEMENTS}"),
+        );
+        assert_eq!(row["verdict"], "moved", "{build}: {row:#}");
+    }
+
+    let c = compare_json(&db, "baseline", "keep-staging");
+    let row = find(
+        &c["rows"]["rows"],
+        "variant",
+        &format!("elements-{ELEMENTS}"),
+    );
+    assert!(
+        row["interval"]["hi95"].as_f64().unwrap() < 1.0,
+        "faster: {row:#}"
+    );
+    let detail = &c["details"][0];
+    let phases = &detail["phases"]["phases"];
+    let snap = find(phases, "phase", "snapshot");
+    assert_eq!(snap["verdict"], "moved", "{snap:#}");
+    assert!(snap["delta_median_ns"].as_f64().unwrap() < 0.0);
+    // The passes' execution on the device, measured from the dispatch records in process.
+    let gpu = find(phases, "phase", "gpu");
+    assert_eq!(gpu["verdict"], "equivalent within ±15%", "{gpu:#}");
+    assert_eq!(detail["attribution"]["parts"][0]["item"], "snapshot");
+
+    // The markdown section names the moved phase, the interval and the attribution.
+    let md = krphase_db_ok(
+        &db,
+        &[
+            "compare",
+            "baseline",
+            "keep-staging",
+            "--format",
+            "markdown",
+        ],
+    );
+    for want in [
+        "**snapshot**",
+        "95% interval",
+        "| unexplained rest |",
+        "moved",
+    ] {
+        assert!(md.contains(want), "{want} missing:\n{md}");
+    }
+}
+
+/// One drive-mode run of the emulator under `build`, imported with label `build`.
+fn drive_run(db: &Path, dir: &Path, build: &str, i: usize) {
+    let (krp, truth) = (
+        dir.join(format!("{build}-{i}.krp")),
+        dir.join(format!("truth-{build}.jsonl")),
+    );
+    let a = artifacts();
+    let mut cmd = Command::new(&a.emu);
+    for v in TOOL_AND_EMU_ENV {
+        cmd.env_remove(v);
+    }
+    cmd.args(["run", "stream", "--elements", "32768"])
+        .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
+        .env("KRPHASE_MODE", "drive")
+        .env("KRPHASE_PASSES", "3")
+        .env("KRPHASE_OUTPUT", &krp)
+        .env("KRPHASE_EMU_TRUTH", &truth)
+        .env("KRPHASE_EMU_SDK_BUILD", build)
+        .env("KRPHASE_EMU_DEVICE_GBPS", DEVICE_GBPS);
+    let o = cmd.output().expect("run the emulator");
+    assert!(o.status.success(), "{}", output_text(&o));
+    krphase_db_ok(
+        db,
+        &["import", &krp.display().to_string(), "--label", build],
+    );
+}
+
+#[test]
+fn device_side_build_moves_the_restore_into_pass_time_and_the_attribution_says_so() {
+    let dir = scratch_dir("compare-device-side");
+    let db = dir.join("k.db");
+    // Interleaved, so slow drift in the machine's load falls on both builds.
+    for i in 0..3 {
+        for build in ["baseline", "device-side"] {
+            drive_run(&db, &dir, build, i);
+        }
+    }
+    let truth = |b: &str| truth_totals(&dir.join(format!("truth-{b}.jsonl")));
+    let (tb, td) = (truth("baseline"), truth("device-side"));
+    let c = compare_json(&db, "baseline", "device-side");
+    let phases = &c["runs"]["phases"];
+    let restore = find(phases, "phase", "restore");
+    let pass = find(phases, "phase", "pass exec");
+    assert_eq!(restore["verdict"], "moved", "{restore:#}");
+    assert!(restore["delta_median_ns"].as_f64().unwrap() < 0.0);
+    assert_eq!(pass["verdict"], "moved", "{pass:#}");
+    assert!(pass["delta_median_ns"].as_f64().unwrap() > 0.0);
+    let x = &c["details"][0]["attribution"];
+    let part = |n: &str| find(&x["parts"], "item", n)["change_ns"].as_f64().unwrap();
+    assert!(part("restore") < 0.0 && part("pass exec") > 0.0, "{x:#}");
+    check_against_truth(
+        x,
+        &tb,
+        &td,
+        &[
+            ("pre-pass", &["pre_pass"], &[]),
+            ("pass exec", &["pass_exec"], &[]),
+            ("restore", &["restore"], &[]),
+            ("continue", &["continue"], &[]),
+        ],
+    );
+    let text = krphase_db_ok(&db, &["compare", "baseline", "device-side"]);
+    assert!(text.contains("attribution of the wall change"), "{text}");
+}
+
+/// A rocprofv3-benchmark database with a single-pass config and a 3-group kernel-replay config,
+/// their wall times per run as given (cpu time half of it).
+fn benchmark_db(path: &Path, single: &[f64], replay: &[f64]) {
+    use krphase_analyzer::db::benchmark as b;
+    let c = rusqlite::Connection::open(path).unwrap();
+    b::create_schema(&c).unwrap();
+    let app = b::insert_or_reuse_app(&c, &["stream".into()], &Default::default(), "m").unwrap();
+    let mode = "tool-runtime-overhead";
+    let one = b::ConfigData::from_args(mode, &["--pmc", "SQ_WAVES"]).unwrap();
+    let three = b::ConfigData::from_args(
+        mode,
+        &[
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "--pmc",
+            "A",
+            "--pmc",
+            "B",
+            "--pmc",
+            "C",
+        ],
+    )
+    .unwrap();
+    for (cfg, walls) in [(one, single), (three, replay)] {
+        let id = b::insert_or_reuse_config(&c, &cfg, None).unwrap();
+        for w in walls {
+            let m = b::RunMetrics {
+                wall_time: Some(*w),
+                cpu_time: Some(w / 2.0),
+                peak_rss: Some(100.0),
+            };
+            b::insert_metrics(&c, app, id, None, "2026-01-01 00:00:00+00:00", &m).unwrap();
+        }
+    }
+    b::generate_statistics(&c).unwrap();
+}
+
+#[test]
+fn compare_of_two_imported_benchmark_databases_reports_the_known_ratio_per_config() {
+    let dir = scratch_dir("compare-benchmark-db");
+    let (old, new) = (dir.join("old.db"), dir.join("new.db"));
+    // Medians 1.1 s and 1.5 s; then 0.55 s (0.5x) and 3.0 s (2x).
+    benchmark_db(
+        &old,
+        &[1.0, 1.2, 1.1, 1.05, 1.15],
+        &[1.5, 1.4, 1.6, 1.45, 1.55],
+    );
+    benchmark_db(
+        &new,
+        &[0.5, 0.6, 0.55, 0.525, 0.575],
+        &[3.0, 2.8, 3.2, 2.9, 3.1],
+    );
+    let db = dir.join("k.db");
+    for (f, l) in [(&old, "old"), (&new, "new")] {
+        krphase_db_ok(
+            &db,
+            &["import-benchmark", &f.display().to_string(), "--label", l],
+        );
+    }
+    let c = compare_json(&db, "old", "new");
+    let rows = c["rows"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "two configs x wall and cpu time: {c:#}");
+    for r in rows {
+        let want = if r["mode"] == "kernel-replay" {
+            2.0
+        } else {
+            0.5
+        };
+        let got = r["ratio"].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-9, "{r:#}");
+        let iv = &r["interval"];
+        assert!(
+            iv["lo95"].as_f64().unwrap() <= want && want <= iv["hi95"].as_f64().unwrap(),
+            "{r:#}"
+        );
+        assert_eq!(r["verdict"], "moved", "{r:#}");
+        assert_eq!(
+            (r["a_runs"].as_u64(), r["b_runs"].as_u64()),
+            (Some(5), Some(5))
+        );
+    }
+    // No phase files behind a benchmark database: the attribution refuses in one line.
+    let d = &c["details"][0];
+    assert!(
+        d["refused"]
+            .as_str()
+            .unwrap()
+            .contains("no phase files are linked"),
+        "{d:#}"
+    );
+}
