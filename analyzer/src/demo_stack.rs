@@ -32,9 +32,6 @@ pub const BUILDS: [&str; 6] = [
 /// build: the six builds take about a minute together on a loaded two-core machine.
 pub const ELEMENTS: &str = "16384";
 pub const REPEATS: &str = "3";
-/// The memcpy rate standing for the GPU's device-local copies, fixed so every build is paced by
-/// the same factor (a rate measured at start would vary with the machine's load).
-pub const DEVICE_GBPS: &str = "20";
 /// #10916's quoted end-to-end improvement on BabelStream (against #7960).
 pub const PUBLISHED_FACTOR: f64 = 9.4;
 
@@ -48,7 +45,7 @@ fn short(build: &str) -> &str {
 }
 
 /// Runs `krphase bench` for one build into `dir/stack.db`; its output goes to a log file.
-fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str) -> Result<()> {
+fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, device_gbps: f64) -> Result<()> {
     let exe = std::env::current_exe().context("cannot locate the krphase executable")?;
     let name = build.replace(',', "+");
     let log = dir.join(format!("bench-{name}.log"));
@@ -77,7 +74,7 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str) -> Result<()> {
             &format!("{name}.csv"),
         ])
         .args(["--app", &emu_s, "run", "stream"])
-        .env("KRPHASE_EMU_DEVICE_GBPS", DEVICE_GBPS)
+        .env("KRPHASE_EMU_DEVICE_GBPS", format!("{device_gbps:.3}"))
         .env("KRPHASE_EMU_TRUTH", dir.join(format!("truth-{name}.jsonl")))
         .env_remove("KRPHASE_EMU_SDK_BUILD")
         .stdin(Stdio::null())
@@ -92,6 +89,31 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// This machine's memcpy rate, measured once by `krphase-emu calibrate` so that every build is
+/// paced by the same factor (each run measuring its own would vary with the load) and that
+/// factor is the real one: the device-local copies run at the CPU's own memcpy speed, so a rate
+/// assumed above it would slow them against the paced kinds.
+fn calibrate(emu: &Path) -> Result<f64> {
+    let out = Command::new(emu)
+        .arg("calibrate")
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run krphase-emu calibrate")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let gbps = text
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("device_gbps="))
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|g| g.is_finite() && *g > 0.0);
+    gbps.with_context(|| {
+        format!(
+            "krphase-emu calibrate printed no memcpy rate ({}): {}",
+            out.status,
+            text.trim()
+        )
+    })
 }
 
 /// The emulated device's slow-down against a GPU, from the emulator's truth file.
@@ -186,7 +208,7 @@ fn stack_table(conn: &rusqlite::Connection) -> Result<(String, Vec<BuildComparis
 }
 
 /// The closing note: the emulated factor beside the published one, and what it means.
-fn factor_note(device: &BuildComparison, slowdown: Option<f64>) -> String {
+fn factor_note(device: &BuildComparison, slowdown: Option<f64>, device_gbps: f64) -> String {
     let r = device.rows.as_ref().and_then(|r| r.rows.first());
     let f = r.and_then(|r| r.ratio).map(|x| 1.0 / x);
     let iv = r.and_then(|r| r.interval);
@@ -208,15 +230,16 @@ fn factor_note(device: &BuildComparison, slowdown: Option<f64>) -> String {
          measured on a PCIe\n  Gen5 host (fresh host pages ~1.6 GB/s, kept pinned staging \
          ~55 GB/s, device-local ~2 TB/s, ~6.5 us\n  per small region, ~200 us per drain \
          signal); the whole emulated device runs {} slower than a GPU\n  (one factor: a memcpy \
-         rate fixed at {DEVICE_GBPS} GB/s stands for the device-local ~2 TB/s).",
+         rate of {device_gbps:.2} GB/s, this CPU's own, measured once, stands for the\n  \
+         device-local ~2 TB/s).",
         slowdown.map_or("an unknown factor".into(), |x| format!("{x:.0}x")),
     );
     let _ = writeln!(
         s,
         "  what it does not mean: a measurement of #10916 on a GPU. Kernels run as this CPU's \
-         own loops, at the\n  copies' scale only as far as its real memcpy rate is near the \
-         {DEVICE_GBPS} GB/s assumed; {ELEMENTS} elements,\n  3 passes and 50 windows a run are \
-         this demo's choice (the PR gives no array size, pass count or GPU)."
+         own loops, at the\n  copies' scale only as far as this CPU's memcpy is steady over \
+         the runs; {ELEMENTS} elements,\n  3 passes and 50 windows a run are this demo's \
+         choice (the PR gives no array size, pass count or GPU)."
     );
     s
 }
@@ -235,9 +258,13 @@ pub fn run_stack(
         crate::db::open_existing(&db_path)?;
         std::fs::remove_file(&db_path)?;
     }
+    let device_gbps = calibrate(emu)?;
+    progress(&format!(
+        "stack: this machine's memcpy rate {device_gbps:.2} GB/s paces every build"
+    ));
     for b in BUILDS {
         let t0 = std::time::Instant::now();
-        bench(dir, emu, tool, b)?;
+        bench(dir, emu, tool, b, device_gbps)?;
         progress(&format!(
             "stack: {:<16} ({:.1} s)",
             short(b),
@@ -254,7 +281,7 @@ pub fn run_stack(
         println!("== device-side against baseline: attribution of the wall change");
         println!("{}", attribution_table(x));
     }
-    print!("{}", factor_note(device, slowdown(dir)));
+    print!("{}", factor_note(device, slowdown(dir), device_gbps));
     let md = dir.join("stack.md");
     let combined = all.last().context("no combined comparison")?;
     std::fs::write(&md, render_markdown(combined))
