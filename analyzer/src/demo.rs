@@ -180,11 +180,15 @@ fn artifacts(opts: &DemoOpts) -> Result<(PathBuf, PathBuf)> {
                         "krphase-tool",
                         "-p",
                         "krphase-emu",
+                        "-p",
+                        "krphase-emu-driver",
                     ])
                     .status()
                     .with_context(|| format!("cannot run {cargo}"))?;
                 if !status.success() {
-                    bail!("cargo build of krphase-tool and krphase-emu failed ({status})");
+                    bail!(
+                        "cargo build of krphase-tool, krphase-emu and krphase-emu-driver failed ({status})"
+                    );
                 }
                 let target = std::env::var_os("CARGO_TARGET_DIR")
                     .map(PathBuf::from)
@@ -195,10 +199,17 @@ fn artifacts(opts: &DemoOpts) -> Result<(PathBuf, PathBuf)> {
             None => (exe_dir.join("krphase-emu"), exe_dir.join("libkrphase.so")),
         },
     };
-    for p in [&emu, &tool] {
+    // The rocprofv3 stand-in preloads its counter tool from beside the emulator.
+    let driver = std::env::var_os("KRPHASE_EMU_DRIVER_LIBRARY")
+        .filter(|p| !p.is_empty())
+        .map_or_else(
+            || emu.with_file_name("libkrphase_emu_driver.so"),
+            PathBuf::from,
+        );
+    for p in [&emu, &tool, &driver] {
         if !p.is_file() {
             bail!(
-                "{} not found (build krphase-tool and krphase-emu, or pass --emu/--tool)",
+                "{} not found (build krphase-tool, krphase-emu and krphase-emu-driver, or pass --emu/--tool)",
                 p.display()
             );
         }

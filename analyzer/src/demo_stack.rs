@@ -181,6 +181,15 @@ fn stack_table(conn: &rusqlite::Connection) -> Result<(String, Vec<BuildComparis
             .as_ref()
             .and_then(|r| r.rows.first())
             .context("no P3 row")?;
+        // A build whose timed runs all failed has no median: its log says why.
+        for (build, m) in [(BUILDS[0], r.a_median_s), (*b, r.b_median_s)] {
+            if m.is_none() {
+                bail!(
+                    "the stack step's build {build} has no successful timed run (see bench-{}.log)",
+                    build.replace(',', "+")
+                );
+            }
+        }
         if all.is_empty() {
             t.add_row(vec![
                 "baseline".into(),
