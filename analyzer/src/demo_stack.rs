@@ -19,19 +19,50 @@ use crate::report::compare_markdown::render_markdown;
 use crate::report::fmt::{factor, seconds};
 use crate::report::verdict::DEFAULT_MARGIN_PCT;
 
-/// The builds, baseline first. Labels are the `--sdk-build` lists.
-pub const BUILDS: [&str; 6] = [
-    "baseline",
-    "signal-pool",
-    "skip-cu-markers",
-    "keep-staging",
-    "device-side",
-    "signal-pool,skip-cu-markers,keep-staging,device-side",
-];
-/// STREAM elements (three arrays of doubles: 384 KiB of snapshot per window) and timed runs per
-/// build: the six builds take about a minute together on a loaded two-core machine.
-pub const ELEMENTS: &str = "16384";
-pub const REPEATS: &str = "3";
+/// The step's plan, from `krphase-emu stack-plan`: the emulator owns its builds, the STREAM size
+/// and repeats that keep the step within about two minutes, and measures this machine's memcpy
+/// rate once, so that every build is paced by the same factor (each run measuring its own would
+/// vary with the load) and that factor is the real one (the device-local copies run at the CPU's
+/// own memcpy speed, so a rate assumed above it would slow them against the paced kinds).
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct StackPlan {
+    /// Baseline first, each switch alone, then all together; labels are the `--sdk-build` lists.
+    pub builds: Vec<String>,
+    pub elements: u64,
+    pub iterations: u64,
+    pub passes: u64,
+    pub repeats: u64,
+    pub warmup: u64,
+    pub device_gbps: f64,
+}
+
+/// Asks the emulator for the plan.
+fn stack_plan(emu: &Path) -> Result<StackPlan> {
+    let out = Command::new(emu)
+        .arg("stack-plan")
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run krphase-emu stack-plan")?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let plan: StackPlan = serde_json::from_str(text.trim()).with_context(|| {
+        format!(
+            "krphase-emu stack-plan printed no plan ({}): {}",
+            out.status,
+            text.trim()
+        )
+    })?;
+    if plan.builds.first().map(String::as_str) != Some("baseline")
+        || !plan.builds.iter().any(|b| b == "device-side")
+        || !(plan.device_gbps.is_finite() && plan.device_gbps > 0.0)
+    {
+        bail!("krphase-emu stack-plan: unexpected plan {}", text.trim());
+    }
+    Ok(plan)
+}
+
+/// STREAM launches five kernels per iteration (copy, mul, add, triad, dot): one window each.
+const WINDOWS_PER_ITERATION: u64 = 5;
+
 /// #10916's quoted end-to-end improvement on BabelStream (against #7960).
 pub const PUBLISHED_FACTOR: f64 = 9.4;
 
@@ -45,7 +76,7 @@ fn short(build: &str) -> &str {
 }
 
 /// Runs `krphase bench` for one build into `dir/stack.db`; its output goes to a log file.
-fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, device_gbps: f64) -> Result<()> {
+fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, plan: &StackPlan) -> Result<()> {
     let exe = std::env::current_exe().context("cannot locate the krphase executable")?;
     let name = build.replace(',', "+");
     let log = dir.join(format!("bench-{name}.log"));
@@ -65,8 +96,10 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, device_gbps: f64) -> 
         ])
         .args(["--rocprofv3", &format!("{emu_s} rocprofv3")])
         .args(["--tool", &tool.display().to_string()])
-        .args(["--repeats", REPEATS, "--warmup", "0", "--groups", "3"])
-        .args(["--only", "p3", "--footprints", ELEMENTS])
+        .args(["--repeats", &plan.repeats.to_string()])
+        .args(["--warmup", &plan.warmup.to_string()])
+        .args(["--groups", &plan.passes.to_string()])
+        .args(["--only", "p3", "--footprints", &plan.elements.to_string()])
         .args([
             "--workdir",
             &format!("out-{name}"),
@@ -74,7 +107,11 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, device_gbps: f64) -> 
             &format!("{name}.csv"),
         ])
         .args(["--app", &emu_s, "run", "stream"])
-        .env("KRPHASE_EMU_DEVICE_GBPS", format!("{device_gbps:.3}"))
+        .args(["--iterations", &plan.iterations.to_string()])
+        .env(
+            "KRPHASE_EMU_DEVICE_GBPS",
+            format!("{:.3}", plan.device_gbps),
+        )
         .env("KRPHASE_EMU_TRUTH", dir.join(format!("truth-{name}.jsonl")))
         .env_remove("KRPHASE_EMU_SDK_BUILD")
         .stdin(Stdio::null())
@@ -89,31 +126,6 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, device_gbps: f64) -> 
         );
     }
     Ok(())
-}
-
-/// This machine's memcpy rate, measured once by `krphase-emu calibrate` so that every build is
-/// paced by the same factor (each run measuring its own would vary with the load) and that
-/// factor is the real one: the device-local copies run at the CPU's own memcpy speed, so a rate
-/// assumed above it would slow them against the paced kinds.
-fn calibrate(emu: &Path) -> Result<f64> {
-    let out = Command::new(emu)
-        .arg("calibrate")
-        .stdin(Stdio::null())
-        .output()
-        .context("cannot run krphase-emu calibrate")?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let gbps = text
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("device_gbps="))
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|g| g.is_finite() && *g > 0.0);
-    gbps.with_context(|| {
-        format!(
-            "krphase-emu calibrate printed no memcpy rate ({}): {}",
-            out.status,
-            text.trim()
-        )
-    })
 }
 
 /// The emulated device's slow-down against a GPU, from the emulator's truth file.
@@ -153,7 +165,10 @@ fn parts_text(c: &BuildComparison) -> (String, String) {
 }
 
 /// Compares every build with the baseline and renders the stack table.
-fn stack_table(conn: &rusqlite::Connection) -> Result<(String, Vec<BuildComparison>)> {
+fn stack_table(
+    conn: &rusqlite::Connection,
+    builds: &[String],
+) -> Result<(String, Vec<BuildComparison>)> {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
@@ -168,21 +183,16 @@ fn stack_table(conn: &rusqlite::Connection) -> Result<(String, Vec<BuildComparis
             "rest",
         ]);
     let mut all = Vec::new();
-    for b in &BUILDS[1..] {
-        let c = compare_builds(
-            conn,
-            BUILDS[0],
-            b,
-            CompareWhat::Measurements,
-            DEFAULT_MARGIN_PCT,
-        )?;
+    let base = builds[0].as_str();
+    for b in &builds[1..] {
+        let c = compare_builds(conn, base, b, CompareWhat::Measurements, DEFAULT_MARGIN_PCT)?;
         let r = c
             .rows
             .as_ref()
             .and_then(|r| r.rows.first())
             .context("no P3 row")?;
         // A build whose timed runs all failed has no median: its log says why.
-        for (build, m) in [(BUILDS[0], r.a_median_s), (*b, r.b_median_s)] {
+        for (build, m) in [(base, r.a_median_s), (b.as_str(), r.b_median_s)] {
             if m.is_none() {
                 bail!(
                     "the stack step's build {build} has no successful timed run (see bench-{}.log)",
@@ -217,7 +227,10 @@ fn stack_table(conn: &rusqlite::Connection) -> Result<(String, Vec<BuildComparis
 }
 
 /// The closing note: the emulated factor beside the published one, and what it means.
-fn factor_note(device: &BuildComparison, slowdown: Option<f64>, device_gbps: f64) -> String {
+fn factor_note(device: &BuildComparison, slowdown: Option<f64>, plan: &StackPlan) -> String {
+    let device_gbps = plan.device_gbps;
+    let (elements, passes) = (plan.elements, plan.passes);
+    let windows = plan.iterations * WINDOWS_PER_ITERATION;
     let r = device.rows.as_ref().and_then(|r| r.rows.first());
     let f = r.and_then(|r| r.ratio).map(|x| 1.0 / x);
     let iv = r.and_then(|r| r.interval);
@@ -247,7 +260,7 @@ fn factor_note(device: &BuildComparison, slowdown: Option<f64>, device_gbps: f64
         s,
         "  what it does not mean: a measurement of #10916 on a GPU. Kernels run as this CPU's \
          own loops, at the\n  copies' scale only as far as this CPU's memcpy is steady over \
-         the runs; {ELEMENTS} elements,\n  3 passes and 50 windows a run are this demo's \
+         the runs; {elements} elements,\n  {passes} passes and {windows} windows a run are this demo's \
          choice (the PR gives no array size, pass count or GPU)."
     );
     s
@@ -267,13 +280,14 @@ pub fn run_stack(
         crate::db::open_existing(&db_path)?;
         std::fs::remove_file(&db_path)?;
     }
-    let device_gbps = calibrate(emu)?;
+    let plan = stack_plan(emu)?;
     progress(&format!(
-        "stack: this machine's memcpy rate {device_gbps:.2} GB/s paces every build"
+        "stack: this machine's memcpy rate {:.2} GB/s paces every build",
+        plan.device_gbps
     ));
-    for b in BUILDS {
+    for b in &plan.builds {
         let t0 = std::time::Instant::now();
-        bench(dir, emu, tool, b, device_gbps)?;
+        bench(dir, emu, tool, b, &plan)?;
         progress(&format!(
             "stack: {:<16} ({:.1} s)",
             short(b),
@@ -281,16 +295,25 @@ pub fn run_stack(
         ));
     }
     let conn = crate::db::open_existing(&db_path)?;
-    let (table, all) = stack_table(&conn)?;
-    println!("== the SDK-build stack on the emulator: STREAM, {ELEMENTS} elements, 3 passes, P3");
+    let (table, all) = stack_table(&conn, &plan.builds)?;
+    println!(
+        "== the SDK-build stack on the emulator: STREAM, {} elements, {} passes, {} windows a run, P3",
+        plan.elements,
+        plan.passes,
+        plan.iterations * WINDOWS_PER_ITERATION
+    );
     println!("{table}");
     println!("rest: the unexplained share of the wall change; parts: share of the wall change");
-    let device = all.get(3).context("no device-side comparison")?;
+    let device = plan.builds[1..]
+        .iter()
+        .position(|b| b == "device-side")
+        .and_then(|i| all.get(i))
+        .context("no device-side comparison")?;
     if let Some(x) = device.details.first().and_then(|d| d.attribution.as_ref()) {
         println!("== device-side against baseline: attribution of the wall change");
         println!("{}", attribution_table(x));
     }
-    print!("{}", factor_note(device, slowdown(dir), device_gbps));
+    print!("{}", factor_note(device, slowdown(dir), &plan));
     let md = dir.join("stack.md");
     let combined = all.last().context("no combined comparison")?;
     std::fs::write(&md, render_markdown(combined))

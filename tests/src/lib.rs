@@ -299,3 +299,12 @@ pub const TOOL_AND_EMU_ENV: &[&str] = &[
     "KRPHASE_EMU_SDK_BUILD",
     "KRPHASE_EMU_DEVICE_GBPS",
 ];
+
+/// Tests that time emulated phases take this lock, so that the tests of one binary (which the
+/// harness runs in parallel) do not load the machine for each other.
+static TIMING_SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Holds [`TIMING_SERIAL`] for the rest of the calling test (a panicking test poisons nothing).
+pub fn timing_serial() -> std::sync::MutexGuard<'static, ()> {
+    TIMING_SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}

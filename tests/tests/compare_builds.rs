@@ -155,6 +155,7 @@ const OBSERVED: &[(&str, &[&str], &[&str])] = &[
 
 #[test]
 fn bench_labels_of_sdk_builds_compare_and_attribute_as_the_truth_says() {
+    let _serial = krphase_tests::timing_serial();
     let dir = scratch_dir("compare-builds");
     bench(&dir, "baseline");
     for build in STACK {
@@ -245,6 +246,7 @@ fn drive_run(db: &Path, dir: &Path, build: &str, i: usize) {
 
 #[test]
 fn device_side_build_moves_the_restore_into_pass_time_and_the_attribution_says_so() {
+    let _serial = krphase_tests::timing_serial();
     let dir = scratch_dir("compare-device-side");
     let db = dir.join("k.db");
     // Interleaved, so slow drift in the machine's load falls on both builds.

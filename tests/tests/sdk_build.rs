@@ -25,14 +25,6 @@ const ROUNDS: usize = 3;
 /// Further runs of a build and the baseline while their passes look different.
 const EXTRA_ROUNDS: usize = 6;
 
-/// The tests of this file run one at a time, so their runs do not load the machine for each
-/// other.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// One run's truth lines.
 type Truth = Vec<Value>;
 
@@ -326,7 +318,7 @@ fn check_combination(base: &[Truth], two: &[Truth], every: &[Truth]) {
 /// the builds interleaved, one run at a time.
 #[test]
 fn each_switch_changes_only_its_phase_and_the_switches_compose() {
-    let _serial = serial();
+    let _serial = krphase_tests::timing_serial();
     let builds = [
         "baseline",
         "signal-pool",
@@ -371,7 +363,7 @@ fn each_switch_changes_only_its_phase_and_the_switches_compose() {
 
 #[test]
 fn device_side_falls_back_to_host_staging_or_declines_when_device_memory_is_short() {
-    let _serial = serial();
+    let _serial = krphase_tests::timing_serial();
     // Three arrays plus room for one more and a half: one array gets GPU-local backing.
     let array = ELEMENTS * 8;
     let memory = (3 * array + array + array / 2 + 4096).to_string();
@@ -442,7 +434,7 @@ fn measured_ns(kind: &str, regions: u64, array: f64) -> f64 {
 /// Runs at this machine's measured memcpy rate, as an unconfigured run does.
 #[test]
 fn copy_kinds_follow_the_measured_ratios_within_2x() {
-    let _serial = serial();
+    let _serial = krphase_tests::timing_serial();
     let array = 131072.0 * 8.0; // 1 MiB per STREAM array
     let mut rates: Vec<(String, f64, f64)> = Vec::new(); // kind, emulated, measured (GB/s)
     for build in ["baseline", "keep-staging", "device-side"] {
@@ -503,7 +495,7 @@ fn copy_kinds_follow_the_measured_ratios_within_2x() {
 
 #[test]
 fn bad_build_lists_and_options_get_one_line_and_change_nothing() {
-    let _serial = serial();
+    let _serial = krphase_tests::timing_serial();
     let a = krphase_tests::artifacts();
     for (args, needle) in [
         (vec!["--sdk-build", "fast"], "unknown switch"),
@@ -556,7 +548,7 @@ fn bad_build_lists_and_options_get_one_line_and_change_nothing() {
 /// command line wins.
 #[test]
 fn the_build_and_the_rate_can_come_from_the_environment() {
-    let _serial = serial();
+    let _serial = krphase_tests::timing_serial();
     let a = krphase_tests::artifacts();
     for (args, build) in [
         (vec![], "keep-staging"),

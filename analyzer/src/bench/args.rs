@@ -40,8 +40,15 @@ pub struct BenchArgs {
     /// Default: rocprofv3 on PATH.
     #[arg(long)]
     pub rocprofv3: Option<String>,
-    /// Application and its arguments (arguments beginning with `-` are not supported).
-    #[arg(long = "app", num_args = 1.., required = true)]
+    /// Application and its arguments: everything after `--app` (so it comes last; its arguments
+    /// may begin with `-`).
+    #[arg(
+        long = "app",
+        num_args = 1..,
+        required = true,
+        allow_hyphen_values = true,
+        trailing_var_arg = true
+    )]
     pub app: Vec<String>,
     /// CSV path.
     #[arg(long, default_value = "replay_perf.csv")]
