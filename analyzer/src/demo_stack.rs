@@ -107,7 +107,8 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, plan: &StackPlan) -> 
             &format!("{name}.csv"),
         ])
         .args(["--app", &emu_s, "run", "stream"])
-        .args(["--iterations", &plan.iterations.to_string()])
+        .arg("--app-arg=--iterations")
+        .arg(format!("--app-arg={}", plan.iterations))
         .env(
             "KRPHASE_EMU_DEVICE_GBPS",
             format!("{:.3}", plan.device_gbps),

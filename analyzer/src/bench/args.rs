@@ -40,16 +40,13 @@ pub struct BenchArgs {
     /// Default: rocprofv3 on PATH.
     #[arg(long)]
     pub rocprofv3: Option<String>,
-    /// Application and its arguments: everything after `--app` (so it comes last; its arguments
-    /// may begin with `-`).
-    #[arg(
-        long = "app",
-        num_args = 1..,
-        required = true,
-        allow_hyphen_values = true,
-        trailing_var_arg = true
-    )]
+    /// Application and its arguments (an argument beginning with `-` goes in `--app-arg`).
+    #[arg(long = "app", num_args = 1.., required = true)]
     pub app: Vec<String>,
+    /// One more argument for the application, appended after `--app`'s; may begin with `-`
+    /// (`--app-arg=--iterations --app-arg=1`). Repeatable.
+    #[arg(long = "app-arg", allow_hyphen_values = true, value_name = "ARG")]
+    pub app_args: Vec<String>,
     /// CSV path.
     #[arg(long, default_value = "replay_perf.csv")]
     pub output: PathBuf,
@@ -90,4 +87,11 @@ pub struct BenchArgs {
     /// `keep-staging` or `keep-staging,device-side`), passed as KRPHASE_EMU_SDK_BUILD.
     #[arg(long, value_name = "LIST")]
     pub sdk_build: Option<String>,
+}
+
+impl BenchArgs {
+    /// The application and all its arguments: `--app`'s words, then every `--app-arg`.
+    pub fn app_command(&self) -> Vec<String> {
+        self.app.iter().chain(&self.app_args).cloned().collect()
+    }
 }

@@ -280,6 +280,13 @@ mod tests {
     }
 
     #[test]
+    fn app_args_may_begin_with_a_dash_and_follow_the_app() {
+        let a = parse("--app emu run --app-arg=--iterations --groups 2 --app-arg 1").unwrap();
+        assert_eq!(a.app_command(), ["emu", "run", "--iterations", "1"]);
+        assert_eq!(a.groups, 2);
+    }
+
+    #[test]
     fn repeats_must_be_positive() {
         assert!(parse("--app app --repeats 0").is_err());
     }

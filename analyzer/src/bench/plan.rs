@@ -48,7 +48,7 @@ impl Planner<'_> {
             replay,
             extra: extra.iter().map(|s| s.to_string()).collect(),
             outdir: self.args.workdir.join(dir),
-            app: self.args.app.clone(),
+            app: self.args.app_command(),
         }
     }
 
@@ -135,7 +135,7 @@ impl Planner<'_> {
     fn p3(&mut self) {
         for &n in &self.args.footprints {
             let spec = CommandSpec {
-                app: command::with_elements(&self.args.app, n),
+                app: command::with_elements(&self.args.app_command(), n),
                 ..self.spec(self.groups.clone(), true, &[], &format!("p3-{n}"))
             };
             self.push(
