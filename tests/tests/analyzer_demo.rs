@@ -201,9 +201,14 @@ fn report_json_agrees_with_the_emulator_truth() {
             for (q, key) in [(0.5, "p50_ns"), (0.99, "p99_ns")] {
                 let want = quantile(v, q);
                 let got = p[key].as_i64().unwrap();
-                // Tool timestamps are taken inside the callbacks the truth stamps just before
-                // (a preempted callback entry can add a scheduler slice).
-                let tol = want / 50 + 200_000;
+                // Tool timestamps are taken inside the callbacks the truth stamps just before,
+                // so a thread preempted between the two stamps moves a scheduler slice from one
+                // phase into the next. The median must agree closely; the p99 of some 50 windows
+                // is their largest but one, and one preemption (up to 10 ms on a busy 2-core
+                // machine: the emulated device's workers and the tool's writer share it) may
+                // sit in it.
+                let slice = if q > 0.5 { 10_000_000 } else { 0 };
+                let tol = want / 50 + 200_000 + slice;
                 assert!(
                     (got - want).abs() <= tol,
                     "{label} {name} {key}: report {got}, truth {want}"
