@@ -10,7 +10,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::stats::quantile_sorted_f64;
+use super::stats::{median_in_place, quantile_sorted_f64};
 
 /// Bootstrap replicates per interval.
 pub const RESAMPLES: usize = 2000;
@@ -36,20 +36,6 @@ impl Interval {
     /// Whether the 90 % interval lies strictly inside (lo, hi).
     pub fn within90(&self, lo: f64, hi: f64) -> bool {
         self.lo90 > lo && self.hi90 < hi
-    }
-}
-
-/// The median of `buf` (reordered in place); `buf` is not empty.
-fn median_in_place(buf: &mut [f64]) -> f64 {
-    let n = buf.len();
-    let mid = n / 2;
-    let (left, m, _) = buf.select_nth_unstable_by(mid, f64::total_cmp);
-    let m = *m;
-    if n % 2 == 1 {
-        m
-    } else {
-        let below = left.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        (below + m) / 2.0
     }
 }
 
@@ -134,11 +120,5 @@ mod tests {
             x.excludes(0.0) && x.lo90 >= x.lo95 && x.hi90 <= x.hi95,
             "{x:?}"
         );
-    }
-
-    #[test]
-    fn medians_in_place_match_the_shared_definition() {
-        assert_eq!(median_in_place(&mut [3.0, 1.0, 2.0, 10.0]), 2.5);
-        assert_eq!(median_in_place(&mut [5.0, 1.0, 3.0]), 3.0);
     }
 }
