@@ -15,6 +15,15 @@ pub fn all_equal(x: &DeviceMemory, n: usize, want: u64) -> bool {
     (0..n).all(|i| get_u64(x, i) == want)
 }
 
+/// Every one of the first n words equals `want`; else the first word, for the caller's message.
+pub fn expect_count(x: &DeviceMemory, n: usize, want: u64) -> Result<(), u64> {
+    if all_equal(x, n, want) {
+        Ok(())
+    } else {
+        Err(get_u64(x, 0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -166,12 +166,8 @@ fn run_steps(
         q.synchronize();
     }
     let want = (o.iterations * per_round) as u64;
-    if !steps::all_equal(&x.words, n, want) {
-        return Err(format!(
-            "x[0] = {} but {want} steps were launched",
-            get_u64(&x.words, 0)
-        ));
-    }
+    steps::expect_count(&x.words, n, want)
+        .map_err(|got| format!("x[0] = {got} but {want} steps were launched"))?;
     let mut cs = Checksum::default();
     cs.add_words(&x.words, n);
     hip::free(&x);
@@ -208,12 +204,9 @@ fn run_multi_queue(
     });
     let mut cs = Checksum::default();
     for (t, x) in bufs.iter().enumerate() {
-        if !steps::all_equal(&x.words, n, iterations as u64) {
-            return Err(format!(
-                "thread {t}: x[0] = {} but {iterations} steps were launched",
-                get_u64(&x.words, 0)
-            ));
-        }
+        steps::expect_count(&x.words, n, iterations as u64).map_err(|got| {
+            format!("thread {t}: x[0] = {got} but {iterations} steps were launched")
+        })?;
         cs.add_words(&x.words, n);
     }
     for x in &bufs {
@@ -236,12 +229,8 @@ fn run_vmem(n: usize, iterations: usize) -> Result<Outcome, String> {
         });
         q.synchronize();
     }
-    if !steps::all_equal(&v.words, n, iterations as u64) {
-        return Err(format!(
-            "v[0] = {} but {iterations} steps were launched",
-            get_u64(&v.words, 0)
-        ));
-    }
+    steps::expect_count(&v.words, n, iterations as u64)
+        .map_err(|got| format!("v[0] = {got} but {iterations} steps were launched"))?;
     let mut cs = Checksum::default();
     cs.add_words(&v.words, n);
     hip::free(&v);

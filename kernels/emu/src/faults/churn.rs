@@ -6,7 +6,6 @@ use crate::opts::RunOpts;
 use crate::outcome::Outcome;
 use crate::program as hip;
 use krphase_kernels::checksum::Checksum;
-use krphase_kernels::device_memory::get_u64;
 use krphase_kernels::steps;
 
 pub fn run(o: &RunOpts) -> Result<Outcome, String> {
@@ -31,12 +30,8 @@ pub fn run(o: &RunOpts) -> Result<Outcome, String> {
         started += wave;
     }
     let want = o.churn_threads as u64;
-    if !steps::all_equal(&x.words, n, want) {
-        return Err(format!(
-            "x[0] = {} but {want} threads launched one step each",
-            get_u64(&x.words, 0)
-        ));
-    }
+    steps::expect_count(&x.words, n, want)
+        .map_err(|got| format!("x[0] = {got} but {want} threads launched one step each"))?;
     let mut cs = Checksum::default();
     cs.add_words(&x.words, n);
     hip::free(&x);

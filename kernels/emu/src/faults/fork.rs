@@ -11,7 +11,6 @@ use crate::process::{self, Ended, Forked};
 use crate::program as hip;
 use crate::truth;
 use krphase_kernels::checksum::Checksum;
-use krphase_kernels::device_memory::get_u64;
 use krphase_kernels::steps;
 use serde_json::json;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -112,12 +111,8 @@ pub fn run(o: &RunOpts) -> Result<Outcome, String> {
     let mut cs = Checksum::default();
     for (t, (x, c)) in bufs.iter().zip(&counts).enumerate() {
         let want = c.load(Ordering::SeqCst);
-        if !steps::all_equal(&x.words, n, want) {
-            return Err(format!(
-                "thread {t}: x[0] = {} but {want} steps were launched",
-                get_u64(&x.words, 0)
-            ));
-        }
+        steps::expect_count(&x.words, n, want)
+            .map_err(|got| format!("thread {t}: x[0] = {got} but {want} steps were launched"))?;
         cs.add_words(&x.words, n);
     }
     for x in &bufs {
