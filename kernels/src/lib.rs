@@ -31,6 +31,17 @@ pub const KERNEL_NAMES: [&str; 13] = [
     "nudge",
 ];
 
+/// The device memory one work-item of `name` reads plus writes, bytes (f64 elements of 8 bytes;
+/// a kernel's one-off writes, such as a call counter or a dot's sum, are left out). `None`
+/// for the step and sample kernels, which touch a word or two: there is nothing to stream.
+pub fn traffic_per_item(name: &str) -> Option<u64> {
+    match name {
+        "stream_copy" | "stream_mul" | "stream_dot" => Some(16),
+        "stream_add" | "stream_triad" | "saxpy" => Some(24),
+        _ => None,
+    }
+}
+
 /// The kernel id of a kernel name (1-based), or `None` for an unknown name.
 pub fn kernel_id(name: &str) -> Option<u64> {
     KERNEL_NAMES
@@ -55,6 +66,8 @@ mod tests {
             assert_eq!(kernel_name(i as u64 + 1), Some(*n));
         }
         assert_eq!(kernel_id("nope"), None);
+        assert_eq!(traffic_per_item("stream_triad"), Some(24));
+        assert_eq!(traffic_per_item("bump"), None);
         assert_eq!(kernel_name(0), None);
     }
 }

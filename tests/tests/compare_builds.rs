@@ -140,16 +140,18 @@ fn check_against_truth(
     }
 }
 
-/// The observe-mode parts and the truth totals they stand for: the SDK log's restore is its
-/// copy time (restore_copy); the window rest is the window less pre-pass and restore copies.
+/// The observe-mode parts and the truth totals they stand for: the drain is the SDK phase
+/// line's lock+drain (writer-lock request to agent-drain end: `lock_drain`, not the pre-pass
+/// less the snapshot, which also holds the host work around them); the SDK log's restore is its
+/// copy time (`restore_copy`); the window rest is the window less those three.
 const OBSERVED: &[(&str, &[&str], &[&str])] = &[
     ("snapshot", &["snapshot"], &[]),
-    ("drain", &["drain"], &[]),
+    ("drain", &["lock_drain"], &[]),
     ("restore", &["restore_copy"], &[]),
     (
         "pass exec (window rest)",
         &["window"],
-        &["pre_pass", "restore_copy"],
+        &["snapshot", "lock_drain", "restore_copy"],
     ),
 ];
 
@@ -191,13 +193,12 @@ fn bench_labels_of_sdk_builds_compare_and_attribute_as_the_truth_says() {
     let snap = find(phases, "phase", "snapshot");
     assert_eq!(snap["verdict"], "moved", "{snap:#}");
     assert!(snap["delta_median_ns"].as_f64().unwrap() < 0.0);
-    // The passes' execution on the device, measured from the dispatch records in process. The
-    // emulated kernels are CPU loops whose speed follows the cache state the copies before them
-    // leave (kept staging ran them 12 % faster in one run, 16 % slower in another), so an
-    // equivalence at ±15 % is not shown reliably here; the passes must stay within ±30 %.
+    // The passes' execution on the device, from the dispatch records in process: kept staging
+    // changes copies only, and the emulator paces its kernels to their modelled duration, so
+    // the passes must be equivalent within the default ±15 % margin (a TOST, not a failed
+    // significance test).
     let gpu = find(phases, "phase", "gpu");
-    let r = gpu["ratio"].as_f64().unwrap();
-    assert!((0.7..1.3).contains(&r), "{gpu:#}");
+    assert_eq!(gpu["verdict"], "equivalent within ±15%", "{gpu:#}");
     assert_eq!(detail["attribution"]["parts"][0]["item"], "snapshot");
 
     // The markdown section names the moved phase, the interval and the attribution.

@@ -192,6 +192,21 @@ fn copies_follow_the_model(runs: &[Truth]) -> bool {
         )
 }
 
+/// Every pass's kernel ran for its modelled duration (each window's `kernel_model_ns`): the
+/// emulator paces streaming kernels, so no build's copies can change them.
+fn kernels_follow_the_model(runs: &[Truth]) -> bool {
+    let (mut model, mut got, mut n) = (0.0, 0.0, 0);
+    for w in runs.iter().flat_map(|t| of_type(t, "window")) {
+        let each = w["kernel_model_ns"].as_f64().expect("a paced kernel");
+        for p in w["passes"].as_array().unwrap() {
+            model += each;
+            got += p["gpu_end"].as_f64().unwrap() - p["gpu_start"].as_f64().unwrap();
+            n += 1;
+        }
+    }
+    n > 0 && near_model(model, got, n)
+}
+
 /// One drain-signal creation per window, ~200 µs each at GPU scale, over all runs of a build.
 fn signal_model(runs: &[Truth]) -> f64 {
     200e3 * slowdown(&runs[0]) * (WINDOWS * runs.len()) as f64
@@ -339,6 +354,9 @@ fn each_switch_changes_only_its_phase_and_the_switches_compose() {
     }
     let base = &runs[0];
     assert!(copies_follow_the_model(base));
+    for (b, r) in builds.iter().zip(&runs) {
+        assert!(kernels_follow_the_model(r), "{b}: kernels off their model");
+    }
     check_signal_pool(base, &runs[1]);
     check_skip_markers(base, &runs[2]);
     check_keep_staging(base, &runs[3]);

@@ -5,6 +5,7 @@
 use crate::agents::{CPU_AGENT, GPU_AGENT, MAX_GPU_AGENTS};
 use crate::clock::now_ns;
 use crate::memory::{self, MemKind, Region};
+use crate::pacing::pace_until;
 use crate::sdk::{CallbackEvent, sdk};
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use krphase_ffi::{
@@ -96,6 +97,9 @@ pub struct KernelPacket {
     pub pass: Option<u64>,
     /// What the counting contexts asked to count (filled at enqueue).
     pub counting: Vec<crate::counting::service::Request>,
+    /// The least time the kernel runs: its modelled duration under `--sdk-build` (the worker
+    /// waits out what the body left of it), zero for an unpaced kernel.
+    pub floor: Duration,
     pub completion: Completion,
 }
 
@@ -234,8 +238,11 @@ fn worker(rx: Receiver<Packet>, async_active: Arc<AtomicUsize>) {
     for packet in rx {
         match packet {
             Packet::Kernel(k) => {
-                let start = now_ns();
+                let (start, began) = (now_ns(), Instant::now());
                 (k.body)();
+                if !k.floor.is_zero() {
+                    pace_until(began + k.floor);
+                }
                 let end = now_ns().max(start + 1);
                 let _ = completions.send(Retired::Kernel(Box::new(Done {
                     packet: *k,
@@ -343,6 +350,7 @@ mod tests {
             suppressed: Vec::new(),
             pass: None,
             counting: Vec::new(),
+            floor: Duration::ZERO,
             completion: Completion::App(app.clone()),
         })));
         let drain = Signal::new(1);

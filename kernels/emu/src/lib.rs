@@ -18,6 +18,7 @@ pub mod memcpy_rate;
 pub mod memory;
 pub mod opts;
 pub mod outcome;
+mod pacing;
 pub mod process;
 pub mod program;
 pub mod registration;

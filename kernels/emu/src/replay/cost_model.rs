@@ -7,9 +7,10 @@
 //! `slowdown = DEVICE_LOCAL_GBPS / device_gbps`, and every other cost is the GPU-scale cost
 //! times that factor: slower copy kinds are paced down from the memcpy speed in the ratios
 //! measured between the kinds on a real PCIe Gen5 host, and latencies (per-window signal
-//! creation, per-copy set-up) are stretched by the same factor. Kernels and the drain's wait for
-//! work in flight need no pacing: they are memory-bound loops on the same CPU, so they already
-//! run at that scale.
+//! creation, per-copy set-up) are stretched by the same factor. Kernels that stream memory are
+//! paced too, as device-local copies of their traffic: left to the CPU, their time would follow
+//! the cache state each build's copies leave, and a build that only changes copies would seem to
+//! change the passes. The drain's wait for work in flight follows the kernels.
 
 use super::sdk_build::SdkBuild;
 use std::time::Duration;
@@ -136,6 +137,16 @@ impl CostModel {
         self.scaled(sizes.into_iter().map(|b| kind.gpu_us(b)).sum())
     }
 
+    /// One kernel reading and writing `traffic` bytes of device memory. A streaming kernel moves
+    /// its bytes as a device-local copy of half of them does (the copy rate counts each byte
+    /// once, and a copy reads and writes it), so it takes the `d2d` time of `traffic / 2`,
+    /// set-up bound below 1 MiB as small copies are. The CPU loop standing for the kernel runs
+    /// well inside this at any slow-down a memcpy rate gives, so the paced time, not the cache
+    /// state the copies before it leave, decides the kernel's time.
+    pub fn kernel(&self, traffic: u64) -> Duration {
+        self.copies(CopyKind::DeviceD2D, [traffic / 2])
+    }
+
     /// How host staging is copied out in this build: pinned kept staging or fresh pages.
     pub fn host_snapshot_kind(&self) -> CopyKind {
         if self.build.keep_staging {
@@ -184,6 +195,18 @@ mod tests {
                 "{kind:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_kernel_takes_the_device_local_copy_of_half_its_traffic() {
+        let m = CostModel::new(SdkBuild::default(), DEVICE_LOCAL_GBPS / 100.0);
+        let big = (2u64 << 30) * 2;
+        let want = (2u64 << 30) as f64 / (DEVICE_LOCAL_GBPS / 100.0 * 1e9);
+        assert!((m.kernel(big).as_secs_f64() - want).abs() < 1e-9);
+        // A 16 Ki-element STREAM copy (256 KiB read and written) is set-up bound: 8.1 µs at
+        // GPU scale, between a small copy's 6.5 µs and the 1 MiB copy's 19.4 µs.
+        let us = m.kernel(16_384 * 16).as_secs_f64() * 1e6 / 100.0;
+        assert!((8.0..8.2).contains(&us), "{us} µs");
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! takes); below them `tool_calls` and `payload` (the owner's callbacks), `submit` (packets on
 //! a queue), `drain`, `record` and `phase_clock` (what is measured), `thread_window`, `config`;
 //! the `--sdk-build` cost model: `sdk_build` (the switches) → `cost_model` (durations per copy
-//! kind and latency) → `copy_plan` (one snapshot's or restore's copies) → `pacing`, and
+//! kind and latency) → `copy_plan` (one snapshot's or restore's copies), paced by the crate's
+//! `pacing`, and
 //! `totals` (the per-run truth totals).
 
 mod config;
@@ -19,7 +20,6 @@ pub mod cost_model;
 mod drain;
 mod intercept;
 mod open_window;
-mod pacing;
 mod passes;
 mod payload;
 mod phase_clock;

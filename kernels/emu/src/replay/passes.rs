@@ -5,7 +5,6 @@
 use super::copy_plan::{CopyPlan, Taken};
 use super::drain::{SDK_DRAIN_LIMIT, drain_wait, forced_stuck, held};
 use super::open_window::{Decline, OpenWindow};
-use super::pacing::{link_duration, pace_until};
 use super::payload::{
     PayloadFields, build_payload, clear_local_stops, local_stops, read_callbacks,
 };
@@ -17,6 +16,7 @@ use crate::device::{Completion, KernelPacket, Signal};
 use crate::log::{self, Level};
 use crate::memory;
 use crate::opts::{ContinueUserData, RestoreOrder};
+use crate::pacing::{link_duration, pace_until};
 use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -163,6 +163,7 @@ fn submit_pass(win: &OpenWindow, i: u64, held_kernel: &mut Option<Arc<Signal>>) 
         suppressed: local_stops(),
         pass: Some(i),
         counting: Vec::new(),
+        floor: win.record.kernel_model.unwrap_or_default(),
         completion: Completion::Pass {
             signal: signal.clone(),
             times: gpu_times.clone(),

@@ -5,7 +5,6 @@
 use super::copy_plan::{self, CopyPlan, Taken};
 use super::drain::{SDK_DRAIN_LIMIT, agent_idle, drain_wait};
 use super::open_window::{Decline, OpenWindow};
-use super::pacing::{link_duration, pace_until};
 use super::phase_clock::Span;
 use super::record::{SnapshotRecord, WindowRecord};
 use crate::clock::now_ns;
@@ -14,6 +13,7 @@ use crate::device_backing;
 use crate::log::{self, Level};
 use crate::memory::{self, Region};
 use crate::opts::{DeclineOpt, DeviceFallback};
+use crate::pacing::{link_duration, pace_until};
 use std::sync::Arc;
 use std::time::Instant;
 

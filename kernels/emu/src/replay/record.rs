@@ -62,6 +62,8 @@ pub(super) struct WindowRecord {
     pub(super) dispatch_id: u64,
     pub(super) corr: CorrelationId,
     pub(super) kernel_id: u64,
+    /// With `--sdk-build`: the duration each pass's kernel is paced to (none: unpaced).
+    pub(super) kernel_model: Option<std::time::Duration>,
     pub(super) agent: u64,
     pub(super) queue: u64,
     pub(super) thread: u64,
@@ -161,7 +163,7 @@ impl WindowRecord {
             "type": "window", "pid": std::process::id(), "dispatch_id": self.dispatch_id,
             "correlation_id": self.corr.internal, "kernel_id": self.kernel_id,
             "kernel": kernel_name(self.kernel_id), "agent": self.agent, "queue": self.queue,
-            "thread": self.thread,
+            "thread": self.thread, "kernel_model_ns": self.kernel_model.map(|d| d.as_nanos() as u64),
             "outcome": if reason == "none" { "replayed" } else { "declined" }, "reason": reason,
             "requested_passes": self.requested, "executed_passes": self.executed,
             "config_enter": self.config_enter, "pass_count_return": self.pass_count_return,

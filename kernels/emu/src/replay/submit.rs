@@ -2,6 +2,7 @@
 //! callbacks and the counting service's dispatch callbacks around the packet write, and the
 //! ordinary (not replayed) submission of a dispatch.
 
+use super::config::config;
 use super::thread_window;
 use crate::clock::thread_id;
 use crate::device::{
@@ -13,8 +14,10 @@ use krphase_ffi::{
     AgentId, CallbackPhase, CallbackTracingKind, CorrelationId, Dim3, KernelDispatchInfo, QueueId,
     UserData, kernel_dispatch_op,
 };
+use krphase_kernels::{kernel_name, traffic_per_item};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 /// One kernel launch as the application asks for it.
 pub struct Launch {
@@ -22,6 +25,20 @@ pub struct Launch {
     pub grid: u32,
     pub workgroup: u32,
     pub body: KernelBody,
+}
+
+/// The least time the kernel of `l` runs. Under `--sdk-build` a kernel that streams memory is
+/// paced to its modelled duration (`CostModel::kernel`), so its time is the same in every build,
+/// whatever cache state the copies before it leave; otherwise, and for kernels with nothing to
+/// stream, it runs at the CPU's speed.
+pub(super) fn kernel_floor(l: &Launch) -> Duration {
+    let traffic = kernel_name(l.kernel_id)
+        .and_then(traffic_per_item)
+        .map(|b| b * u64::from(l.grid));
+    match (config().model, traffic) {
+        (Some(m), Some(t)) => m.kernel(t),
+        _ => Duration::ZERO,
+    }
 }
 
 /// The dispatch info every callback and record of this launch carries.
@@ -98,6 +115,7 @@ pub(super) fn submit_once(
         None
     };
     app.dispatch_id.store(dispatch_id, Ordering::SeqCst);
+    let floor = kernel_floor(&l);
     let packet = KernelPacket {
         info: dispatch_info(queue, &l, dispatch_id),
         body: l.body,
@@ -106,6 +124,7 @@ pub(super) fn submit_once(
         suppressed: Vec::new(),
         pass: None,
         counting: Vec::new(),
+        floor,
         completion: Completion::App(app),
     };
     enqueue(queue, packet);

@@ -10,7 +10,7 @@ use super::passes::{self, PassLoopEnd};
 use super::phase_clock::PhaseClock;
 use super::pre_pass;
 use super::record::{WindowRecord, write_decline_truth};
-use super::submit::{Launch, dispatch_info, submit_once};
+use super::submit::{Launch, dispatch_info, kernel_floor, submit_once};
 use super::thread_window;
 use super::tool_calls::{ReplayTool, config_enter, config_exit};
 use super::totals;
@@ -40,6 +40,7 @@ pub(super) fn run(
         dispatch_id,
         corr,
         kernel_id: launch.kernel_id,
+        kernel_model: Some(kernel_floor(&launch)).filter(|d| !d.is_zero()),
         agent: queue.agent,
         queue: queue.id,
         thread: thread_id(),

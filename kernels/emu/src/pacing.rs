@@ -1,4 +1,4 @@
-//! Pacing a copy or a latency to its modelled duration: the real work runs first, then the
+//! Pacing a copy, a latency or a kernel to its modelled duration: the real work runs first, then the
 //! thread waits until the deadline (sleeping, and yielding for the last stretch, which a sleep
 //! would overshoot).
 
@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 const YIELD_BEFORE: Duration = Duration::from_micros(200);
 
 /// Returns once `deadline` has passed.
-pub(super) fn pace_until(deadline: Instant) {
+pub(crate) fn pace_until(deadline: Instant) {
     loop {
         let now = Instant::now();
         if now >= deadline {
@@ -24,6 +24,6 @@ pub(super) fn pace_until(deadline: Instant) {
 }
 
 /// Without `--sdk-build`: a copy takes at least `bytes` at `gbps` (`--link-gbps`).
-pub(super) fn link_duration(bytes: u64, gbps: f64) -> Duration {
+pub(crate) fn link_duration(bytes: u64, gbps: f64) -> Duration {
     Duration::from_secs_f64(bytes as f64 / (gbps * 1e9))
 }
