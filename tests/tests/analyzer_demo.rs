@@ -281,11 +281,18 @@ fn compare_two_and_four_pass_stream() {
     };
     assert_eq!(verdict("restore"), "moved");
     assert_eq!(verdict("pass exec"), "moved");
-    // The pass count does not touch the pre-pass: never "moved"; shown equivalent when the
-    // machine is quiet enough for the interval to fit the margin, else it cannot tell.
+    // The pass count does not touch the pre-pass: never "moved" beyond the margin; shown
+    // equivalent when the machine is quiet enough for the interval to fit the margin (with a
+    // shift smaller than it that the windows still resolve, "moved, within"), else it cannot
+    // tell.
     let pre = verdict("pre-pass");
     assert!(
-        ["equivalent within ±15%", "not significant"].contains(&pre.as_str()),
+        [
+            "equivalent within ±15%",
+            "moved, within ±15%",
+            "not significant"
+        ]
+        .contains(&pre.as_str()),
         "pre-pass: {pre}"
     );
     let table = krphase(&db, &["compare", "stream-2p", "stream-4p"]);

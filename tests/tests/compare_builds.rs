@@ -175,7 +175,13 @@ fn bench_labels_of_sdk_builds_compare_and_attribute_as_the_truth_says() {
             "variant",
             &format!("elements-{ELEMENTS}"),
         );
-        assert_eq!(row["verdict"], "moved", "{build}: {row:#}");
+        // Every build in the stack speeds the run up beyond noise (skip-cu-markers by 14-17 %:
+        // "moved", or under load "moved, within ±15%").
+        assert!(
+            row["interval"]["hi95"].as_f64().unwrap() < 1.0
+                && ["moved", "moved_within"].contains(&row["verdict_code"].as_str().unwrap()),
+            "{build}: {row:#}"
+        );
     }
 
     let c = compare_json(&db, "baseline", "keep-staging");
@@ -195,10 +201,16 @@ fn bench_labels_of_sdk_builds_compare_and_attribute_as_the_truth_says() {
     assert!(snap["delta_median_ns"].as_f64().unwrap() < 0.0);
     // The passes' execution on the device, from the dispatch records in process: kept staging
     // changes copies only, and the emulator paces its kernels to their modelled duration, so
-    // the passes must be equivalent within the default ±15 % margin (a TOST, not a failed
-    // significance test).
+    // the passes must pass the equivalence test at the default ±15 % margin (a TOST, not a
+    // failed significance test; a sleep's overshoot may still make a tiny shift significant,
+    // which the words then show as "moved, within ±15%").
     let gpu = find(phases, "phase", "gpu");
-    assert_eq!(gpu["verdict"], "equivalent within ±15%", "{gpu:#}");
+    assert!(
+        ["equivalent", "moved_within"].contains(&gpu["verdict_code"].as_str().unwrap()),
+        "{gpu:#}"
+    );
+    let r = gpu["ratio"].as_f64().unwrap();
+    assert!((0.95..1.05).contains(&r), "{gpu:#}");
     assert_eq!(detail["attribution"]["parts"][0]["item"], "snapshot");
 
     // The markdown section names the moved phase, the interval and the attribution.

@@ -4,9 +4,10 @@
 //!
 //! Noise test: two-sided Mann–Whitney U on the per-window samples (normal approximation with tie
 //! correction), kept beside the interval: a phase has "moved" when p < [`ALPHA`] **and** the 95 %
-//! interval of the median difference excludes zero, unless the 90 % interval lies inside the
-//! equivalence margin, which makes it "equivalent within ±M %" (with thousands of windows the U
-//! test alone flags shifts too small to matter).
+//! interval of the median difference excludes zero; when the 90 % interval also lies inside the
+//! equivalence margin it has "moved, within ±M %" (with thousands of windows the U test alone
+//! flags shifts too small to matter, and the words say so without hiding them), and inside the
+//! margin without a significant change it is "equivalent within ±M %".
 //!
 //! The whole answer of `krphase compare` (whole-run rows, attribution, markdown) is in
 //! `compare_builds.rs`; this file is the per-window part.
@@ -47,7 +48,8 @@ pub struct PhaseDelta {
     pub p_value: Option<f64>,
     /// median(B) − median(A) with its 95 % and 90 % bootstrap intervals (ns).
     pub delta_interval: Option<Interval>,
-    /// `moved`, `not significant`, `equivalent within ±M%` or `n/a` (`verdict.rs`).
+    /// `moved`, `moved, within ±M%`, `not significant`, `equivalent within ±M%` or `n/a`
+    /// (`verdict.rs`).
     pub verdict: String,
     pub verdict_code: Verdict,
     /// Share of the end-to-end (window total) change.
@@ -200,7 +202,7 @@ pub fn compare_with(
             "medians' difference with a 95% bootstrap interval ({} resamples, fixed seed) and a \
              two-sided\n  Mann-Whitney U on per-window samples; moved: interval excludes 0 and \
              p < {ALPHA};\n  equivalent: 90% interval inside ±{margin_pct:.0}% of A's median \
-             (TOST); else not significant",
+             (TOST) and not moved;\n  moved, within: both; else not significant",
             super::bootstrap::RESAMPLES
         ),
         margin_pct,

@@ -1,6 +1,6 @@
 //! `krphase compare --format markdown`: a short section to paste into a pull request — the
-//! end-to-end effect of each row with its interval, the phases that moved (and those shown
-//! equivalent), and the attribution table of each kernel-replay row.
+//! end-to-end effect of each row with its interval, the phases that moved (those that moved
+//! less than the margin, and those shown equivalent), and the attribution table of each kernel-replay row.
 
 use std::fmt::Write as _;
 
@@ -34,20 +34,30 @@ fn phase_lines(s: &mut String, row: &str, p: &Comparison) {
     }
 }
 
-fn equivalent_line(s: &mut String, row: &str, p: &Comparison) {
-    let eq: Vec<&str> = p
+/// The phases inside the margin, in two lines: those that moved less than it (real changes,
+/// with their size) and those shown equivalent.
+fn within_margin_lines(s: &mut String, row: &str, p: &Comparison) {
+    let small: Vec<String> = p
+        .phases
+        .iter()
+        .filter(|p| p.verdict_code == Verdict::MovedWithin)
+        .map(|p| match p.delta_median_ns {
+            Some(d) => format!("{} ({})", p.phase, signed_duration(d)),
+            None => p.phase.clone(),
+        })
+        .collect();
+    let eq: Vec<String> = p
         .phases
         .iter()
         .filter(|p| p.verdict_code == Verdict::Equivalent)
-        .map(|p| p.phase.as_str())
+        .map(|p| p.phase.clone())
         .collect();
+    let m = p.margin_pct;
+    if !small.is_empty() {
+        let _ = writeln!(s, "- {row}: moved, within ±{m:.0}%: {}", small.join(", "));
+    }
     if !eq.is_empty() {
-        let _ = writeln!(
-            s,
-            "- {row}: equivalent within ±{:.0}%: {}",
-            p.margin_pct,
-            eq.join(", ")
-        );
+        let _ = writeln!(s, "- {row}: equivalent within ±{m:.0}%: {}", eq.join(", "));
     }
 }
 
@@ -88,7 +98,7 @@ pub fn render_markdown(c: &BuildComparison) -> String {
             s.push_str("- none\n");
         }
         for (row, p) in &phases {
-            equivalent_line(&mut s, row, p);
+            within_margin_lines(&mut s, row, p);
         }
         s.push('\n');
     }

@@ -38,7 +38,7 @@ pub struct MeasurementDelta {
     pub b_runs: usize,
     /// The ratio's 95 % (and 90 %) bootstrap interval over those runs.
     pub interval: Option<Interval>,
-    /// `moved`, `not significant`, `equivalent within ±M%` or `n/a`.
+    /// `moved`, `moved, within ±M%`, `not significant`, `equivalent within ±M%` or `n/a`.
     pub verdict: String,
     pub verdict_code: Verdict,
     /// False when either side's row claims kernel replay and did not replay.
@@ -188,7 +188,7 @@ pub fn compare_measurements_with(
             "medians of whole runs as the harness measured them; interval: 95% percentile \
              bootstrap of the ratio of medians over each row's stored runs ({} resamples, fixed \
              seed; none for CSV rows, which keep no per-run values); moved: interval excludes 1; \
-             equivalent: 90% interval inside ±{margin_pct:.0}%",
+             equivalent: 90% interval inside ±{margin_pct:.0}% and not moved; moved, within: both",
             super::bootstrap::RESAMPLES
         ),
         rows,

@@ -1,10 +1,12 @@
 //! The verdict words of `krphase compare`, one definition for whole-run rows and phases:
 //!
 //! - **equivalent within ±M %**: the 90 % interval of the change lies inside ±M % of side A (an
-//!   equivalence test: two one-sided tests at 5 %, TOST). Checked first, so a change too small to
-//!   matter is called so even when it is significant.
+//!   equivalence test: two one-sided tests at 5 %, TOST), and the change is not significant.
+//! - **moved, within ±M %**: both at once: the change is real and smaller than the margin. Kept
+//!   apart from "equivalent" so that a significant change (a 14 % speed-up under a 15 % margin,
+//!   or a few per cent over thousands of windows) is never hidden behind a word for no change.
 //! - **moved**: the 95 % interval of the change excludes no change (and, for per-window phases,
-//!   the rank test agrees at p < [`super::compare::ALPHA`]).
+//!   the rank test agrees at p < [`super::compare::ALPHA`]), and it is not inside the margin.
 //! - **not significant**: neither; the data cannot tell. It is *not* "unchanged": a wide interval
 //!   may hide a large change.
 //! - **n/a**: no interval (fewer than two values a side, or nothing on side A to scale by).
@@ -21,16 +23,33 @@ pub const DEFAULT_MARGIN_PCT: f64 = 15.0;
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Moved,
+    MovedWithin,
     NotSignificant,
     Equivalent,
     NotAvailable,
 }
 
 impl Verdict {
+    /// The two tests' answers in one verdict.
+    fn of(equivalent: bool, moved: bool) -> Verdict {
+        match (equivalent, moved) {
+            (true, true) => Verdict::MovedWithin,
+            (true, false) => Verdict::Equivalent,
+            (false, true) => Verdict::Moved,
+            (false, false) => Verdict::NotSignificant,
+        }
+    }
+
+    /// Whether the equivalence test passed (the change lies inside the margin).
+    pub fn within_margin(self) -> bool {
+        matches!(self, Verdict::Equivalent | Verdict::MovedWithin)
+    }
+
     /// The words printed, with the margin for an equivalence.
     pub fn words(self, margin_pct: f64) -> String {
         match self {
             Verdict::Moved => "moved".into(),
+            Verdict::MovedWithin => format!("moved, within ±{margin_pct:.0}%"),
             Verdict::NotSignificant => "not significant".into(),
             Verdict::Equivalent => format!("equivalent within ±{margin_pct:.0}%"),
             Verdict::NotAvailable => "n/a".into(),
@@ -44,13 +63,7 @@ pub fn on_ratio(ci: Option<&Interval>, margin_pct: f64) -> Verdict {
         return Verdict::NotAvailable;
     };
     let m = margin_pct / 100.0;
-    if ci.within90(1.0 - m, 1.0 + m) {
-        Verdict::Equivalent
-    } else if ci.excludes(1.0) {
-        Verdict::Moved
-    } else {
-        Verdict::NotSignificant
-    }
+    Verdict::of(ci.within90(1.0 - m, 1.0 + m), ci.excludes(1.0))
 }
 
 /// The verdict on a difference B − A of medians whose side-A median is `a_median`, with the
@@ -66,13 +79,10 @@ pub fn on_difference(
         return Verdict::NotAvailable;
     };
     let band = a.abs() * margin_pct / 100.0;
-    if band > 0.0 && ci.within90(-band, band) {
-        Verdict::Equivalent
-    } else if ci.excludes(0.0) && p.is_some_and(|p| p < alpha) {
-        Verdict::Moved
-    } else {
-        Verdict::NotSignificant
-    }
+    Verdict::of(
+        band > 0.0 && ci.within90(-band, band),
+        ci.excludes(0.0) && p.is_some_and(|p| p < alpha),
+    )
 }
 
 #[cfg(test)]
@@ -90,17 +100,24 @@ mod tests {
     }
 
     #[test]
-    fn equivalence_comes_first_then_moved_then_cannot_tell() {
+    fn equivalence_and_significance_each_decide_their_word() {
         let m = DEFAULT_MARGIN_PCT;
         assert_eq!(
             on_ratio(Some(&iv(0.95, 0.96, 1.04, 1.05)), m),
             Verdict::Equivalent
         );
-        // Significant but inside the margin: equivalent, not "moved".
+        // Significant but inside the margin: a real change smaller than the margin, never
+        // "equivalent" alone (a 14 % speed-up is not "no change").
         assert_eq!(
             on_ratio(Some(&iv(1.02, 1.03, 1.05, 1.06)), m),
-            Verdict::Equivalent
+            Verdict::MovedWithin
         );
+        assert_eq!(
+            on_ratio(Some(&iv(0.851, 0.852, 0.863, 0.864)), m),
+            Verdict::MovedWithin
+        );
+        assert!(Verdict::MovedWithin.within_margin() && Verdict::Equivalent.within_margin());
+        assert!(!Verdict::Moved.within_margin());
         assert_eq!(on_ratio(Some(&iv(1.5, 1.6, 2.0, 2.1)), m), Verdict::Moved);
         // Wide: cannot tell, which is not "unchanged".
         assert_eq!(
@@ -127,6 +144,16 @@ mod tests {
             on_difference(Some(&up), Some(100.0), Some(0.2), 0.01, m),
             Verdict::NotSignificant
         );
+        let small = iv(2.0, 3.0, 5.0, 6.0);
+        assert_eq!(
+            on_difference(Some(&small), Some(100.0), Some(1e-6), 0.01, m),
+            Verdict::MovedWithin
+        );
+        assert_eq!(
+            on_difference(Some(&small), Some(100.0), Some(0.2), 0.01, m),
+            Verdict::Equivalent
+        );
+        assert_eq!(Verdict::MovedWithin.words(15.0), "moved, within ±15%");
         assert_eq!(Verdict::Equivalent.words(15.0), "equivalent within ±15%");
     }
 }
