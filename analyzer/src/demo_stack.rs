@@ -80,6 +80,13 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, plan: &StackPlan) -> 
     let exe = std::env::current_exe().context("cannot locate the krphase executable")?;
     let name = build.replace(',', "+");
     let log = dir.join(format!("bench-{name}.log"));
+    // The emulator appends to its truth file: start it afresh, so an earlier step's runs do
+    // not count in this one's slow-down and pacing lines.
+    let truth = dir.join(format!("truth-{name}.jsonl"));
+    if truth.exists() {
+        std::fs::remove_file(&truth)
+            .with_context(|| format!("cannot remove {}", truth.display()))?;
+    }
     let out =
         std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
     let emu_s = emu.display().to_string();
@@ -113,7 +120,7 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, plan: &StackPlan) -> 
             "KRPHASE_EMU_DEVICE_GBPS",
             format!("{:.3}", plan.device_gbps),
         )
-        .env("KRPHASE_EMU_TRUTH", dir.join(format!("truth-{name}.jsonl")))
+        .env("KRPHASE_EMU_TRUTH", &truth)
         .env_remove("KRPHASE_EMU_SDK_BUILD")
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)
@@ -259,10 +266,10 @@ fn factor_note(device: &BuildComparison, slowdown: Option<f64>, plan: &StackPlan
     );
     let _ = writeln!(
         s,
-        "  what it does not mean: a measurement of #10916 on a GPU. Kernels run as this CPU's \
-         own loops, at the\n  copies' scale only as far as this CPU's memcpy is steady over \
-         the runs; {elements} elements,\n  {passes} passes and {windows} windows a run are this demo's \
-         choice (the PR gives no array size, pass count or GPU)."
+        "  what it does not mean: a measurement of #10916 on a GPU. Kernels are modelled as \
+         their memory traffic\n  only (paced as device-local copies, so every build runs them \
+         alike), host work runs unscaled;\n  {elements} elements, {passes} passes and {windows} \
+         windows a run are this demo's\n  choice (the PR gives no array size, pass count or GPU)."
     );
     s
 }
@@ -276,6 +283,9 @@ pub fn run_stack(
     mut progress: impl FnMut(&str),
 ) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // Absolute, because each bench runs in `dir` and hands the truth path to the emulator.
+    let dir =
+        &std::path::absolute(dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
     let db_path = dir.join("stack.db");
     if db_path.exists() {
         crate::db::open_existing(&db_path)?;
@@ -315,6 +325,7 @@ pub fn run_stack(
         println!("{}", attribution_table(x));
     }
     print!("{}", factor_note(device, slowdown(dir), &plan));
+    print!("{}", crate::demo_stack_pacing::note(dir, device));
     let md = dir.join("stack.md");
     let combined = all.last().context("no combined comparison")?;
     std::fs::write(&md, render_markdown(combined))

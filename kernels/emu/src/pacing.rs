@@ -1,11 +1,12 @@
-//! Pacing a copy, a latency or a kernel to its modelled duration: the real work runs first, then the
-//! thread waits until the deadline (sleeping, and yielding for the last stretch, which a sleep
-//! would overshoot).
+//! Pacing a copy, a latency or a kernel to its modelled duration: the real work runs first, then
+//! the thread waits until the deadline, sleeping, and spinning for the last stretch, which a
+//! sleep would overshoot. Spinning, not yielding: on a loaded machine a yield hands the core to
+//! whatever else runs for its whole time slice (milliseconds), while a spinning thread keeps it.
 
 use std::time::{Duration, Instant};
 
-/// The last stretch before a deadline, waited by yielding rather than sleeping.
-const YIELD_BEFORE: Duration = Duration::from_micros(200);
+/// The last stretch before a deadline, waited by spinning rather than sleeping.
+const SPIN_BEFORE: Duration = Duration::from_micros(200);
 
 /// Returns once `deadline` has passed.
 pub(crate) fn pace_until(deadline: Instant) {
@@ -15,14 +16,13 @@ pub(crate) fn pace_until(deadline: Instant) {
             return;
         }
         let left = deadline - now;
-        if left > YIELD_BEFORE {
-            std::thread::sleep(left - YIELD_BEFORE);
+        if left > SPIN_BEFORE {
+            std::thread::sleep(left - SPIN_BEFORE);
         } else {
-            std::thread::yield_now();
+            std::hint::spin_loop();
         }
     }
 }
-
 /// Without `--sdk-build`: a copy takes at least `bytes` at `gbps` (`--link-gbps`).
 pub(crate) fn link_duration(bytes: u64, gbps: f64) -> Duration {
     Duration::from_secs_f64(bytes as f64 / (gbps * 1e9))

@@ -4,9 +4,9 @@
 //! pass to every run as `KRPHASE_EMU_DEVICE_GBPS` so all builds run at one slow-down factor).
 //!
 //! Measured wall time per run of `krphase-emu run stream` with the tool loaded and the driver
-//! at 3 passes (device rate 3.52 GB/s, slow-down ~590, load average ~1): baseline 2.4 s,
-//! signal-pool 1.8 s, skip-cu-markers 1.9 s, keep-staging 1.4 s, device-side 0.17 s, all four
-//! 0.17 s: 47 s for 6 runs of each. Under other builds' load (2.08 GB/s, ~1000, load ~7): 78 s.
+//! at 3 passes (device rate 20.0 GB/s, slow-down 104, a quiet 2-core machine): baseline 0.435 s,
+//! signal-pool 0.332 s, skip-cu-markers 0.354 s, keep-staging 0.272 s, device-side 0.041 s, all
+//! four 0.041 s: 10 s for 6 runs of each; 16 s with two busy loops competing for the cores.
 
 use crate::replay::sdk_build::SWITCHES;
 

@@ -76,8 +76,10 @@ pub(super) struct WindowRecord {
     pub(super) lock_wait: Option<Span>,
     pub(super) admission: Option<Span>,
     pub(super) queue_drain: Option<Span>,
-    /// With `--sdk-build`: the drain signal's creation, at the start of `queue_drain`.
+    /// With `--sdk-build`: the drain signal's creation, at the start of `queue_drain`, and the
+    /// duration it was paced to.
     pub(super) drain_signal: Option<Span>,
+    pub(super) drain_signal_model: Option<std::time::Duration>,
     pub(super) agent_drain: Option<Span>,
     pub(super) snapshot: Option<SnapshotRecord>,
     pub(super) passes: Vec<PassRecord>,
@@ -170,6 +172,7 @@ impl WindowRecord {
             "setup": span(&self.setup), "lock_wait": span(&self.lock_wait), "admission": span(&self.admission),
             "queue_drain": span(&self.queue_drain), "agent_drain": span(&self.agent_drain),
             "drain_signal": span(&self.drain_signal),
+            "drain_signal_model_ns": self.drain_signal_model.map(|d| d.as_nanos() as u64),
             "snapshot": self.snapshot.as_ref().map_or(Value::Null, |s| json!({"start": s.span.start, "end": s.span.end, "bytes": s.bytes, "regions": s.regions, "copies": s.copies, "gpu_local_regions": s.gpu_local_regions})),
             "passes": self.passes.iter().map(|p| json!({"index": p.index, "enter": p.enter, "exit": p.exit, "gpu_start": p.gpu.map(|g| g.0), "gpu_end": p.gpu.map(|g| g.1), "prepare": span(&Some(p.prepare)), "exit_callback": span(&p.exit_callback), "continue": span(&p.continue_phase)})).collect::<Vec<_>>(),
             "restores": self.restores.iter().map(|r| json!({"after_pass": r.after_pass, "start": r.span.start, "end": r.span.end, "bytes": r.bytes, "in_pass": r.in_pass, "copies": r.copies})).collect::<Vec<_>>(),
