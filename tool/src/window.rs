@@ -10,7 +10,7 @@ use krphase_ffi::{
     CounterConfigId, KernelDispatchInfo, ReplayContinueFn, ReplayPassCountFn, ReplayPayload,
 };
 use krphase_format::Record;
-use krphase_format::event::Decision;
+use krphase_format::event::{Decision, own_time};
 use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
 
@@ -229,9 +229,12 @@ impl Tool {
     /// `replay_continue`, called by the SDK after PASS EXIT (never after the last pass of a
     /// fixed loop). A fixed loop always continues; an indefinite one stops once
     /// `KRPHASE_MAX_PASSES` passes have run. One CONTINUE record per call, no allocation.
+    ///
+    /// Its own time ends after any buffer hand-over: room is made before it is read, so the
+    /// record itself never hands over, and a slow hand-over counts in the continue phase, not
+    /// in the restore that follows.
     pub fn on_continue(&self, info: &KernelDispatchInfo, current: u64, total: u64) -> bool {
         let ts = sys::boottime_ns();
-        let d = info.dispatch_id;
         let done = current.saturating_add(1);
         let more = !self.panicked()
             && if total > 0 {
@@ -240,14 +243,13 @@ impl Tool {
                 done < u64::from(self.cfg.max_passes)
             };
         let total = total.min(u64::from(u32::MAX)) as u32;
-        let own = sys::boottime_ns()
-            .saturating_sub(ts)
-            .min(u64::from(u16::MAX)) as u16;
-        recorder::record(
-            Record::replay_continue(0, ts, d, current, more, total, own),
-            ts,
-            Flush::Lazy,
-        );
+        // One thread-local access for both the room and the record.
+        recorder::with_thread(|t| {
+            t.make_room(ts);
+            let own = own_time::encode(sys::boottime_ns().saturating_sub(ts));
+            let r = Record::replay_continue(0, ts, info.dispatch_id, current, more, total, own);
+            t.record(r, ts, Flush::Lazy);
+        });
         more
     }
 

@@ -73,8 +73,8 @@ impl Synthetic {
         v
     }
 
-    /// The continue decision after pass `i`, entered at `ts`, taking `own` ns of the tool's own
-    /// time and returning `result`.
+    /// The continue decision after pass `i`, entered at `ts`, taking `own` (encoded as
+    /// [`crate::event::own_time`]) of the tool's own time and returning `result`.
     pub fn cont(&self, d: u64, i: u64, total: u32, ts: u64, own: u16, result: bool) -> Event {
         Event::Continue {
             thread: self.thread,
@@ -83,7 +83,7 @@ impl Synthetic {
             pass: i,
             result,
             total,
-            duration_ns: own,
+            own_time: own,
         }
     }
 

@@ -232,3 +232,33 @@ fn a_late_completion_of_the_stuck_pass_fills_its_gpu_times() {
     );
     assert_eq!(w.executed_passes, 1);
 }
+
+/// The continue call's end after pass 0 of a two-pass window whose CONTINUE own time is `raw`,
+/// read with the meaning of `version`.
+fn continue_end(version: krphase_format::FormatVersion, raw: u16) -> u64 {
+    let d = 6;
+    let mut evs = S.open(d, 1_000, Decision::Replay, 2);
+    evs.extend(S.pass(d, 0, 2, 2_000, Some(3_000)));
+    evs.push(S.cont(d, 0, 2, 3_100, raw, true));
+    evs.extend(S.pass(d, 1, 2, 9_000_000, Some(9_100_000)));
+    evs.push(S.config_exit(d, 9_200_000));
+    for (s, e) in [(2_100, 2_900), (9_000_100, 9_099_000)] {
+        evs.push(S.complete(d, s, e));
+    }
+    let (out, rest) = common::reconstruct_as(version, &evs);
+    assert!(rest.is_empty());
+    only_window(&out).continues[0].call.end
+}
+
+#[test]
+fn a_long_continue_keeps_its_length_in_2_0_and_a_1_x_own_time_reads_as_plain_ns() {
+    use krphase_format::FormatVersion;
+    use krphase_format::event::own_time;
+    // 2 ms of own time (a buffer hand-over inside the call): µs units in 2.0.
+    let raw = own_time::encode(2_000_000);
+    assert_eq!(continue_end(FormatVersion::V2_0, raw), 3_100 + 2_000_000);
+    assert_eq!(continue_end(FormatVersion::V2_0, 35), 3_135);
+    // A 1.x writer stored plain ns, saturating at 65 535.
+    assert_eq!(continue_end(FormatVersion::V1_0, 40_000), 3_100 + 40_000);
+    assert_eq!(continue_end(FormatVersion::V2_0, 40_000), 3_100 + 7_232_000);
+}

@@ -111,7 +111,7 @@ fn passes_per_dispatch_limit_names_the_offset_of_the_breaking_record() {
         pass: 0,
         result: true,
         total: 0,
-        duration_ns: 1,
+        own_time: 1,
     };
     let e = broken(&vec![cont; 5]);
     assert_eq!((e.limit, e.offset), (Limit::PassesPerDispatch, Some(1004)));

@@ -201,6 +201,21 @@ impl Thread<'_> {
         push(self.0, head, w0, w1, w2, now, flush == Flush::Now);
     }
 
+    /// Hands the buffer over now if the next record would (its slot one short of full, or past
+    /// its age at `now`), so a caller that times its own work takes the hand-over inside that
+    /// time rather than after it, where it would fall into the next phase.
+    #[inline(always)]
+    pub fn make_room(self, now: u64) {
+        let h = self.0;
+        if h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed) {
+            return; // not attached: the next record attaches (cold) and starts an empty slot
+        }
+        let len = h.len.get();
+        if len + 1 >= SLOT_RECORDS || (len > 0 && now > h.flush_at.get()) {
+            flush_thread_buffer(h);
+        }
+    }
+
     /// Records `r`, then `place_rec` when `place` differs from the placement this thread last
     /// recorded since it attached (so once per file and whenever it changes).
     #[inline(always)]

@@ -89,9 +89,10 @@ record_kinds! {
         /// Total passes as the SDK passed it (0: indefinite loop).
         #[serde(default)]
         total: u32 => payload2_high,
-        /// The callback's own time, entry → just before returning (saturating at 65535 ns).
+        /// The callback's own time, entry → just before returning, buffer hand-over included,
+        /// encoded by [`super::own_time`] (ns below 32 768 ns, µs above, to 32.767 ms).
         #[serde(default)]
-        duration_ns: u16 => small16,
+        own_time: u16 => small16,
     }
     /// KERNEL_DISPATCH ENQUEUE ENTER.
     10 ENQUEUE_ENTER enqueue_enter EnqueueEnter (Dispatch) {

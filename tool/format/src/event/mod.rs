@@ -1,12 +1,13 @@
 //! What every record kind means. [`kinds`] is the one table of kinds; from it come the kind
 //! numbers ([`kind`]), the typed [`Event`], the typed [`crate::Record`] constructors the writer
 //! uses, the decoding readers use, and [`drop_class`]. [`codes`] holds the small coded values
-//! records carry.
+//! records carry; [`own_time`] the encoding of a callback's own time in 16 bits.
 
 #[macro_use]
 mod define;
 mod codes;
 mod kinds;
+pub mod own_time;
 
 pub use codes::{
     CounterValue, Decision, DropClass, NameSpace, Notice, UNATTRIBUTED, alloc_class, attribution,

@@ -59,7 +59,7 @@ fn every_kind_round_trips() {
             pass: 1,
             result: true,
             total: 4,
-            duration_ns: 35,
+            own_time: 35,
         },
         Event::ConfigExit {
             thread: 1,

@@ -282,6 +282,9 @@ pub struct Reconstructor {
     sticky_placement: bool,
     /// A 1.x file may come from a writer that recorded the placement of every enqueue.
     placement_may_be_per_dispatch: bool,
+    /// A 1.x file's CONTINUE own time is plain saturating nanoseconds (its writers came before
+    /// [`crate::event::own_time`]).
+    own_time_plain_ns: bool,
     names: HashMap<u64, String>,
     /// Counter names by counter id (bounded with the kernel names).
     counter_names: HashMap<u64, String>,
@@ -346,6 +349,7 @@ impl Reconstructor {
             placement: HashMap::new(),
             sticky_placement: true,
             placement_may_be_per_dispatch: false,
+            own_time_plain_ns: false,
             names: HashMap::new(),
             counter_names: HashMap::new(),
             name_bytes: 0,
@@ -371,17 +375,21 @@ impl Reconstructor {
     /// rule until the file shows the first writer: a placement at an enqueue that repeats the
     /// thread's current one, which a sticky writer never records. From then on a dispatch without
     /// its own placement has none, as that writer meant (its placement record had been dropped).
+    ///
+    /// Their CONTINUE own time is plain nanoseconds, saturating at 65 535.
     pub fn for_version(version: FormatVersion) -> Self {
-        let mut r = Self::new();
-        r.placement_may_be_per_dispatch = version.major == 1;
-        r
+        Self::new().reading(version)
     }
 
     /// As [`Reconstructor::for_version`], with `limits`.
     pub fn for_version_with_limits(version: FormatVersion, limits: Limits) -> Self {
-        let mut r = Self::with_limits(limits);
-        r.placement_may_be_per_dispatch = version.major == 1;
-        r
+        Self::with_limits(limits).reading(version)
+    }
+
+    fn reading(mut self, version: FormatVersion) -> Self {
+        self.placement_may_be_per_dispatch = version.major == 1;
+        self.own_time_plain_ns = version.major == 1;
+        self
     }
 
     /// The snapshot byte estimate for `agent` at this point of the stream, from the live
@@ -679,14 +687,18 @@ impl Reconstructor {
                 result,
                 total,
                 ts,
-                duration_ns,
+                own_time,
             } => {
                 let call = ContinueCall {
                     after_pass: pass.min(u64::from(u32::MAX)) as u32,
                     total,
                     call: Interval {
                         start: ts,
-                        end: ts.saturating_add(u64::from(duration_ns)),
+                        end: ts.saturating_add(if self.own_time_plain_ns {
+                            u64::from(own_time)
+                        } else {
+                            crate::event::own_time::decode(own_time)
+                        }),
                     },
                     result,
                 };
