@@ -28,7 +28,7 @@ pub struct Decoded {
 /// returned; what was decoded before it is discarded, as an import discards it.
 pub fn decode_file(bytes: &[u8]) -> Result<Decoded, ReadError> {
     let mut reader = FileReader::new(bytes)?;
-    let mut rec = Reconstructor::new();
+    let mut rec = Reconstructor::for_version(reader.version());
     let mut d = Decoded::default();
     while let Some(ev) = reader.next_event() {
         if let Err(e) = rec.push_at(&ev?, reader.last_offset()) {
