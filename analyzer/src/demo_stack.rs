@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, bail};
 use comfy_table::{ContentArrangement, Table, presets};
 
+use crate::demo_stack_pacing;
 use crate::report::compare_builds::{
     BuildComparison, CompareWhat, attribution_table, compare_builds,
 };
@@ -134,15 +135,6 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, plan: &StackPlan) -> 
         );
     }
     Ok(())
-}
-
-/// The emulated device's slow-down against a GPU, from the emulator's truth file.
-fn slowdown(dir: &Path) -> Option<f64> {
-    let text = std::fs::read_to_string(dir.join("truth-baseline.jsonl")).ok()?;
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|v| v["type"] == "sdk_build")
-        .and_then(|v| v["slowdown"].as_f64())
 }
 
 /// The two largest parts of a comparison's attribution and its unexplained rest's share.
@@ -324,8 +316,13 @@ pub fn run_stack(
         println!("== device-side against baseline: attribution of the wall change");
         println!("{}", attribution_table(x));
     }
-    print!("{}", factor_note(device, slowdown(dir), &plan));
-    print!("{}", crate::demo_stack_pacing::note(dir, device));
+    let paced = [
+        demo_stack_pacing::read(dir, "baseline"),
+        demo_stack_pacing::read(dir, "device-side"),
+    ];
+    let slowdown = paced[0].and_then(|p| p.slowdown);
+    print!("{}", factor_note(device, slowdown, &plan));
+    print!("{}", demo_stack_pacing::note(paced, device));
     let md = dir.join("stack.md");
     let combined = all.last().context("no combined comparison")?;
     std::fs::write(&md, render_markdown(combined))

@@ -1,5 +1,5 @@
-//! How faithfully the emulated device kept to its cost model in the demo's stack step, from the
-//! emulator's truth files: the paced work (snapshot and restore copies, drain-signal creation,
+//! What the emulator's truth files say of the emulated device in the demo's stack step: its
+//! slow-down against a GPU, and how faithfully it kept to its cost model: the paced work (snapshot and restore copies, drain-signal creation,
 //! kernels) over what it was paced to, and the share of each build's wall time that nothing
 //! paces (host work: thread hand-offs, callbacks, bookkeeping), which runs at this CPU's own
 //! speed and grows when the machine is shared. The emulated factor follows the model only as
@@ -12,13 +12,15 @@ use serde_json::Value;
 
 use crate::report::compare_builds::BuildComparison;
 
-/// Paced work over one build's runs, ns.
+/// Paced work over one build's runs, ns, and the emulated device's slow-down against a GPU.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct Paced {
     pub took_ns: f64,
     pub model_ns: f64,
     /// Runs in the truth file (one `totals` line each, warm-ups included).
     pub runs: usize,
+    /// From the first `sdk_build` line.
+    pub slowdown: Option<f64>,
 }
 
 impl Paced {
@@ -76,26 +78,28 @@ pub fn from_truth(text: &str) -> Paced {
         match v["type"].as_str() {
             Some("window") => add_window(&mut p, &v),
             Some("totals") => p.runs += 1,
+            Some("sdk_build") if p.slowdown.is_none() => p.slowdown = v["slowdown"].as_f64(),
             _ => {}
         }
     }
     p
 }
 
-fn read(dir: &Path, name: &str) -> Option<Paced> {
+/// What build `name`'s truth file in `dir` says (`None`: no file).
+pub fn read(dir: &Path, name: &str) -> Option<Paced> {
     let text = std::fs::read_to_string(dir.join(format!("truth-{name}.jsonl"))).ok()?;
     Some(from_truth(&text))
 }
 
-/// The closing note's pacing lines for the baseline and the device-side build of `device`,
-/// with a warning when either kept badly to the model or its unpaced share is over half.
-pub fn note(dir: &Path, device: &BuildComparison) -> String {
+/// The closing note's pacing lines for the baseline and the device-side build of `device`
+/// (`paced`, in that order), with a warning when either kept badly to the model or its unpaced
+/// share is over half.
+pub fn note(paced: [Option<Paced>; 2], device: &BuildComparison) -> String {
     let row = device.rows.as_ref().and_then(|r| r.rows.first());
     let walls = [
         row.and_then(|r| r.a_median_s),
         row.and_then(|r| r.b_median_s),
     ];
-    let paced = [read(dir, "baseline"), read(dir, "device-side")];
     let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("{:.0}%", v * 100.0));
     let x = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.2}x"));
     let fid: Vec<Option<f64>> = paced.iter().map(|p| p.and_then(|p| p.fidelity())).collect();
@@ -148,6 +152,7 @@ not json
         assert_eq!(p.took_ns, 110.0 + 50.0 + 20.0 + 60.0);
         assert_eq!(p.model_ns, 100.0 + 50.0 + 20.0 + 60.0);
         assert_eq!(p.runs, 1);
+        assert_eq!(p.slowdown, Some(100.0));
         assert!((p.fidelity().unwrap() - 240.0 / 230.0).abs() < 1e-12);
         // 240 ns paced of a 960 ns run: three quarters unpaced.
         assert!((p.unpaced_share(960e-9).unwrap() - 0.75).abs() < 1e-9);

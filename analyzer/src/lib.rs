@@ -17,6 +17,7 @@ pub mod export;
 pub mod import;
 pub mod report;
 pub mod synth;
+pub mod synth_benchmark;
 
 #[cfg(test)]
 mod pipeline_tests;

@@ -320,39 +320,8 @@ fn device_side_build_moves_the_restore_into_pass_time_and_the_attribution_says_s
 /// A rocprofv3-benchmark database with a single-pass config and a 3-group kernel-replay config,
 /// their wall times per run as given (cpu time half of it).
 fn benchmark_db(path: &Path, single: &[f64], replay: &[f64]) {
-    use krphase_analyzer::db::benchmark as b;
-    let c = rusqlite::Connection::open(path).unwrap();
-    b::create_schema(&c).unwrap();
-    let app = b::insert_or_reuse_app(&c, &["stream".into()], &Default::default(), "m").unwrap();
-    let mode = "tool-runtime-overhead";
-    let one = b::ConfigData::from_args(mode, &["--pmc", "SQ_WAVES"]).unwrap();
-    let three = b::ConfigData::from_args(
-        mode,
-        &[
-            "--replay-mode",
-            "kernel",
-            "--kernel-replay-beta-enabled",
-            "--pmc",
-            "A",
-            "--pmc",
-            "B",
-            "--pmc",
-            "C",
-        ],
-    )
-    .unwrap();
-    for (cfg, walls) in [(one, single), (three, replay)] {
-        let id = b::insert_or_reuse_config(&c, &cfg, None).unwrap();
-        for w in walls {
-            let m = b::RunMetrics {
-                wall_time: Some(*w),
-                cpu_time: Some(w / 2.0),
-                peak_rss: Some(100.0),
-            };
-            b::insert_metrics(&c, app, id, None, "2026-01-01 00:00:00+00:00", &m).unwrap();
-        }
-    }
-    b::generate_statistics(&c).unwrap();
+    let app = ["stream".to_string()];
+    krphase_analyzer::synth_benchmark::write_benchmark_db(path, &app, single, replay).unwrap();
 }
 
 #[test]

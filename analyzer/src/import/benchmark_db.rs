@@ -309,46 +309,9 @@ mod tests {
     /// A current-schema database with a single-pass reference and a 3-group replay config.
     fn new_db(dir: &Path) -> std::path::PathBuf {
         let p = dir.join("benchmark.db");
-        let c = Connection::open(&p).unwrap();
-        benchmark::create_schema(&c).unwrap();
-        let app = benchmark::insert_or_reuse_app(
-            &c,
-            &["transpose".into(), "1".into()],
-            &Default::default(),
-            "m",
-        )
-        .unwrap();
-        let mode = "tool-runtime-overhead";
-        let one = benchmark::ConfigData::from_args(mode, &["--pmc", "SQ_WAVES"]).unwrap();
-        let three = benchmark::ConfigData::from_args(
-            mode,
-            &[
-                "--replay-mode",
-                "kernel",
-                "--kernel-replay-beta-enabled",
-                "--pmc",
-                "A",
-                "--pmc",
-                "B",
-                "--pmc",
-                "C",
-            ],
-        )
-        .unwrap();
-        let c1 = benchmark::insert_or_reuse_config(&c, &one, None).unwrap();
-        let c3 = benchmark::insert_or_reuse_config(&c, &three, None).unwrap();
-        for (cfg, walls) in [(c1, [1.0, 1.2, 1.1]), (c3, [1.5, 1.4, 1.6])] {
-            for w in walls {
-                let m = benchmark::RunMetrics {
-                    wall_time: Some(w),
-                    cpu_time: Some(w / 2.0),
-                    peak_rss: Some(100.0),
-                };
-                benchmark::insert_metrics(&c, app, cfg, None, "2026-01-01 00:00:00+00:00", &m)
-                    .unwrap();
-            }
-        }
-        benchmark::generate_statistics(&c).unwrap();
+        let app = ["transpose".into(), "1".into()];
+        crate::synth_benchmark::write_benchmark_db(&p, &app, &[1.0, 1.2, 1.1], &[1.5, 1.4, 1.6])
+            .unwrap();
         p
     }
 

@@ -98,8 +98,8 @@ pub struct KernelPacket {
     /// What the counting contexts asked to count (filled at enqueue).
     pub counting: Vec<crate::counting::service::Request>,
     /// The least time the kernel runs: its modelled duration under `--sdk-build` (the worker
-    /// waits out what the body left of it), zero for an unpaced kernel.
-    pub floor: Duration,
+    /// waits out what the body left of it); `None` for an unpaced kernel.
+    pub floor: Option<Duration>,
     pub completion: Completion,
 }
 
@@ -240,8 +240,8 @@ fn worker(rx: Receiver<Packet>, async_active: Arc<AtomicUsize>) {
             Packet::Kernel(k) => {
                 let (start, began) = (now_ns(), Instant::now());
                 (k.body)();
-                if !k.floor.is_zero() {
-                    pace_until(began + k.floor);
+                if let Some(floor) = k.floor {
+                    pace_until(began + floor);
                 }
                 let end = now_ns().max(start + 1);
                 let _ = completions.send(Retired::Kernel(Box::new(Done {
@@ -350,7 +350,7 @@ mod tests {
             suppressed: Vec::new(),
             pass: None,
             counting: Vec::new(),
-            floor: Duration::ZERO,
+            floor: None,
             completion: Completion::App(app.clone()),
         })));
         let drain = Signal::new(1);

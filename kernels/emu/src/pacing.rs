@@ -23,6 +23,7 @@ pub(crate) fn pace_until(deadline: Instant) {
         }
     }
 }
+
 /// Without `--sdk-build`: a copy takes at least `bytes` at `gbps` (`--link-gbps`).
 pub(crate) fn link_duration(bytes: u64, gbps: f64) -> Duration {
     Duration::from_secs_f64(bytes as f64 / (gbps * 1e9))

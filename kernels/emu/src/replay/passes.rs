@@ -163,7 +163,7 @@ fn submit_pass(win: &OpenWindow, i: u64, held_kernel: &mut Option<Arc<Signal>>) 
         suppressed: local_stops(),
         pass: Some(i),
         counting: Vec::new(),
-        floor: win.record.kernel_model.unwrap_or_default(),
+        floor: win.record.kernel_model,
         completion: Completion::Pass {
             signal: signal.clone(),
             times: gpu_times.clone(),

@@ -79,8 +79,9 @@ pub(super) fn queue_drain(win: &mut OpenWindow) -> Result<(), Decline> {
     let created = (now_ns(), Instant::now());
     let drain = Signal::new(1);
     if let Some(m) = win.cfg.model {
-        pace_until(created.1 + m.drain_signal());
-        win.record.drain_signal_model = Some(m.drain_signal());
+        let model = m.drain_signal();
+        pace_until(created.1 + model);
+        win.record.drain_signal_model = Some(model);
         win.record.drain_signal = Some(Span {
             start: created.0,
             end: now_ns(),

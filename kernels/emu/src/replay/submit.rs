@@ -29,16 +29,11 @@ pub struct Launch {
 
 /// The least time the kernel of `l` runs. Under `--sdk-build` a kernel that streams memory is
 /// paced to its modelled duration (`CostModel::kernel`), so its time is the same in every build,
-/// whatever cache state the copies before it leave; otherwise, and for kernels with nothing to
-/// stream, it runs at the CPU's speed.
-pub(super) fn kernel_floor(l: &Launch) -> Duration {
-    let traffic = kernel_name(l.kernel_id)
-        .and_then(traffic_per_item)
-        .map(|b| b * u64::from(l.grid));
-    match (config().model, traffic) {
-        (Some(m), Some(t)) => m.kernel(t),
-        _ => Duration::ZERO,
-    }
+/// whatever cache state the copies before it leave; otherwise (`None`), and for kernels with
+/// nothing to stream, it runs at the CPU's speed.
+pub(super) fn kernel_floor(l: &Launch) -> Option<Duration> {
+    let traffic = kernel_name(l.kernel_id).and_then(traffic_per_item)?;
+    Some(config().model?.kernel(traffic * u64::from(l.grid)))
 }
 
 /// The dispatch info every callback and record of this launch carries.

@@ -40,7 +40,7 @@ pub(super) fn run(
         dispatch_id,
         corr,
         kernel_id: launch.kernel_id,
-        kernel_model: Some(kernel_floor(&launch)).filter(|d| !d.is_zero()),
+        kernel_model: kernel_floor(&launch),
         agent: queue.agent,
         queue: queue.id,
         thread: thread_id(),

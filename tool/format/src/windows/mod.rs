@@ -386,6 +386,15 @@ impl Reconstructor {
         Self::with_limits(limits).reading(version)
     }
 
+    /// A CONTINUE record's own time in ns, with the meaning of the file's version.
+    fn own_time_ns(&self, raw: u16) -> u64 {
+        if self.own_time_plain_ns {
+            u64::from(raw)
+        } else {
+            crate::event::own_time::decode(raw)
+        }
+    }
+
     fn reading(mut self, version: FormatVersion) -> Self {
         self.placement_may_be_per_dispatch = version.major == 1;
         self.own_time_plain_ns = version.major == 1;
@@ -694,11 +703,7 @@ impl Reconstructor {
                     total,
                     call: Interval {
                         start: ts,
-                        end: ts.saturating_add(if self.own_time_plain_ns {
-                            u64::from(own_time)
-                        } else {
-                            crate::event::own_time::decode(own_time)
-                        }),
+                        end: ts.saturating_add(self.own_time_ns(own_time)),
                     },
                     result,
                 };
