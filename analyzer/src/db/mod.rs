@@ -536,6 +536,54 @@ mod tests {
         assert_eq!(n, SCHEMA_VERSION);
     }
 
+    /// Eight connections open an old (version-1) database and a new one at the same time: each
+    /// migration runs once, every open succeeds.
+    #[test]
+    fn concurrent_opens_migrate_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("v1.db");
+        {
+            let c = Connection::open(&old).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.execute_batch(
+                "CREATE TABLE krphase_schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL);
+                 INSERT INTO krphase_schema_version VALUES (1, 'then');",
+            )
+            .unwrap();
+        }
+        let new = dir.path().join("new.db");
+        for p in [&old, &new] {
+            let barrier = std::sync::Barrier::new(8);
+            std::thread::scope(|s| {
+                let opens: Vec<_> = (0..8)
+                    .map(|_| {
+                        s.spawn(|| {
+                            barrier.wait();
+                            open(p).map(|_| ()).map_err(|e| format!("{e:#}"))
+                        })
+                    })
+                    .collect();
+                for o in opens {
+                    o.join().unwrap().unwrap();
+                }
+            });
+            let versions: Vec<i64> = open(p)
+                .unwrap()
+                .prepare("SELECT version FROM krphase_schema_version ORDER BY version")
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert_eq!(
+                versions,
+                (1..=SCHEMA_VERSION).collect::<Vec<_>>(),
+                "{}",
+                p.display()
+            );
+        }
+    }
+
     #[test]
     fn not_sqlite_is_refused_and_untouched() {
         let dir = tempfile::tempdir().unwrap();
