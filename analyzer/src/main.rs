@@ -37,7 +37,8 @@ enum Cmd {
     },
     /// Import SDK log lines (stderr at ROCPROFILER_LOG_LEVEL=info) and join them to the run(s)
     /// the evidence proves: stamps inside the run's time span, the dispatch sequence, physical
-    /// bounds. A log that fails any of it is refused and nothing is stored.
+    /// bounds. A log that fails any of it is refused and nothing is stored; so is an empty or
+    /// binary file, or a log without kernel-replay lines.
     ImportLog {
         file: PathBuf,
         /// Join only to this run (still on the evidence; default: the run(s) it proves).

@@ -26,7 +26,7 @@ fn phase_file(dir: &Path, name: &str, seed: u64) -> PathBuf {
     write_synthetic_file(
         &p,
         &SynthSpec {
-            windows: 600,
+            windows: 300,
             pid: 5000 + seed as u32,
             seed,
             ..SynthSpec::default()
