@@ -37,7 +37,8 @@ enum Cmd {
     },
     /// Import SDK log lines (stderr at ROCPROFILER_LOG_LEVEL=info) and join them to the run(s)
     /// the evidence proves: stamps inside the run's time span, the dispatch sequence, physical
-    /// bounds. A log that fails any of it is refused and nothing is stored.
+    /// bounds. A log that fails any of it is refused and nothing is stored; so is an empty or
+    /// binary file, or a log without kernel-replay lines.
     ImportLog {
         file: PathBuf,
         /// Join only to this run (still on the evidence; default: the run(s) it proves).
@@ -145,6 +146,15 @@ enum ExportCmd {
     },
 }
 
+/// The database a command reads or writes at `--db` (`None`: it has its own, or none).
+fn db_of(cli: &Cli, db_given: bool) -> Option<PathBuf> {
+    match cli.cmd {
+        Cmd::Demo { .. } | Cmd::GenSynthetic { .. } => None,
+        Cmd::Bench(_) if !db_given => None,
+        _ => Some(cli.db.clone()),
+    }
+}
+
 /// `db_given`: `--db` was on the command line (not the default).
 fn run(cli: Cli, db_given: bool) -> Result<()> {
     let db = cli.db.as_path();
@@ -210,7 +220,13 @@ fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let db_given = matches.value_source("db") == Some(ValueSource::CommandLine);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    let code = match run(cli, db_given) {
+    let db = db_of(&cli, db_given);
+    // A lock or I/O error of SQLite's names the database it concerns.
+    let result = run(cli, db_given).map_err(|e| match &db {
+        Some(p) => krphase_analyzer::db::locked::name_database(e, p),
+        None => e,
+    });
+    let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("krphase: error: {e:#}");
