@@ -5,6 +5,8 @@
 //! payload, whose field order differs between SDK builds, is reached through [`ReplayPayload`];
 //! the dispatch counting service's types are in [`counting`].
 
+pub mod agent;
+pub mod buffer;
 pub mod counting;
 pub mod executables;
 #[cfg(feature = "bindgen")]
@@ -14,6 +16,8 @@ pub mod sdk;
 pub mod status;
 pub mod types;
 
+pub use agent::*;
+pub use buffer::*;
 pub use counting::*;
 pub use executables::{HsaError, HsaSymbolFns, SymbolInfo};
 pub use payload::{FieldOffsets, PayloadLayout, ReplayPayload};

@@ -4,6 +4,8 @@
 mod counting_exports;
 mod exports;
 mod rocprofv3;
+mod service_exports;
+mod unavailable_exports;
 
 use std::ffi::OsString;
 
@@ -16,6 +18,8 @@ workloads: stream saxpy queue-depth multi-queue graph multi-packet vmem fork chu
 fn main() {
     exports::keep();
     counting_exports::keep();
+    service_exports::keep();
+    unavailable_exports::keep();
     let args: Vec<OsString> = std::env::args_os().collect();
     let code = match args.get(1).and_then(|a| a.to_str()) {
         Some("run") => krphase_emu::run::main(&args[1..]),
