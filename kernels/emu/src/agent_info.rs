@@ -29,11 +29,21 @@ static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
 fn record(handle: u64, index: usize, type_index: usize) -> AgentV0 {
     let gpu = handle != agents::CPU_AGENT;
     let n = &*NAMES;
-    let dim = |v| if gpu { Dim3 { x: v, y: v, z: v } } else { Dim3::default() };
+    let dim = |v| {
+        if gpu {
+            Dim3 { x: v, y: v, z: v }
+        } else {
+            Dim3::default()
+        }
+    };
     AgentV0 {
         size: std::mem::size_of::<AgentV0>() as u64,
         id: AgentId { handle },
-        kind: if gpu { agent_type::GPU } else { agent_type::CPU },
+        kind: if gpu {
+            agent_type::GPU
+        } else {
+            agent_type::CPU
+        },
         cpu_cores_count: if gpu { 0 } else { 1 },
         simd_count: if gpu { 1216 } else { 0 },
         mem_banks_count: 0,
@@ -84,7 +94,11 @@ fn record(handle: u64, index: usize, type_index: usize) -> AgentV0 {
         io_links: std::ptr::null(),
         name: if gpu { n.gpu.as_ptr() } else { n.cpu.as_ptr() },
         vendor_name: n.vendor.as_ptr(),
-        product_name: if gpu { n.product.as_ptr() } else { n.cpu.as_ptr() },
+        product_name: if gpu {
+            n.product.as_ptr()
+        } else {
+            n.cpu.as_ptr()
+        },
         model_name: n.model.as_ptr(),
         node_id: index as u32,
         logical_node_id: index as i32,

@@ -42,7 +42,13 @@ fn agent_storage(stride_words: usize) -> &'static [u64] {
             for (i, r) in records.iter().enumerate() {
                 // SAFETY: `words` holds `stride_words` (>= size_of::<AgentV0>() / 8) u64s per
                 // record, 8-aligned as AgentV0 needs; the write stays inside record i's slot.
-                unsafe { words.as_mut_ptr().add(i * stride_words).cast::<AgentV0>().write(*r) };
+                unsafe {
+                    words
+                        .as_mut_ptr()
+                        .add(i * stride_words)
+                        .cast::<AgentV0>()
+                        .write(*r)
+                };
             }
             Vec::leak(words)
         })

@@ -76,7 +76,10 @@ no_name!(rocprofiler_thread_trace_decoder_info_string);
 /// `rocprofiler_thread_trace_decoder_destroy` returns nothing; no handle can exist to destroy.
 #[unsafe(no_mangle)]
 pub extern "C" fn rocprofiler_thread_trace_decoder_destroy() {
-    refuse("rocprofiler_thread_trace_decoder_destroy", Status::INVALID_ARGUMENT);
+    refuse(
+        "rocprofiler_thread_trace_decoder_destroy",
+        Status::INVALID_ARGUMENT,
+    );
 }
 
 // SPM, in both header generations: as with ROCPROFILER_SPM_BETA_ENABLED unset.
