@@ -14,6 +14,7 @@ pub mod header_check;
 pub mod payload;
 pub mod sdk;
 pub mod status;
+pub mod tool_library;
 pub mod types;
 
 pub use agent::*;
@@ -23,4 +24,5 @@ pub use executables::{HsaError, HsaSymbolFns, SymbolInfo};
 pub use payload::{FieldOffsets, PayloadLayout, ReplayPayload};
 pub use sdk::{CounterInfo, InitState, LoadError, Need, Sdk, SdkSource};
 pub use status::Status;
+pub use tool_library::check_tool_library;
 pub use types::*;
