@@ -27,9 +27,9 @@ fn options_start(argv: &[String]) -> Option<usize> {
     let second = argv.get(1).map(|s| base(s));
     if first == "rocprofv3" || first == "rocprofv3.py" {
         Some(1)
-    } else if first.starts_with("python") && second == Some("rocprofv3.py") {
-        Some(2)
-    } else if first == "krphase-emu" && second == Some("rocprofv3") {
+    } else if (first.starts_with("python") && second == Some("rocprofv3.py"))
+        || (first == "krphase-emu" && second == Some("rocprofv3"))
+    {
         Some(2)
     } else {
         None
