@@ -69,6 +69,16 @@ fn one_line(o: &Output, needle: &str) -> (String, i32) {
     (lines[0].to_string(), o.status.code().expect("exit code"))
 }
 
+/// Exit 0 and no finding at all.
+fn assert_clean(o: &Output) {
+    assert_eq!(
+        (o.status.code(), findings(o)),
+        (Some(0), 0),
+        "{}",
+        output_text(o)
+    );
+}
+
 fn findings(o: &Output) -> usize {
     String::from_utf8_lossy(&o.stdout)
         .lines()
@@ -79,12 +89,7 @@ fn findings(o: &Output) -> usize {
 #[test]
 fn a_clean_setup_has_no_findings() {
     let o = Setup::new("clean").doctor(&["./app", "--n", "3"]);
-    assert_eq!(
-        (o.status.code(), findings(&o)),
-        (Some(0), 0),
-        "{}",
-        output_text(&o)
-    );
+    assert_clean(&o);
 }
 
 #[test]
@@ -105,12 +110,7 @@ fn the_last_entry_of_the_tool_list_is_named_with_the_trailing_colon_fix() {
     );
     let fixed = s.set("ROCP_TOOL_LIBRARIES", &format!("{list}:"));
     let o = fixed.doctor(&["./app"]);
-    assert_eq!(
-        (o.status.code(), findings(&o)),
-        (Some(0), 0),
-        "{}",
-        output_text(&o)
-    );
+    assert_clean(&o);
 }
 
 /// The emulated SDK with the real SDK's last-entry quirk runs that list without krphase: exit 0
@@ -191,16 +191,7 @@ fn a_log_level_below_info_is_a_warning() {
 #[test]
 fn rocprofv3_replay_flags_without_their_partner_are_traps() {
     let s = Setup::new("rocprofv3");
-    let beta_only = [
-        "rocprofv3",
-        "--pmc",
-        "A",
-        "--pmc",
-        "B",
-        "--kernel-replay-beta-enabled",
-        "--",
-        "./app",
-    ];
+    let beta_only = ["rocprofv3 --pmc A --pmc B --kernel-replay-beta-enabled -- ./app"];
     let (line, code) = one_line(&s.doctor(&beta_only), "no --replay-mode kernel");
     assert_eq!(code, 1);
     assert!(line.ends_with("fix: add --replay-mode kernel"), "{line}");
@@ -214,25 +205,10 @@ fn rocprofv3_replay_flags_without_their_partner_are_traps() {
         line.ends_with("fix: add --kernel-replay-beta-enabled"),
         "{line}"
     );
-    let both = [
-        "rocprofv3",
-        "--replay-mode",
-        "kernel",
-        "--kernel-replay-beta-enabled",
-        "--pmc",
-        "A",
-        "--pmc",
-        "B",
-        "--",
-        "./app",
-    ];
+    let both =
+        ["rocprofv3 --replay-mode kernel --kernel-replay-beta-enabled --pmc A --pmc B -- ./app"];
     let o = s.doctor(&both);
-    assert_eq!(
-        (o.status.code(), findings(&o)),
-        (Some(0), 0),
-        "{}",
-        output_text(&o)
-    );
+    assert_clean(&o);
 }
 
 #[test]
@@ -261,20 +237,7 @@ fn an_output_path_that_cannot_be_written_is_a_trap() {
         .doctor(&["./app"]);
     let (line, code) = one_line(&o, "it is not writable");
     assert_eq!(code, 1, "{line}");
-    let o = Setup::new("output-d").doctor(&[
-        "rocprofv3",
-        "--replay-mode",
-        "kernel",
-        "--kernel-replay-beta-enabled",
-        "--pmc",
-        "A",
-        "--pmc",
-        "B",
-        "-d",
-        "/proc/out",
-        "--",
-        "./app",
-    ]);
+    let o = Setup::new("output-d").doctor(&["rocprofv3 --replay-mode kernel --kernel-replay-beta-enabled --pmc A --pmc B -d /proc/out -- ./app"]);
     let (line, code) = one_line(&o, "rocprofv3's output directory /proc/out");
     assert_eq!(code, 1, "{line}");
     let o = Setup::new("output-template")

@@ -1,6 +1,7 @@
 //! `krphase-emu`: subcommand routing. The SDK's exported C functions live in `exports.rs` (and
 //! the counting service's in `counting_exports.rs`), part of this binary crate so they are linked and (with `-rdynamic`) visible to the tools' dlsym.
 
+mod boundary;
 mod counting_exports;
 mod exports;
 mod rocprofv3;
