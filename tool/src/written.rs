@@ -22,8 +22,8 @@ pub fn line(path: &Path, mode: Mode, f: &Finished) -> String {
                 waited(t.stall_ns)
             )
         }
-        Finished::NotWritten(t, why) => format!(
-            "{} ends without its trailer ({}; krphase reports it truncated): {}, {} declines, {}{}",
+        Finished::NotWritten(t, why, unwritten) => format!(
+            "{} ends without its trailer ({}; krphase reports it truncated): {}, {} declines, {}, {unwritten} more recorded but not written{}",
             path.display(),
             match why {
                 NotWritten::Budget => "the writer did not finish within the tool's wait limit",
@@ -111,10 +111,15 @@ mod tests {
             line(p, Mode::Observe, &w(Trailer::default(), 5)),
             "wrote /x/a.krp: 5 windows (observed: dispatches run more than once), 0 declines, 0 events, 0 dropped"
         );
-        let cut = line(p, Mode::Drive, &Finished::NotWritten(lossy, NotWritten::Budget));
+        let cut = line(
+            p,
+            Mode::Drive,
+            &Finished::NotWritten(lossy, NotWritten::Budget, 9),
+        );
         assert!(
             cut.starts_with("/x/a.krp ends without its trailer (the writer did not finish within the tool's wait limit; krphase reports it truncated): 3 windows, 1 declines, 7 dropped (dispatch 5"),
             "{cut}"
         );
+        assert!(cut.contains(", 9 more recorded but not written"), "{cut}");
     }
 }

@@ -63,9 +63,9 @@ fn ten_thousand_short_lived_threads_counts_exact_memory_bounded() {
         "a healthy output under block drops nothing"
     );
     assert_eq!(seen.len() as u64, sent, "every completion, exactly once");
-    // Buffers alive at once: the threads of a wave, those queued for the writer and those it
-    // keeps for reuse (one channel's worth each).
-    let bound = WAVE as usize + 2 * krphase::recorder::CHANNEL_BATCHES + 8;
+    // Buffers made: the recorder's fixed pool of spares and one per thread alive at once.
+    let pool = krphase::recorder::pool_slots(krphase::recorder::DEFAULT_PROCESS);
+    let bound = WAVE as usize + pool + 8;
     eprintln!("{THREADS} threads: {made} buffers of 32 KiB made (bound {bound})");
     assert!(made <= bound, "{made} buffers made for {THREADS} threads");
 }

@@ -15,8 +15,9 @@ use std::time::Duration;
 pub enum Finished {
     /// The writer wrote the trailer (and flushed it to the file): what it wrote.
     Written(Written),
-    /// The file ends without a trailer: the trailer finalize meant to write, and why not.
-    NotWritten(Trailer, NotWritten),
+    /// The file ends without a trailer: the trailer finalize meant to write, why not, and the
+    /// records handed to the writer that it did not write.
+    NotWritten(Trailer, NotWritten, u64),
 }
 
 /// Why the trailer is not in the file.
@@ -56,7 +57,11 @@ impl Recorder {
             .send_bounded(WriterMessage::Finish(trailer), Use::Finalize)
             .is_err()
         {
-            return Some(Finished::NotWritten(trailer, NotWritten::Budget));
+            return Some(Finished::NotWritten(
+                trailer,
+                NotWritten::Budget,
+                self.unwritten(),
+            ));
         }
         let done = budget::wait(Use::Finalize, Duration::MAX, |t| {
             match self.writer_done.recv_timeout(t) {
@@ -69,8 +74,10 @@ impl Recorder {
         // on it, and a join in a fork child has been seen to fail with EINVAL).
         Some(match done {
             Some(Some(Ok(w))) => Finished::Written(w),
-            Some(Some(Err(_)) | None) => Finished::NotWritten(trailer, NotWritten::WriteFailed),
-            None => Finished::NotWritten(trailer, NotWritten::Budget),
+            Some(Some(Err(_)) | None) => {
+                Finished::NotWritten(trailer, NotWritten::WriteFailed, self.unwritten())
+            }
+            None => Finished::NotWritten(trailer, NotWritten::Budget, self.unwritten()),
         })
     }
 

@@ -100,6 +100,10 @@ pub struct Counters {
     /// BOOTTIME of the first and last drop (0: none).
     first_drop_ns: AtomicU64,
     last_drop_ns: AtomicU64,
+    /// Records handed to the writer, and those it has written or counted as dropped: the
+    /// difference never reached the file when it ends without its trailer.
+    handed: AtomicU64,
+    settled: AtomicU64,
 }
 
 impl Counters {
@@ -329,11 +333,14 @@ impl Recorder {
         crate::handover_delay::wait_if_injected();
         // The channel holds every slot of the pool: it is never full of slots; it is
         // disconnected only once the writer has returned.
-        if let Err(e) = self.to_writer.try_send(WriterMessage::Slot(slot, n))
-            && let WriterMessage::Slot(s, n) = e.into_inner()
-        {
-            self.drop_from(s, n, |_| false);
-            self.pool.put(s);
+        match self.to_writer.try_send(WriterMessage::Slot(slot, n)) {
+            Ok(()) => self.handed(n),
+            Err(e) => {
+                if let WriterMessage::Slot(s, n) = e.into_inner() {
+                    self.drop_from(s, n, |_| false);
+                    self.pool.put(s);
+                }
+            }
         }
         (fresh, 0)
     }
@@ -402,7 +409,7 @@ impl Recorder {
         if !self.stalled.swap(true, Ordering::AcqRel) {
             let c = budget::Caps::current();
             say(&format!(
-                "output {} is not keeping up: the application has waited {:.1} ms on it, the tool's limit (per thread {} ms, per process {} ms); from now on records that do not fit are dropped and counted",
+                "output {} is not keeping up: the application's threads have waited {:.1} ms on it and reached the tool's limit ({} ms a thread, {} ms a process); from now on records that do not fit are dropped and counted",
                 self.file().display(),
                 budget::spent_ns() as f64 / 1e6,
                 c.thread.as_millis(),
@@ -436,8 +443,12 @@ impl Recorder {
     /// allocation records are dropped under `drop`; what is kept waits out of the wait budget,
     /// and is dropped and counted once that is spent.
     fn send_batch(&self, v: Vec<RecordWords>, u: Use) -> bool {
+        let n = v.len();
         let mut v = match self.to_writer.try_send(WriterMessage::Records(v)) {
-            Ok(()) => return true,
+            Ok(()) => {
+                self.handed(n);
+                return true;
+            }
             Err(e) => match e.into_inner() {
                 WriterMessage::Records(v) => v,
                 _ => return false,
@@ -452,8 +463,12 @@ impl Recorder {
             }
             v = keep;
         }
+        let n = v.len();
         match self.send_bounded(WriterMessage::Records(v), u) {
-            Ok(()) => true,
+            Ok(()) => {
+                self.handed(n);
+                true
+            }
             Err(WriterMessage::Records(lost)) => {
                 self.count_drops(&lost);
                 false
@@ -495,6 +510,23 @@ impl Recorder {
             self.counters.dropped_names.fetch_add(n, Ordering::Relaxed);
             self.counters.dropped_now();
         }
+    }
+
+    fn handed(&self, n: usize) {
+        self.counters.handed.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// The writer wrote (or counted as dropped) `n` records.
+    fn settled(&self, n: usize) {
+        self.counters.settled.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// Records handed to the writer that it has neither written nor counted as dropped (all of
+    /// them are in the file once the trailer is).
+    pub fn unwritten(&self) -> u64 {
+        let c = &self.counters;
+        let settled = c.settled.load(Ordering::Acquire);
+        c.handed.load(Ordering::Acquire).saturating_sub(settled)
     }
 
     /// The trailer: the counters, the finalize time and `flags`.

@@ -69,6 +69,7 @@ impl Output {
     /// Writes `records` (unless a write failed before) and returns the vector emptied.
     fn write(&mut self, mut records: Vec<RecordWords>) -> Vec<RecordWords> {
         if !records.is_empty() {
+            self.rec.settled(records.len());
             if self.failed.is_some() {
                 self.rec.count_drops(&records);
             } else if let Err(e) = self.file.write_words(&records) {
