@@ -54,7 +54,7 @@ pub fn import_command(db_path: &Path, files: &[PathBuf], label: Option<&str>) ->
                     String::new()
                 },
                 if r.truncated { " (truncated)" } else { "" },
-                r.stall_note
+                r.drop_note
             );
             if let Some(note) = &r.note {
                 eprintln!("krphase: note: {}: {note}", f.display());
