@@ -4,8 +4,9 @@
 //! I/O, so only a budget charged for every wait bounds the application: the summed wait of
 //! its threads, measured in process (the trailer's `stall_ns`), stays within the process cap
 //! plus 10 ms, the records that did not fit are dropped and counted by kind, the run says so
-//! once, and `krphase import` reports the drops. Once the stall line is out the busy loop ends,
-//! so the writer recovers and writes the trailer that carries the counts.
+//! once, and `krphase import` reports the drops. Once the stall line is out the busy loop ends
+//! and the writer gets its policy and CPUs back, so it recovers and writes the trailer that
+//! carries the counts.
 
 use krphase_format::FileReader;
 use krphase_format::trailer::flags;
@@ -84,6 +85,15 @@ fn starve(tid: u32) {
     run_ok("chrt", &["--idle", "-p", "0", &t]);
 }
 
+/// Gives thread `tid` its normal policy and every CPU back (other work on a shared machine would
+/// otherwise still starve a SCHED_IDLE thread).
+fn feed(tid: u32) {
+    let t = tid.to_string();
+    run_ok("chrt", &["--other", "-p", "0", &t]);
+    let cpus = format!("0-{}", std::thread::available_parallelism().map_or(1, |n| n.get()) - 1);
+    run_ok("taskset", &["-p", "-c", &cpus, &t]);
+}
+
 #[test]
 fn a_starved_writer_costs_the_application_at_most_the_wait_budget_and_drops_are_counted() {
     let dir = scratch_dir("fault-starved-writer");
@@ -108,7 +118,7 @@ fn a_starved_writer_costs_the_application_at_most_the_wait_budget_and_drops_are_
         .spawn()
         .expect("run krphase-emu");
     let t0 = Instant::now();
-    let (mut starved, mut stall_seen) = (false, false);
+    let (mut starved, mut stall_seen) = (None, false);
     let status = loop {
         if let Some(s) = child.try_wait().expect("wait") {
             break Some(s);
@@ -118,22 +128,27 @@ fn a_starved_writer_costs_the_application_at_most_the_wait_budget_and_drops_are_
             let _ = child.wait();
             break None;
         }
-        if !starved && let Some(tid) = writer_tid(child.id()) {
+        if starved.is_none()
+            && let Some(tid) = writer_tid(child.id())
+        {
             starve(tid);
-            starved = true;
+            starved = Some(tid);
         }
         if !stall_seen
+            && let Some(tid) = starved
             && std::fs::read_to_string(&err_path).is_ok_and(|s| s.contains(STALL_LINE))
         {
             stall_seen = true;
-            hog.stop(); // the writer gets the CPU back and writes the rest and the trailer
+            // The writer gets the CPU back and writes the rest and the trailer.
+            hog.stop();
+            feed(tid);
         }
         std::thread::sleep(Duration::from_millis(2));
     };
     hog.stop();
     let wall = t0.elapsed();
     let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
-    assert!(starved, "the writer thread was never found:\n{stderr}");
+    assert!(starved.is_some(), "the writer thread was never found:\n{stderr}");
     let status = status.unwrap_or_else(|| {
         panic!("the application did not finish within {BOUND:?} with a starved writer:\n{stderr}")
     });
