@@ -221,11 +221,18 @@ fn dropped_records_are_reported_by_kind_and_the_figures_built_on_them_marked() {
     assert!(!clean_text.contains("(!)"), "{clean_text}");
     let t = text(lossy.0.clone());
     assert!(
-        t.contains("dropped by the tool: 7 dispatch, 0 allocation, 3 window records, 1 kernel names;"),
+        t.contains(
+            "dropped by the tool: 7 dispatch, 0 allocation, 3 window records, 1 kernel names;"
+        ),
         "{t}"
     );
     assert!(t.contains("(the tool's wait budget ran out)"), "{t}");
-    for marked in ["dispatches seen (!)", "phase (!)", "snapshot bytes (!)", "dispatch tax (!)"] {
+    for marked in [
+        "dispatches seen (!)",
+        "phase (!)",
+        "snapshot bytes (!)",
+        "dispatch tax (!)",
+    ] {
         assert!(t.contains(marked), "{marked}: {t}");
     }
 }

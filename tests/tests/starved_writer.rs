@@ -90,7 +90,10 @@ fn starve(tid: u32) {
 fn feed(tid: u32) {
     let t = tid.to_string();
     run_ok("chrt", &["--other", "-p", "0", &t]);
-    let cpus = format!("0-{}", std::thread::available_parallelism().map_or(1, |n| n.get()) - 1);
+    let cpus = format!(
+        "0-{}",
+        std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+    );
     run_ok("taskset", &["-p", "-c", &cpus, &t]);
 }
 
@@ -106,7 +109,14 @@ fn a_starved_writer_costs_the_application_at_most_the_wait_budget_and_drops_are_
         cmd.env_remove(k);
     }
     let mut child = cmd
-        .args(["run", "stream", "--elements", "1024", "--iterations", "2500"])
+        .args([
+            "run",
+            "stream",
+            "--elements",
+            "1024",
+            "--iterations",
+            "2500",
+        ])
         .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
         .env("KRPHASE_OUTPUT", &out)
         .env_remove("KRPHASE_EMU_TRUTH")
@@ -148,7 +158,10 @@ fn a_starved_writer_costs_the_application_at_most_the_wait_budget_and_drops_are_
     hog.stop();
     let wall = t0.elapsed();
     let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
-    assert!(starved.is_some(), "the writer thread was never found:\n{stderr}");
+    assert!(
+        starved.is_some(),
+        "the writer thread was never found:\n{stderr}"
+    );
     let status = status.unwrap_or_else(|| {
         panic!("the application did not finish within {BOUND:?} with a starved writer:\n{stderr}")
     });
@@ -193,7 +206,11 @@ fn check_file(out: &Path, stderr: &str, wall: Duration) {
     let _ = std::fs::remove_file(&db);
     let o = krphase_db(&db, &[OsStr::new("import"), out.as_os_str()]);
     let line = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{line}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{line}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(
         line.contains(&format!(
             "{} dispatch, {} allocation, {} window records dropped",

@@ -2,11 +2,11 @@
 //! parsed once at configure time. Every bad value is one clear message naming the variable; the
 //! tool then declines and the application runs on.
 
-use krphase_ffi::PayloadLayout;
 use crate::recorder::Caps;
+use krphase_ffi::PayloadLayout;
 use krphase_format::Mode;
-use std::time::Duration;
 use regex::Regex;
+use std::time::Duration;
 
 /// What to do when the writer falls behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

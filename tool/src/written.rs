@@ -67,7 +67,10 @@ fn waited(ns: u64) -> String {
     if ns == 0 {
         String::new()
     } else {
-        format!("; the application waited {:.1} ms on the output", ns as f64 / 1e6)
+        format!(
+            "; the application waited {:.1} ms on the output",
+            ns as f64 / 1e6
+        )
     }
 }
 

@@ -202,6 +202,10 @@ fn fork_storm_children_finish_with_their_own_files_and_the_parent_file_is_comple
         assert_eq!(t.windows as usize, n, "every window of the parent");
     } else {
         assert!(n < t.windows as usize, "{n} windows in the file, {t:?}");
-        assert_ne!(t.flags & krphase_format::trailer::flags::STALLED, 0, "{t:?}");
+        assert_ne!(
+            t.flags & krphase_format::trailer::flags::STALLED,
+            0,
+            "{t:?}"
+        );
     }
 }

@@ -64,10 +64,16 @@ fn a_fifo_nobody_reads_costs_the_application_at_most_the_wait_budget() {
     let cap = krphase::recorder::DEFAULT_PROCESS.as_nanos() as u64;
     // Every slice is charged what it lasted: a late wakeup on a loaded machine may add a little.
     assert!(stall <= cap + 10_000_000, "waited {stall} ns");
-    assert!(stall > 0, "finalize did wait for the trailer, within the budget");
+    assert!(
+        stall > 0,
+        "finalize did wait for the trailer, within the budget"
+    );
     // Nothing reached the file (the FIFO was never opened): every record is either dropped and
     // counted or among those the writer never wrote, which finalize counts and says.
-    assert!(dropped + unwritten >= 4 * 3 * WINDOWS, "{dropped} + {unwritten}");
+    assert!(
+        dropped + unwritten >= 4 * 3 * WINDOWS,
+        "{dropped} + {unwritten}"
+    );
     // A correctness bound, generous for a loaded 2-core machine: without the budget the first
     // open alone never returns.
     assert!(total < Duration::from_secs(20), "whole run {total:?}");

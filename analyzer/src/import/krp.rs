@@ -203,7 +203,11 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
 }
 
 /// The trailer's drops by kind and the application's wait on the output.
-fn store_drops(tx: &rusqlite::Transaction<'_>, run_id: i64, t: &krphase_format::Trailer) -> Result<()> {
+fn store_drops(
+    tx: &rusqlite::Transaction<'_>,
+    run_id: i64,
+    t: &krphase_format::Trailer,
+) -> Result<()> {
     use krphase_format::trailer::flags;
     tx.execute(
         "UPDATE krphase_run SET dropped_dispatch = ?1, dropped_allocation = ?2,

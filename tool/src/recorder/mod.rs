@@ -1,6 +1,8 @@
 //! The recording pipeline: lock-free thread-local buffers of fixed records. A full buffer is
-//! handed over whole (no copy on the recording thread) through a bounded channel to one writer
-//! thread, which copies it out and recycles it; the thread continues in a spare buffer.
+//! handed over whole (no copy on the recording thread) to one writer thread, which copies it
+//! out and puts it back into the recorder's fixed pool; the thread continues in a spare buffer
+//! from that pool. Every wait an application thread makes on the writer is charged to the wait
+//! budget (`budget`); past it, records are dropped and counted.
 //!
 //! Hot path (per event): one relaxed load of the state word (generation and recording flag), a
 //! thread-local base with no destructor and no borrow flag, four 64-bit stores into the thread's
@@ -9,9 +11,11 @@
 //! threads that are still alive; the owner takes its slot's flag with one compare-exchange per
 //! *batch*, never per event.
 //!
-//! `slot` holds a thread's buffer and the pool of empty ones, `thread` the thread-local side
-//! (the hot path), `current` the process's current recorder, `writer` the writer thread;
-//! this file the [`Recorder`] of one output file.
+//! `slot` holds a thread's buffer (and the list exited threads leave theirs in), `pool` the
+//! recorder's spare buffers, `budget` the wait budget, `thread` the thread-local side (the hot
+//! path), `current` the process's current recorder, `writer` the writer thread (`observed` its
+//! count of observe-mode windows), `finish` finalize; this file the [`Recorder`] of one output
+//! file and its hand-overs.
 
 mod budget;
 mod current;
@@ -34,7 +38,9 @@ pub use writer::Written;
 use crate::config::OnFull;
 use crate::{fork_local, say, sys};
 use budget::Use;
-use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender, TrySendError, bounded};
+use crossbeam_channel::{
+    Receiver, RecvTimeoutError, SendTimeoutError, Sender, TrySendError, bounded,
+};
 use current::set_recording;
 use krphase_format::event::{DropClass, drop_class};
 use krphase_format::{Header, NameSpace, Record, Trailer};
@@ -80,8 +86,10 @@ impl DropTally {
         if self.dispatch + self.allocation + self.window == 0 {
             return;
         }
-        c.dropped_dispatch.fetch_add(self.dispatch, Ordering::Relaxed);
-        c.dropped_allocation.fetch_add(self.allocation, Ordering::Relaxed);
+        c.dropped_dispatch
+            .fetch_add(self.dispatch, Ordering::Relaxed);
+        c.dropped_allocation
+            .fetch_add(self.allocation, Ordering::Relaxed);
         c.dropped_window.fetch_add(self.window, Ordering::Relaxed);
         c.dropped_now();
     }
@@ -116,7 +124,6 @@ impl Counters {
         self.last_drop_ns.fetch_max(now, Ordering::AcqRel);
     }
 }
-
 
 /// One output file and its writer thread. Recorders live for the process (one per process:
 /// the configured one, and a fork child's own).

@@ -6,7 +6,7 @@
 //! a slow write) costs the application neither a wait nor a record.
 
 use super::slot::{SLOT_RECORDS, Slot, give_back, new_slot};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+use crossbeam_channel::{Receiver, Sender, bounded};
 use std::time::Duration;
 
 /// The busiest demo workload's record rate, measured with the tool in drive mode on the
@@ -57,10 +57,7 @@ impl Pool {
 
     /// A spare slot within `t`.
     pub fn take_within(&self, t: Duration) -> Option<&'static Slot> {
-        match self.rx.recv_timeout(t) {
-            Ok(s) => Some(s),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.rx.recv_timeout(t).ok()
     }
 
     /// Puts an emptied slot back (into the process's list should the pool be full, which the

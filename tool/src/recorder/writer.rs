@@ -2,8 +2,8 @@
 //! and writes the file; at the end, the trailer.
 
 use super::Recorder;
-use super::open::open_output;
 use super::observed::Observed;
+use super::open::open_output;
 use super::slot::{RecordWords, SLOT_RECORDS, Slot};
 use crossbeam_channel::{Receiver, Sender};
 use krphase_format::block::MAX_RECORDS_PER_BLOCK;
