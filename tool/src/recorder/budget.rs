@@ -167,8 +167,10 @@ fn take_ns(want: u64, floor: u64) -> u64 {
     }
 }
 
-/// One reserved slice; on drop, the time it lasted is charged to the process and to the calling
-/// thread (the unused part goes back).
+/// One reserved slice; on drop, the time it lasted, up to its length, is charged to the process
+/// and to the calling thread (the unused part goes back). A wakeup that comes later than asked
+/// because the machine is busy is the machine's time, not the tool's: the thread would have
+/// waited for a core as any runnable thread does.
 struct Slice {
     ns: u64,
     start: Instant,
@@ -187,16 +189,8 @@ impl Slice {
 
 impl Drop for Slice {
     fn drop(&mut self) {
-        // The time it really lasted (a wakeup late on a loaded machine included).
-        let used = self.start.elapsed().as_nanos() as u64;
-        if used <= self.ns {
-            LEFT_NS.fetch_add(self.ns - used, Ordering::AcqRel);
-        } else {
-            let over = used - self.ns;
-            let _ = LEFT_NS.fetch_update(Ordering::AcqRel, Ordering::Relaxed, |l| {
-                Some(l.saturating_sub(over))
-            });
-        }
+        let used = (self.start.elapsed().as_nanos() as u64).min(self.ns);
+        LEFT_NS.fetch_add(self.ns - used, Ordering::AcqRel);
         SPENT_NS.fetch_add(used, Ordering::Relaxed);
         add_thread_spent(used);
     }
@@ -204,7 +198,7 @@ impl Drop for Slice {
 
 /// Calls `attempt(timeout)` in slices until it returns `Some`, for at most `cap` in all;
 /// `None` when a cap of the budget (or `cap`) ran out first. Every slice is charged for the
-/// time it lasted.
+/// time it lasted (up to its length).
 pub fn wait<T>(u: Use, cap: Duration, mut attempt: impl FnMut(Duration) -> Option<T>) -> Option<T> {
     let mut cap_ns = dur_ns(cap);
     loop {
@@ -263,7 +257,7 @@ mod tests {
         assert!(waited < Duration::from_millis(60), "{waited:?}");
         assert!(run_spent());
         let one = spent_ns();
-        assert!((29_000_000..60_000_000).contains(&one), "{one}");
+        assert!((29_000_000..=30_000_000).contains(&one), "{one}");
         // Other threads spend the rest of the run's part (50 ms), not more.
         let hs: Vec<_> = (0..4)
             .map(|_| std::thread::spawn(|| wait(Use::Run, Duration::MAX, sleep_fail)))
@@ -271,17 +265,16 @@ mod tests {
         for h in hs {
             assert!(h.join().expect("waiter").is_none());
         }
-        // (a slice that wakes late is charged what it lasted: a little over, never under)
         let run = spent_ns();
         assert!(run >= 50_000_000 - 4 * SLICE_NS, "{run}");
-        assert!(run < 90_000_000, "{run}");
+        assert!(run <= 50_000_000, "{run}");
         // Nothing left for the run: it does not wait at all.
         assert!(wait(Use::Run, Duration::MAX, |_| Some(())).is_none());
         // Finalize still has its reserve (50 ms), and a quick success gives the rest back.
         assert_eq!(wait(Use::Finalize, Duration::MAX, |_| Some(7)), Some(7));
         assert!(!wait_until(Use::Finalize, Duration::MAX, || false));
         let all = spent_ns();
-        assert!((96_000_000..140_000_000).contains(&all), "{all}");
+        assert!((96_000_000..=100_000_000).contains(&all), "{all}");
         reset();
         assert!(!run_spent(), "a fork child starts afresh, its threads too");
         set_caps(Caps::default());

@@ -45,7 +45,7 @@ use current::set_recording;
 use krphase_format::event::{DropClass, drop_class};
 use krphase_format::{Header, NameSpace, Record, Trailer};
 use pool::Pool;
-use slot::{FLUSHING, OPEN, RecordWords, SENT, Slot};
+use slot::{FLUSHING, OPEN, RecordWords, SENT, Slot, give_back};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -311,12 +311,46 @@ impl Recorder {
         .flatten()
     }
 
+    /// A leaving thread's slot holding `n` records goes to the writer as it is (the writer puts
+    /// it into the pool, or the list of free slots when the pool is full); true when it went,
+    /// false when finalize had begun or closed it (it takes the records). When the channel is
+    /// full it waits out of the wait budget, then drops and counts the records.
+    fn retire_slot(&self, slot: &'static Slot, n: usize) -> bool {
+        self.sending(|| {
+            if slot
+                .state
+                .compare_exchange(OPEN, SENT, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                return false;
+            }
+            match self.send_bounded(WriterMessage::Slot(slot, n), Use::Run) {
+                Ok(()) => self.handed(n),
+                Err(m) => {
+                    if let WriterMessage::Slot(s, n) = m {
+                        self.drop_from(s, n, |_| false);
+                        give_back(s);
+                    }
+                }
+            }
+            true
+        })
+        .unwrap_or(false)
+    }
+
     /// Hands a thread's slot holding `n` records (state FLUSHING) to the writer and returns the
     /// slot the thread continues in with its record count: a spare from the pool (empty), or,
     /// when the writer is a whole pool behind and the budget is spent (or, under `drop`, the
     /// slot still has room after its dispatch and allocation records were dropped), the same
     /// slot with what it kept.
     fn hand_over(&self, slot: &'static Slot, n: usize) -> (&'static Slot, usize) {
+        // A slot at most half full is handed over early (the end of a window, or its age) only
+        // while at least half the pool is spare: a writer that falls behind leaves the pool
+        // to full slots.
+        if n <= SLOT_RECORDS / 2 && self.pool.spare() < self.pool.size() / 2 {
+            slot.state.store(OPEN, Ordering::Release);
+            return (slot, n);
+        }
         let (fresh, n) = match self.pool.try_take() {
             Some(f) => (f, n),
             None => match self.behind(slot, n) {
@@ -352,15 +386,13 @@ impl Recorder {
         (fresh, 0)
     }
 
-    /// The pool is empty: the writer has not emptied a slot for as long as the pool lasts.
-    /// A slot at most half full is kept as it is (`Err(n)`). Under `drop` the slot's dispatch
-    /// and allocation records are dropped (counted) next, and the thread goes on in the same
-    /// slot while it is at most half full of what it kept (`Err(kept)`). Otherwise it waits out of the wait budget for a spare slot (`Ok`); when
+    /// The pool is empty: the writer has not emptied a slot for as long as the pool lasts (the
+    /// slot is more than half full: a fuller one is kept, see [`Recorder::hand_over`]). Under
+    /// `drop` the slot's dispatch and allocation records are dropped (counted) first, and the
+    /// thread goes on in the same slot while it is at most half full of what it kept
+    /// (`Err(kept)`). Otherwise it waits out of the wait budget for a spare slot (`Ok`); when
     /// the budget is spent, the slot's records are dropped and counted (`Err(0)`).
     fn behind(&self, slot: &'static Slot, n: usize) -> Result<(&'static Slot, usize), usize> {
-        if n <= SLOT_RECORDS / 2 {
-            return Err(n); // handed over early (the end of a window, or its age): room is left
-        }
         let mut n = n;
         if self.on_full == OnFull::Drop {
             n = self.drop_from(slot, n, |w| class_of(w) == DropClass::Window);

@@ -50,6 +50,11 @@ impl Pool {
         self.size
     }
 
+    /// Spare slots now.
+    pub fn spare(&self) -> usize {
+        self.rx.len()
+    }
+
     /// A spare slot if one is free now.
     pub fn try_take(&self) -> Option<&'static Slot> {
         self.rx.try_recv().ok()

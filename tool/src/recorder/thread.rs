@@ -101,17 +101,14 @@ fn leave(h: &ThreadBuffer, rec: &'static Recorder) {
         h.len.set(0);
         return;
     }
-    flush_to(h, Some(rec));
-    if let Some(slot) = h.slot.get() {
-        // Records kept in the slot (the writer was a whole pool behind) go on their own.
-        let kept = h.len.replace(0);
-        if kept > 0 {
-            let mut v = Vec::with_capacity(kept);
-            slot.read(kept, &mut v);
-            rec.send_words(v);
-        }
-        slot.len.store(0, Ordering::Release);
-        rec.forget_slot(slot);
+    let n = h.len.replace(0);
+    h.flush_at.set(u64::MAX);
+    let Some(slot) = h.slot.get() else { return };
+    rec.forget_slot(slot);
+    // The slot itself goes to the writer (no spare is taken: the thread is leaving), unless it
+    // is empty or finalize has begun (it takes the records).
+    if n > 0 && rec.retire_slot(slot, n) {
+        h.slot.set(None);
     }
 }
 
