@@ -173,3 +173,66 @@ fn report_p50_and_compare_median_are_the_same_number() {
     }
     assert!(checked >= 3, "only {checked} phases in both");
 }
+
+#[test]
+fn dropped_records_are_reported_by_kind_and_the_figures_built_on_them_marked() {
+    use krphase_format::Trailer;
+    use krphase_format::trailer::flags;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
+    let mut runs = Vec::new();
+    for (name, drops) in [
+        ("clean.krp", Trailer::default()),
+        (
+            "lossy.krp",
+            Trailer {
+                dropped_dispatch: 7,
+                dropped_window: 3,
+                dropped_names: 1,
+                first_drop_ns: 20_000_000,
+                last_drop_ns: 32_500_000,
+                stall_ns: 51_200_000,
+                flags: flags::STALLED,
+                ..Trailer::default()
+            },
+        ),
+    ] {
+        let f = dir.path().join(name);
+        let spec = SynthSpec {
+            windows: 30,
+            drops,
+            ..SynthSpec::default()
+        };
+        write_synthetic_file(&f, &spec).unwrap();
+        let note = crate::import::krp::import_file(&mut c, &f, None)
+            .unwrap()
+            .drop_note;
+        runs.push((run_report(&c, runs.len() as i64 + 1).unwrap(), note));
+    }
+    let (clean, lossy) = (&runs[0], &runs[1]);
+    assert_eq!(clean.1, "");
+    assert_eq!(
+        lossy.1,
+        "; 7 dispatch, 0 allocation, 3 window records dropped, 1 kernel names dropped over 12.5 ms (the application waited 51.2 ms on the tool's output, its wait budget ran out)"
+    );
+    let text = |r| crate::report::render(&[r], crate::report::Format::Table).unwrap();
+    let clean_text = text(clean.0.clone());
+    assert!(!clean_text.contains("dropped by the tool"), "{clean_text}");
+    assert!(!clean_text.contains("(!)"), "{clean_text}");
+    let t = text(lossy.0.clone());
+    assert!(
+        t.contains(
+            "dropped by the tool: 7 dispatch, 0 allocation, 3 window records, 1 kernel names;"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("(the tool's wait budget ran out)"), "{t}");
+    for marked in [
+        "dispatches seen (!)",
+        "phase (!)",
+        "snapshot bytes (!)",
+        "dispatch tax (!)",
+    ] {
+        assert!(t.contains(marked), "{marked}: {t}");
+    }
+}

@@ -35,6 +35,8 @@ pub struct SynthSpec {
     pub seed: u64,
     /// Write a trailer (a file without one reads as truncated).
     pub trailer: bool,
+    /// The trailer's drop counters and wait (the rest of it is filled in).
+    pub drops: Trailer,
 }
 
 impl Default for SynthSpec {
@@ -45,6 +47,7 @@ impl Default for SynthSpec {
             pid: 4242,
             seed: 1,
             trailer: true,
+            drops: Trailer::default(),
         }
     }
 }
@@ -296,19 +299,19 @@ impl<W: Write> SynthWriter<W> {
     }
 
     /// Writes the last block, the trailer (when asked for) and flushes.
-    fn finish(mut self, trailer: bool) -> Result<SynthTruth> {
+    fn finish(mut self, trailer: Option<Trailer>) -> Result<SynthTruth> {
         if !self.buf.is_empty() {
             self.w.write_records(&self.buf)?;
         }
         self.truth.events = self.w.records();
-        if trailer {
+        if let Some(drops) = trailer {
             self.w.write_trailer(&Trailer {
                 events_written: self.truth.events,
                 windows: self.truth.windows,
                 declines: self.truth.opt_outs,
                 finalize_ns: self.t,
-                flags: 1,
-                ..Trailer::default()
+                flags: 1 | drops.flags,
+                ..drops
             })?;
         }
         self.w.flush()?;
@@ -339,7 +342,7 @@ pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> 
             s.filtered_dispatch()?;
         }
     }
-    s.finish(spec.trailer)
+    s.finish(spec.trailer.then_some(spec.drops))
 }
 
 /// Writes a synthetic file at `path`.

@@ -2,9 +2,11 @@
 //! parsed once at configure time. Every bad value is one clear message naming the variable; the
 //! tool then declines and the application runs on.
 
+use crate::recorder::Caps;
 use krphase_ffi::PayloadLayout;
 use krphase_format::Mode;
 use regex::Regex;
+use std::time::Duration;
 
 /// What to do when the writer falls behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +25,10 @@ pub const DEFAULT_PASSES: u32 = 2;
 
 /// `KRPHASE_MAX_PASSES` default: passes an indefinite loop (`KRPHASE_PASSES=0`) runs.
 pub const DEFAULT_MAX_PASSES: u32 = 2;
+
+/// The largest wait-budget cap accepted, in ms (a cap is a promise to the application: beyond
+/// a few seconds it promises nothing).
+pub const MAX_WAIT_MS: u64 = 10_000;
 
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -44,6 +50,8 @@ pub struct Config {
     pub pmc: Option<Vec<Vec<String>>>,
     /// Why a `KRPHASE_PMC` value was set aside (the tool runs without counters).
     pub pmc_warning: Option<String>,
+    /// The wait budget's caps (`KRPHASE_WAIT_BUDGET_MS`, `KRPHASE_THREAD_WAIT_BUDGET_MS`).
+    pub wait: Caps,
 }
 
 impl Config {
@@ -144,6 +152,7 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
             _ => return Err(format!("KRPHASE_ON_FULL={v:?} is not drop or block")),
         },
     };
+    let wait = wait_caps(&set)?;
     Ok(Some(Config {
         requested_mode,
         passes,
@@ -156,7 +165,28 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
         rocprof_output: set("ROCPROF_OUTPUT_PATH"),
         pmc,
         pmc_warning,
+        wait,
     }))
+}
+
+/// The wait budget's two caps, each a whole number of milliseconds from 1 to [`MAX_WAIT_MS`].
+fn wait_caps(set: &dyn Fn(&str) -> Option<String>) -> Result<Caps, String> {
+    let ms = |k: &str, default: Duration| match set(k) {
+        None => Ok(default),
+        Some(v) => match v.trim().parse::<u64>() {
+            Ok(n) if (1..=MAX_WAIT_MS).contains(&n) => Ok(Duration::from_millis(n)),
+            _ => Err(format!(
+                "{k}={v:?} is not a whole number of milliseconds from 1 to {MAX_WAIT_MS}"
+            )),
+        },
+    };
+    Ok(Caps {
+        process: ms("KRPHASE_WAIT_BUDGET_MS", crate::recorder::DEFAULT_PROCESS)?,
+        thread: ms(
+            "KRPHASE_THREAD_WAIT_BUDGET_MS",
+            crate::recorder::DEFAULT_THREAD,
+        )?,
+    })
 }
 
 /// Every `KRPHASE_*` variable the tool reads.
@@ -170,6 +200,8 @@ pub const KNOWN: &[&str] = &[
     "KRPHASE_ON_FULL",
     "KRPHASE_OUTPUT",
     "KRPHASE_PMC",
+    "KRPHASE_WAIT_BUDGET_MS",
+    "KRPHASE_THREAD_WAIT_BUDGET_MS",
 ];
 
 /// Prefixes of `KRPHASE_*` variables other krphase programs read (the emulator, the benchmarks)
@@ -257,6 +289,20 @@ mod tests {
         assert_eq!(c.effective_mode(), Mode::Drive);
         assert_eq!(c.on_full, OnFull::Drop);
         assert!(c.filter.is_none() && c.layout.is_none());
+        assert_eq!(c.wait, Caps::default());
+        let c = parse(&[
+            ("KRPHASE_WAIT_BUDGET_MS", " 200 "),
+            ("KRPHASE_THREAD_WAIT_BUDGET_MS", "40"),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            c.wait,
+            Caps {
+                process: Duration::from_millis(200),
+                thread: Duration::from_millis(40)
+            }
+        );
     }
 
     #[test]
@@ -284,6 +330,11 @@ mod tests {
             ("KRPHASE_KERNEL_FILTER", "(unclosed"),
             ("KRPHASE_PAYLOAD_LAYOUT", "z"),
             ("KRPHASE_ON_FULL", "explode"),
+            ("KRPHASE_WAIT_BUDGET_MS", "0"),
+            ("KRPHASE_WAIT_BUDGET_MS", "50ms"),
+            ("KRPHASE_WAIT_BUDGET_MS", "10001"),
+            ("KRPHASE_THREAD_WAIT_BUDGET_MS", "-5"),
+            ("KRPHASE_THREAD_WAIT_BUDGET_MS", "2.5"),
         ] {
             let e = parse(&[(k, v)]).expect_err(k);
             assert!(e.starts_with(k), "{e}");

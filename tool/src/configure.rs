@@ -41,6 +41,7 @@ pub fn configure(cb: CallbackTracingFn, counting: CountingFns) -> Result<(), Dec
     let path = output_path(&cfg, pid, &hostname, &env)
         .map_err(|m| declined(&format!("{m}; not recording")))?;
     let header = build_header(&cfg, &sdk, &ops, mode, pid, hostname, &path);
+    recorder::set_caps(cfg.wait);
     let rec = open_recorder(&path, &header, cfg.on_full)?;
     recorder::install(rec);
     let counting = counting_service(&cfg, &sdk, mode, counting);

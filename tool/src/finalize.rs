@@ -1,8 +1,9 @@
 //! Closing the file: at the SDK's finalize or the atexit safety net, flush and write the
-//! trailer (bounded by `recorder::FINALIZE_BUDGET`).
+//! trailer (bounded by the wait budget), then say what the file holds.
 
 use crate::tool::{self, Tool};
 use crate::{recorder, sys};
+use krphase_format::Mode;
 use krphase_format::trailer::flags;
 
 /// SDK finalize or the atexit safety net (`reason`: trailer flags saying which).
@@ -25,7 +26,9 @@ pub fn finalize(reason: u64) {
         trailer_flags |= flags::PANIC;
     }
     recorder::flush_current_thread();
-    r.finish(trailer_flags);
-    // The file actually written (a second run into an existing path gets another name).
-    crate::written::say_written(r.file());
+    if let Some(done) = r.finish(trailer_flags) {
+        let mode = tool::get().map_or(Mode::Drive, Tool::mode);
+        // The file actually written (a second run into an existing path gets another name).
+        crate::say(&crate::written::line(r.file(), mode, &done));
+    }
 }

@@ -9,15 +9,17 @@
 //! `hsa_amd_pointer_info`'s `agentOwner`). Without a pair, the bytes go to the only GPU agent
 //! seen, else they are unattributed and count only in upper bounds.
 //!
-//! Locking: the walk calls into ROCr, whose loader may be running a code-object callback into
-//! this tool; the pair map is therefore never held across an HSA call (only the walk lock is).
+//! Locking: the walk calls into ROCr (foreign data, whose loader may be running a code-object
+//! callback into this tool), so no lock is held across it: one thread at a time claims the walk
+//! with an atomic flag (another thread finding it claimed uses the result as it stands rather
+//! than wait), and the pair map and the result are locked only to copy or replace them.
 
 use crate::fork_local::{ForkLocal, Start};
 use krphase_ffi::executables::{HsaError, HsaSymbolFns, snapshot_includes};
 use krphase_ffi::{HsaAgent, HsaExecutableSymbol};
 use krphase_format::event::{UNATTRIBUTED, attribution};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// A variable the snapshot copies: its `hsa_agent_t` handle (`None`: a program symbol) and size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,11 +154,36 @@ pub fn changes(old: &Resolved, new: &Resolved) -> Vec<Change> {
     v
 }
 
+/// The claim on the walk, released when dropped.
+struct WalkClaim<'a>(&'a AtomicU32);
+
+impl<'a> WalkClaim<'a> {
+    /// Claims the walk for this process unless one of its threads holds it (a claim left by a
+    /// fork parent's thread, which does not exist here, is taken over).
+    fn take(flag: &'a AtomicU32) -> Option<WalkClaim<'a>> {
+        let me = std::process::id();
+        let held = flag.load(Ordering::Acquire);
+        if held == me {
+            return None;
+        }
+        flag.compare_exchange(held, me, Ordering::AcqRel, Ordering::Acquire)
+            .ok()
+            .map(|_| WalkClaim(flag))
+    }
+}
+
+impl Drop for WalkClaim<'_> {
+    fn drop(&mut self) {
+        self.0.store(0, Ordering::Release);
+    }
+}
+
 /// The cache the tool keeps.
 pub struct ModVars {
     dirty: AtomicBool,
-    /// Held for a walk (one fork depth each: a fork child never waits on the parent's).
-    walk: ForkLocal<()>,
+    /// The pid of the process whose thread is walking (0: none). A fork child finds its
+    /// parent's pid here when a parent thread was walking at the fork, and takes the claim over.
+    walking: AtomicU32,
     pairs: ForkLocal<Pairs>,
     result: ForkLocal<Resolved>,
 }
@@ -165,7 +192,7 @@ impl Default for ModVars {
     fn default() -> Self {
         ModVars {
             dirty: AtomicBool::new(true),
-            walk: ForkLocal::new(Start::Fresh),
+            walking: AtomicU32::new(0),
             pairs: ForkLocal::new(Start::Inherit),
             result: ForkLocal::new(Start::Inherit),
         }
@@ -212,11 +239,11 @@ impl ModVars {
         if !self.is_dirty() {
             return (Vec::new(), None);
         }
-        let Some(_walking) = self.walk.lock() else {
-            return (Vec::new(), None);
+        let Some(_walk) = WalkClaim::take(&self.walking) else {
+            return (Vec::new(), None); // another thread is walking: no wait
         };
         if !self.dirty.swap(false, Ordering::AcqRel) {
-            return (Vec::new(), None); // another thread walked while this one waited
+            return (Vec::new(), None); // another thread walked just before
         }
         let known: Vec<u64> = {
             let Some(mut p) = self.pairs.lock() else {
@@ -352,6 +379,20 @@ mod tests {
         assert!(changes(&b, &b).is_empty());
         let gone = changes(&b, &Resolved::default());
         assert_eq!((gone[0].agent, gone[0].bytes.bytes), (2, 0));
+    }
+
+    #[test]
+    fn a_walk_in_progress_is_never_waited_for_and_a_fork_parents_claim_is_taken_over() {
+        let m = ModVars::default();
+        // A thread of this process is walking: another returns at once, the cache stays dirty.
+        m.walking.store(std::process::id(), Ordering::Release);
+        assert_eq!(m.refresh_if_dirty(None, Some(2)), (Vec::new(), None));
+        assert!(m.is_dirty());
+        // A claim left by a fork parent's thread (another pid) does not stop this process.
+        m.walking.store(std::process::id() + 1, Ordering::Release);
+        m.refresh_if_dirty(None, Some(2));
+        assert!(!m.is_dirty());
+        assert_eq!(m.walking.load(Ordering::Acquire), 0, "released");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! directory, and the recorder writing it; and the fork child's own file.
 
 use crate::config::{Config, OnFull};
-use crate::recorder::{self, Recorder};
+use crate::recorder::{self, Recorder, Starting};
 use crate::{say, sys, tool};
 use krphase_format::event::Notice;
 use krphase_format::{Header, Record};
@@ -50,12 +50,7 @@ pub fn open_recorder(
     header: &Header,
     on_full: OnFull,
 ) -> Result<&'static Recorder, Declined> {
-    Recorder::create(path.to_path_buf(), header, on_full).map_err(|e| {
-        declined(&format!(
-            "cannot write {}: {e}; not recording",
-            path.display()
-        ))
-    })
+    Recorder::create(path.to_path_buf(), header, on_full).map_err(|e| cannot_write(path, &e))
 }
 
 /// Makes the fork child's recorder the one `fork_child_recorder` builds.
@@ -65,8 +60,10 @@ pub fn set_fork_factory() {
 
 /// A fork child writes its own file: the template expanded with its own pid, and when that
 /// names the parent's file (a template without `%pid%`), that name with `-PID` added. Runs in
-/// the child: the environment is read with libc's `getenv` (std's reader takes a lock).
-fn fork_child_recorder() -> Option<&'static Recorder> {
+/// the child, under the lock of its current recorder: it starts the recorder without waiting
+/// for the file (the caller waits after the lock is released). The environment is read with
+/// libc's `getenv` (std's reader takes a lock).
+fn fork_child_recorder() -> Option<(Starting, recorder::OpenFailed)> {
     let t = tool::get()?;
     let pid = sys::getpid();
     let mut h = t.header.clone();
@@ -83,16 +80,31 @@ fn fork_child_recorder() -> Option<&'static Recorder> {
         path = crate::output::with_suffix(&path, &pid.to_string());
     }
     h.output_path = path.display().to_string();
-    let rec = open_recorder(&path, &h, t.cfg.on_full).ok()?;
+    let starting = Recorder::start(path.clone(), &h, t.cfg.on_full)
+        .map_err(|e| cannot_write(&path, &e))
+        .ok()?;
     // First record of the child's file: whose fork it is (recorded directly: this runs while
     // the calling thread's buffer is being re-attached).
     let ts = sys::boottime_ns();
-    rec.send_records(&[Record::notice(
+    starting.rec.send_records(&[Record::notice(
         sys::gettid(),
         ts,
         Notice::ForkChild,
         u64::from(parent),
         0,
     )]);
-    Some(rec)
+    Some((
+        starting,
+        Box::new(move |e: std::io::Error| {
+            cannot_write(&path, &e);
+        }),
+    ))
+}
+
+/// The tool cannot write `path`: says so (and declines).
+fn cannot_write(path: &Path, e: &std::io::Error) -> Declined {
+    declined(&format!(
+        "cannot write {}: {e}; not recording",
+        path.display()
+    ))
 }

@@ -105,18 +105,3 @@ pub fn getenv(name: &str) -> Option<String> {
     // SAFETY: p is non-NULL and NUL-terminated (above).
     Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
-
-/// Whether thread `tid` of this process is runnable (state `R` in `/proc`): running or waiting
-/// for a core, not blocked in a system call. False when unknown.
-pub fn thread_runnable(tid: u32) -> bool {
-    if tid == 0 {
-        return false;
-    }
-    std::fs::read_to_string(format!("/proc/self/task/{tid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .map(|(_, rest)| rest.trim_start().starts_with('R'))
-        })
-        .unwrap_or(false)
-}

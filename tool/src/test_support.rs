@@ -39,6 +39,7 @@ pub fn install_synthetic(vars: &[(&str, &str)], path: &Path) -> Result<(), Strin
         output_path: path.display().to_string(),
         ..Header::default()
     };
+    recorder::set_caps(cfg.wait);
     let rec =
         Recorder::create(path.to_path_buf(), &header, cfg.on_full).map_err(|e| e.to_string())?;
     recorder::install(rec);

@@ -1,100 +1,128 @@
-//! The one stderr line at finalize: where the phase file went and what it holds (windows,
-//! declines, events, dropped records), read back from the trailer just written, so the line
-//! states what is on disk.
+//! The one stderr line at finalize, always said: where the phase file went and what it holds
+//! (windows, declines, events, records dropped by kind, the application's wait), from what the
+//! writer reports having written (no file is opened or read on the application's thread), or,
+//! when the file ends without its trailer, what the tool counted and why the trailer is missing.
 
-use krphase_format::Trailer;
-use krphase_format::block::{FRAME_SIZE, checksum, parse_frame, tag};
-use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::OpenOptionsExt;
+use crate::recorder::{Finished, NotWritten};
+use krphase_format::{Mode, Trailer};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Says once per process what the file at `path` holds; silent when it has no trailer (the
-/// writer's failure was reported where it happened).
-pub fn say_written(path: &Path) {
-    static SAID: AtomicBool = AtomicBool::new(false);
-    let Some(t) = read_trailer(path) else { return };
-    if SAID.swap(true, Ordering::AcqRel) {
-        return;
+/// The finalize line for the file at `path`, recorded in `mode`.
+pub fn line(path: &Path, mode: Mode, f: &Finished) -> String {
+    match f {
+        Finished::Written(w) => {
+            let t = &w.trailer;
+            format!(
+                "wrote {}: {}, {} declines, {} events, {}{}",
+                path.display(),
+                windows(mode, t.windows, w.observed_windows),
+                t.declines,
+                t.events_written,
+                dropped(t),
+                waited(t.stall_ns)
+            )
+        }
+        Finished::NotWritten(t, why, unwritten) => format!(
+            "{} ends without its trailer ({}; krphase reports it truncated): {}, {} declines, {}, {unwritten} more recorded but not written{}",
+            path.display(),
+            match why {
+                NotWritten::Budget => "the writer did not finish within the tool's wait limit",
+                NotWritten::WriteFailed => "writing it failed",
+            },
+            windows(mode, t.windows, 0),
+            t.declines,
+            dropped(t),
+            waited(crate::recorder::stall_ns())
+        ),
     }
-    crate::say(&line(path, &t));
 }
 
-/// The line for trailer `t` of the file at `path`.
-fn line(path: &Path, t: &Trailer) -> String {
-    format!(
-        "wrote {}: {} windows, {} declines, {} events, {} dropped",
-        path.display(),
-        t.windows,
-        t.declines,
-        t.events_written,
-        t.dropped_dispatch + t.dropped_allocation + t.dropped_window
-    )
+/// Drive mode: the windows the tool saw open. Observe mode: the tool sees no window open; the
+/// dispatches seen more than once are the windows the reader will find.
+fn windows(mode: Mode, seen: u64, observed: u64) -> String {
+    match mode {
+        Mode::Observe => format!("{observed} windows (observed: dispatches run more than once)"),
+        _ => format!("{seen} windows"),
+    }
 }
 
-/// The trailer block at the end of a regular file, if its frame and checksum are right (one
-/// small read from the page cache the writer just filled).
-fn read_trailer(path: &Path) -> Option<Trailer> {
-    let len = Trailer::default().encode().len();
-    // Opening a FIFO to read blocks until a writer comes, which may be never: stat first, and
-    // open without blocking (harmless for a regular file) in case the path changed in between.
-    if !std::fs::metadata(path).ok()?.is_file() {
-        return None;
+/// Records dropped, by kind, and kernel names dropped.
+fn dropped(t: &Trailer) -> String {
+    let records = t.dropped_dispatch + t.dropped_allocation + t.dropped_window;
+    let mut s = format!("{records} dropped");
+    if records > 0 {
+        s += &format!(
+            " (dispatch {}, allocation {}, window {})",
+            t.dropped_dispatch, t.dropped_allocation, t.dropped_window
+        );
     }
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .ok()?;
-    let meta = f.metadata().ok()?;
-    let n = FRAME_SIZE + len;
-    if !meta.is_file() || meta.len() < n as u64 {
-        return None;
+    if t.dropped_names > 0 {
+        s += &format!(", {} kernel names dropped", t.dropped_names);
     }
-    f.seek(SeekFrom::End(-(n as i64))).ok()?;
-    let mut buf = vec![0u8; n];
-    f.read_exact(&mut buf).ok()?;
-    let head: [u8; FRAME_SIZE] = buf[..FRAME_SIZE].try_into().ok()?;
-    let (kind, plen, crc) = parse_frame(&head);
-    let payload = &buf[FRAME_SIZE..];
-    (kind == tag::TRAILER && plen == len && checksum(&head[..8], payload) == crc)
-        .then(|| Trailer::decode(payload).ok())
-        .flatten()
+    s
+}
+
+/// The application's wait on the output, when there was one.
+fn waited(ns: u64) -> String {
+    if ns == 0 {
+        String::new()
+    } else {
+        format!(
+            "; the application waited {:.1} ms on the output",
+            ns as f64 / 1e6
+        )
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::recorder::Written;
 
     #[test]
-    fn the_trailer_is_read_back_and_named() {
-        let dir = std::env::temp_dir().join(format!("krphase-written-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("a.krp");
-        let header = krphase_format::Header::default();
-        let mut w = krphase_format::FileWriter::new(Vec::new(), &header).unwrap();
-        w.write_records(&[krphase_format::Record::complete(1, 2, 3, 4)])
-            .unwrap();
+    fn the_line_names_every_drop_and_both_modes() {
+        let p = Path::new("/x/a.krp");
         let t = Trailer {
             windows: 3,
             declines: 1,
-            dropped_dispatch: 2,
+            events_written: 40,
             ..Trailer::default()
         };
-        w.write_trailer(&t).unwrap();
-        std::fs::write(&p, w.into_inner()).unwrap();
-        let got = read_trailer(&p).expect("trailer");
+        let w = |t: Trailer, observed| {
+            Finished::Written(Written {
+                trailer: t,
+                observed_windows: observed,
+            })
+        };
         assert_eq!(
-            line(&p, &got),
-            format!(
-                "wrote {}: 3 windows, 1 declines, 1 events, 2 dropped",
-                p.display()
-            )
+            line(p, Mode::Drive, &w(t, 0)),
+            "wrote /x/a.krp: 3 windows, 1 declines, 40 events, 0 dropped"
         );
-        // Without a trailer (cut short): nothing to say.
-        let bytes = std::fs::read(&p).unwrap();
-        std::fs::write(&p, &bytes[..bytes.len() - 1]).unwrap();
-        assert!(read_trailer(&p).is_none());
-        let _ = std::fs::remove_dir_all(&dir);
+        // Drops in the last counters of the trailer (the encoder stops at the last non-zero).
+        let lossy = Trailer {
+            dropped_dispatch: 5,
+            dropped_window: 2,
+            dropped_names: 1,
+            stall_ns: 26_400_000,
+            ..t
+        };
+        assert_eq!(
+            line(p, Mode::Drive, &w(lossy, 0)),
+            "wrote /x/a.krp: 3 windows, 1 declines, 40 events, 7 dropped (dispatch 5, allocation 0, window 2), 1 kernel names dropped; the application waited 26.4 ms on the output"
+        );
+        assert_eq!(
+            line(p, Mode::Observe, &w(Trailer::default(), 5)),
+            "wrote /x/a.krp: 5 windows (observed: dispatches run more than once), 0 declines, 0 events, 0 dropped"
+        );
+        let cut = line(
+            p,
+            Mode::Drive,
+            &Finished::NotWritten(lossy, NotWritten::Budget, 9),
+        );
+        assert!(
+            cut.starts_with("/x/a.krp ends without its trailer (the writer did not finish within the tool's wait limit; krphase reports it truncated): 3 windows, 1 declines, 7 dropped (dispatch 5"),
+            "{cut}"
+        );
+        assert!(cut.contains(", 9 more recorded but not written"), "{cut}");
     }
 }

@@ -1,7 +1,8 @@
 //! Under `KRPHASE_ON_FULL=drop`, producers faster than the writer lose dispatch records only
 //! counted: every completion sent is either in the file, exactly once, or in the trailer's
-//! `dropped_dispatch`. Threads hand their buffers to the writer (and fall back to copying and
-//! dropping when the channel is full), exit (their buffers are reused), and new threads start.
+//! `dropped_dispatch`. Threads hand their buffers to the writer (and, when its pool of spare
+//! buffers is empty, drop their buffers' dispatch records and go on in them), exit (their
+//! buffers are reused), and new threads start.
 //! One test function: the tool is a process-wide singleton.
 
 mod common;

@@ -196,6 +196,16 @@ fn fork_storm_children_finish_with_their_own_files_and_the_parent_file_is_comple
         .count();
     assert!(!r.truncated(), "the parent's file is complete");
     let t = *r.trailer().expect("parent trailer");
-    assert_eq!(t.windows as usize, n, "every window of the parent");
-    assert_eq!(t.dropped_window, 0);
+    // Two threads make windows as fast as they can, faster than the writer on a loaded
+    // machine: once the wait budget is spent the rest is dropped, and counted.
+    if t.dropped_window == 0 {
+        assert_eq!(t.windows as usize, n, "every window of the parent");
+    } else {
+        assert!(n < t.windows as usize, "{n} windows in the file, {t:?}");
+        assert_ne!(
+            t.flags & krphase_format::trailer::flags::STALLED,
+            0,
+            "{t:?}"
+        );
+    }
 }

@@ -185,6 +185,16 @@ CREATE TABLE IF NOT EXISTS krphase_measurement_sample (
     PRIMARY KEY (measurement_id, seq)
 );
 "#,
+    // 9: what the tool dropped, by kind, and how long the application waited on its output
+    // (the trailer's counters; `trailer_dropped` keeps the records' sum). Older rows keep NULL.
+    r#"
+ALTER TABLE krphase_run ADD COLUMN dropped_dispatch BIGINT;
+ALTER TABLE krphase_run ADD COLUMN dropped_allocation BIGINT;
+ALTER TABLE krphase_run ADD COLUMN dropped_window BIGINT;
+ALTER TABLE krphase_run ADD COLUMN dropped_names BIGINT;
+ALTER TABLE krphase_run ADD COLUMN stall_ns BIGINT;          -- the application's wait on the output
+ALTER TABLE krphase_run ADD COLUMN stalled INTEGER;          -- the tool's wait budget ran out
+"#,
 ];
 
 /// Views are dropped and re-created on every open, so a newer build's definitions always win

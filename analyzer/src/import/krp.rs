@@ -37,8 +37,8 @@ pub struct Imported {
     pub truncated: bool,
     /// What the reader skipped or emitted early, in one line (`None`: nothing).
     pub note: Option<String>,
-    /// What the trailer says was lost when the tool's output stalled (empty when nothing).
-    pub stall_note: String,
+    /// What the trailer says the tool dropped, by kind (empty when nothing).
+    pub drop_note: String,
 }
 
 /// sha256 of a file, streamed.
@@ -150,7 +150,7 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     out.events = decoded.events;
     out.truncated = decoded.truncated || trailer.is_none();
     out.note = decoded.note.clone();
-    out.stall_note = trailer.map(stall_note).unwrap_or_default();
+    out.drop_note = trailer.map(drop_note).unwrap_or_default();
     // The run spans tool start (the header's clock anchor) to the last record.
     if h.boottime_ns > 0 && first <= last {
         first = first.min(h.boottime_ns);
@@ -186,6 +186,9 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
             trailer.map(|t| t.finalize_ns as i64).filter(|&t| t > 0),
         ],
     )?;
+    if let Some(t) = trailer {
+        store_drops(&tx, run_id, &t)?;
+    }
     tx.commit()?;
     Ok(out)
 }
@@ -206,6 +209,30 @@ fn already_imported(tx: &Transaction<'_>, hash: &str, label: Option<&str>) -> Re
         )?;
     }
     Ok(id)
+}
+
+/// The trailer's drops by kind and the application's wait on the output.
+fn store_drops(
+    tx: &rusqlite::Transaction<'_>,
+    run_id: i64,
+    t: &krphase_format::Trailer,
+) -> Result<()> {
+    use krphase_format::trailer::flags;
+    tx.execute(
+        "UPDATE krphase_run SET dropped_dispatch = ?1, dropped_allocation = ?2,
+           dropped_window = ?3, dropped_names = ?4, stall_ns = ?5, stalled = ?6
+         WHERE id = ?7",
+        params![
+            t.dropped_dispatch as i64,
+            t.dropped_allocation as i64,
+            t.dropped_window as i64,
+            t.dropped_names as i64,
+            t.stall_ns as i64,
+            t.flags & flags::STALLED != 0,
+            run_id
+        ],
+    )?;
+    Ok(())
 }
 
 /// What the decoder thread learned besides the outputs it sent.
@@ -820,20 +847,34 @@ mod continue_tests;
 #[cfg(test)]
 #[path = "krp_format_tests.rs"]
 mod format_tests;
-/// "; the tool's output stalled: …" when the trailer reports the stall budget spent or records
-/// lost to it (window records, names), else empty.
-fn stall_note(t: krphase_format::Trailer) -> String {
+/// "; N dispatch, N allocation, N window records dropped …" when the trailer counts any record
+/// or kernel name dropped, or says the tool's wait budget ran out; else empty.
+fn drop_note(t: krphase_format::Trailer) -> String {
     use krphase_format::trailer::flags;
-    if t.flags & flags::STALLED == 0 && t.dropped_window == 0 && t.dropped_names == 0 {
+    let stalled = t.flags & flags::STALLED != 0;
+    let records = t.dropped_dispatch + t.dropped_allocation + t.dropped_window;
+    if !stalled && records == 0 && t.dropped_names == 0 {
         return String::new();
     }
-    let span_ms = t.last_drop_ns.saturating_sub(t.first_drop_ns) as f64 / 1e6;
-    format!(
-        "; the tool's output stalled (the application waited {:.1} ms): {} window, {} dispatch, {} allocation records and {} names dropped over {span_ms:.1} ms",
+    let mut s = format!(
+        "; {} dispatch, {} allocation, {} window records dropped",
+        t.dropped_dispatch, t.dropped_allocation, t.dropped_window
+    );
+    if t.dropped_names > 0 {
+        s += &format!(", {} kernel names dropped", t.dropped_names);
+    }
+    if t.first_drop_ns > 0 {
+        let span_ms = t.last_drop_ns.saturating_sub(t.first_drop_ns) as f64 / 1e6;
+        s += &format!(" over {span_ms:.1} ms");
+    }
+    s += &format!(
+        " (the application waited {:.1} ms on the tool's output{})",
         t.stall_ns as f64 / 1e6,
-        t.dropped_window,
-        t.dropped_dispatch,
-        t.dropped_allocation,
-        t.dropped_names
-    )
+        if stalled {
+            ", its wait budget ran out"
+        } else {
+            ""
+        }
+    );
+    s
 }

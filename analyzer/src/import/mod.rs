@@ -81,7 +81,7 @@ fn import_one(
             String::new()
         },
         if r.truncated { " (truncated)" } else { "" },
-        r.stall_note
+        r.drop_note
     );
     Ok((line, r.note.map(|n| format!("{}: {n}", f.display()))))
 }

@@ -158,6 +158,9 @@ pub struct RunReport {
     /// Passes actually executed per replayed window.
     pub passes_per_window: Option<f64>,
     pub truncated: bool,
+    /// What the tool dropped (from the trailer; `None` for a run without one or imported by an
+    /// older krphase).
+    pub drops: Option<Drops>,
     pub log_joined: bool,
     /// A joined SDK log was joined with `--force`, past evidence that failed.
     pub log_join_forced: bool,
@@ -174,6 +177,50 @@ pub struct RunReport {
     /// Counter values per window and pass (drive mode with `KRPHASE_PMC`), basis
     /// [`Basis::SdkCounting`].
     pub counters: Vec<crate::db::counters::CounterValue>,
+}
+
+/// Records the tool dropped, by kind, and the application's wait on its output: the figures
+/// built on a kind of record are incomplete when records of that kind were dropped.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Drops {
+    pub dispatch: u64,
+    pub allocation: u64,
+    pub window: u64,
+    pub names: u64,
+    pub stall_ns: u64,
+    /// The tool's wait budget ran out.
+    pub stalled: bool,
+}
+
+impl Drops {
+    pub fn records(&self) -> u64 {
+        self.dispatch + self.allocation + self.window
+    }
+}
+
+fn drops(conn: &Connection, run_id: i64) -> Result<Option<Drops>> {
+    let d = conn.query_row(
+        "SELECT dropped_dispatch, dropped_allocation, dropped_window, dropped_names, stall_ns,
+                stalled
+         FROM krphase_run WHERE id = ?1",
+        [run_id],
+        |r| {
+            let n = |i: usize| -> rusqlite::Result<Option<u64>> {
+                Ok(r.get::<_, Option<i64>>(i)?.map(|v| v.max(0) as u64))
+            };
+            Ok(n(0)?.map(|dispatch| -> rusqlite::Result<Drops> {
+                Ok(Drops {
+                    dispatch,
+                    allocation: n(1)?.unwrap_or(0),
+                    window: n(2)?.unwrap_or(0),
+                    names: n(3)?.unwrap_or(0),
+                    stall_ns: n(4)?.unwrap_or(0),
+                    stalled: r.get::<_, Option<i64>>(5)?.unwrap_or(0) != 0,
+                })
+            }))
+        },
+    )?;
+    Ok(d.transpose()?)
 }
 
 /// The `krphase_run` columns a report shows.
@@ -558,6 +605,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         passes: info.passes,
         passes_per_window: (t.replayed > 0).then(|| t.executed_passes as f64 / t.replayed as f64),
         truncated: info.truncated,
+        drops: drops(conn, run_id)?,
         log_joined: t.log_joined,
         log_join_forced: log_join_forced(conn, run_id)?,
         wall_ns: info.wall_ns,

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 
 use super::fmt::{bytes, duration, duration_or_dash, fixed2, markers, percent, wrap};
-use super::run_report::{Measurement, PhaseStats, RunReport};
+use super::run_report::{Drops, Measurement, PhaseStats, RunReport};
 
 /// A table in the report's style: first column left-aligned, the rest right-aligned.
 pub(super) fn table(markdown: bool, header: &[&str]) -> Table {
@@ -29,6 +29,7 @@ pub(super) fn table(markdown: bool, header: &[&str]) -> Table {
 /// Appends one run's report.
 pub fn render_run(r: &RunReport, markdown: bool, out: &mut String) {
     render_heading(r, markdown, out);
+    render_drops(r, markdown, out);
     render_dispatches(r, markdown, out);
     render_groups(r, markdown, out);
     if r.windows.replayed == 0 {
@@ -84,10 +85,49 @@ fn render_heading(r: &RunReport, markdown: bool, out: &mut String) {
     }
 }
 
+/// The mark on a figure built on records of which some were dropped (`kinds` picks the kinds
+/// it is built on).
+const DROPPED_MARK: &str = " (!)";
+
+fn dropped_mark(r: &RunReport, kinds: fn(&Drops) -> u64) -> &'static str {
+    if r.drops.as_ref().is_some_and(|d| kinds(d) > 0) {
+        DROPPED_MARK
+    } else {
+        ""
+    }
+}
+
+/// The tool's drops, by kind, and the application's wait on its output (only when it dropped
+/// something or its wait budget ran out).
+fn render_drops(r: &RunReport, markdown: bool, out: &mut String) {
+    let Some(d) = r.drops.filter(|d| d.records() + d.names > 0 || d.stalled) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "dropped by the tool: {} dispatch, {} allocation, {} window records, {} kernel names;
+           the application waited {} on its output{}; figures marked{DROPPED_MARK} miss dropped records",
+        d.dispatch,
+        d.allocation,
+        d.window,
+        d.names,
+        duration(d.stall_ns as f64),
+        if d.stalled {
+            " (the tool's wait budget ran out)"
+        } else {
+            ""
+        }
+    );
+    if markdown {
+        out.push('\n');
+    }
+}
+
 fn render_dispatches(r: &RunReport, markdown: bool, out: &mut String) {
     let _ = writeln!(
         out,
-        "dispatches seen {}: {} replayed, {} declined, {} without CONFIG; wall {}",
+        "dispatches seen{} {}: {} replayed, {} declined, {} without CONFIG; wall {}",
+        dropped_mark(r, |d| d.dispatch + d.window),
         r.dispatches_seen,
         r.windows.replayed,
         r.windows.declined,
@@ -168,10 +208,11 @@ fn phase_share(p: &PhaseStats) -> String {
 }
 
 fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
+    let phase = format!("phase{}", dropped_mark(r, |d| d.window));
     let mut t = table(
         markdown,
         &[
-            "phase", "basis", "n", "total", "share", "p50", "p90", "p99", "max",
+            &phase, "basis", "n", "total", "share", "p50", "p90", "p99", "max",
         ],
     );
     let mut why: Vec<String> = Vec::new();
@@ -228,8 +269,9 @@ fn render_bytes_and_gpu(r: &RunReport, out: &mut String) {
     let b = &r.bytes;
     let _ = writeln!(
         out,
-        "snapshot bytes [{}]: {} total, {} per window;\n  {} GB/s [{}] over the {}\n\
+        "snapshot bytes{} [{}]: {} total, {} per window;\n  {} GB/s [{}] over the {}\n\
          restored bytes [{}]: {} at {} GB/s",
+        dropped_mark(r, |d| d.allocation + d.window),
         markers(&b.snapshot_bytes_basis),
         bytes(b.snapshot_bytes_total as f64),
         b.snapshot_bytes_per_window.map_or("-".into(), bytes),
@@ -326,7 +368,8 @@ fn render_dispatch_tax(r: &RunReport, out: &mut String) {
     let x = &r.dispatch_tax;
     let _ = writeln!(
         out,
-        "non-replayed dispatch tax [{}]: {} dispatches, {} per enqueue;\n  {} tool opt-outs, {} per CONFIG pair",
+        "non-replayed dispatch tax{} [{}]: {} dispatches, {} per enqueue;\n  {} tool opt-outs, {} per CONFIG pair",
+        dropped_mark(r, |d| d.dispatch),
         x.basis.marker(),
         x.plain_dispatches,
         duration_or_dash(x.plain_enqueue_mean_ns),

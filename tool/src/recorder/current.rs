@@ -1,6 +1,6 @@
 //! The process's current recorder and the one state word the hot path loads.
 
-use super::{Recorder, budget};
+use super::{Recorder, Starting, budget};
 use crate::fork_local::{self, ForkLocal, Start};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,8 +22,11 @@ struct Current {
 pub(super) static RECORDER_STATE: AtomicU64 = AtomicU64::new(0);
 pub(super) const RECORDING_BIT: u64 = 1;
 
-/// Builds a fresh recorder in a fork child.
-pub type ForkFactory = Box<dyn Fn() -> Option<&'static Recorder> + Send + Sync>;
+/// Starts a fresh recorder in a fork child (without waiting for its file), and says how to
+/// report an open that failed.
+pub type ForkFactory = Box<dyn Fn() -> Option<(Starting, OpenFailed)> + Send + Sync>;
+/// Says that a fork child's output could not be opened.
+pub type OpenFailed = Box<dyn FnOnce(std::io::Error)>;
 static FORK_FACTORY: OnceLock<ForkFactory> = OnceLock::new();
 
 pub(super) fn set_recording(on: bool) {
@@ -59,15 +62,24 @@ pub fn set_fork_factory(f: ForkFactory) {
 /// The recorder of this process (a fork child gets its own, built on first use), and the
 /// [`RECORDER_STATE`] value it belongs to.
 pub(super) fn current_with_state() -> (Option<&'static Recorder>, u64) {
+    let mut starting = None;
     let rec = CURRENT.lock().and_then(|mut g| {
         if !g.built && fork_local::depth() > 0 {
-            // Fork child: the parent's writer thread does not exist here.
+            // Fork child: the parent's writer thread does not exist here. The recorder is made
+            // and installed under the lock (no wait, no file opened here: the writer opens it);
+            // the wait for the open comes after the lock is released.
             g.built = true;
-            g.rec = FORK_FACTORY.get().and_then(|f| f());
+            starting = FORK_FACTORY.get().and_then(|f| f());
+            g.rec = starting.as_ref().map(|(s, _)| s.rec);
             bump_generation(g.rec);
         }
         g.rec
     });
+    if let Some((s, failed)) = starting
+        && let Err(e) = s.wait_open()
+    {
+        failed(e);
+    }
     (rec, RECORDER_STATE.load(Ordering::Acquire))
 }
 

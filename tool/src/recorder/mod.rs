@@ -1,6 +1,8 @@
 //! The recording pipeline: lock-free thread-local buffers of fixed records. A full buffer is
-//! handed over whole (no copy on the recording thread) through a bounded channel to one writer
-//! thread, which copies it out and recycles it; the thread continues in a spare buffer.
+//! handed over whole (no copy on the recording thread) to one writer thread, which copies it
+//! out and puts it back into the recorder's fixed pool; the thread continues in a spare buffer
+//! from that pool. Every wait an application thread makes on the writer is charged to the wait
+//! budget (`budget`); past it, records are dropped and counted.
 //!
 //! Hot path (per event): one relaxed load of the state word (generation and recording flag), a
 //! thread-local base with no destructor and no borrow flag, four 64-bit stores into the thread's
@@ -9,31 +11,41 @@
 //! threads that are still alive; the owner takes its slot's flag with one compare-exchange per
 //! *batch*, never per event.
 //!
-//! `slot` holds a thread's buffer and the pool of empty ones, `thread` the thread-local side
-//! (the hot path), `current` the process's current recorder, `writer` the writer thread;
-//! this file the [`Recorder`] of one output file.
+//! `slot` holds a thread's buffer (and the list exited threads leave theirs in), `pool` the
+//! recorder's spare buffers, `budget` the wait budget, `thread` the thread-local side (the hot
+//! path), `current` the process's current recorder, `writer` the writer thread (`observed` its
+//! count of observe-mode windows), `finish` finalize; this file the [`Recorder`] of one output
+//! file and its hand-overs.
 
 mod budget;
 mod current;
+mod finish;
+mod observed;
 mod open;
+mod pool;
 mod slot;
 mod thread;
 mod writer;
 
-pub use budget::{FINALIZE_RESERVE, STALL_BUDGET, spent_ns as stall_ns};
-pub use current::{ForkFactory, current, forked, install, peek, set_fork_factory};
+pub use budget::{Caps, DEFAULT_PROCESS, DEFAULT_THREAD, set_caps, spent_ns as stall_ns};
+pub use current::{ForkFactory, OpenFailed, current, forked, install, peek, set_fork_factory};
+pub use finish::{Finished, NotWritten};
+pub use pool::{MAX_SLOTS as MAX_POOL_SLOTS, MIN_SLOTS as MIN_POOL_SLOTS, slots_for as pool_slots};
 pub use slot::{SLOT_RECORDS, slots_made};
 pub use thread::{Flush, Thread, count, flush_current_thread, notice, record, with_thread};
+pub use writer::Written;
 
 use crate::config::OnFull;
 use crate::{fork_local, say, sys};
 use budget::Use;
-use crossbeam_channel::{Receiver, SendTimeoutError, Sender, TrySendError, bounded};
+use crossbeam_channel::{
+    Receiver, RecvTimeoutError, SendTimeoutError, Sender, TrySendError, bounded,
+};
 use current::set_recording;
 use krphase_format::event::{DropClass, drop_class};
-use krphase_format::trailer::flags;
 use krphase_format::{Header, NameSpace, Record, Trailer};
-use slot::{CLOSED, FLUSHING, OPEN, RecordWords, SENT, Slot, free_slot, give_back};
+use pool::Pool;
+use slot::{FLUSHING, OPEN, RecordWords, SENT, Slot, give_back};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -41,23 +53,46 @@ use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 use writer::{Opened, WriterChannels, WriterMessage};
 
-/// Batches the channel holds before producers see it full.
+/// Messages other than slots the writer's channel holds before producers see it full (record
+/// batches off a slot, kernel names, the trailer); it also holds every slot of the pool.
 pub const CHANNEL_BATCHES: usize = 64;
-/// Longest configure waits (out of the stall budget) for the writer thread to open the file:
+/// Longest configure waits (out of the wait budget) for the writer thread to open the file:
 /// an open error is then a decline on the spot; an open still blocked (a FIFO without a reader)
 /// goes on in the writer thread while the application runs.
 const OPEN_WAIT: Duration = Duration::from_millis(50);
 
-/// Finalize's longest wait on a writer that is busy but not stuck in I/O (a stuck one is bounded
-/// by the stall budget).
-const FINALIZE_CAP: Duration = Duration::from_secs(1);
-
-/// A system call on the output that lasts longer than this is a stall: waits on it are charged
-/// to the stall budget.
-const STUCK_AFTER_NS: u64 = 1_000_000;
-
 fn class_of(w: &RecordWords) -> DropClass {
     drop_class(&Record::from_words(*w))
+}
+
+/// Dropped records counted by kind, added to the counters at once.
+#[derive(Default)]
+struct DropTally {
+    dispatch: u64,
+    allocation: u64,
+    window: u64,
+}
+
+impl DropTally {
+    fn add(&mut self, r: &RecordWords) {
+        match class_of(r) {
+            DropClass::Dispatch => self.dispatch += 1,
+            DropClass::Allocation => self.allocation += 1,
+            DropClass::Window => self.window += 1,
+        }
+    }
+
+    fn commit(self, c: &Counters) {
+        if self.dispatch + self.allocation + self.window == 0 {
+            return;
+        }
+        c.dropped_dispatch
+            .fetch_add(self.dispatch, Ordering::Relaxed);
+        c.dropped_allocation
+            .fetch_add(self.allocation, Ordering::Relaxed);
+        c.dropped_window.fetch_add(self.window, Ordering::Relaxed);
+        c.dropped_now();
+    }
 }
 
 /// Counters that end up in the trailer.
@@ -73,6 +108,10 @@ pub struct Counters {
     /// BOOTTIME of the first and last drop (0: none).
     first_drop_ns: AtomicU64,
     last_drop_ns: AtomicU64,
+    /// Records handed to the writer, and those it has written or counted as dropped: the
+    /// difference never reached the file when it ends without its trailer.
+    handed: AtomicU64,
+    settled: AtomicU64,
 }
 
 impl Counters {
@@ -92,9 +131,9 @@ pub struct Recorder {
     to_writer: Sender<WriterMessage>,
     /// Record vectors the writer has emptied, for batches built off a slot.
     empty_buffers: Receiver<Vec<RecordWords>>,
-    /// Slots the writer has emptied, for threads handing theirs over.
-    empty_slots: Receiver<&'static Slot>,
-    writer_done: Receiver<io::Result<()>>,
+    /// Spare slots for threads handing theirs over (the writer puts them back).
+    pool: Pool,
+    writer_done: Receiver<io::Result<Written>>,
     on_full: OnFull,
     recording: AtomicBool,
     finished: AtomicBool,
@@ -103,9 +142,10 @@ pub struct Recorder {
     /// Sends in progress (finalize waits for them before it writes the trailer).
     in_flight: AtomicUsize,
     pub counters: Counters,
-    /// The stall budget ran out while this recorder was current (said once).
+    /// The wait budget ran out while this recorder was current (said once).
     stalled: AtomicBool,
-    /// Slots of the threads attached to this recorder (locked only in its own process).
+    /// Slots of the threads attached to this recorder (locked only in its own process, for a
+    /// push, a swap or a copy: never across a wait).
     slots: Mutex<Vec<&'static Slot>>,
     pub pid: u32,
     /// The fork depth of the process that made it.
@@ -114,32 +154,54 @@ pub struct Recorder {
     pub path: PathBuf,
     /// The path the writer opened (differs when that name existed).
     used_path: OnceLock<PathBuf>,
-    /// BOOTTIME ns at which the writer entered its current system call on the output (open,
-    /// write, flush); 0 when it is in none.
-    io_since: AtomicU64,
-    /// The writer thread's id (0 until it runs).
-    writer_tid: std::sync::atomic::AtomicU32,
+}
+
+/// A recorder whose writer thread has started and is opening the file.
+pub struct Starting {
+    pub rec: &'static Recorder,
+    opened: Receiver<Opened>,
+}
+
+impl Starting {
+    /// Waits at most [`OPEN_WAIT`], out of the wait budget, for the writer to open the file: an
+    /// open error within it is returned; an open that takes longer goes on in the writer (an
+    /// error then is said there and recording stops).
+    pub fn wait_open(self) -> io::Result<&'static Recorder> {
+        let r = budget::wait(Use::Run, OPEN_WAIT, |t| match self.opened.recv_timeout(t) {
+            Ok(o) => Some(Some(o)),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => Some(None),
+        });
+        match r {
+            Some(Some(Err(e))) => Err(e),
+            _ => Ok(self.rec),
+        }
+    }
 }
 
 impl Recorder {
-    /// Starts the writer thread, which opens the file (never truncating one; see `open.rs`)
-    /// and writes the header. Waits for that at most [`OPEN_WAIT`] out of the stall budget: an
-    /// open error within it is returned; an open that takes longer goes on in the writer (an
-    /// error then is said there and recording stops).
+    /// [`Recorder::start`] then [`Starting::wait_open`].
     pub fn create(
         path: PathBuf,
         header: &Header,
         on_full: OnFull,
     ) -> io::Result<&'static Recorder> {
-        let (to_writer, messages) = bounded::<WriterMessage>(CHANNEL_BATCHES);
+        Self::start(path, header, on_full)?.wait_open()
+    }
+
+    /// Makes the recorder and its pool of spare slots (sized for the wait budget in effect) and
+    /// starts the writer thread, which opens the file (never truncating one; see `open.rs`) and
+    /// writes the header. Does not wait.
+    pub fn start(path: PathBuf, header: &Header, on_full: OnFull) -> io::Result<Starting> {
+        let pool = Pool::new(pool::slots_for(budget::Caps::current().process));
+        let (to_writer, messages) = bounded::<WriterMessage>(pool.size() + CHANNEL_BATCHES);
         let (buffers_tx, empty_buffers) = bounded::<Vec<RecordWords>>(CHANNEL_BATCHES);
-        let (slots_tx, empty_slots) = bounded::<&'static Slot>(CHANNEL_BATCHES);
         let (done_tx, writer_done) = bounded(1);
         let (opened_tx, opened) = bounded::<Opened>(1);
         let rec: &'static Recorder = Box::leak(Box::new(Recorder {
             to_writer,
             empty_buffers,
-            empty_slots,
+            pool,
             writer_done,
             on_full,
             recording: AtomicBool::new(true),
@@ -153,31 +215,19 @@ impl Recorder {
             depth: fork_local::depth(),
             path,
             used_path: OnceLock::new(),
-            io_since: AtomicU64::new(0),
-            writer_tid: std::sync::atomic::AtomicU32::new(0),
         }));
         let channels = WriterChannels {
             messages,
             empty_buffers: buffers_tx,
-            empty_slots: slots_tx,
         };
         let header = header.clone();
         std::thread::Builder::new()
             .name("krphase-writer".into())
             .spawn(move || {
-                rec.writer_tid.store(sys::gettid(), Ordering::Relaxed);
                 let r = writer::run(rec, header, channels, opened_tx);
                 let _ = done_tx.send(r);
             })?;
-        let io = || rec.io_since();
-        match budget::wait(Use::Run, OPEN_WAIT, &io, |t| match opened.recv_timeout(t) {
-            Ok(o) => Some(Some(o)),
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(None),
-        }) {
-            Some(Some(Err(e))) => Err(e),
-            _ => Ok(rec),
-        }
+        Ok(Starting { rec, opened })
     }
 
     /// The writer opened `used` (called once, by the writer).
@@ -190,25 +240,6 @@ impl Recorder {
             ));
         }
         let _ = self.used_path.set(used);
-    }
-
-    /// When the writer entered the system call it is in, if that call has lasted longer than
-    /// [`STUCK_AFTER_NS`] (a write into the page cache takes well under that; a write that
-    /// lasts longer waits for the device or for a reader).
-    /// A writer that is runnable (only waiting for a core on a loaded machine) is not stuck.
-    fn io_since(&self) -> Option<u64> {
-        let t = self.io_since.load(Ordering::Acquire);
-        let long = t != 0 && sys::boottime_ns().saturating_sub(t) > STUCK_AFTER_NS;
-        (long && !sys::thread_runnable(self.writer_tid.load(Ordering::Relaxed))).then_some(t)
-    }
-
-    /// Runs the writer's system call `f`, marked as I/O for waiting producers.
-    fn in_io<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.io_since
-            .store(sys::boottime_ns().max(1), Ordering::Release);
-        let r = f();
-        self.io_since.store(0, Ordering::Release);
-        r
     }
 
     /// The file written: the one opened, else the one asked for.
@@ -231,6 +262,13 @@ impl Recorder {
         self.depth == fork_local::depth()
     }
 
+    /// Whether the writer has nothing queued: a partly filled slot is then worth handing over
+    /// at once (the end of a window reaches the file promptly); while it is behind, records
+    /// wait in their thread's slot, so the pool is spent on full slots.
+    fn writer_idle(&self) -> bool {
+        self.to_writer.is_empty()
+    }
+
     /// Registers an attaching thread's slot (finalize collects the registered slots).
     fn adopt_slot(&self, slot: &'static Slot) {
         if self.is_ours() {
@@ -251,13 +289,6 @@ impl Recorder {
         }
     }
 
-    /// An empty slot: one the writer emptied, one an exited thread left, or a new one.
-    fn spare_slot(&self) -> &'static Slot {
-        let s = self.empty_slots.try_recv().unwrap_or_else(|_| free_slot());
-        s.reopen();
-        s
-    }
-
     /// Runs `f` as a send in progress, unless finalize has begun (`None`): finalize waits for
     /// sends in progress before it writes the trailer, so none delivers after it.
     fn sending<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
@@ -268,9 +299,9 @@ impl Recorder {
     }
 
     /// Hands a thread's slot holding `n` records to the writer; returns the slot the thread
-    /// continues in, or `None` when finalize has begun or closed the slot (it takes the
-    /// records).
-    fn flush_slot(&self, slot: &'static Slot, n: usize) -> Option<&'static Slot> {
+    /// continues in and the records already in it, or `None` when finalize has begun or closed
+    /// the slot (it takes the records).
+    fn flush_slot(&self, slot: &'static Slot, n: usize) -> Option<(&'static Slot, usize)> {
         self.sending(|| {
             slot.state
                 .compare_exchange(OPEN, FLUSHING, Ordering::AcqRel, Ordering::Acquire)
@@ -280,15 +311,113 @@ impl Recorder {
         .flatten()
     }
 
-    /// Sends `m`, waiting out of the stall budget while the channel is full; gives `m` back
-    /// when the budget ran out (said once) or the writer is gone.
+    /// A leaving thread's slot holding `n` records goes to the writer as it is (the writer puts
+    /// it into the pool, or the list of free slots when the pool is full); true when it went,
+    /// false when finalize had begun or closed it (it takes the records). When the channel is
+    /// full it waits out of the wait budget, then drops and counts the records.
+    fn retire_slot(&self, slot: &'static Slot, n: usize) -> bool {
+        self.sending(|| {
+            if slot
+                .state
+                .compare_exchange(OPEN, SENT, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                return false;
+            }
+            match self.send_bounded(WriterMessage::Slot(slot, n), Use::Run) {
+                Ok(()) => self.handed(n),
+                Err(m) => {
+                    if let WriterMessage::Slot(s, n) = m {
+                        self.drop_from(s, n, |_| false);
+                        give_back(s);
+                    }
+                }
+            }
+            true
+        })
+        .unwrap_or(false)
+    }
+
+    /// Hands a thread's slot holding `n` records (state FLUSHING) to the writer and returns the
+    /// slot the thread continues in with its record count: a spare from the pool (empty), or,
+    /// when the writer is a whole pool behind and the budget is spent (or, under `drop`, the
+    /// slot still has room after its dispatch and allocation records were dropped), the same
+    /// slot with what it kept.
+    fn hand_over(&self, slot: &'static Slot, n: usize) -> (&'static Slot, usize) {
+        // A slot at most half full is handed over early (the end of a window, or its age) only
+        // while at least half the pool is spare: a writer that falls behind leaves the pool
+        // to full slots.
+        if n <= SLOT_RECORDS / 2 && self.pool.spare() < self.pool.size() / 2 {
+            slot.state.store(OPEN, Ordering::Release);
+            return (slot, n);
+        }
+        let (fresh, n) = match self.pool.try_take() {
+            Some(f) => (f, n),
+            None => match self.behind(slot, n) {
+                Ok(f) => f,
+                Err(kept) => {
+                    slot.state.store(OPEN, Ordering::Release);
+                    return (slot, kept);
+                }
+            },
+        };
+        fresh.reopen();
+        {
+            let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            match g.iter_mut().find(|s| std::ptr::eq(**s, slot)) {
+                Some(e) => *e = fresh,
+                None => g.push(fresh),
+            }
+        }
+        slot.state.store(SENT, Ordering::Release);
+        #[cfg(feature = "test-support")]
+        crate::handover_delay::wait_if_injected();
+        // The channel holds every slot of the pool: it is never full of slots; it is
+        // disconnected only once the writer has returned.
+        match self.to_writer.try_send(WriterMessage::Slot(slot, n)) {
+            Ok(()) => self.handed(n),
+            Err(e) => {
+                if let WriterMessage::Slot(s, n) = e.into_inner() {
+                    self.drop_from(s, n, |_| false);
+                    self.pool.put(s);
+                }
+            }
+        }
+        (fresh, 0)
+    }
+
+    /// The pool is empty: the writer has not emptied a slot for as long as the pool lasts (the
+    /// slot is more than half full: a fuller one is kept, see [`Recorder::hand_over`]). Under
+    /// `drop` the slot's dispatch and allocation records are dropped (counted) first, and the
+    /// thread goes on in the same slot while it is at most half full of what it kept
+    /// (`Err(kept)`). Otherwise it waits out of the wait budget for a spare slot (`Ok`); when
+    /// the budget is spent, the slot's records are dropped and counted (`Err(0)`).
+    fn behind(&self, slot: &'static Slot, n: usize) -> Result<(&'static Slot, usize), usize> {
+        let mut n = n;
+        if self.on_full == OnFull::Drop {
+            n = self.drop_from(slot, n, |w| class_of(w) == DropClass::Window);
+            if n <= SLOT_RECORDS / 2 {
+                return Err(n);
+            }
+        }
+        if let Some(f) = budget::wait(Use::Run, Duration::MAX, |t| self.pool.take_within(t)) {
+            return Ok((f, n));
+        }
+        self.note_stall();
+        self.drop_from(slot, n, |_| false);
+        Err(0)
+    }
+
+    /// Sends `m`, waiting out of the wait budget while the channel is full; gives `m` back
+    /// when the budget ran out (said once, during the run) or the writer is gone.
     fn send_bounded(&self, m: WriterMessage, u: Use) -> Result<(), WriterMessage> {
         let m = match self.to_writer.try_send(m) {
             Ok(()) => return Ok(()),
-            Err(TrySendError::Full(m) | TrySendError::Disconnected(m)) => m,
+            Err(TrySendError::Disconnected(m)) => return Err(m),
+            Err(TrySendError::Full(m)) => m,
         };
         let mut m = Some(m);
-        let sent = budget::wait(u, Duration::MAX, &|| self.io_since(), |t| {
+        let sent = budget::wait(u, Duration::MAX, |t| {
             let msg = m.take()?;
             match self.to_writer.send_timeout(msg, t) {
                 Ok(()) => Some(true),
@@ -314,50 +443,18 @@ impl Recorder {
         }
     }
 
-    /// The stall budget ran out: say so once.
+    /// The wait budget ran out: say so once.
     fn note_stall(&self) {
         if !self.stalled.swap(true, Ordering::AcqRel) {
+            let c = budget::Caps::current();
             say(&format!(
-                "output {} is stalled: the application has waited {} ms on it in total, the tool's limit; from now on records that do not fit are dropped and counted in the trailer",
+                "output {} is not keeping up: the application's threads have waited {:.1} ms on it and reached the tool's limit ({} ms a thread, {} ms a process); from now on records that do not fit are dropped and counted",
                 self.file().display(),
-                (STALL_BUDGET - FINALIZE_RESERVE).as_millis()
+                budget::spent_ns() as f64 / 1e6,
+                c.thread.as_millis(),
+                c.process.as_millis()
             ));
         }
-    }
-
-    /// Hands a thread's slot holding `n` records to the writer and returns the slot the
-    /// thread continues in. Called with `slot` in state FLUSHING.
-    fn hand_over(&self, slot: &'static Slot, n: usize) -> &'static Slot {
-        let fresh = self.spare_slot();
-        {
-            let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-            match g.iter_mut().find(|s| std::ptr::eq(**s, slot)) {
-                Some(e) => *e = fresh,
-                None => g.push(fresh),
-            }
-        }
-        slot.state.store(SENT, Ordering::Release);
-        #[cfg(feature = "test-support")]
-        crate::handover_delay::wait_if_injected();
-        let back = match self.to_writer.try_send(WriterMessage::Slot(slot, n)) {
-            Ok(()) => return fresh,
-            Err(TrySendError::Full(m)) if self.on_full == OnFull::Block => {
-                match self.send_bounded(m, Use::Run) {
-                    Ok(()) => return fresh,
-                    Err(m) => m,
-                }
-            }
-            Err(e) => e.into_inner(),
-        };
-        // The writer is behind (or gone): copy the records out and apply the drop policy.
-        if let WriterMessage::Slot(slot, n) = back {
-            let mut v = self.buffer();
-            slot.read(n, &mut v);
-            slot.len.store(0, Ordering::Release);
-            give_back(slot);
-            self.send_batch(v);
-        }
-        fresh
     }
 
     fn buffer(&self) -> Vec<RecordWords> {
@@ -367,34 +464,33 @@ impl Recorder {
     }
 
     fn count_drops(&self, recs: &[RecordWords]) {
-        if recs.is_empty() {
-            return;
-        }
-        let (mut d, mut a, mut w) = (0, 0, 0);
-        for r in recs {
-            match class_of(r) {
-                DropClass::Dispatch => d += 1,
-                DropClass::Allocation => a += 1,
-                DropClass::Window => w += 1,
-            }
-        }
-        let c = &self.counters;
-        c.dropped_dispatch.fetch_add(d, Ordering::Relaxed);
-        c.dropped_allocation.fetch_add(a, Ordering::Relaxed);
-        c.dropped_window.fetch_add(w, Ordering::Relaxed);
-        c.dropped_now();
+        let mut t = DropTally::default();
+        recs.iter().for_each(|r| t.add(r));
+        t.commit(&self.counters);
     }
 
-    /// Sends one batch, applying the drop policy when the writer is behind: dispatch and
-    /// allocation records are dropped under `drop` (replay-window records are sorted out only
-    /// then, never per event); what is kept waits out of the stall budget, and is dropped and
-    /// counted once that is spent.
-    fn send_batch(&self, v: Vec<RecordWords>) {
+    /// Keeps the slot's first `n` records that `keep` holds for and counts the others as
+    /// dropped; returns the number kept.
+    fn drop_from(&self, slot: &Slot, n: usize, keep: impl Fn(&RecordWords) -> bool) -> usize {
+        let mut t = DropTally::default();
+        let kept = slot.retain(n, keep, |r| t.add(r));
+        t.commit(&self.counters);
+        kept
+    }
+
+    /// Sends one batch, applying the drop policy when the channel is full: dispatch and
+    /// allocation records are dropped under `drop`; what is kept waits out of the wait budget,
+    /// and is dropped and counted once that is spent.
+    fn send_batch(&self, v: Vec<RecordWords>, u: Use) -> bool {
+        let n = v.len();
         let mut v = match self.to_writer.try_send(WriterMessage::Records(v)) {
-            Ok(()) => return,
+            Ok(()) => {
+                self.handed(n);
+                return true;
+            }
             Err(e) => match e.into_inner() {
                 WriterMessage::Records(v) => v,
-                _ => return,
+                _ => return false,
             },
         };
         if self.on_full == OnFull::Drop {
@@ -402,14 +498,21 @@ impl Recorder {
                 v.iter().partition(|r| class_of(r) == DropClass::Window);
             self.count_drops(&drop);
             if keep.is_empty() {
-                return;
+                return false;
             }
             v = keep;
         }
-        if let Err(WriterMessage::Records(lost)) =
-            self.send_bounded(WriterMessage::Records(v), Use::Run)
-        {
-            self.count_drops(&lost);
+        let n = v.len();
+        match self.send_bounded(WriterMessage::Records(v), u) {
+            Ok(()) => {
+                self.handed(n);
+                true
+            }
+            Err(WriterMessage::Records(lost)) => {
+                self.count_drops(&lost);
+                false
+            }
+            Err(_) => false,
         }
     }
 
@@ -421,7 +524,7 @@ impl Recorder {
     /// [`Recorder::send_records`] of records as words; after finalize began they are counted.
     fn send_words(&self, v: Vec<RecordWords>) {
         let mut v = Some(v);
-        let sent = self.sending(|| self.send_batch(v.take().unwrap_or_default()));
+        let sent = self.sending(|| self.send_batch(v.take().unwrap_or_default(), Use::Run));
         if sent.is_none()
             && let Some(v) = v
         {
@@ -429,7 +532,7 @@ impl Recorder {
         }
     }
 
-    /// Sends string-table entries (rare): waits out of the stall budget; entries that cannot
+    /// Sends string-table entries (rare): waits out of the wait budget; entries that cannot
     /// be sent are counted.
     pub fn send_names(&self, names: Vec<(NameSpace, u64, String)>) {
         if names.is_empty() {
@@ -448,85 +551,21 @@ impl Recorder {
         }
     }
 
-    /// Flushes every live thread's records, writes the trailer and waits for the writer, all
-    /// out of the stall budget (finalize's reserve included). Runs once; later calls return
-    /// at once.
-    pub fn finish(&self, flags: u64) {
-        if self.finished.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        self.recording.store(false, Ordering::Release);
-        set_recording(false);
-        self.closing.store(true, Ordering::SeqCst);
-        let mut flags = flags;
-        // Hand-overs in progress finish (or count) before the trailer is written.
-        if !budget::wait_until(Use::Finalize, FINALIZE_CAP, || {
-            self.in_flight.load(Ordering::SeqCst) == 0
-        }) {
-            flags |= flags::UNFLUSHED;
-        }
-        if !self.collect_live_slots() {
-            flags |= flags::UNFLUSHED;
-        }
-        if self.stalled.load(Ordering::Acquire) {
-            flags |= flags::STALLED;
-        }
-        let sent = self
-            .send_bounded(WriterMessage::Finish(self.trailer(flags)), Use::Finalize)
-            .is_ok();
-        let done = budget::wait(
-            Use::Finalize,
-            FINALIZE_CAP,
-            &|| self.io_since(),
-            |t| match self.writer_done.recv_timeout(t) {
-                Ok(r) => Some(Some(r)),
-                Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
-                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => Some(None),
-            },
-        );
-        match done {
-            // The writer has written the trailer and is returning; it is not joined (nothing
-            // waits on it, and a join in a fork child has been seen to fail with EINVAL).
-            Some(Some(Ok(()))) if sent => {}
-            // A write error was said by the writer when it happened.
-            Some(Some(Err(_))) => {}
-            _ if self.stalled.load(Ordering::Acquire) => {}
-            _ => say(&format!(
-                "output {} did not take the trailer within the tool's {} ms limit; the file ends without it (krphase reports it truncated)",
-                self.file().display(),
-                STALL_BUDGET.as_millis()
-            )),
-        }
+    fn handed(&self, n: usize) {
+        self.counters.handed.fetch_add(n as u64, Ordering::Relaxed);
     }
 
-    /// Closes every registered slot and sends its records to the writer; false when some could
-    /// not be sent within the budget (they are counted).
-    fn collect_live_slots(&self) -> bool {
-        let slots: Vec<&'static Slot> =
-            self.slots.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let mut all = true;
-        for slot in slots {
-            // No hand-over is in progress (finalize waited for them): a slot is OPEN or CLOSED.
-            if slot
-                .state
-                .compare_exchange(OPEN, CLOSED, Ordering::AcqRel, Ordering::Acquire)
-                .is_err()
-            {
-                continue;
-            }
-            let n = slot.len.load(Ordering::Acquire);
-            if n > 0 {
-                let mut v = Vec::with_capacity(n);
-                slot.read(n, &mut v);
-                if let Err(WriterMessage::Records(lost)) =
-                    self.send_bounded(WriterMessage::Records(v), Use::Finalize)
-                {
-                    self.count_drops(&lost);
-                    all = false;
-                }
-            }
-        }
-        all
+    /// The writer wrote (or counted as dropped) `n` records.
+    fn settled(&self, n: usize) {
+        self.counters.settled.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// Records handed to the writer that it has neither written nor counted as dropped (all of
+    /// them are in the file once the trailer is).
+    pub fn unwritten(&self) -> u64 {
+        let c = &self.counters;
+        let settled = c.settled.load(Ordering::Acquire);
+        c.handed.load(Ordering::Acquire).saturating_sub(settled)
     }
 
     /// The trailer: the counters, the finalize time and `flags`.

@@ -28,7 +28,7 @@ pub struct Slot {
 }
 
 impl Slot {
-    fn new() -> Slot {
+    pub(super) fn new() -> Slot {
         Slot {
             // Built on the heap (a 32 KiB array on an application thread's stack is avoided).
             words: (0..SLOT_RECORDS)
@@ -43,14 +43,44 @@ impl Slot {
 
     /// Appends the first `n` records to `out`.
     pub(super) fn read(&self, n: usize, out: &mut Vec<RecordWords>) {
-        out.extend(self.words[..n].iter().map(|w| {
-            [
-                w[0].load(Ordering::Relaxed),
-                w[1].load(Ordering::Relaxed),
-                w[2].load(Ordering::Relaxed),
-                w[3].load(Ordering::Relaxed),
-            ]
-        }));
+        out.extend((0..n.min(SLOT_RECORDS)).map(|i| self.load(i)));
+    }
+
+    /// Keeps the first `n` records for which `keep` holds, in order, at the front of the slot
+    /// (its published length set to their number) and passes the others to `dropped`; returns
+    /// the number kept. Only the slot's owner calls it, while the slot is not shared.
+    pub(super) fn retain(
+        &self,
+        n: usize,
+        keep: impl Fn(&RecordWords) -> bool,
+        mut dropped: impl FnMut(&RecordWords),
+    ) -> usize {
+        let mut kept = 0;
+        for i in 0..n.min(SLOT_RECORDS) {
+            let w = self.load(i);
+            if keep(&w) {
+                if kept != i {
+                    for (dst, v) in self.words[kept].iter().zip(w) {
+                        dst.store(v, Ordering::Relaxed);
+                    }
+                }
+                kept += 1;
+            } else {
+                dropped(&w);
+            }
+        }
+        self.len.store(kept, Ordering::Release);
+        kept
+    }
+
+    fn load(&self, i: usize) -> RecordWords {
+        let w = &self.words[i];
+        [
+            w[0].load(Ordering::Relaxed),
+            w[1].load(Ordering::Relaxed),
+            w[2].load(Ordering::Relaxed),
+            w[3].load(Ordering::Relaxed),
+        ]
     }
 
     /// Empties the slot and opens it for appending.
@@ -60,9 +90,9 @@ impl Slot {
     }
 }
 
-/// Empty slots (of exited threads, or recycled by a writer whose channel was full), reused
-/// before a new one is made: the number of slots ever made is bounded by the most in use at
-/// once. The lock is held for a push or pop only; a fork child gets its own (see `fork_local`).
+/// Empty slots of exited threads, reused by attaching threads before a new one is made: the
+/// number of thread slots ever made is bounded by the most threads recording at once (the
+/// recorder's own pool of spare slots is separate and fixed, see `pool.rs`). The lock is held for a push or pop only; a fork child gets its own (see `fork_local`).
 static FREE_SLOTS: ForkLocal<Vec<&'static Slot>> = ForkLocal::new(Start::Inherit);
 
 /// Slots made so far (the memory bound the tests check).
@@ -73,12 +103,16 @@ pub fn slots_made() -> usize {
     MADE.load(Ordering::Relaxed)
 }
 
-/// An empty slot from the pool, or a new one.
+/// An empty slot for a thread that attaches: one an exited thread left, or a new one (a
+/// thread's first event, never the hot path).
 pub(super) fn free_slot() -> &'static Slot {
-    FREE_SLOTS.with(Vec::pop).flatten().unwrap_or_else(|| {
-        MADE.fetch_add(1, Ordering::Relaxed);
-        Box::leak(Box::new(Slot::new()))
-    })
+    FREE_SLOTS.with(Vec::pop).flatten().unwrap_or_else(new_slot)
+}
+
+/// A new slot for the process's life.
+pub(super) fn new_slot() -> &'static Slot {
+    MADE.fetch_add(1, Ordering::Relaxed);
+    Box::leak(Box::new(Slot::new()))
 }
 
 /// Gives an emptied slot back for reuse.

@@ -101,10 +101,14 @@ fn leave(h: &ThreadBuffer, rec: &'static Recorder) {
         h.len.set(0);
         return;
     }
-    flush_to(h, Some(rec));
-    if let Some(slot) = h.slot.get() {
-        slot.len.store(0, Ordering::Release);
-        rec.forget_slot(slot);
+    let n = h.len.replace(0);
+    h.flush_at.set(u64::MAX);
+    let Some(slot) = h.slot.get() else { return };
+    rec.forget_slot(slot);
+    // The slot itself goes to the writer (no spare is taken: the thread is leaving), unless it
+    // is empty or finalize has begun (it takes the records).
+    if n > 0 && rec.retire_slot(slot, n) {
+        h.slot.set(None);
     }
 }
 
@@ -154,9 +158,26 @@ fn flush_to(h: &ThreadBuffer, rec: Option<&'static Recorder>) {
         return;
     };
     // The slot itself goes to the writer; the thread continues in another (unless finalize
-    // has begun: it takes the slot's records itself).
-    if let Some(fresh) = rec.flush_slot(slot, n) {
-        h.slot.set(Some(fresh));
+    // has begun: it takes the slot's records itself), or in the same one with what it kept
+    // when the writer is a whole pool behind.
+    if let Some((next, kept)) = rec.flush_slot(slot, n) {
+        h.slot.set(Some(next));
+        h.len.set(kept);
+        if kept > 0 {
+            h.flush_at
+                .set(sys::boottime_ns().saturating_add(FLUSH_AGE_NS));
+        }
+    }
+}
+
+/// The end of a window (or a notice): hands the thread's records over now if the writer has
+/// nothing queued; else they go with the slot when it is full or old.
+#[cold]
+#[inline(never)]
+fn flush_if_writer_idle(h: &ThreadBuffer) {
+    let rec = THREAD_RECORDER.try_with(|c| c.rec.get()).ok().flatten();
+    if rec.is_some_and(Recorder::writer_idle) {
+        flush_to(h, rec);
     }
 }
 
@@ -165,7 +186,9 @@ fn flush_to(h: &ThreadBuffer, rec: Option<&'static Recorder>) {
 pub enum Flush {
     /// Only when full or old.
     Lazy,
-    /// Now (end of a replay window: keeps windows in the file promptly).
+    /// Now when the writer has nothing queued (end of a replay window: keeps windows in the
+    /// file promptly); while it is behind, as `Lazy` (each hand-over takes a spare slot from
+    /// the fixed pool, so the pool is spent on full slots, not on one per window).
     Now,
 }
 
@@ -258,8 +281,10 @@ fn push(h: &ThreadBuffer, head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_
     if i == 0 {
         h.flush_at.set(now.saturating_add(FLUSH_AGE_NS));
     }
-    if i + 1 == SLOT_RECORDS || flush_now || now > h.flush_at.get() {
+    if i + 1 == SLOT_RECORDS || now > h.flush_at.get() {
         flush_thread_buffer(h);
+    } else if flush_now {
+        flush_if_writer_idle(h);
     }
 }
 

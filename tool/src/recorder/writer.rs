@@ -2,8 +2,9 @@
 //! and writes the file; at the end, the trailer.
 
 use super::Recorder;
+use super::observed::Observed;
 use super::open::open_output;
-use super::slot::{RecordWords, SLOT_RECORDS, Slot, give_back};
+use super::slot::{RecordWords, SLOT_RECORDS, Slot};
 use crossbeam_channel::{Receiver, Sender};
 use krphase_format::block::MAX_RECORDS_PER_BLOCK;
 use krphase_format::{FileWriter, Header, NameSpace, Trailer};
@@ -31,11 +32,21 @@ pub enum WriterMessage {
 
 pub type OutputFile = FileWriter<BufWriter<File>>;
 
-/// The writer's side of the channels: messages in, emptied buffers and slots back out.
+/// The writer's side of the channels: messages in, emptied buffers back out (emptied slots go
+/// back to the recorder's pool).
 pub struct WriterChannels {
     pub messages: Receiver<WriterMessage>,
     pub empty_buffers: Sender<Vec<RecordWords>>,
-    pub empty_slots: Sender<&'static Slot>,
+}
+
+/// What the writer wrote, once the trailer is in the file.
+#[derive(Clone, Copy, Debug)]
+pub struct Written {
+    /// The trailer as written (records and blocks filled in).
+    pub trailer: Trailer,
+    /// Dispatches enqueued or completed more than once (observe mode's replay windows, as the
+    /// reader finds them), counted by the writer off the application's threads.
+    pub observed_windows: u64,
 }
 
 /// The file and the records gathered for its next block; after a write error, the error (and
@@ -45,6 +56,7 @@ struct Output {
     pending: Vec<RecordWords>,
     failed: Option<io::Error>,
     rec: &'static Recorder,
+    observed: Observed,
 }
 
 impl Output {
@@ -57,11 +69,14 @@ impl Output {
     /// Writes `records` (unless a write failed before) and returns the vector emptied.
     fn write(&mut self, mut records: Vec<RecordWords>) -> Vec<RecordWords> {
         if !records.is_empty() {
+            self.rec.settled(records.len());
             if self.failed.is_some() {
                 self.rec.count_drops(&records);
-            } else if let Err(e) = self.rec.in_io(|| self.file.write_words(&records)) {
+            } else if let Err(e) = self.file.write_words(&records) {
                 self.fail(e);
                 self.rec.count_drops(&records);
+            } else {
+                self.observed.add(&records);
             }
         }
         records.clear();
@@ -85,7 +100,7 @@ impl Output {
         let refs: Vec<(NameSpace, u64, &str)> =
             names.iter().map(|(s, k, n)| (*s, *k, n.as_str())).collect();
         if self.failed.is_none()
-            && let Err(e) = self.rec.in_io(|| self.file.write_names(&refs))
+            && let Err(e) = self.file.write_names(&refs)
         {
             self.fail(e);
         }
@@ -95,21 +110,31 @@ impl Output {
     fn flush(&mut self) {
         self.write_pending();
         if self.failed.is_none()
-            && let Err(e) = self.rec.in_io(|| self.file.flush())
+            && let Err(e) = self.file.flush()
         {
             self.fail(e);
         }
     }
 
-    fn finish(mut self, trailer: &Trailer) -> io::Result<()> {
+    fn finish(mut self, trailer: &Trailer) -> io::Result<Written> {
         self.write_pending();
         if let Some(e) = self.failed {
             return Err(e);
         }
-        let (rec, file) = (self.rec, &mut self.file);
+        // What `write_trailer` fills in, kept for the finalize line.
+        let t = Trailer {
+            blocks: self.file.blocks(),
+            events_written: self.file.records(),
+            ..*trailer
+        };
         // No fsync: the page cache holds a complete file that outlives the process (a SIGKILL
         // loses nothing written), and syncing a large file would outlast finalize's budget.
-        rec.in_io(|| file.write_trailer(trailer).and_then(|()| file.flush()))
+        self.file.write_trailer(&t)?;
+        self.file.flush()?;
+        Ok(Written {
+            trailer: t,
+            observed_windows: self.observed.windows(),
+        })
     }
 }
 
@@ -120,14 +145,14 @@ pub fn run(
     mut header: Header,
     ch: WriterChannels,
     opened: Sender<Opened>,
-) -> io::Result<()> {
-    let file: io::Result<(OutputFile, PathBuf)> = rec.in_io(|| {
+) -> io::Result<Written> {
+    let file: io::Result<(OutputFile, PathBuf)> = (|| {
         let (f, used) = open_output(&rec.path)?;
         header.output_path = used.display().to_string();
         let mut w = FileWriter::new(BufWriter::with_capacity(WRITE_BUFFER, f), &header)?;
         w.flush()?; // the header is on disk before the first event
         Ok((w, used))
-    });
+    })();
     match file {
         Ok((w, used)) => {
             rec.opened(used.clone());
@@ -145,19 +170,19 @@ pub fn run(
                 drop(unheard);
             }
             rec.stop();
-            discard(&ch);
+            discard(rec, &ch);
             Err(io::Error::other(msg))
         }
     }
 }
 
 /// No file: take messages until Finish, recycling slots.
-fn discard(ch: &WriterChannels) {
+fn discard(rec: &'static Recorder, ch: &WriterChannels) {
     while let Ok(m) = ch.messages.recv() {
         match m {
             WriterMessage::Slot(slot, _) => {
                 slot.len.store(0, Ordering::Release);
-                give_back(slot);
+                rec.pool.put(slot);
             }
             WriterMessage::Finish(_) => return,
             _ => {}
@@ -166,12 +191,17 @@ fn discard(ch: &WriterChannels) {
 }
 
 /// Runs until the Finish message (or until every producer is gone).
-fn writer_loop(file: OutputFile, ch: WriterChannels, rec: &'static Recorder) -> io::Result<()> {
+fn writer_loop(
+    file: OutputFile,
+    ch: WriterChannels,
+    rec: &'static Recorder,
+) -> io::Result<Written> {
     let mut out = Output {
         file,
         pending: Vec::with_capacity(MAX_RECORDS_PER_BLOCK),
         failed: None,
         rec,
+        observed: Observed::default(),
     };
     while let Ok(first) = ch.messages.recv() {
         let mut msg = Some(first);
@@ -184,9 +214,7 @@ fn writer_loop(file: OutputFile, ch: WriterChannels, rec: &'static Recorder) -> 
                 WriterMessage::Slot(slot, n) => {
                     slot.read(n, &mut out.pending);
                     slot.len.store(0, Ordering::Release);
-                    if let Err(e) = ch.empty_slots.try_send(slot) {
-                        give_back(e.into_inner());
-                    }
+                    rec.pool.put(slot);
                     if out.pending.len() >= SLOT_RECORDS {
                         out.write_pending();
                     }
@@ -206,9 +234,9 @@ fn writer_loop(file: OutputFile, ch: WriterChannels, rec: &'static Recorder) -> 
         }
         out.flush();
     }
+    // Every producer is gone without a Finish (cannot happen while the recorder lives).
     out.write_pending();
-    match out.failed {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    Err(out
+        .failed
+        .unwrap_or_else(|| io::Error::other("the recorder closed without a trailer")))
 }
