@@ -652,9 +652,11 @@ fn relabelling_says_so_and_one_run_commands_refuse_a_label_on_several() {
     assert!(!krphase_db(&db, &["report", "--run", "b"]).status.success());
 }
 
-/// Observe mode on the emulator (its driver owns replay): every figure names its basis, the
-/// restores are inferred from dispatch records, and the top-level shares still sum to 100%
-/// with the pass execution the tool cannot see left `unattributed`.
+/// Observe mode on the emulator (its driver owns replay), with only the log lines a published
+/// SDK prints: every figure names its basis, the restores are inferred from dispatch records,
+/// the top-level shares still sum to 100% with the pass execution the tool cannot see left
+/// `unattributed`, and what the SDK prints no time for (pre-pass, drain, the whole window) is
+/// said to be unavailable, why, and how to get it.
 #[test]
 fn observe_mode_figures_carry_their_basis_and_shares_still_sum() {
     let emu = krphase_tests::run_logged(
@@ -676,17 +678,27 @@ fn observe_mode_figures_carry_their_basis_and_shares_still_sum() {
     assert_eq!(r["mode"], "observe");
     let phase = |n: &str| krphase_tests::report_phase(&r, n);
     // Observe mode: the restore is the SDK's outcome-line figure, the dispatch-record gap its
-    // upper bound; the snapshot time comes from the (unpublished) phase line.
+    // upper bound; the snapshot time is the outcome line's snap_seconds, before the passes'
+    // span that stands for the window, so it has no share of it.
     assert_eq!(phase("restore")["basis"], serde_json::json!(["sdk_log"]));
     assert_eq!(
         phase("restore bound")["basis"],
         serde_json::json!(["dispatch"])
     );
     assert_eq!(phase("restore bound")["bound_of"], "restore");
-    assert_eq!(
-        phase("snapshot")["basis"],
-        serde_json::json!(["sdk_phase_line"])
-    );
+    assert_eq!(phase("snapshot")["basis"], serde_json::json!(["sdk_log"]));
+    assert!(phase("snapshot")["share_of_window"].is_null());
+    assert_eq!(phase("window")["basis"], serde_json::json!(["dispatch"]));
+    for unavailable in ["pre-pass", "drain"] {
+        assert_eq!(phase(unavailable)["samples"], 0);
+        let why = phase(unavailable)["missing"].as_str().unwrap();
+        assert!(
+            why.contains("unavailable in observe mode")
+                && why.contains("snap_seconds and restore_seconds")
+                && why.contains("drive mode measures it"),
+            "{unavailable}: {why}"
+        );
+    }
     assert_eq!(phase("config")["samples"], 0);
     assert!(
         phase("config")["missing"]
@@ -704,10 +716,14 @@ fn observe_mode_figures_carry_their_basis_and_shares_still_sum() {
     assert!((top - 1.0).abs() < 1e-9, "top-level shares sum to {top}");
     assert!(phase("unattributed")["samples"].as_u64() > Some(0));
     let table = emu.krphase(&["report"]);
-    assert!(
-        table.contains("config: observe mode: no CONFIG callback"),
-        "{table}"
-    );
+    for line in [
+        "config: observe mode: no CONFIG callback",
+        "pre-pass: unavailable in observe mode",
+        "window: observe mode: the passes' span",
+        "snapshot: no share of window time (it precedes the passes' span)",
+    ] {
+        assert!(table.contains(line), "{line}: {table}");
+    }
     assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
     // The trace names the basis of every slice.
     let trace = emu.dir.join("t.json");

@@ -250,7 +250,11 @@ fn user_data_under_the_config_contract() {
 fn user_data_under_the_pass_contract() {
     let runs = passes_everywhere("user_data", |b| b.contract == Contract::Pass);
     for (_, truth) in runs {
-        assert_eq!(windows(&truth)[0]["executed_passes"], 2, "stopped after pass 1");
+        assert_eq!(
+            windows(&truth)[0]["executed_passes"],
+            2,
+            "stopped after pass 1"
+        );
     }
 }
 

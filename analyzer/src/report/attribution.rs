@@ -77,8 +77,7 @@ const UNEXPLAINED_SPAN: &str = "wall change minus every part above: start-up, ex
 
 /// Whether a run's windows are only the passes' span (observe mode without an SDK phase line).
 fn span_window(r: &RunReport) -> bool {
-    phase(r, PHASES[WINDOW].name)
-        .is_some_and(|w| w.samples > 0 && window_is_span(w.basis.iter()))
+    phase(r, PHASES[WINDOW].name).is_some_and(|w| w.samples > 0 && window_is_span(w.basis.iter()))
 }
 
 /// The note of part `k`: what a rest holds, and where a snapshot outside the window comes from.

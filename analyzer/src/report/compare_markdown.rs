@@ -131,7 +131,11 @@ pub fn render_markdown(c: &BuildComparison) -> String {
                 markers(&p.basis)
             );
         }
-        for p in x.parts.iter().filter(|p| p.item == super::attribution::UNEXPLAINED) {
+        for p in x
+            .parts
+            .iter()
+            .filter(|p| p.item == super::attribution::UNEXPLAINED)
+        {
             if let Some(n) = &p.note {
                 let _ = writeln!(s, "\n{}: {n}", p.item);
             }

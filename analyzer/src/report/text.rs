@@ -197,10 +197,7 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
             ));
         }
         if p.phase == PHASES[WINDOW].name && crate::db::phases::window_is_span(p.basis.iter()) {
-            why.push(format!(
-                "window: {}",
-                crate::db::phases::SPAN_WINDOW_NOTE
-            ));
+            why.push(format!("window: {}", crate::db::phases::SPAN_WINDOW_NOTE));
         }
         if p.phase == super::run_report::UNATTRIBUTED {
             why.push(format!(
