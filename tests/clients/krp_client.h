@@ -189,6 +189,14 @@ rocprofiler_status_t rocprofiler_create_counter_config(rocprofiler_agent_id_t,
                                                        rocprofiler_counter_id_t*, size_t,
                                                        rocprofiler_counter_config_id_t*);
 
+/* Defines `name`, a replay_pass_count callback asking for `n` passes for every dispatch. */
+#define KRP_PASS_COUNT(name, n)                                                            \
+    static uint64_t name(rocprofiler_kernel_dispatch_info_t info, rocprofiler_user_data_t ud) { \
+        (void) info;                                                                       \
+        (void) ud;                                                                         \
+        return (n);                                                                        \
+    }
+
 /* Registers `cb` for KERNEL_REPLAY in a new started context. */
 static inline void krp_replay_service(rocprofiler_callback_tracing_cb_t cb, void* data) {
     rocprofiler_context_id_t ctx = {0};

@@ -16,11 +16,7 @@ static int passes_seen = 0;
 static int counted_in_pass[4] = {0, 0, 0, 0};
 static int counted_other = 0;
 
-static uint64_t pass_count(rocprofiler_kernel_dispatch_info_t info, rocprofiler_user_data_t ud) {
-    (void) info;
-    (void) ud;
-    return 4;
-}
+KRP_PASS_COUNT(pass_count, 4)
 
 static void pass_enter(rocprofiler_callback_tracing_kernel_replay_data_t* p) {
     KRP_REQUIRE(p->replay_start_context != NULL && p->replay_stop_context != NULL,

@@ -32,7 +32,8 @@ pub struct MeasurementRef {
 pub struct DrainShare {
     pub measurement_id: i64,
     pub windows: i64,
-    /// Windows with a joined SDK phase line (drain = pre-pass − snapshot).
+    /// Windows with a drain figure: the pre-pass minus the SDK's snap_seconds (drive mode with a
+    /// joined log), or an SDK phase line's lock+drain (no published SDK prints one).
     pub windows_with_drain: i64,
     pub drain_ns: Option<i64>,
     /// Sum of window time over the windows with a drain figure.
@@ -176,7 +177,8 @@ fn latest_like(conn: &Connection, experiment: &str, prefix: &str) -> Result<Vec<
 
 /// Drain per window: from the phase file (pre-pass − the SDK line's snapshot time, the
 /// `krphase_window_phase` view) when the tool saw the pass-count return and the first PASS
-/// ENTER; otherwise the SDK phase line's own lock+drain over its own window time.
+/// ENTER; otherwise an SDK phase line's own lock+drain over its own window time, if an SDK
+/// printed one; else unavailable, with the reason.
 fn drain_share(conn: &Connection, m: &MeasurementRef) -> Result<DrainShare> {
     let (windows, with_drain, drain, window, prepass, all_window) = conn.query_row(
         "SELECT COUNT(*), \
