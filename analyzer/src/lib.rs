@@ -13,6 +13,7 @@ pub mod db;
 pub mod demo;
 pub mod demo_stack;
 pub mod demo_stack_pacing;
+pub mod doctor;
 pub mod export;
 pub mod import;
 pub mod report;

@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use krphase_analyzer::report::compare_builds::{CompareFormat, CompareWhat};
-use krphase_analyzer::{bench, demo, export, import, report, synth};
+use krphase_analyzer::{bench, demo, doctor, export, import, report, synth};
 
 #[derive(Parser)]
 #[command(name = "krphase", version, about = "Kernel-replay phase analyzer")]
@@ -37,7 +37,8 @@ enum Cmd {
     },
     /// Import SDK log lines (stderr at ROCPROFILER_LOG_LEVEL=info) and join them to the run(s)
     /// the evidence proves: stamps inside the run's time span, the dispatch sequence, physical
-    /// bounds. A log that fails any of it is refused and nothing is stored.
+    /// bounds. A log that fails any of it is refused and nothing is stored; so is an empty or
+    /// binary file, or a log without kernel-replay lines.
     ImportLog {
         file: PathBuf,
         /// Join only to this run (still on the evidence; default: the run(s) it proves).
@@ -122,6 +123,13 @@ enum Cmd {
         #[arg(long, hide = true)]
         only: Vec<String>,
     },
+    /// Check the environment (and, after --, the command that will run) for the set-up traps
+    /// that would lose a run; one line per finding with its fix. Exit 1 when any would lose it.
+    Doctor {
+        /// The command the run will use (an argument vector, or one shell command line).
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
     /// Write a synthetic phase file (benchmarks and tests).
     #[command(hide = true)]
     GenSynthetic {
@@ -143,6 +151,15 @@ enum ExportCmd {
         #[arg(short, long, default_value = "trace.json")]
         output: PathBuf,
     },
+}
+
+/// The database a command reads or writes at `--db` (`None`: it has its own, or none).
+fn db_of(cli: &Cli, db_given: bool) -> Option<PathBuf> {
+    match cli.cmd {
+        Cmd::Demo { .. } | Cmd::GenSynthetic { .. } => None,
+        Cmd::Bench(_) if !db_given => None,
+        _ => Some(cli.db.clone()),
+    }
 }
 
 /// `db_given`: `--db` was on the command line (not the default).
@@ -196,6 +213,7 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
             passes,
             output,
         } => synth::gen_synthetic_command(windows, passes, &output),
+        Cmd::Doctor { .. } => unreachable!("doctor is run by main"),
     }
 }
 
@@ -210,7 +228,17 @@ fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
     let db_given = matches.value_source("db") == Some(ValueSource::CommandLine);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    let code = match run(cli, db_given) {
+    // The doctor's verdict is its exit code (1: a trap would lose the run), not an error.
+    if let Cmd::Doctor { command } = &cli.cmd {
+        return ExitCode::from(doctor::doctor_command(command) as u8);
+    }
+    let db = db_of(&cli, db_given);
+    // A lock or I/O error of SQLite's names the database it concerns.
+    let result = run(cli, db_given).map_err(|e| match &db {
+        Some(p) => krphase_analyzer::db::locked::name_database(e, p),
+        None => e,
+    });
+    let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("krphase: error: {e:#}");

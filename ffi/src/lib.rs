@@ -5,6 +5,8 @@
 //! payload, whose field order differs between SDK builds, is reached through [`ReplayPayload`];
 //! the dispatch counting service's types are in [`counting`].
 
+pub mod agent;
+pub mod buffer;
 pub mod counting;
 pub mod executables;
 #[cfg(feature = "bindgen")]
@@ -12,11 +14,15 @@ pub mod header_check;
 pub mod payload;
 pub mod sdk;
 pub mod status;
+pub mod tool_library;
 pub mod types;
 
+pub use agent::*;
+pub use buffer::*;
 pub use counting::*;
 pub use executables::{HsaError, HsaSymbolFns, SymbolInfo};
 pub use payload::{FieldOffsets, PayloadLayout, ReplayPayload};
 pub use sdk::{CounterInfo, InitState, LoadError, Need, Sdk, SdkSource};
 pub use status::Status;
+pub use tool_library::check_tool_library;
 pub use types::*;

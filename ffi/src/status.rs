@@ -62,8 +62,10 @@ impl Status {
     pub const SUCCESS: u32 = 0;
     pub const ERROR: Status = Status(1);
     pub const CONTEXT_NOT_FOUND: Status = Status(2);
+    pub const BUFFER_NOT_FOUND: Status = Status(3);
     pub const KIND_NOT_FOUND: Status = Status(4);
     pub const OPERATION_NOT_FOUND: Status = Status(5);
+    pub const THREAD_NOT_FOUND: Status = Status(6);
     pub const AGENT_NOT_FOUND: Status = Status(7);
     pub const COUNTER_NOT_FOUND: Status = Status(8);
     pub const CONTEXT_ERROR: Status = Status(9);
@@ -75,6 +77,7 @@ impl Status {
     pub const INVALID_ARGUMENT: Status = Status(19);
     pub const FINALIZED: Status = Status(21);
     pub const CONFIG_NOT_FOUND: Status = Status(30);
+    pub const NOT_AVAILABLE: Status = Status(37);
 
     /// The name without the `ROCPROFILER_STATUS_` prefix, if known (LAST is not a status).
     pub fn name(self) -> Option<&'static str> {

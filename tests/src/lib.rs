@@ -308,3 +308,30 @@ static TIMING_SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 pub fn timing_serial() -> std::sync::MutexGuard<'static, ()> {
     TIMING_SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// Compiles the C tool `tests/clients/<name>.c` into a shared library in a scratch directory
+/// (`$CC`, default `cc`), with `defines` as `-D` flags; panics with the compiler's output when it
+/// fails.
+pub fn compile_client(name: &str, defines: &[&str]) -> PathBuf {
+    let clients = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients");
+    let out = scratch_dir(&format!("client-{name}")).join(format!("lib{name}.so"));
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let mut cmd = Command::new(&cc);
+    cmd.args([
+        "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC",
+    ])
+    .arg("-I")
+    .arg(&clients);
+    for d in defines {
+        cmd.arg(format!("-D{d}"));
+    }
+    cmd.arg("-o")
+        .arg(&out)
+        .arg(clients.join(format!("{name}.c")))
+        .arg("-ldl");
+    let o = cmd.output().unwrap_or_else(|e| {
+        panic!("cannot run the C compiler {cc:?} ({e}); install one (Debian: gcc) or set CC")
+    });
+    assert!(o.status.success(), "compiling {name}: {}", output_text(&o));
+    out
+}

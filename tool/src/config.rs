@@ -176,10 +176,12 @@ pub const KNOWN: &[&str] = &[
 /// and the golden-file switch of the tests: known, not the tool's.
 const OTHERS: &[&str] = &["KRPHASE_EMU_", "KRPHASE_BENCH_", "KRPHASE_BLESS"];
 
-/// One warning per `KRPHASE_*` variable in `names` that nobody reads (a misspelling is otherwise
-/// silently ignored), naming the closest known variable.
-pub fn unknown_variables<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let mut out: Vec<String> = names
+/// Each `KRPHASE_*` name in `names` that nobody reads, with the closest known variable, sorted
+/// by name (`krphase doctor` reports the same names the tool warns about).
+pub fn unknown_with_nearest<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+) -> Vec<(&'a str, &'static str)> {
+    let mut out: Vec<(&str, &'static str)> = names
         .into_iter()
         .filter(|n| n.starts_with("KRPHASE_") && !KNOWN.contains(n))
         .filter(|n| !OTHERS.iter().any(|p| n.starts_with(p)))
@@ -188,11 +190,22 @@ pub fn unknown_variables<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<St
                 .iter()
                 .min_by_key(|k| strsim::levenshtein(n, k))
                 .expect("KNOWN is not empty");
-            format!("{n} is not a krphase variable (ignored); did you mean {closest}?")
+            (n, *closest)
         })
         .collect();
     out.sort();
     out
+}
+
+/// One warning per `KRPHASE_*` variable in `names` that nobody reads (a misspelling is otherwise
+/// silently ignored), naming the closest known variable.
+pub fn unknown_variables<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    unknown_with_nearest(names)
+        .into_iter()
+        .map(|(n, closest)| {
+            format!("{n} is not a krphase variable (ignored); did you mean {closest}?")
+        })
+        .collect()
 }
 
 fn first_line(s: &str) -> String {

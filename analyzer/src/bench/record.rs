@@ -96,9 +96,14 @@ impl Recorder {
     }
 
     /// Records one measurement.
+    ///
+    /// The row and its samples are one transaction, each phase file's import another, and the
+    /// benchmark bookkeeping a third: all IMMEDIATE (the connection's default, `db::prepare`), so
+    /// a bench and an import writing the same database at once take turns.
     pub fn record(&mut self, m: &PlannedMeasurement, x: &MeasurementResult) -> Result<()> {
+        let tx = self.conn.transaction()?;
         let id = insert_measurement(
-            &self.conn,
+            &tx,
             SOURCE_BENCH,
             &x.row,
             Some(&abs(m.outdir())),
@@ -111,7 +116,8 @@ impl Recorder {
             .filter(|r| r.outcome.ok())
             .map(|r| r.outcome.wall_s)
             .collect();
-        store_samples(&self.conn, id, &walls)?;
+        store_samples(&tx, id, &walls)?;
+        tx.commit()?;
         let linked = self.link_runs(id, x);
         let run_ids = linked.as_ref().map(|v| v.as_slice()).unwrap_or(&[]);
         self.bookkeeping(m, x, run_ids)?;
@@ -126,12 +132,14 @@ impl Recorder {
         run_ids: &[i64],
     ) -> Result<()> {
         let md5 = self.md5_of_app(&m.spec.app[0]);
+        // Look-ups and inserts of the app, sdk and config rows under one write lock: two
+        // processes recording the same configuration reuse one row.
+        let tx = self.conn.transaction()?;
         let env: std::collections::BTreeMap<String, String> =
             run_env(None, m).into_iter().collect();
-        let app_id = benchmark::insert_or_reuse_app(&self.conn, &m.spec.app, &env, &md5)?;
+        let app_id = benchmark::insert_or_reuse_app(&tx, &m.spec.app, &env, &md5)?;
         let version: Option<String> = match run_ids.first() {
-            Some(r) => self
-                .conn
+            Some(r) => tx
                 .query_row(
                     "SELECT sdk_version FROM krphase_run WHERE id = ?1",
                     [r],
@@ -141,10 +149,9 @@ impl Recorder {
                 .flatten(),
             None => None,
         };
-        let sdk_id =
-            benchmark::insert_or_reuse_sdk(&self.conn, version.as_deref().unwrap_or("unknown"))?;
+        let sdk_id = benchmark::insert_or_reuse_sdk(&tx, version.as_deref().unwrap_or("unknown"))?;
         let data = ConfigData::from_args(BENCH_BENCHMARK_MODE, &m.spec.profiler_args())?;
-        let cfg_id = benchmark::insert_or_reuse_config(&self.conn, &data, Some(sdk_id))?;
+        let cfg_id = benchmark::insert_or_reuse_config(&tx, &data, Some(sdk_id))?;
         let now = crate::db::now_utc();
         for run in x.runs.iter().filter(|r| r.outcome.ok()) {
             let metrics = RunMetrics {
@@ -152,8 +159,9 @@ impl Recorder {
                 cpu_time: Some(run.outcome.cpu_s),
                 peak_rss: Some(run.outcome.peak_rss_kib as f64 / 1024.0),
             };
-            benchmark::insert_metrics(&self.conn, app_id, cfg_id, Some(sdk_id), &now, &metrics)?;
+            benchmark::insert_metrics(&tx, app_id, cfg_id, Some(sdk_id), &now, &metrics)?;
         }
+        tx.commit()?;
         Ok(())
     }
 
@@ -186,6 +194,9 @@ impl Recorder {
 
     /// Statistics over every recorded run.
     pub fn finish(&mut self) -> Result<()> {
-        benchmark::generate_statistics(&self.conn)
+        let tx = self.conn.transaction()?;
+        benchmark::generate_statistics(&tx)?;
+        tx.commit()?;
+        Ok(())
     }
 }

@@ -5,11 +5,13 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 pub mod basis;
 pub mod benchmark;
 pub mod counters;
+pub mod create;
+pub mod locked;
 pub mod measurements;
 pub mod phases;
 pub mod runs;
@@ -19,7 +21,8 @@ pub mod samples;
 pub const SCHEMA_VERSION: i64 = 8;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
-/// Migrations run in one transaction from the recorded version on, so each runs once per database.
+/// Migrations run in one immediate transaction from the version recorded when it began, so each
+/// runs once per database however many processes open it at the same time.
 const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE IF NOT EXISTS krphase_run (
@@ -268,19 +271,20 @@ FROM krphase_measurement_run mr JOIN krphase_measurement m ON m.id = mr.measurem
 /// Opens (creating if needed) and migrates the database at `path`.
 ///
 /// A file that is not SQLite, or a SQLite database that already holds other tables but no
-/// krphase schema, is refused with one line and left untouched.
+/// krphase schema, is refused with one line and left untouched. Commands that may create the
+/// database go through [`create::write_with`], so that a failed one leaves no file behind.
 pub fn open(path: impl AsRef<Path>) -> Result<Connection> {
     let path = path.as_ref();
-    let conn = Connection::open(path)
+    let mut conn = Connection::open(path)
         .with_context(|| format!("cannot open database {}", path.display()))?;
-    prepare(&conn, path)?;
+    prepare(&mut conn, path)?;
     Ok(conn)
 }
 
 /// A fresh in-memory database with the schema (tests, synthetic benchmarks).
 pub fn open_in_memory() -> Result<Connection> {
-    let conn = Connection::open_in_memory()?;
-    prepare(&conn, Path::new(":memory:"))?;
+    let mut conn = Connection::open_in_memory()?;
+    prepare(&mut conn, Path::new(":memory:"))?;
     Ok(conn)
 }
 
@@ -293,12 +297,13 @@ pub fn open_existing(path: impl AsRef<Path>) -> Result<Connection> {
             path.display()
         );
     }
-    let conn = Connection::open(path)
+    let mut conn = Connection::open(path)
         .with_context(|| format!("cannot open database {}", path.display()))?;
+    conn.busy_timeout(locked::wait())?;
     if current_version(&conn, path)?.is_none() {
         bail!("database {} has no krphase tables", path.display());
     }
-    prepare(&conn, path)?;
+    prepare(&mut conn, path)?;
     Ok(conn)
 }
 
@@ -326,12 +331,21 @@ fn current_version(conn: &Connection, path: &Path) -> Result<Option<i64>> {
     Ok(Some(v.unwrap_or(0)))
 }
 
+/// A failure to read the schema: "not a database" when SQLite says so; a lock or I/O error is
+/// passed on as what it is (it says nothing about the file's content).
 fn not_a_db(e: rusqlite::Error, path: &Path) -> anyhow::Error {
-    anyhow::anyhow!("{} is not a usable SQLite database ({e})", path.display())
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    match e.sqlite_error_code() {
+        Some(NotADatabase | DatabaseCorrupt) => {
+            anyhow::anyhow!("{} is not a usable SQLite database ({e})", path.display())
+        }
+        _ => anyhow::Error::new(e).context(format!("database {}", path.display())),
+    }
 }
 
-fn prepare(conn: &Connection, path: &Path) -> Result<()> {
-    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+/// The recorded schema version (0: none yet), refusing someone else's database and one newer
+/// than this build.
+fn schema_version(conn: &Connection, path: &Path) -> Result<i64> {
     let version = match current_version(conn, path)? {
         Some(v) => v,
         None => {
@@ -356,20 +370,33 @@ fn prepare(conn: &Connection, path: &Path) -> Result<()> {
             0
         }
     };
-    if version == SCHEMA_VERSION && views_present(conn)? {
-        // Up to date: write nothing, so read-only commands leave the file byte for byte as it
-        // was. (A build that changes the views adds a migration, bumping the version.)
-        conn.execute_batch("PRAGMA foreign_keys = ON;")?;
-        return Ok(());
-    }
     if version > SCHEMA_VERSION {
         bail!(
             "database {} has schema version {version}, newer than this krphase ({SCHEMA_VERSION})",
             path.display()
         );
     }
+    Ok(version)
+}
+
+/// Sets the connection up for sharing the file with other processes and migrates the schema.
+///
+/// Every transaction on the connection is IMMEDIATE: it takes the write lock when it begins (a
+/// waiter queues on the busy timeout) instead of reading first and failing at once with "database
+/// is locked" when it tries to write after another process did.
+fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
+    conn.busy_timeout(locked::wait())?;
+    conn.set_transaction_behavior(TransactionBehavior::Immediate);
+    if schema_version(conn, path)? == SCHEMA_VERSION && views_present(conn)? {
+        // Up to date: write nothing, so read-only commands leave the file byte for byte as it
+        // was. (A build that changes the views adds a migration, bumping the version.)
+        conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+        return Ok(());
+    }
     conn.execute_batch("PRAGMA foreign_keys = ON;")?;
-    let tx = conn.unchecked_transaction()?;
+    let tx = conn.transaction()?;
+    // Read again under the write lock: another process may have migrated since the check above.
+    let version = schema_version(&tx, path)?;
     tx.execute_batch("CREATE TABLE IF NOT EXISTS krphase_schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL);")?;
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(sql)
@@ -507,6 +534,54 @@ mod tests {
             })
             .unwrap();
         assert_eq!(n, SCHEMA_VERSION);
+    }
+
+    /// Eight connections open an old (version-1) database and a new one at the same time: each
+    /// migration runs once, every open succeeds.
+    #[test]
+    fn concurrent_opens_migrate_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("v1.db");
+        {
+            let c = Connection::open(&old).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.execute_batch(
+                "CREATE TABLE krphase_schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL);
+                 INSERT INTO krphase_schema_version VALUES (1, 'then');",
+            )
+            .unwrap();
+        }
+        let new = dir.path().join("new.db");
+        for p in [&old, &new] {
+            let barrier = std::sync::Barrier::new(8);
+            std::thread::scope(|s| {
+                let opens: Vec<_> = (0..8)
+                    .map(|_| {
+                        s.spawn(|| {
+                            barrier.wait();
+                            open(p).map(|_| ()).map_err(|e| format!("{e:#}"))
+                        })
+                    })
+                    .collect();
+                for o in opens {
+                    o.join().unwrap().unwrap();
+                }
+            });
+            let versions: Vec<i64> = open(p)
+                .unwrap()
+                .prepare("SELECT version FROM krphase_schema_version ORDER BY version")
+                .unwrap()
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert_eq!(
+                versions,
+                (1..=SCHEMA_VERSION).collect::<Vec<_>>(),
+                "{}",
+                p.display()
+            );
+        }
     }
 
     #[test]

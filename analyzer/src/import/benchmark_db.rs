@@ -259,7 +259,9 @@ pub fn import_benchmark(
     path: &Path,
     label: Option<&str>,
 ) -> Result<BenchmarkImport> {
-    let src = load_copy(path)?;
+    // The source's errors name it already; flattened to text, a SQLite error among them is not
+    // taken for one of the analyzer database's (`db::locked::name_database`).
+    let src = load_copy(path).map_err(|e| anyhow::anyhow!("{e:#}"))?;
     let key = std::fs::canonicalize(path)
         .unwrap_or_else(|_| path.to_path_buf())
         .display()

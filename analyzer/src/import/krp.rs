@@ -17,7 +17,7 @@ use krphase_format::windows::{
     CounterReading, Decline, Outcome, Output, PlainDispatch, Reconstructor, Source, Window,
 };
 use krphase_format::{FileReader, Mode};
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
 use crate::db;
@@ -66,22 +66,17 @@ pub fn import_phase_file(conn: &mut Connection, path: &Path, label: Option<&str>
 }
 
 /// As [`import_phase_file`], with counts.
+///
+/// The already-imported check and the inserts are one IMMEDIATE transaction: a process importing
+/// the same file at the same time waits for this one and then finds the run, never a duplicate.
 pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> Result<Imported> {
     let hash = file_hash(path)?;
-    if let Some(id) = conn
-        .query_row(
-            "SELECT id FROM krphase_run WHERE file_hash = ?1",
-            [&hash],
-            |r| r.get::<_, i64>(0),
-        )
-        .optional()?
-    {
-        if let Some(l) = label {
-            conn.execute(
-                "UPDATE krphase_run SET label = ?1 WHERE id = ?2 AND label IS NULL",
-                params![l, id],
-            )?;
-        }
+    // A 16 MiB page cache: inserts append in key order, so a small cache suffices and memory
+    // stays flat however large the file.
+    conn.execute_batch("PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY;")?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    if let Some(id) = already_imported(&tx, &hash, label)? {
+        tx.commit()?;
         return Ok(Imported {
             run_id: id,
             already: true,
@@ -90,10 +85,6 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     }
     let reader = FileReader::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
     let h = reader.header().clone();
-    // A 16 MiB page cache: inserts append in key order, so a small cache suffices and memory
-    // stays flat however large the file.
-    conn.execute_batch("PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY;")?;
-    let tx = conn.transaction()?;
     tx.execute(
         "INSERT INTO krphase_run (path, file_hash, label, pid, ppid, host, command, sdk_version,
            format_version, mode, passes, kernel_filter, clock_boottime_ns, clock_realtime_ns,
@@ -197,6 +188,24 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     )?;
     tx.commit()?;
     Ok(out)
+}
+
+/// The run imported from the same content before, if any; `label` names it when it has none.
+fn already_imported(tx: &Transaction<'_>, hash: &str, label: Option<&str>) -> Result<Option<i64>> {
+    let id = tx
+        .query_row(
+            "SELECT id FROM krphase_run WHERE file_hash = ?1",
+            [hash],
+            |r| r.get::<_, i64>(0),
+        )
+        .optional()?;
+    if let (Some(id), Some(l)) = (id, label) {
+        tx.execute(
+            "UPDATE krphase_run SET label = ?1 WHERE id = ?2 AND label IS NULL",
+            params![l, id],
+        )?;
+    }
+    Ok(id)
 }
 
 /// What the decoder thread learned besides the outputs it sent.

@@ -261,11 +261,13 @@ pub struct MeasurementCsvImport {
     pub runs: usize,
     /// Rows whose output directory was missing.
     pub missing_dirs: Vec<String>,
+    /// Phase files that failed to import (the measurement rows are stored all the same).
+    pub link_errors: Vec<String>,
 }
 
 /// `krphase import-harness CSV [--workdir DIR]`: the whole CSV is validated before anything is
 /// stored; measurement rows go in one transaction, then each row's phase files are imported and
-/// linked. `workdir` is what relative `-d` paths are resolved against (default: cwd).
+/// linked (a phase file that fails is in `link_errors`, the rest stay linked). `workdir` is what relative `-d` paths are resolved against (default: cwd).
 pub fn import_measurement_csv(
     conn: &mut Connection,
     csv_path: &Path,
@@ -296,7 +298,6 @@ pub fn import_measurement_csv(
         measurement_ids: ids,
         ..Default::default()
     };
-    let mut errors = Vec::new();
     for (id, dir) in pending {
         let Some(dir) = dir else { continue };
         if !dir.is_dir() {
@@ -305,15 +306,8 @@ pub fn import_measurement_csv(
         }
         match link_phase_files(conn, id, &dir, label) {
             Ok(runs) => summary.runs += runs.len(),
-            Err(e) => errors.push(format!("{e:#}")),
+            Err(e) => summary.link_errors.push(format!("{e:#}")),
         }
-    }
-    if !errors.is_empty() {
-        bail!(
-            "{}: measurements stored, but {}",
-            csv_path.display(),
-            errors.join("; ")
-        );
     }
     Ok(summary)
 }

@@ -10,58 +10,80 @@ pub mod sdk_log;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 use crate::db;
 
 /// `krphase import FILE... [--label L]`. A file imported before is not imported again; with
-/// `--label` it is relabelled, and the line says so.
+/// `--label` it is relabelled, and the line says so. Files are imported in order, one transaction
+/// each, up to the first that fails: the ones before it stay imported. A database this command
+/// would create appears only when at least one file was imported ([`db::create::write_with`]).
 pub fn import_command(db_path: &Path, files: &[PathBuf], label: Option<&str>) -> Result<()> {
-    let mut conn = db::open(db_path)?;
-    for f in files {
-        let r = krp::import_file(&mut conn, f, label)?;
-        if r.already {
-            let note = match label {
-                None => String::new(),
-                Some(l) => match db::runs::label_of(&conn, r.run_id)? {
-                    Some(old) if old == l => format!(", labelled {l:?}"),
-                    old => {
-                        db::runs::relabel(&conn, r.run_id, l)?;
-                        match old {
-                            Some(old) => format!("; relabelled from {old:?} to {l:?}"),
-                            None => format!("; labelled {l:?}"),
-                        }
-                    }
-                },
-            };
-            println!(
-                "{}: already imported as run {}{note}",
-                f.display(),
-                r.run_id
-            );
-        } else {
-            println!(
-                "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}{}{}",
-                f.display(),
-                r.run_id,
-                r.events,
-                r.windows,
-                r.declines,
-                r.dispatches,
-                if r.counters > 0 {
-                    format!(", {} counter values", r.counters)
-                } else {
-                    String::new()
-                },
-                if r.truncated { " (truncated)" } else { "" },
-                r.stall_note
-            );
-            if let Some(note) = &r.note {
-                eprintln!("krphase: note: {}: {note}", f.display());
+    let (lines, failed) = db::create::write_with(db_path, |conn| {
+        let mut lines = Vec::new();
+        for f in files {
+            match import_one(conn, f, label) {
+                Ok(line) => lines.push(line),
+                Err(e) if lines.is_empty() => return Err(e),
+                Err(e) => return Ok((lines, Some(e))),
             }
         }
+        Ok((lines, None))
+    })?;
+    for (out, note) in lines {
+        println!("{out}");
+        if let Some(note) = note {
+            eprintln!("krphase: note: {note}");
+        }
     }
-    Ok(())
+    failed.map_or(Ok(()), Err)
+}
+
+/// Imports one phase file; returns its stdout line and a note for stderr.
+fn import_one(
+    conn: &mut rusqlite::Connection,
+    f: &Path,
+    label: Option<&str>,
+) -> Result<(String, Option<String>)> {
+    let r = krp::import_file(conn, f, label)?;
+    if r.already {
+        let note = match label {
+            None => String::new(),
+            Some(l) => match db::runs::label_of(conn, r.run_id)? {
+                Some(old) if old == l => format!(", labelled {l:?}"),
+                old => {
+                    db::runs::relabel(conn, r.run_id, l)?;
+                    match old {
+                        Some(old) => format!("; relabelled from {old:?} to {l:?}"),
+                        None => format!("; labelled {l:?}"),
+                    }
+                }
+            },
+        };
+        let line = format!(
+            "{}: already imported as run {}{note}",
+            f.display(),
+            r.run_id
+        );
+        return Ok((line, None));
+    }
+    let line = format!(
+        "{}: run {}: {} events, {} windows, {} opt-outs, {} plain dispatches{}{}{}",
+        f.display(),
+        r.run_id,
+        r.events,
+        r.windows,
+        r.declines,
+        r.dispatches,
+        if r.counters > 0 {
+            format!(", {} counter values", r.counters)
+        } else {
+            String::new()
+        },
+        if r.truncated { " (truncated)" } else { "" },
+        r.stall_note
+    );
+    Ok((line, r.note.map(|n| format!("{}: {n}", f.display()))))
 }
 
 /// `krphase import-log FILE [--run R [--force]]`.
@@ -98,8 +120,11 @@ pub fn import_harness_command(
     workdir: Option<&Path>,
     label: Option<&str>,
 ) -> Result<()> {
-    let mut conn = db::open(db_path)?;
-    let r = measurement_csv::import_measurement_csv(&mut conn, csv, workdir, label)?;
+    let (r, warnings) = db::create::write_with(db_path, |conn| {
+        let r = measurement_csv::import_measurement_csv(conn, csv, workdir, label)?;
+        let warnings = replay_claim_warnings(conn, &r.measurement_ids)?;
+        Ok((r, warnings))
+    })?;
     println!(
         "{}: {} measurements, {} phase-file runs linked",
         csv.display(),
@@ -109,28 +134,37 @@ pub fn import_harness_command(
     for d in &r.missing_dirs {
         eprintln!("krphase: note: output directory {d} not found; its row has no phase files");
     }
-    warn_replay_claims(&conn, &r.measurement_ids)
+    for w in warnings {
+        eprintln!("krphase: warning: {w}");
+    }
+    if !r.link_errors.is_empty() {
+        bail!(
+            "{}: measurements stored, but {}",
+            csv.display(),
+            r.link_errors.join("; ")
+        );
+    }
+    Ok(())
 }
 
 /// One warning per imported row whose kernel-replay claim fails (`db::measurements`).
-fn warn_replay_claims(conn: &rusqlite::Connection, ids: &[i64]) -> Result<()> {
+fn replay_claim_warnings(conn: &rusqlite::Connection, ids: &[i64]) -> Result<Vec<String>> {
     let filter = db::measurements::MeasurementFilter::Any(
         ids.iter()
             .map(|&id| db::measurements::MeasurementFilter::Id(id))
             .collect(),
     );
-    for m in db::measurements::read_measurements(conn, &filter)? {
-        if let Some(w) = m.warning() {
-            eprintln!("krphase: warning: {w}");
-        }
-    }
-    Ok(())
+    Ok(db::measurements::read_measurements(conn, &filter)?
+        .iter()
+        .filter_map(|m| m.warning())
+        .collect())
 }
 
 /// `krphase import-benchmark FILE [--label L]`.
 pub fn import_benchmark_command(db_path: &Path, file: &Path, label: Option<&str>) -> Result<()> {
-    let mut conn = db::open(db_path)?;
-    let r = benchmark_db::import_benchmark(&mut conn, file, label)?;
+    let r = db::create::write_with(db_path, |conn| {
+        benchmark_db::import_benchmark(conn, file, label)
+    })?;
     println!(
         "{}: {} configs, {} measurements ({} configs predate the replay columns)",
         file.display(),

@@ -13,6 +13,7 @@
 mod evidence;
 mod glog_prefix;
 mod plan;
+pub mod refusal;
 mod run_facts;
 mod segments;
 
@@ -23,7 +24,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
 use crate::db;
@@ -372,43 +373,30 @@ fn run_exists(conn: &Connection, run: i64) -> Result<()> {
     Ok(())
 }
 
-/// Imports a log file. A refusal (the evidence failed) is an error naming it, and the database
-/// is left unchanged; [`Target::Force`] joins anyway and marks the join forced.
+/// Imports a log file. A refusal (an empty or binary file, no kernel-replay line, or failed
+/// evidence) is an error naming it, and the database is left unchanged; [`Target::Force`] joins
+/// anyway and marks the join forced. The evidence is weighed and the rows stored in one
+/// IMMEDIATE transaction, so a run imported meanwhile by another process is part of the plan.
 pub fn import_log_to(conn: &mut Connection, path: &Path, target: Target) -> Result<LogImport> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    refusal::check_text(path, &bytes)?;
     let hash = format!("{:x}", Sha256::digest(&bytes));
     let parsed = parse_log(&bytes[..])?;
+    refusal::check_replay_lines(path, parsed.lines, parsed.records.len())?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     if let Target::Run(r) | Target::Force(r) = target {
-        run_exists(conn, r)?;
+        run_exists(&tx, r)?;
     }
-    let joins = if parsed.records.is_empty() {
-        // Nothing to join: the file is recorded (to the given run, if any) as read.
-        let run = match target {
-            Target::Run(r) | Target::Force(r) => Some(r),
-            Target::Auto => None,
-        };
-        vec![(
-            run,
-            plan::RunJoin {
-                run_id: run.unwrap_or(0),
-                records: Vec::new(),
-                evidence: "no kernel-replay lines".into(),
-                forced: None,
-            },
-        )]
-    } else {
-        match plan::plan(conn, &parsed.records, target)? {
-            Ok(j) => j.into_iter().map(|j| (Some(j.run_id), j)).collect(),
-            Err(reason) => bail!(
-                "{}: not joined: {reason}; nothing stored (`--run ID --force` joins anyway)",
-                path.display()
-            ),
-        }
+    let joins = match plan::plan(&tx, &parsed.records, target)? {
+        Ok(j) => j,
+        Err(reason) => bail!(
+            "{}: not joined: {reason}; nothing stored (`--run ID --force` joins anyway)",
+            path.display()
+        ),
     };
-    let tx = conn.transaction()?;
     let mut result = LogImport {
         log_file_id: 0,
-        run_id: joins.first().and_then(|j| j.0),
+        run_id: joins.first().map(|j| j.run_id),
         records: parsed.records.len(),
         joined: 0,
         lines: parsed.lines,
@@ -417,18 +405,16 @@ pub fn import_log_to(conn: &mut Connection, path: &Path, target: Target) -> Resu
         already: true,
     };
     let mut notes = Vec::new();
-    for (run, j) in &joins {
-        let (id, joined, already) = store(&tx, path, &hash, &parsed, *run, j)?;
+    for j in &joins {
+        let (id, joined, already) = store(&tx, path, &hash, &parsed, Some(j.run_id), j)?;
         if result.log_file_id == 0 {
             result.log_file_id = id;
         }
         result.joined += joined;
         result.already &= already;
-        notes.push(match (run, &j.forced) {
-            (None, _) => "no kernel-replay lines, no run joined".to_string(),
-            (Some(r), None) if j.records.is_empty() => format!("no kernel-replay lines (run {r})"),
-            (Some(r), None) => format!("joined to run {r} (evidence: {})", j.evidence),
-            (Some(r), Some(f)) => format!("joined to run {r} FORCED (evidence failed: {f})"),
+        notes.push(match &j.forced {
+            None => format!("joined to run {} (evidence: {})", j.run_id, j.evidence),
+            Some(f) => format!("joined to run {} FORCED (evidence failed: {f})", j.run_id),
         });
         if already {
             notes.push(format!("already imported as log {id}"));

@@ -9,17 +9,8 @@ use krphase_ffi::{
     CounterInfoVersion, DispatchCountingRecordFn, DispatchCountingServiceFn, Status,
 };
 use std::ffi::c_void;
-use std::panic::catch_unwind;
 
-const OK: u32 = Status::SUCCESS;
-
-fn guard(f: impl FnOnce() -> u32 + std::panic::UnwindSafe) -> u32 {
-    catch_unwind(f).unwrap_or(Status::ERROR.0)
-}
-
-fn code(r: Result<(), Status>) -> u32 {
-    r.map_or_else(|s| s.0, |()| OK)
-}
+use crate::boundary::{OK, code, guard};
 
 /// Referenced from `main` so the linker keeps this module's symbols.
 pub fn keep() {

@@ -12,22 +12,10 @@ use std::ffi::{CString, c_char, c_int, c_void};
 use std::panic::catch_unwind;
 use std::sync::LazyLock;
 
-const OK: u32 = Status::SUCCESS;
-const ERR: u32 = Status::ERROR.0;
+use crate::boundary::{OK, code, guard};
 const INVALID: u32 = Status::INVALID_ARGUMENT.0;
 /// `HSA_STATUS_ERROR_INVALID_ARGUMENT`.
 const HSA_INVALID_ARGUMENT: u32 = 0x1001;
-
-fn code(r: Result<(), Status>) -> u32 {
-    match r {
-        Ok(()) => OK,
-        Err(s) => s.0,
-    }
-}
-
-fn guard(f: impl FnOnce() -> u32 + std::panic::UnwindSafe) -> u32 {
-    catch_unwind(f).unwrap_or(ERR)
-}
 
 /// [`guard`] for the HSA functions, which answer a panic with INVALID_ARGUMENT.
 fn hsa_guard(f: impl FnOnce() -> u32 + std::panic::UnwindSafe) -> u32 {

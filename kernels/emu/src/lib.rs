@@ -2,7 +2,9 @@
 //! protocol, rule for rule (see `docs/emulator.md`). The binary `krphase-emu` exports the SDK's
 //! C functions (`src/exports.rs`) over the safe state kept here.
 
+pub mod agent_info;
 pub mod agents;
+pub mod buffers;
 pub mod build_settings;
 pub mod clock;
 pub mod counting;

@@ -1,9 +1,12 @@
 //! `krphase-emu`: subcommand routing. The SDK's exported C functions live in `exports.rs` (and
 //! the counting service's in `counting_exports.rs`), part of this binary crate so they are linked and (with `-rdynamic`) visible to the tools' dlsym.
 
+mod boundary;
 mod counting_exports;
 mod exports;
 mod rocprofv3;
+mod service_exports;
+mod unavailable_exports;
 
 use std::ffi::OsString;
 
@@ -16,6 +19,8 @@ workloads: stream saxpy queue-depth multi-queue graph multi-packet vmem fork chu
 fn main() {
     exports::keep();
     counting_exports::keep();
+    service_exports::keep();
+    unavailable_exports::keep();
     let args: Vec<OsString> = std::env::args_os().collect();
     let code = match args.get(1).and_then(|a| a.to_str()) {
         Some("run") => krphase_emu::run::main(&args[1..]),

@@ -164,6 +164,7 @@ pub fn main(args: &[OsString]) -> i32 {
     if let Err(e) = check_ranges(&o) {
         return fail(&e);
     }
+    crate::agents::set_gpu_count(o.agents);
     let stuck = match o.stuck() {
         Ok(s) => s,
         Err(e) => return fail(&e),

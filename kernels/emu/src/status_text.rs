@@ -12,8 +12,10 @@ const MESSAGES: &[(u32, &str)] = &[
     (0, "Success"),
     (1, "General error"),
     (2, "Context ID not found"),
+    (3, "Buffer ID not found"),
     (4, "Kind ID not found"),
     (5, "Operation ID not found"),
+    (6, "Thread ID not found"),
     (7, "Agent ID not found"),
     (8, "HW counter not found"),
     (9, "General context error"),
@@ -39,6 +41,10 @@ const MESSAGES: &[(u32, &str)] = &[
     (
         36,
         "Counter profile agent does not match the agent in the context",
+    ),
+    (
+        37,
+        "The service is not available. Please refer to API functions that return this status code for more information.",
     ),
 ];
 

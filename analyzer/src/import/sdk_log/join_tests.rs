@@ -526,12 +526,21 @@ fn an_unfinalized_run_accepts_lines_past_its_file() {
 }
 
 #[test]
-fn a_log_without_replay_lines_is_recorded_and_joins_nothing() {
+fn a_log_without_replay_lines_is_refused_and_stores_nothing() {
     let r = Run::new(1, july(14, 40));
     let mut d = Db::new(&[&r]);
-    let got = d
-        .import("I0709 16:40:00.000000 1 x.cpp:1] hello\n", Target::Auto)
-        .unwrap();
-    assert_eq!((got.run_id, got.records, got.skipped), (None, 0, 1));
-    assert!(d.import("x\n", Target::Run(7)).is_err(), "unknown run");
+    let hello = "I0709 16:40:00.000000 1 x.cpp:1] hello\n";
+    let e = d.refused(hello, Target::Auto, "no kernel-replay lines in its 1 lines");
+    assert!(e.contains("krphase doctor -- "), "{e}");
+    d.refused(hello, Target::Run(1), "no kernel-replay lines");
+    d.refused("", Target::Auto, "empty file");
+    d.refused("\u{0}\u{1}PNG", Target::Auto, "binary data");
+    let line = outcome(
+        &r.prefix(r.line_at(1), 0, 7, false),
+        1,
+        "replayed",
+        2,
+        "0.0021",
+    );
+    assert!(d.import(&line, Target::Run(7)).is_err(), "unknown run");
 }
