@@ -14,7 +14,7 @@ use comfy_table::{ContentArrangement, Table, presets};
 
 use crate::demo_stack_pacing;
 use crate::report::compare_builds::{
-    BuildComparison, CompareWhat, attribution_table, compare_builds,
+    BuildComparison, CompareWhat, attribution_table, compare_builds, part_notes,
 };
 use crate::report::compare_markdown::render_markdown;
 use crate::report::fmt::{factor, seconds};
@@ -306,7 +306,11 @@ pub fn run_stack(
         plan.iterations * WINDOWS_PER_ITERATION
     );
     println!("{table}");
-    println!("rest: the unexplained share of the wall change; parts: share of the wall change");
+    println!(
+        "rest: the unexplained share of the wall change; parts: share of the wall change.\n\
+         rocprofv3 owns replay here (observe mode), and the SDK prints only snap_seconds and\n\
+         restore_seconds: each window's lock, drain, CONFIG and tail are in the rest, unmeasured"
+    );
     let device = plan.builds[1..]
         .iter()
         .position(|b| b == "device-side")
@@ -315,6 +319,7 @@ pub fn run_stack(
     if let Some(x) = device.details.first().and_then(|d| d.attribution.as_ref()) {
         println!("== device-side against baseline: attribution of the wall change");
         println!("{}", attribution_table(x));
+        print!("{}", part_notes(x));
     }
     let paced = [
         demo_stack_pacing::read(dir, "baseline"),

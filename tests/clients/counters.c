@@ -5,11 +5,7 @@
 
 static int passes_seen = 0;
 
-static uint64_t pass_count(rocprofiler_kernel_dispatch_info_t info, rocprofiler_user_data_t ud) {
-    (void) info;
-    (void) ud;
-    return 3;
-}
+KRP_PASS_COUNT(pass_count, 3)
 
 static void replay_cb(rocprofiler_callback_tracing_record_t r, rocprofiler_user_data_t* ud,
                       void* data) {

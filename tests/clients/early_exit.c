@@ -6,11 +6,7 @@
 static int passes_seen = 0;
 static int continues = 0;
 
-static uint64_t pass_count(rocprofiler_kernel_dispatch_info_t info, rocprofiler_user_data_t ud) {
-    (void) info;
-    (void) ud;
-    return 4;
-}
+KRP_PASS_COUNT(pass_count, 4)
 
 static int replay_continue(rocprofiler_kernel_dispatch_info_t info, uint64_t current,
                            uint64_t total, rocprofiler_user_data_t ud) {

@@ -7,8 +7,13 @@
  *   KRP_LAYOUT_A        the older payload field order (callbacks at 136/144, padding to 248),
  *                       here with the newer field names, as one header version has it;
  *                       without it, Layout B (pass fields at 136/144, 184 bytes)
- *   KRP_CONTINUE_PASS   (user-data client) replay_continue receives the pass's own user_data;
- *                       without it, the CONFIG value
+ *   KRP_CONTINUE_PASS   (user-data client) replay_continue receives the pass's own user_data,
+ *                       as PASS EXIT left it (the header's text at ROCm 02c1fdd9)
+ *   KRP_CONTINUE_CONFIG (user-data client) replay_continue receives the CONFIG value (headers
+ *                       c02152fd, 81d118a2; the user-data sample at dc5877e3)
+ *   KRP_PASS_COUNT_ONE_REPLAYS (pass-count-one client) a pass count of 1 runs a loop of one
+ *                       pass (headers c02152fd, 81d118a2); without it, 1 is not replayed
+ *                       (header 02c1fdd9)
  *
  * Every client reacts only to the samples application's replayed kernel (work-group size 67)
  * or its opted-out one (64), checks its counts in its finalize and aborts on a mismatch.
@@ -183,6 +188,14 @@ rocprofiler_status_t rocprofiler_query_record_counter_id(uint64_t, rocprofiler_c
 rocprofiler_status_t rocprofiler_create_counter_config(rocprofiler_agent_id_t,
                                                        rocprofiler_counter_id_t*, size_t,
                                                        rocprofiler_counter_config_id_t*);
+
+/* Defines `name`, a replay_pass_count callback asking for `n` passes for every dispatch. */
+#define KRP_PASS_COUNT(name, n)                                                            \
+    static uint64_t name(rocprofiler_kernel_dispatch_info_t info, rocprofiler_user_data_t ud) { \
+        (void) info;                                                                       \
+        (void) ud;                                                                         \
+        return (n);                                                                        \
+    }
 
 /* Registers `cb` for KERNEL_REPLAY in a new started context. */
 static inline void krp_replay_service(rocprofiler_callback_tracing_cb_t cb, void* data) {

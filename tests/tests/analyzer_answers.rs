@@ -652,9 +652,11 @@ fn relabelling_says_so_and_one_run_commands_refuse_a_label_on_several() {
     assert!(!krphase_db(&db, &["report", "--run", "b"]).status.success());
 }
 
-/// Observe mode on the emulator (its driver owns replay): every figure names its basis, the
-/// restores are inferred from dispatch records, and the top-level shares still sum to 100%
-/// with the pass execution the tool cannot see left `unattributed`.
+/// Observe mode on the emulator (its driver owns replay), with only the log lines a published
+/// SDK prints: every figure names its basis, the restores are inferred from dispatch records,
+/// the top-level shares still sum to 100% with the pass execution the tool cannot see left
+/// `unattributed`, and what the SDK prints no time for (pre-pass, drain, the whole window) is
+/// said to be unavailable, why, and how to get it.
 #[test]
 fn observe_mode_figures_carry_their_basis_and_shares_still_sum() {
     let emu = krphase_tests::run_logged(
@@ -676,17 +678,27 @@ fn observe_mode_figures_carry_their_basis_and_shares_still_sum() {
     assert_eq!(r["mode"], "observe");
     let phase = |n: &str| krphase_tests::report_phase(&r, n);
     // Observe mode: the restore is the SDK's outcome-line figure, the dispatch-record gap its
-    // upper bound; the snapshot time comes from the (unpublished) phase line.
+    // upper bound; the snapshot time is the outcome line's snap_seconds, before the passes'
+    // span that stands for the window, so it has no share of it.
     assert_eq!(phase("restore")["basis"], serde_json::json!(["sdk_log"]));
     assert_eq!(
         phase("restore bound")["basis"],
         serde_json::json!(["dispatch"])
     );
     assert_eq!(phase("restore bound")["bound_of"], "restore");
-    assert_eq!(
-        phase("snapshot")["basis"],
-        serde_json::json!(["sdk_phase_line"])
-    );
+    assert_eq!(phase("snapshot")["basis"], serde_json::json!(["sdk_log"]));
+    assert!(phase("snapshot")["share_of_window"].is_null());
+    assert_eq!(phase("window")["basis"], serde_json::json!(["dispatch"]));
+    for unavailable in ["pre-pass", "drain"] {
+        assert_eq!(phase(unavailable)["samples"], 0);
+        let why = phase(unavailable)["missing"].as_str().unwrap();
+        assert!(
+            why.contains("unavailable in observe mode")
+                && why.contains("snap_seconds and restore_seconds")
+                && why.contains("drive mode measures it"),
+            "{unavailable}: {why}"
+        );
+    }
     assert_eq!(phase("config")["samples"], 0);
     assert!(
         phase("config")["missing"]
@@ -704,10 +716,14 @@ fn observe_mode_figures_carry_their_basis_and_shares_still_sum() {
     assert!((top - 1.0).abs() < 1e-9, "top-level shares sum to {top}");
     assert!(phase("unattributed")["samples"].as_u64() > Some(0));
     let table = emu.krphase(&["report"]);
-    assert!(
-        table.contains("config: observe mode: no CONFIG callback"),
-        "{table}"
-    );
+    for line in [
+        "config: observe mode: no CONFIG callback",
+        "pre-pass: unavailable in observe mode",
+        "window: observe mode: the passes' span",
+        "snapshot: no share of window time (it precedes the passes' span)",
+    ] {
+        assert!(table.contains(line), "{line}: {table}");
+    }
     assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
     // The trace names the basis of every slice.
     let trace = emu.dir.join("t.json");
@@ -727,4 +743,112 @@ fn observe_mode_figures_carry_their_basis_and_shares_still_sum() {
         .collect();
     assert!(!restores.is_empty());
     assert!(restores.iter().all(|e| e["args"]["basis"] == "dispatch"));
+}
+
+/// One saxpy run under `krphase-emu rocprofv3` (kernel replay of two counter groups; the tool
+/// observes) with the SDK's INFO log on stderr, imported and joined under `label`.
+fn rocprofv3_observed_run(dir: &Path, db: &Path, label: &str, elements: &str) {
+    let a = artifacts();
+    let out = dir.join(label);
+    let log = dir.join(format!("{label}.log"));
+    let o = Command::new(&a.emu)
+        .current_dir(dir)
+        .args(["rocprofv3", "--pmc", "SQ_WAVES", "--pmc", "GRBM_COUNT"])
+        .args([
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "-d",
+        ])
+        .arg(&out)
+        .arg("--")
+        .arg(&a.emu)
+        .args(["run", "saxpy", "--elements", elements, "--iterations", "4"])
+        .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
+        .env("ROCPROFILER_LOG_LEVEL", "info")
+        .env("KRPHASE_OUTPUT", dir.join(format!("{label}.krp")))
+        .env_remove("KRPHASE_MODE")
+        .env_remove("KRPHASE_EMU_TRUTH")
+        .stderr(std::fs::File::create(&log).unwrap())
+        .output()
+        .expect("run the rocprofv3 stand-in");
+    assert!(o.status.success(), "{}", output_text(&o));
+    let krp = dir.join(format!("{label}.krp"));
+    krphase_db_ok(
+        db,
+        &[
+            OsStr::new("import"),
+            krp.as_os_str(),
+            OsStr::new("--label"),
+            OsStr::new(label),
+        ],
+    );
+    krphase_db_ok(db, &[OsStr::new("import-log"), log.as_os_str()]);
+}
+
+/// Under rocprofv3's stand-in, with only the lines a published SDK prints: the report and
+/// compare say which figures are unavailable (pre-pass, drain), why (the SDK prints only
+/// snap_seconds and restore_seconds) and how to get them (drive mode); the window is named the
+/// passes' span; the attribution takes the SDK's snapshot as a part and states what its
+/// unexplained rest holds.
+#[test]
+fn observe_mode_under_rocprofv3_says_what_is_unavailable_and_what_the_rest_holds() {
+    let dir = scratch_dir("answers-rocprofv3-unavailable");
+    let db = dir.join("k.db");
+    rocprofv3_observed_run(&dir, &db, "small", "16384");
+    rocprofv3_observed_run(&dir, &db, "large", "262144");
+    let report = krphase_db_ok(&db, &["report", "--run", "small"]);
+    for want in [
+        "mode observe",
+        "pre-pass: unavailable in observe mode",
+        "drain: unavailable in observe mode",
+        "snap_seconds and restore_seconds",
+        "drive mode measures it",
+        "window: observe mode: the passes' span",
+    ] {
+        assert!(report.contains(want), "{want}: {report}");
+    }
+    let text = krphase_db_ok(&db, &["compare", "small", "large"]);
+    for want in [
+        "not measured on either side, and why:",
+        "pre-pass: unavailable in observe mode",
+        "window: observe mode: the passes' span",
+        "unexplained rest: wall change minus every part above",
+        "lock, drain",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    let c = json(&krphase_db_ok(
+        &db,
+        &["compare", "small", "large", "--format", "json"],
+    ));
+    let x = &c["details"][0]["attribution"];
+    let part = |n: &str| {
+        x["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["item"] == n)
+            .unwrap_or_else(|| panic!("no part {n}: {x:#}"))
+    };
+    assert_eq!(part("snapshot")["basis"], serde_json::json!(["sdk_log"]));
+    assert!(
+        part("snapshot")["change_ns"].as_f64().unwrap() > 0.0,
+        "a larger footprint"
+    );
+    assert!(
+        part("unexplained rest")["note"]
+            .as_str()
+            .unwrap()
+            .contains("Observe mode cannot split these out of what the SDK prints")
+    );
+    assert!(
+        x["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|p| p["item"] != "drain" && p["item"] != "pre-pass"),
+        "no part from a figure the SDK does not print: {x:#}"
+    );
 }

@@ -170,13 +170,19 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
     let s = krphase_analyzer::report::bench_summary::summarize(&conn)
         .unwrap()
         .unwrap();
+    // P5 under rocprofv3 (observe mode): the SDK prints no drain time, so no window carries
+    // one, and the summary says why and how to get it instead of a share.
     let drain = s.drain.expect("P5 measured");
     assert!(
-        drain.windows > 0 && drain.windows_with_drain == drain.windows,
+        drain.windows > 0 && drain.windows_with_drain == 0,
         "{drain:?}"
     );
-    let share = drain.share.unwrap();
-    assert!(share > 0.0 && share < 1.0, "{share}");
+    assert_eq!((drain.share, drain.prepass_share), (None, None));
+    let why = drain.unavailable.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("snap_seconds and restore_seconds") && why.contains("drive mode"),
+        "{why}"
+    );
     let tax = s.tax.expect("P6 measured");
     let dispatches = tax.dispatches_per_run.unwrap();
     assert_eq!(dispatches, 50.0, "stream: 5 kernels x 10 iterations");
@@ -191,9 +197,10 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
     assert!(report.status.success(), "{}", output_text(&report));
     let out = String::from_utf8_lossy(&report.stdout);
     assert!(out.contains("P5  drain share of window"), "{out}");
+    assert!(out.contains("drain unavailable: observe mode"), "{out}");
     assert!(out.contains("P6  non-replayed dispatch tax"), "{out}");
     assert!(tax.in_process_tax_per_dispatch_ns.is_some(), "{tax:?}");
-    assert!(drain.median_window_share.is_some(), "{drain:?}");
+    assert!(drain.median_window_share.is_none(), "{drain:?}");
     // The JSON report carries the same P5/P6 figures, units in the field names.
     let json = krphase(
         &dir,
@@ -211,16 +218,8 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
         ),
         _ => assert_eq!(got, want, "{what}"),
     };
-    near(
-        b["p5_drain"]["drain_share_of_window_fraction"].as_f64(),
-        Some(share),
-        "drain share",
-    );
-    near(
-        b["p5_drain"]["median_window_drain_share_fraction"].as_f64(),
-        drain.median_window_share,
-        "median drain share",
-    );
+    assert!(b["p5_drain"]["drain_share_of_window_fraction"].is_null());
+    assert_eq!(b["p5_drain"]["unavailable"].as_str(), Some(why));
     near(
         b["p6_dispatch_tax"]["dispatches_per_run"].as_f64(),
         Some(50.0),

@@ -358,9 +358,11 @@ fn early_exit_stops_fixed_loop() {
 
 /// User data across one window's callbacks under one `replay_continue` contract; returns what
 /// each `replay_continue` call received.
-fn user_data_scoping(name: &str, contract: &str) -> Vec<Vec<u64>> {
+fn user_data_scoping(name: &str, contract: Option<&str>) -> Vec<Vec<u64>> {
     let mut args = SAXPY2.to_vec();
-    args.extend_from_slice(&["--continue-user-data", contract]);
+    if let Some(c) = contract {
+        args.extend_from_slice(&["--continue-user-data", c]);
+    }
     let r = probe(name, "user-data-value", &[("PROBE_PASSES", "3")], &args);
     r.ok();
     let mut continues = Vec::new();
@@ -400,24 +402,27 @@ fn user_data_scoping(name: &str, contract: &str) -> Vec<Vec<u64>> {
 }
 
 #[test]
-fn user_data_is_a_fresh_copy_and_continue_gets_the_config_value_by_default() {
-    for conts in user_data_scoping("user-data-config", "config") {
+fn user_data_is_a_fresh_copy_and_continue_gets_the_config_value_under_the_config_contract() {
+    for conts in user_data_scoping("user-data-config", Some("config")) {
         assert_eq!(
             conts,
             vec![7, 7],
-            "mainline contract: replay_continue gets the CONFIG value even after PASS ENTER rewrote the pass's copy"
+            "config contract: replay_continue gets the CONFIG value even after PASS ENTER rewrote the pass's copy"
         );
     }
 }
 
+/// The default follows the newest header's text: `replay_continue` gets the pass's own copy.
 #[test]
-fn user_data_continue_gets_the_pass_copy_under_the_pass_contract() {
-    for conts in user_data_scoping("user-data-pass", "pass") {
-        assert_eq!(
-            conts,
-            vec![1000, 1001],
-            "pass contract: replay_continue gets the pass-scoped value"
-        );
+fn user_data_continue_gets_the_pass_copy_by_default_and_under_the_pass_contract() {
+    for contract in [None, Some("pass")] {
+        for conts in user_data_scoping(&format!("user-data-pass-{contract:?}"), contract) {
+            assert_eq!(
+                conts,
+                vec![1000, 1001],
+                "pass contract: replay_continue gets the pass-scoped value"
+            );
+        }
     }
 }
 
@@ -1154,9 +1159,57 @@ fn must_show_stream_1m_with_driver_4_passes() {
     }
     assert_eq!(
         r.stderr().matches("kernel replay: dispatch ").count(),
-        50,
-        "one phase line per window"
+        0,
+        "no phase line: no published SDK prints one"
     );
+}
+
+/// The guessed phase line is printed only with `--phase-line`: one INFO line per replayed
+/// window, naming its dispatch id, with every segment the analyzer reads.
+#[test]
+fn phase_line_only_when_asked_for() {
+    for on in [false, true] {
+        let mut extra = vec!["--driver-passes", "3"];
+        if on {
+            extra.push("--phase-line");
+        }
+        let r = run_emu(
+            &format!("phase-line-{on}"),
+            &[],
+            &workload_args("saxpy", "4096", "3", &extra),
+            false,
+        );
+        r.ok();
+        let err = r.stderr();
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("kernel replay: dispatch "))
+            .collect();
+        let windows = r.truth_of("window");
+        assert_eq!(windows.len(), 3);
+        if !on {
+            assert!(lines.is_empty(), "{lines:?}");
+            continue;
+        }
+        assert_eq!(lines.len(), windows.len(), "one phase line per window");
+        for (l, w) in lines.iter().zip(&windows) {
+            assert!(l.starts_with('I'), "INFO: {l}");
+            let id = format!(
+                "kernel replay: dispatch {} phases: lock+drain ",
+                w["dispatch_id"]
+            );
+            assert!(l.contains(&id), "{l}");
+            for seg in [
+                "ms, snapshot ",
+                "bytes in",
+                "3 passes",
+                "2 restores",
+                "window ",
+            ] {
+                assert!(l.contains(seg), "{seg}: {l}");
+            }
+        }
+    }
 }
 
 #[test]

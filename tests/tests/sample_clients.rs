@@ -1,7 +1,8 @@
 //! Conformance clients of our own (`tests/clients/*.c`): what the SDK's kernel-replay sample
 //! clients check, compiled at test time by the system C compiler against krphase's own
-//! declarations of the ABI, once per payload layout and KERNEL_REPLAY kind number (and, for the
-//! user-data client, `replay_continue` contract), and run unchanged in `krphase-emu run samples`.
+//! declarations of the ABI, once per payload layout, KERNEL_REPLAY kind number, `replay_continue`
+//! `user_data` contract and pass-count-1 rule (the last two matter to the user-data and
+//! pass-count-one clients), and run unchanged in `krphase-emu run samples`.
 //! Each client checks its counts in its finalize and aborts on a mismatch; the samples
 //! application fails unless both its counters read 1 (the restore check). The counters client's
 //! records are also checked against the emulator's ground truth and its value model.
@@ -45,6 +46,25 @@ impl Contract {
     }
 }
 
+/// What a pass count of 1 means to the SDK build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum OneRule {
+    NoReplay,
+    OnePass,
+}
+
+impl OneRule {
+    fn emu(self) -> &'static str {
+        match self {
+            OneRule::NoReplay => "no-replay",
+            OneRule::OnePass => "one-pass",
+        }
+    }
+}
+
+const CONTRACTS: [Contract; 2] = [Contract::Config, Contract::Pass];
+const ONE_RULES: [OneRule; 2] = [OneRule::NoReplay, OneRule::OnePass];
+
 /// One build of one client: its source, and the SDK build it was compiled for.
 #[derive(Clone, Copy, Debug)]
 struct Build {
@@ -52,6 +72,7 @@ struct Build {
     kind: u32,
     layout: Layout,
     contract: Contract,
+    one: OneRule,
 }
 
 fn clients_dir() -> PathBuf {
@@ -64,8 +85,8 @@ fn compile(b: Build) -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     let dir = DIR.get_or_init(|| scratch_dir("sample-clients-build"));
     let name = format!(
-        "lib{}-k{}-{:?}-{:?}.so",
-        b.client, b.kind, b.layout, b.contract
+        "lib{}-k{}-{:?}-{:?}-{:?}.so",
+        b.client, b.kind, b.layout, b.contract, b.one
     );
     let out = dir.join(name);
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
@@ -79,8 +100,12 @@ fn compile(b: Build) -> PathBuf {
     if b.layout == Layout::A {
         cmd.arg("-DKRP_LAYOUT_A");
     }
-    if b.contract == Contract::Pass {
-        cmd.arg("-DKRP_CONTINUE_PASS");
+    cmd.arg(match b.contract {
+        Contract::Pass => "-DKRP_CONTINUE_PASS",
+        Contract::Config => "-DKRP_CONTINUE_CONFIG",
+    });
+    if b.one == OneRule::OnePass {
+        cmd.arg("-DKRP_PASS_COUNT_ONE_REPLAYS");
     }
     // Tests run in parallel and may build the same client: each compiles to its own file and
     // renames it into place, which is atomic.
@@ -101,11 +126,25 @@ fn compile(b: Build) -> PathBuf {
     out
 }
 
-/// What the emulated SDK build is: the kind number, the payload layout, the continue contract.
+/// What the emulated SDK build is: the kind number, the payload layout, the continue contract,
+/// the pass-count-1 rule.
 struct Sdk {
     kind: u32,
     layout: Layout,
     contract: Contract,
+    one: OneRule,
+}
+
+impl Sdk {
+    /// The SDK build a client build was compiled for.
+    fn of(b: Build) -> Sdk {
+        Sdk {
+            kind: b.kind,
+            layout: b.layout,
+            contract: b.contract,
+            one: b.one,
+        }
+    }
 }
 
 /// Runs the samples application once with `lib` as the only tool on the emulated SDK `sdk`.
@@ -117,7 +156,8 @@ fn run(lib: &Path, sdk: &Sdk, tag: &str) -> (Output, Vec<Value>) {
     cmd.args(["run", "samples", "--iterations", "1"])
         .args(["--replay-kind", &sdk.kind.to_string()])
         .args(["--payload-layout", sdk.layout.emu()])
-        .args(["--continue-user-data", sdk.contract.emu()]);
+        .args(["--continue-user-data", sdk.contract.emu()])
+        .args(["--pass-count-one", sdk.one.emu()]);
     for k in krphase_tests::TOOL_AND_EMU_ENV {
         cmd.env_remove(k);
     }
@@ -127,41 +167,61 @@ fn run(lib: &Path, sdk: &Sdk, tag: &str) -> (Output, Vec<Value>) {
     (out, read_truth_if_any(&truth))
 }
 
-/// Builds `client` for every layout and kind and runs each build on the matching SDK build;
-/// returns the truth of every run.
-fn passes_everywhere(client: &'static str, contract: Contract) -> Vec<Vec<Value>> {
-    let mut truths = Vec::new();
+/// Every SDK build of the matrix: kinds × layouts × `user_data` contracts × pass-count-1 rules.
+fn matrix(client: &'static str) -> Vec<Build> {
+    let mut out = Vec::new();
     for kind in KINDS {
         for layout in LAYOUTS {
-            let b = Build {
-                client,
-                kind,
-                layout,
-                contract,
-            };
-            let sdk = Sdk {
-                kind,
-                layout,
-                contract,
-            };
-            let tag = format!("{client}-{kind}-{layout:?}-{contract:?}");
-            let (out, truth) = run(&compile(b), &sdk, &tag);
-            assert!(
-                out.status.success(),
-                "{tag}: the client or the samples app failed: {}",
-                output_text(&out)
-            );
-            let last = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                last.lines()
-                    .last()
-                    .is_some_and(|l| l.starts_with("result samples ok")),
-                "{tag}: both counters read 1: {last}"
-            );
-            truths.push(truth);
+            for contract in CONTRACTS {
+                for one in ONE_RULES {
+                    out.push(Build {
+                        client,
+                        kind,
+                        layout,
+                        contract,
+                        one,
+                    });
+                }
+            }
         }
     }
+    out
+}
+
+/// Builds `client` for every SDK build of the matrix (the contract and the pass-count rule
+/// restricted by `keep`) and runs each build on the matching SDK build; returns each build with
+/// the truth of its run.
+fn passes_everywhere(
+    client: &'static str,
+    keep: impl Fn(&Build) -> bool,
+) -> Vec<(Build, Vec<Value>)> {
+    let mut truths = Vec::new();
+    for b in matrix(client).into_iter().filter(|b| keep(b)) {
+        let tag = format!(
+            "{client}-{}-{:?}-{:?}-{:?}",
+            b.kind, b.layout, b.contract, b.one
+        );
+        let (out, truth) = run(&compile(b), &Sdk::of(b), &tag);
+        assert!(
+            out.status.success(),
+            "{tag}: the client or the samples app failed: {}",
+            output_text(&out)
+        );
+        let last = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            last.lines()
+                .last()
+                .is_some_and(|l| l.starts_with("result samples ok")),
+            "{tag}: both counters read 1: {last}"
+        );
+        truths.push((b, truth));
+    }
     truths
+}
+
+/// Every build of the matrix.
+fn all(_: &Build) -> bool {
+    true
 }
 
 fn windows(truth: &[Value]) -> Vec<&Value> {
@@ -170,7 +230,7 @@ fn windows(truth: &[Value]) -> Vec<&Value> {
 
 #[test]
 fn basic_four_passes_one_replay() {
-    for truth in passes_everywhere("basic", Contract::Config) {
+    for (_, truth) in passes_everywhere("basic", all) {
         let w = windows(&truth);
         assert_eq!(w.len(), 1, "only bump is replayed");
         assert_eq!(
@@ -182,17 +242,59 @@ fn basic_four_passes_one_replay() {
 
 #[test]
 fn user_data_under_the_config_contract() {
-    passes_everywhere("user_data", Contract::Config);
+    let runs = passes_everywhere("user_data", |b| b.contract == Contract::Config);
+    assert_eq!(runs.len(), KINDS.len() * LAYOUTS.len() * ONE_RULES.len());
 }
 
 #[test]
 fn user_data_under_the_pass_contract() {
-    passes_everywhere("user_data", Contract::Pass);
+    let runs = passes_everywhere("user_data", |b| b.contract == Contract::Pass);
+    for (_, truth) in runs {
+        assert_eq!(
+            windows(&truth)[0]["executed_passes"],
+            2,
+            "stopped after pass 1"
+        );
+    }
+}
+
+/// A pass count of 1 is no replay (a `pass_count_1` decline, no window) or a loop of one pass
+/// (a window of one pass and no restore), as the SDK build's rule says.
+#[test]
+fn pass_count_one_under_both_rules() {
+    for (b, truth) in passes_everywhere("pass_count_one", all) {
+        let declines: Vec<_> = truth
+            .iter()
+            .filter(|t| t["type"] == "decline" && t["kernel"] == "bump")
+            .collect();
+        let w = windows(&truth);
+        match b.one {
+            OneRule::NoReplay => {
+                assert!(w.is_empty(), "{b:?}: no window");
+                assert_eq!(declines.len(), 1, "{b:?}");
+                assert_eq!(declines[0]["reason"], "pass_count_1", "{b:?}");
+            }
+            OneRule::OnePass => {
+                assert!(declines.is_empty(), "{b:?}: no decline");
+                assert_eq!(w.len(), 1, "{b:?}");
+                assert_eq!(w[0]["requested_passes"], 1, "{b:?}");
+                assert_eq!(w[0]["executed_passes"], 1, "{b:?}");
+                assert_eq!(w[0]["restores"].as_array().map(Vec::len), Some(0), "{b:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn toggles_stop_and_start_the_counting_context_for_the_loop() {
+    for (_, truth) in passes_everywhere("toggles", all) {
+        assert_eq!(windows(&truth)[0]["executed_passes"], 4);
+    }
 }
 
 #[test]
 fn opt_out_replays_only_the_target() {
-    for truth in passes_everywhere("opt_out", Contract::Config) {
+    for (_, truth) in passes_everywhere("opt_out", all) {
         let declines: Vec<_> = truth.iter().filter(|t| t["type"] == "decline").collect();
         assert_eq!(declines.len(), 1);
         assert_eq!(
@@ -259,14 +361,14 @@ fn expect_records(truth: &[Value], passes: usize) {
 
 #[test]
 fn counters_one_record_per_pass_with_the_models_values() {
-    for truth in passes_everywhere("counters", Contract::Config) {
+    for (_, truth) in passes_everywhere("counters", all) {
         expect_records(&truth, 3);
     }
 }
 
 #[test]
 fn early_exit_two_of_four_passes_with_counter_records() {
-    for truth in passes_everywhere("early_exit", Contract::Config) {
+    for (_, truth) in passes_everywhere("early_exit", all) {
         assert_eq!(windows(&truth)[0]["executed_passes"], 2);
         expect_records(&truth, 2);
     }
@@ -274,7 +376,7 @@ fn early_exit_two_of_four_passes_with_counter_records() {
 
 /// A client built for another SDK build fails: another layout (the SDK reads NULL where the
 /// client wrote its pass count, so nothing is replayed and the counts are wrong), another kind
-/// (configure fails), or the other `replay_continue` contract.
+/// (configure fails), the other `replay_continue` contract, or the other pass-count-1 rule.
 #[test]
 fn a_client_built_for_another_sdk_fails() {
     let b = |client, kind, layout, contract| Build {
@@ -282,11 +384,17 @@ fn a_client_built_for_another_sdk_fails() {
         kind,
         layout,
         contract,
+        one: OneRule::NoReplay,
     };
     let sdk = |kind, layout, contract| Sdk {
         kind,
         layout,
         contract,
+        one: OneRule::NoReplay,
+    };
+    let one_pass = |mut x: Build| {
+        x.one = OneRule::OnePass;
+        x
     };
     let cases = [
         (
@@ -318,6 +426,16 @@ fn a_client_built_for_another_sdk_fails() {
             "contract-pass",
             b("user_data", 26, Layout::A, Contract::Pass),
             sdk(26, Layout::A, Contract::Config),
+        ),
+        (
+            "one-rule",
+            one_pass(b("pass_count_one", 25, Layout::B, Contract::Pass)),
+            sdk(25, Layout::B, Contract::Pass),
+        ),
+        (
+            "one-rule-no-replay",
+            b("pass_count_one", 23, Layout::A, Contract::Pass),
+            Sdk::of(one_pass(b("pass_count_one", 23, Layout::A, Contract::Pass))),
         ),
     ];
     for (tag, build, on) in cases {

@@ -1220,3 +1220,130 @@ fn a_second_run_into_the_same_path_names_the_file_it_wrote() {
     let want = format!("{WROTE}{}: 1 windows,", used.display());
     assert!(lines[0].starts_with(&want), "{lines:?}");
 }
+
+/// The emulated SDK's rule options: `replay_continue`'s `user_data` contract and what a pass
+/// count of 1 means.
+fn sdk_rules(contract: &'static str, one: &'static str) -> [&'static str; 4] {
+    ["--continue-user-data", contract, "--pass-count-one", one]
+}
+
+/// `KRPHASE_PASSES=1` (drive) or a driver asking for 1 pass (observe), per the SDK's rule: no
+/// window at all and one `pass_count_1` decline per dispatch the tool drove (no-replay), or one
+/// window of one pass and no restore per truth window (one-pass). An observer cannot tell a
+/// replay of one pass from a plain run (one enqueue, one completion, no CONFIG): it records a
+/// plain dispatch with the pass's GPU times.
+fn check_one_pass(r: &Run, one: &str, source: Source) {
+    r.assert_ok();
+    let d = decode(&r.krp());
+    let truth = r.truth_of("window");
+    if one == "no-replay" {
+        assert!(truth.is_empty() && d.windows.is_empty(), "{one}: no window");
+        if source == Source::Drive {
+            let declines = r.truth_of("decline");
+            assert!(!declines.is_empty());
+            assert!(declines.iter().all(|t| t["reason"] == "pass_count_1"));
+            assert_eq!(d.declines.len(), declines.len());
+            assert!(
+                d.declines
+                    .iter()
+                    .all(|x| x.reason == DeclineReason::PassCountOne)
+            );
+        }
+        return;
+    }
+    assert!(!truth.is_empty());
+    assert!(d.declines.is_empty(), "{one}: {:?}", d.declines);
+    if source == Source::Observe {
+        assert!(d.windows.is_empty());
+        let plain: HashMap<u64, &PlainDispatch> =
+            d.plains.iter().map(|p| (p.dispatch_id, p)).collect();
+        for t in &truth {
+            let p = plain[&u(&t["dispatch_id"])];
+            assert_eq!(p.gpu_start, Some(u(&t["passes"][0]["gpu_start"])));
+        }
+        return;
+    }
+    let by_id = d.by_id();
+    for t in &truth {
+        assert_eq!(
+            (u(&t["requested_passes"]), u(&t["executed_passes"])),
+            (1, 1)
+        );
+        let w = by_id[&u(&t["dispatch_id"])];
+        assert_eq!((w.source, w.outcome), (source, Outcome::Replayed));
+        assert_eq!(w.executed_passes, 1);
+        assert!(w.restores.is_empty() && w.continues.is_empty());
+        let q = &t["passes"][0];
+        assert_eq!(w.passes[0].gpu_start, Some(u(&q["gpu_start"])));
+        assert_eq!(w.passes[0].gpu_end, Some(u(&q["gpu_end"])));
+    }
+    assert_eq!(d.windows.len(), truth.len());
+}
+
+/// An indefinite loop (`KRPHASE_PASSES=0`, 3 passes): every window runs 3 passes, and the
+/// tool's continue decisions are recorded whichever `user_data` the SDK hands it.
+fn check_indefinite(r: &Run) {
+    r.assert_quiet_ok();
+    let d = decode(&r.krp());
+    let truth = r.truth_of("window");
+    assert!(!truth.is_empty());
+    assert!(truth.iter().all(|t| u(&t["executed_passes"]) == 3));
+    let replayed = d.with_outcome(Outcome::Replayed);
+    assert_eq!(replayed.len(), truth.len());
+    for w in replayed {
+        let calls: Vec<bool> = w.continues.iter().map(|c| c.result).collect();
+        assert_eq!(calls, [true, true, false]);
+    }
+}
+
+/// Both `user_data` contracts × both pass-count-1 rules: drive mode (2 passes, an indefinite
+/// loop, 1 pass) and observe mode under the rocprofv3-like driver (3 passes, 1 pass) match the
+/// truth in every combination.
+#[test]
+fn every_sdk_rule_combination_drive_and_observe() {
+    let drive = |n: &'static str| [("KRPHASE_PASSES", n), ("KRPHASE_MODE", "drive")];
+    for contract in ["pass", "config"] {
+        for one in ["no-replay", "one-pass"] {
+            let rules = sdk_rules(contract, one);
+            let tag = format!("{contract}-{one}");
+            let r = run(
+                &format!("rules-drive-2-{tag}"),
+                &workload("saxpy", "4096", "3", &rules),
+                &drive("2"),
+            );
+            let mut errs = Errors::default();
+            check_drive(&r, 2, &mut errs);
+            let r = run(
+                &format!("rules-drive-0-{tag}"),
+                &workload("stream", "4096", "1", &rules),
+                &[
+                    ("KRPHASE_PASSES", "0"),
+                    ("KRPHASE_MAX_PASSES", "3"),
+                    ("KRPHASE_MODE", "drive"),
+                ],
+            );
+            check_indefinite(&r);
+            let r = run(
+                &format!("rules-drive-1-{tag}"),
+                &workload("saxpy", "4096", "3", &rules),
+                &drive("1"),
+            );
+            check_one_pass(&r, one, Source::Drive);
+            for passes in ["3", "1"] {
+                let mut args = workload("stream", "4096", "1", &rules).to_vec();
+                args.extend_from_slice(&["--driver-passes", passes]);
+                let r = run(&format!("rules-observe-{passes}-{tag}"), &args, &[]);
+                if passes == "1" {
+                    check_one_pass(&r, one, Source::Observe);
+                    continue;
+                }
+                r.assert_ok();
+                let d = decode(&r.krp());
+                let truth = r.truth_of("window");
+                assert!(!truth.is_empty());
+                assert_eq!(d.windows.len(), truth.len(), "{tag}");
+                assert!(d.windows.iter().all(|w| w.executed_passes == 3));
+            }
+        }
+    }
+}

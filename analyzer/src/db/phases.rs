@@ -129,6 +129,56 @@ pub const PHASES: &[Phase] = &[
 /// Index of the `window` phase in [`PHASES`].
 pub const WINDOW: usize = PHASES.len() - 1;
 
+/// Why observe mode has no value for the phases only the SDK could time, and how to get one.
+const OBSERVE_MISSING: &[(&str, &str)] = &[
+    (
+        "pre-pass",
+        "unavailable in observe mode (lock, drain and snapshot before pass 0): the SDK prints \
+         no such time: its only kernel-replay timings are snap_seconds and restore_seconds in \
+         the per-dispatch outcome line; drive mode measures it, as would an SDK phase line if \
+         an SDK prints one",
+    ),
+    (
+        "drain",
+        "unavailable in observe mode: the SDK prints no such time: its only kernel-replay \
+         timings are snap_seconds and restore_seconds in the per-dispatch outcome line; drive \
+         mode measures it (pre-pass minus snap_seconds), as would an SDK phase line if an SDK \
+         prints one",
+    ),
+];
+
+/// Why phase `p` has no value in a run of this mode (`observe`: another tool owns replay).
+pub fn missing_reason(p: &Phase, observe: bool) -> &'static str {
+    let special = OBSERVE_MISSING.iter().find(|(n, _)| *n == p.name);
+    match special {
+        Some((_, why)) if observe => why,
+        _ => p.missing,
+    }
+}
+
+/// The note on an observe-mode window that is the passes' span (no SDK phase line): what it
+/// leaves out, and how to get the whole window.
+pub const SPAN_WINDOW_NOTE: &str = "observe mode: the passes' span (pass 0's enqueue to the \
+    last pass's completion), not CONFIG ENTER to EXIT; the pre-pass (lock, drain, snapshot), \
+    CONFIG and the tail lie outside it, since the SDK prints no window time; drive mode measures \
+    the whole window, as would an SDK phase line if an SDK prints one";
+
+/// Whether a phase lies before the passes (outside an observe-mode span window).
+pub fn before_the_passes(p: &Phase) -> bool {
+    p.name == "pre-pass" || p.parent == Some("pre-pass")
+}
+
+/// Whether every window behind a set of per-window bases is the passes' span (observe mode
+/// without an SDK phase line): window values exist and all have the dispatch-record basis.
+pub fn window_is_span<'a>(mut bases: impl Iterator<Item = &'a Basis>) -> bool {
+    let mut any = false;
+    let all = bases.all(|b| {
+        any = true;
+        *b == Basis::Dispatch
+    });
+    any && all
+}
+
 /// Index of a phase by name.
 pub fn index(name: &str) -> Option<usize> {
     PHASES.iter().position(|p| p.name == name)

@@ -18,7 +18,7 @@ use super::compare::{PASSES_AS_REST, WINDOW_REST};
 use super::run_report::{RunReport, UNATTRIBUTED, run_report};
 use crate::db::basis::Basis;
 use crate::db::measurements::StoredMeasurement;
-use crate::db::phases::{PHASES, WINDOW};
+use crate::db::phases::{PHASES, WINDOW, window_is_span};
 use crate::db::samples::samples_of;
 
 /// One part of the wall change.
@@ -67,6 +67,34 @@ pub struct Attribution {
 pub const UNEXPLAINED: &str = "unexplained rest";
 /// The name of the non-replayed dispatches' part.
 pub const TAX: &str = "non-replayed dispatch tax";
+
+/// What the unexplained rest holds when the window is only the passes' span.
+const UNEXPLAINED_SPAN: &str = "wall change minus every part above: start-up, exit and noise, \
+    and every window's time outside the passes' span other than the snapshot: lock, drain and \
+    the rest of the pre-pass, CONFIG and the tail. Observe mode cannot split these out of what \
+    the SDK prints (only snap_seconds and restore_seconds); drive mode measures them, as would \
+    an SDK phase line if an SDK prints one";
+
+/// Whether a run's windows are only the passes' span (observe mode without an SDK phase line).
+fn span_window(r: &RunReport) -> bool {
+    phase(r, PHASES[WINDOW].name).is_some_and(|w| w.samples > 0 && window_is_span(w.basis.iter()))
+}
+
+/// The note of part `k`: what a rest holds, and where a snapshot outside the window comes from.
+fn note(k: &str, rest: &str, span: bool) -> Option<String> {
+    if k == rest {
+        return Some(if span {
+            "the passes' span minus the restore: the passes and what else ran between them \
+             (observe mode)"
+                .into()
+        } else {
+            "window time no measured phase covers (observe mode: the passes)".into()
+        });
+    }
+    (span && k == "snapshot").then(|| {
+        "the SDK's snap_seconds (outcome line), before the passes' span, so beside it".into()
+    })
+}
 
 /// Per run: each item's total and bases.
 type Items = BTreeMap<String, (f64, Vec<Basis>)>;
@@ -289,7 +317,13 @@ pub fn attribute_runs(
         return Ok(Err("a side has no phase-file runs".into()));
     }
     let all: Vec<&RunReport> = ra.iter().chain(rb.iter()).collect();
-    let tiles = tiles(&all);
+    let span = all.iter().all(|r| span_window(r));
+    let mut tiles = tiles(&all);
+    if span {
+        // Observe mode without an SDK phase line: the window is the passes' span, and the SDK's
+        // snapshot time (outcome line) lies before it, so it is a part of its own.
+        tiles.push("snapshot");
+    }
     let rest = rest_name(&all);
     let (ia, ib) = (mean_items(&ra, &tiles, rest), mean_items(&rb, &tiles, rest));
     let (Some((wa, basis)), Some((wb, _))) = (wall_ns(conn, a.1, &ra)?, wall_ns(conn, b.1, &rb)?)
@@ -316,9 +350,7 @@ pub fn attribute_runs(
             );
             basis.sort();
             Part {
-                note: (k == rest).then(|| {
-                    "window time no measured phase covers (observe mode: the passes)".into()
-                }),
+                note: note(k, rest, span),
                 item: k.clone(),
                 a_ns: Some(x),
                 b_ns: Some(y),
@@ -338,7 +370,11 @@ pub fn attribute_runs(
         change_ns: unexplained,
         share: share(unexplained),
         basis: vec![Basis::Rest],
-        note: Some("wall change minus every part above (start-up, exit, noise)".into()),
+        note: Some(if span {
+            UNEXPLAINED_SPAN.into()
+        } else {
+            "wall change minus every part above (start-up, exit, noise)".into()
+        }),
     });
     Ok(Ok(Attribution {
         a_wall_ns: wa,

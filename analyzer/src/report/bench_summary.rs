@@ -32,7 +32,8 @@ pub struct MeasurementRef {
 pub struct DrainShare {
     pub measurement_id: i64,
     pub windows: i64,
-    /// Windows with a joined SDK phase line (drain = pre-pass − snapshot).
+    /// Windows with a drain figure: the pre-pass minus the SDK's snap_seconds (drive mode with a
+    /// joined log), or an SDK phase line's lock+drain (no published SDK prints one).
     pub windows_with_drain: i64,
     pub drain_ns: Option<i64>,
     /// Sum of window time over the windows with a drain figure.
@@ -42,6 +43,25 @@ pub struct DrainShare {
     pub median_window_share: Option<f64>,
     /// Pre-pass (lock + drain + snapshot) share over every replayed window: an upper bound.
     pub prepass_share: Option<f64>,
+    /// Why no window carries a drain figure, and how to get one; `None` when some do.
+    pub unavailable: Option<String>,
+}
+
+/// Why P5 has no drain figure: observe mode (no pre-pass measured) or no SDK log joined.
+fn drain_unavailable(windows: i64, with_drain: i64, prepass: Option<i64>) -> Option<String> {
+    if windows == 0 || with_drain > 0 {
+        return None;
+    }
+    Some(if prepass.is_none() {
+        "observe mode (rocprofv3 owns replay): the SDK prints no drain or pre-pass time, only \
+         snap_seconds and restore_seconds; run P5 with krphase driving replay (drive mode), or \
+         under an SDK whose log has a phase line"
+            .into()
+    } else {
+        "no SDK log joined: the drain is the pre-pass minus the SDK's snap_seconds (keep the \
+         SDK's INFO log and import it)"
+            .into()
+    })
 }
 
 /// P6: the tax a dispatch pays when replay is configured but matches nothing.
@@ -157,7 +177,8 @@ fn latest_like(conn: &Connection, experiment: &str, prefix: &str) -> Result<Vec<
 
 /// Drain per window: from the phase file (pre-pass − the SDK line's snapshot time, the
 /// `krphase_window_phase` view) when the tool saw the pass-count return and the first PASS
-/// ENTER; otherwise the SDK phase line's own lock+drain over its own window time.
+/// ENTER; otherwise an SDK phase line's own lock+drain over its own window time, if an SDK
+/// printed one; else unavailable, with the reason.
 fn drain_share(conn: &Connection, m: &MeasurementRef) -> Result<DrainShare> {
     let (windows, with_drain, drain, window, prepass, all_window) = conn.query_row(
         "SELECT COUNT(*), \
@@ -199,6 +220,7 @@ fn drain_share(conn: &Connection, m: &MeasurementRef) -> Result<DrainShare> {
         share: ratio(drain, window),
         median_window_share: median(&shares),
         prepass_share: ratio(prepass, all_window),
+        unavailable: drain_unavailable(windows, with_drain, prepass),
     })
 }
 
@@ -366,6 +388,8 @@ pub struct DrainJson {
     pub median_window_drain_share_fraction: Option<f64>,
     /// Σ pre-pass (lock + drain + snapshot) / Σ window: an upper bound on the drain share.
     pub prepass_share_of_window_fraction: Option<f64>,
+    /// Why no window carries a drain figure, and how to get one.
+    pub unavailable: Option<String>,
 }
 
 /// P6 with units in the names.
@@ -502,6 +526,7 @@ pub fn report_json(conn: &Connection) -> Result<Option<BenchJson>> {
             drain_share_of_window_fraction: d.share,
             median_window_drain_share_fraction: d.median_window_share,
             prepass_share_of_window_fraction: d.prepass_share,
+            unavailable: d.unavailable,
         }),
         p6_dispatch_tax: s.tax.map(|t| TaxJson {
             baseline_measurement_id: t.baseline.id,
@@ -581,6 +606,9 @@ pub fn render_summary(s: &BenchSummary) -> String {
             "      {} of {} replayed windows carry a drain figure",
             d.windows_with_drain, d.windows
         );
+        if let Some(why) = &d.unavailable {
+            o.push_str(&wrap(why, 98, "      drain unavailable: ", "        "));
+        }
     }
     if let Some(t) = &s.tax {
         let _ = writeln!(

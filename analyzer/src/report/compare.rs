@@ -23,6 +23,7 @@ use super::bootstrap::{Interval, difference_of_medians};
 use super::fmt::{duration_short, factor, fixed2};
 use super::stats::{mann_whitney_p, median_ns};
 use super::verdict::{DEFAULT_MARGIN_PCT, Verdict, on_difference};
+use crate::db::basis::Basis;
 use crate::db::phases::{self, PHASES, WINDOW};
 
 /// Significance level of the U test.
@@ -72,6 +73,9 @@ pub struct Comparison {
     pub margin_pct: f64,
     /// End-to-end first, then the phases by |contribution|.
     pub phases: Vec<PhaseDelta>,
+    /// The figures neither side has, each with why and how to get it, and what the window is
+    /// when it is not CONFIG ENTER to EXIT (observe mode without an SDK phase line).
+    pub unavailable: Vec<String>,
 }
 
 struct Samples {
@@ -81,6 +85,10 @@ struct Samples {
     windows: usize,
     restores: i64,
     passes: i64,
+    /// Windows another tool replayed (observe mode: the window's basis is not in process).
+    observed: usize,
+    /// Windows whose window is only the passes' span.
+    spans: usize,
 }
 
 fn load(conn: &Connection, runs: &[i64]) -> Result<Samples> {
@@ -90,6 +98,8 @@ fn load(conn: &Connection, runs: &[i64]) -> Result<Samples> {
         windows: 0,
         restores: 0,
         passes: 0,
+        observed: 0,
+        spans: 0,
     };
     for &run in runs {
         phases::for_each_window(conn, run, |w| {
@@ -112,6 +122,9 @@ fn load(conn: &Connection, runs: &[i64]) -> Result<Samples> {
             if let Some(win) = w.phase_ns[WINDOW] {
                 s.rest.push(win.max(0) - covered);
             }
+            let basis = w.phase_basis[WINDOW];
+            s.observed += usize::from(basis.is_some_and(|b| b != Basis::InProcess));
+            s.spans += usize::from(basis == Some(Basis::Dispatch));
             Ok(())
         })?;
     }
@@ -152,6 +165,39 @@ fn phase_row(name: &str, va: &[i64], vb: &[i64], margin_pct: f64) -> PhaseDelta 
     }
 }
 
+/// The figures neither side has (why, and how to get them), and the window's meaning when every
+/// window is only the passes' span.
+fn unavailable(rows: &[PhaseDelta], sa: &Samples, sb: &Samples) -> Vec<String> {
+    let windows = sa.windows + sb.windows;
+    let observe = windows > 0 && sa.observed + sb.observed == windows;
+    let mut out: Vec<String> = PHASES
+        .iter()
+        .zip(rows)
+        .filter(|(_, r)| r.a_samples + r.b_samples == 0)
+        .map(|(p, _)| format!("{}: {}", p.name, phases::missing_reason(p, observe)))
+        .collect();
+    if windows > 0 && sa.spans + sb.spans == windows {
+        out.push(format!(
+            "{}: {}",
+            PHASES[WINDOW].name,
+            phases::SPAN_WINDOW_NOTE
+        ));
+    }
+    out
+}
+
+/// The unavailable figures as indented lines below a table.
+pub fn unavailable_lines(c: &Comparison) -> String {
+    if c.unavailable.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("not measured on either side, and why:\n");
+    for u in &c.unavailable {
+        s.push_str(&super::fmt::wrap(u, 98, "  - ", "    "));
+    }
+    s
+}
+
 /// Compares the windows of runs `a` with those of runs `b`; `margin_pct` is the equivalence
 /// margin.
 pub fn compare_with(
@@ -181,6 +227,7 @@ pub fn compare_with(
     if sa.rest.iter().chain(&sb.rest).any(|v| *v != 0) {
         rows.push(phase_row(rest, &sa.rest, &sb.rest, margin_pct));
     }
+    let unavailable = unavailable(&rows, &sa, &sb);
     let e2e = rows[WINDOW].delta_total_ns as f64;
     for r in &mut rows {
         r.contribution = (e2e != 0.0).then(|| r.delta_total_ns as f64 / e2e);
@@ -207,6 +254,7 @@ pub fn compare_with(
         ),
         margin_pct,
         phases: rows,
+        unavailable,
     })
 }
 
@@ -235,6 +283,7 @@ pub fn render_table(c: &Comparison) -> String {
         f(c.b_restores_per_window),
     );
     let _ = writeln!(s, "{}", phase_table(&c.phases));
+    s.push_str(&unavailable_lines(c));
     let _ = writeln!(s, "test: {}", c.test);
     s
 }

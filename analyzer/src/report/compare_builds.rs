@@ -15,7 +15,9 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use super::attribution::{Attribution, Wall, attribute, attribute_runs};
-use super::compare::{Comparison, compare_with, phase_table, render_table, signed_duration};
+use super::compare::{
+    Comparison, compare_with, phase_table, render_table, signed_duration, unavailable_lines,
+};
 use super::compare_measurements::{
     MeasurementComparison, compare_measurements_with, row_name, side_rows,
 };
@@ -207,6 +209,15 @@ pub fn side_lines(x: &Attribution) -> String {
     s
 }
 
+/// What the parts that carry a note hold (the rests, and figures from outside the window).
+pub fn part_notes(x: &Attribution) -> String {
+    x.parts
+        .iter()
+        .filter_map(|p| Some((p, p.note.as_ref()?)))
+        .map(|(p, n)| super::fmt::wrap(&format!("{}: {n}", p.item), 98, "  - ", "    "))
+        .collect()
+}
+
 /// The comparison as text tables.
 pub fn render_text(c: &BuildComparison) -> String {
     let mut s = String::new();
@@ -222,6 +233,7 @@ pub fn render_text(c: &BuildComparison) -> String {
             match &d.phases {
                 Some(p) => {
                     let _ = writeln!(s, "{}", phase_table(&p.phases));
+                    s.push_str(&unavailable_lines(p));
                 }
                 None => s.push_str("  no phase files linked on both sides\n"),
             }
@@ -231,6 +243,7 @@ pub fn render_text(c: &BuildComparison) -> String {
             (Some(x), _) => {
                 let _ = writeln!(s, "{}", attribution_table(x));
                 s.push_str(&side_lines(x));
+                s.push_str(&part_notes(x));
             }
             (None, Some(why)) => {
                 let _ = writeln!(s, "  cannot attribute: {why}");

@@ -100,6 +100,11 @@ pub fn render_markdown(c: &BuildComparison) -> String {
         for (row, p) in &phases {
             within_margin_lines(&mut s, row, p);
         }
+        for (row, p) in &phases {
+            for u in &p.unavailable {
+                let _ = writeln!(s, "- {row}: not measured: {u}");
+            }
+        }
         s.push('\n');
     }
     for d in &c.details {
@@ -125,6 +130,15 @@ pub fn render_markdown(c: &BuildComparison) -> String {
                 p.share.map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
                 markers(&p.basis)
             );
+        }
+        for p in x
+            .parts
+            .iter()
+            .filter(|p| p.item == super::attribution::UNEXPLAINED)
+        {
+            if let Some(n) = &p.note {
+                let _ = writeln!(s, "\n{}: {n}", p.item);
+            }
         }
         s.push('\n');
     }

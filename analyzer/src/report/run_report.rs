@@ -441,6 +441,28 @@ fn phase_stats(samples: &mut [PhaseSamples], unattributed: &mut PhaseSamples) ->
     out
 }
 
+/// Says why a phase is missing in the run's mode; and, where the window is the passes' span
+/// (observe mode without an SDK phase line), gives the phases before the passes no share of it:
+/// they lie outside it.
+fn in_mode(stats: &mut [PhaseStats], observe: bool) {
+    let span = stats
+        .iter()
+        .find(|s| s.phase == PHASES[WINDOW].name)
+        .is_some_and(|w| phases::window_is_span(w.basis.iter()));
+    for (st, p) in stats
+        .iter_mut()
+        .filter(|s| s.phase != UNATTRIBUTED)
+        .zip(PHASES)
+    {
+        if st.samples == 0 {
+            st.missing = Some(phases::missing_reason(p, observe).to_string());
+        }
+        if span && phases::before_the_passes(p) {
+            st.share_of_window = None;
+        }
+    }
+}
+
 /// The run's plain dispatches (every dispatch that ran once).
 struct PlainDispatches {
     all: u64,
@@ -584,7 +606,8 @@ fn dispatch_tax(t: &WindowTally, plain: &PlainDispatches) -> Tax {
 pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
     let info = run_info(conn, run_id)?;
     let mut t = tally_windows(conn, run_id)?;
-    let phase_stats = phase_stats(&mut t.phases, &mut t.unattributed);
+    let mut phase_stats = phase_stats(&mut t.phases, &mut t.unattributed);
+    in_mode(&mut phase_stats, info.mode.as_deref() == Some("observe"));
     let total_of = |name: &str| {
         phase_stats
             .iter()

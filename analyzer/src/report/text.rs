@@ -6,6 +6,7 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 
 use super::fmt::{bytes, duration, duration_or_dash, fixed2, markers, percent, wrap};
 use super::run_report::{Drops, Measurement, PhaseStats, RunReport};
+use crate::db::phases::{PHASES, WINDOW};
 
 /// A table in the report's style: first column left-aligned, the rest right-aligned.
 pub(super) fn table(markdown: bool, header: &[&str]) -> Table {
@@ -227,11 +228,17 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
             continue;
         }
         if let (Some(parent), None) = (&p.parent, p.share_of_parent) {
+            let of_window = match p.share_of_window {
+                Some(_) => format!("{} of window time", percent(p.share_of_window)),
+                None => "no share of window time (it precedes the passes' span)".into(),
+            };
             why.push(format!(
-                "{}: {} of window time; its share of {parent} is unknown ({parent} not recorded)",
+                "{}: {of_window}; its share of {parent} is unknown ({parent} not recorded)",
                 p.phase,
-                percent(p.share_of_window)
             ));
+        }
+        if p.phase == PHASES[WINDOW].name && crate::db::phases::window_is_span(p.basis.iter()) {
+            why.push(format!("window: {}", crate::db::phases::SPAN_WINDOW_NOTE));
         }
         if p.phase == super::run_report::UNATTRIBUTED {
             why.push(format!(

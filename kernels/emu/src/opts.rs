@@ -102,14 +102,32 @@ impl LayoutOpt {
     }
 }
 
-/// Which `user_data` the SDK passes to `replay_continue`. Both contracts exist in SDK versions;
-/// the mainline's replay code passes the CONFIG value.
+/// Which `user_data` the SDK passes to `replay_continue`. Both contracts exist in SDK versions
+/// (ROCm/rocm-systems, `projects/rocprofiler-sdk/`); the default is what the newest public
+/// header says, since the header is the contract a tool author reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ContinueUserData {
-    /// The value stored at CONFIG ENTER, even after PASS ENTER or EXIT rewrote the pass's copy.
+    /// The value stored at CONFIG ENTER, even after PASS ENTER or EXIT rewrote the pass's copy:
+    /// headers c02152fd and 81d118a2 ("the same user_data is threaded through all callbacks"),
+    /// the user-data sample at dc5877e3, `replay_callbacks.cpp` at 08db4711.
     Config,
-    /// The pass's own copy, with whatever PASS ENTER and EXIT wrote into it.
+    /// The pass's own copy, with whatever PASS ENTER and EXIT wrote into it: header 02c1fdd9
+    /// ("receives that pass's copy ..., not the CONFIG value"), the user-data sample and
+    /// `replay_callbacks.cpp` of the js-pooja fork (4613ac25, 7428c991).
     Pass,
+}
+
+/// What a pass count of 1 means. The default is what the newest public header says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PassCountOne {
+    /// Not replayed: the dispatch runs once, no snapshot, no PASS callbacks (header 02c1fdd9;
+    /// `replay_callbacks.cpp` at 08db4711 and the js-pooja fork's 7428c991 replay only N > 1).
+    #[value(name = "no-replay")]
+    NoReplay,
+    /// A fixed loop of one pass: snapshot, one PASS ENTER/EXIT pair, no continue call, no
+    /// restore (headers c02152fd and 81d118a2: "returns N > 0 => fixed loop of N passes").
+    #[value(name = "one-pass")]
+    OnePass,
 }
 
 /// How big the kernel-dispatch callback data is: the 152-byte record, or newer headers' 160
@@ -210,10 +228,25 @@ pub struct RunOpts {
     /// device-side always uses device).
     #[arg(long, value_enum)]
     pub restore_order: Option<RestoreOrder>,
-    /// Which user_data replay_continue receives: the CONFIG value (mainline SDK) or the pass's
-    /// own copy (a fork's contract).
-    #[arg(long, value_enum, default_value_t = ContinueUserData::Config)]
+    /// Which user_data replay_continue receives. pass (default): that pass's own copy, as the
+    /// header at 02c1fdd9 states (the js-pooja fork's sample 4613ac25 and replay_callbacks.cpp
+    /// 7428c991 follow it); config: the value stored at CONFIG ENTER, as headers c02152fd and
+    /// 81d118a2, the user-data sample at dc5877e3 and replay_callbacks.cpp at 08db4711 have it
+    /// (commits of ROCm/rocm-systems).
+    #[arg(long, value_enum, default_value_t = ContinueUserData::Pass)]
     pub continue_user_data: ContinueUserData,
+    /// What replay_pass_count returning 1 means. no-replay (default): the dispatch runs once,
+    /// as the header at 02c1fdd9 states and replay_callbacks.cpp at 08db4711 (and the js-pooja
+    /// fork's 7428c991) does; one-pass: a fixed loop of one pass, as headers c02152fd and
+    /// 81d118a2 state ("N > 0 => fixed loop of N passes").
+    #[arg(long, value_enum, default_value_t = PassCountOne::NoReplay)]
+    pub pass_count_one: PassCountOne,
+    /// Print the per-window phase line `kernel replay: dispatch <id> phases: lock+drain ...,
+    /// window ...` (INFO). Off by default: no published SDK prints it; its text is our guess
+    /// at an unpublished SDK change (#12608), modelled on range replay's phase line. The SDK's
+    /// only kernel-replay timings are snap_seconds and restore_seconds in the outcome line.
+    #[arg(long)]
+    pub phase_line: bool,
     /// Size of the KERNEL_DISPATCH callback data: 152, or 160 with `pipe_id` (newer headers).
     #[arg(long, value_enum, default_value_t = DispatchRecordOpt::Plain)]
     pub dispatch_record: DispatchRecordOpt,

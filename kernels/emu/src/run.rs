@@ -94,6 +94,8 @@ fn replay_config(
             _ => o.restore_order.unwrap_or(RestoreOrder::Host),
         },
         continue_user_data: o.continue_user_data,
+        pass_count_one: o.pass_count_one,
+        phase_line: o.phase_line,
         decline: o.decline,
         budget: o
             .footprint_budget

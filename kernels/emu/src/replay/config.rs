@@ -4,7 +4,8 @@ use super::cost_model::CostModel;
 use super::drain::SDK_DRAIN_LIMIT;
 use crate::device_backing::DEFAULT_DEVICE_MEMORY;
 use crate::opts::{
-    ContinueUserData, DeclineOpt, DeviceFallback, LayoutOpt, RestoreOrder, StuckSettings,
+    ContinueUserData, DeclineOpt, DeviceFallback, LayoutOpt, PassCountOne, RestoreOrder,
+    StuckSettings,
 };
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -16,6 +17,10 @@ pub struct ReplayConfig {
     pub restore_order: RestoreOrder,
     /// Which user_data `replay_continue` receives.
     pub continue_user_data: ContinueUserData,
+    /// What a pass count of 1 means.
+    pub pass_count_one: PassCountOne,
+    /// Whether the window prints the (unpublished, guessed) phase line.
+    pub phase_line: bool,
     pub decline: Option<DeclineOpt>,
     pub budget: u64,
     pub gbps: f64,
@@ -45,7 +50,9 @@ pub(crate) fn config() -> &'static ReplayConfig {
     CONFIG.get_or_init(|| ReplayConfig {
         layout: LayoutOpt::B,
         restore_order: RestoreOrder::Host,
-        continue_user_data: ContinueUserData::Config,
+        continue_user_data: ContinueUserData::Pass,
+        pass_count_one: PassCountOne::NoReplay,
+        phase_line: false,
         decline: None,
         budget: u64::MAX,
         gbps: 12.0,

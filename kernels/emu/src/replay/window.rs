@@ -4,7 +4,7 @@
 //! EXIT, the application's single completion, the truth line). A decline after acceptance ends
 //! the window with the WARNING outcome line, CONFIG EXIT and one ordinary run instead.
 
-use super::config::config;
+use super::config::{ReplayConfig, config};
 use super::open_window::{Decline, OpenWindow};
 use super::passes::{self, PassLoopEnd};
 use super::phase_clock::PhaseClock;
@@ -17,6 +17,7 @@ use super::totals;
 use crate::clock::{now_ns, thread_id};
 use crate::device::{AppCompletion, Packet, Queue, agent_lock};
 use crate::log::{self, Level};
+use crate::opts::PassCountOne;
 use crate::sdk::{Subscriber, sdk};
 use crate::{ids, truth};
 use krphase_ffi::CorrelationId;
@@ -54,7 +55,7 @@ pub(super) fn run(
         cont: answer.cont,
         config_payload: answer.payload,
     };
-    let requested = match accepted_pass_count(answer.passes, answer.cont, dispatch_id) {
+    let requested = match accepted_pass_count(answer.passes, answer.cont, dispatch_id, cfg) {
         Ok(n) => n,
         Err(reason) => {
             let exit = config_exit(&mut tool, &record);
@@ -98,15 +99,17 @@ pub(super) fn run(
 }
 
 /// The pass count the tool asked for, or the opt-out that makes the dispatch run once: no
-/// `replay_pass_count`, a count of 1, or 0 without `replay_continue` (which also warns).
+/// `replay_pass_count`, a count of 1 (unless the build runs it as a loop of one pass), or 0
+/// without `replay_continue` (which also warns).
 fn accepted_pass_count(
     passes: Option<u64>,
     cont: krphase_ffi::ReplayContinueFn,
     dispatch_id: u64,
+    cfg: &ReplayConfig,
 ) -> Result<u64, Decline> {
     match passes {
         None => Err("opt_out"),
-        Some(1) => Err("pass_count_1"),
+        Some(1) if cfg.pass_count_one == PassCountOne::NoReplay => Err("pass_count_1"),
         Some(0) if cont.is_none() => {
             log::log(
                 Level::Warning,
@@ -150,7 +153,7 @@ fn replay(win: &mut OpenWindow) -> Result<(), Decline> {
 }
 
 /// The outcome line (INFO when replayed, WARNING for a stuck pass or a reentrant dispatch), the
-/// phase line, CONFIG EXIT (which ends the tail), the application's completion behind a
+/// phase line (with `--phase-line` only), CONFIG EXIT (which ends the tail), the application's completion behind a
 /// barrier (so behind a stuck kernel), the stuck kernel's release, and the truth line.
 fn finish_replayed(win: &mut OpenWindow, end: PassLoopEnd) {
     let w = &mut win.record;
@@ -168,7 +171,7 @@ fn finish_replayed(win: &mut OpenWindow, end: PassLoopEnd) {
             &w.outcome_line(end.reason),
         );
     }
-    if log::enabled(Level::Info) {
+    if win.cfg.phase_line && log::enabled(Level::Info) {
         let pre_exit = now_ns();
         log::log(Level::Info, "queue_hooks.cpp", 512, &w.phase_line(pre_exit));
     }
