@@ -10,13 +10,14 @@ use rusqlite::{Connection, OptionalExtension};
 pub mod basis;
 pub mod benchmark;
 pub mod counters;
+pub mod launch_times;
 pub mod measurements;
 pub mod phases;
 pub mod runs;
 pub mod samples;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one transaction from the recorded version on, so each runs once per database.
@@ -180,6 +181,18 @@ CREATE TABLE IF NOT EXISTS krphase_measurement_sample (
     seq INTEGER NOT NULL,                 -- the timed run's order within its measurement
     value_s REAL NOT NULL,                -- the row's metric for that run (seconds)
     PRIMARY KEY (measurement_id, seq)
+);
+"#,
+    // 9: the launches behind an imported CSV row. replay_perf.py writes its warm-up launches'
+    // output into the timed runs' directory: their phase files are kept apart (never in a
+    // statistic), and each linked run records the timed launch it belongs to (one rocprofv3
+    // command: several files under application replay). NULL: each run is its own launch.
+    r#"
+ALTER TABLE krphase_measurement_run ADD COLUMN launch INTEGER;
+CREATE TABLE IF NOT EXISTS krphase_measurement_warmup (
+    measurement_id INTEGER NOT NULL REFERENCES krphase_measurement(id) ON DELETE CASCADE,
+    run_id INTEGER NOT NULL,
+    PRIMARY KEY (measurement_id, run_id)
 );
 "#,
 ];

@@ -4,6 +4,7 @@
 //! `krphase import*` subcommand: it opens the database, imports, and prints one line per input.
 
 pub mod benchmark_db;
+pub mod harness_launches;
 pub mod krp;
 pub mod measurement_csv;
 pub mod sdk_log;
@@ -100,14 +101,27 @@ pub fn import_harness_command(
 ) -> Result<()> {
     let mut conn = db::open(db_path)?;
     let r = measurement_csv::import_measurement_csv(&mut conn, csv, workdir, label)?;
+    let warm = match r.warmup_launches {
+        0 => String::new(),
+        n => format!(
+            "; {n} warm-up launch(es) found in the same output directories and left out of \
+             every statistic"
+        ),
+    };
     println!(
-        "{}: {} measurements, {} phase-file runs linked",
+        "{}: {} measurements, {} phase-file runs of timed launches linked{warm}",
         csv.display(),
         r.measurements,
         r.runs
     );
     for d in &r.missing_dirs {
         eprintln!("krphase: note: output directory {d} not found; its row has no phase files");
+    }
+    for n in &r.notes {
+        eprintln!("krphase: note: {n}");
+    }
+    if r.runs > 0 {
+        eprintln!("krphase: note: {}", measurement_csv::NO_SDK_LOG);
     }
     warn_replay_claims(&conn, &r.measurement_ids)
 }

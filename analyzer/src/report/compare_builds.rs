@@ -49,6 +49,9 @@ pub struct RowDetail {
     pub attribution: Option<Attribution>,
     /// Why there is no attribution (one line).
     pub refused: Option<String>,
+    /// What the evidence behind the row lacks or left out, one line each (no SDK log, the
+    /// phases observe mode cannot time, warm-up launches).
+    pub notes: Vec<String>,
 }
 
 /// The whole answer.
@@ -91,6 +94,7 @@ fn details(conn: &Connection, rows: &MeasurementComparison, margin: f64) -> Resu
             phases,
             attribution,
             refused,
+            notes: super::evidence_notes::row_notes(conn, a, b)?,
         });
     }
     Ok(out)
@@ -134,6 +138,7 @@ pub fn compare_builds(
         phases: None,
         attribution,
         refused,
+        notes: Vec::new(),
     });
     Ok(out)
 }
@@ -236,6 +241,9 @@ pub fn render_text(c: &BuildComparison) -> String {
                 let _ = writeln!(s, "  cannot attribute: {why}");
             }
             (None, None) => {}
+        }
+        for n in &d.notes {
+            s.push_str(&super::fmt::wrap(n, 98, "  note: ", "    "));
         }
     }
     if !c.details.is_empty() {

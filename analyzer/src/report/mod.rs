@@ -13,6 +13,7 @@ pub mod compare_builds;
 pub mod compare_markdown;
 pub mod compare_measurements;
 pub mod csv;
+pub mod evidence_notes;
 pub mod fmt;
 pub mod measurements;
 pub mod run_report;
