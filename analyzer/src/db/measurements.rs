@@ -292,6 +292,8 @@ pub struct StoredMeasurement {
     /// The output directory of a CSV row, or the file a benchmark database row came from.
     pub outdir: Option<String>,
     pub imported_at: Option<String>,
+    /// The modes its benchmark config row mixes, when it mixes several (`config_modes`).
+    pub mixed_modes: Option<String>,
     pub linked_runs: Vec<i64>,
     /// The linked runs grouped by timed launch (one rocprofv3 command each), in launch order.
     pub launches: Vec<Vec<i64>>,
@@ -303,7 +305,28 @@ pub struct StoredMeasurement {
 impl StoredMeasurement {
     /// Why figures built on this row are invalid; `None` when they are not.
     pub fn invalid_reason(&self) -> Option<String> {
+        if let Some(m) = &self.mixed_modes {
+            return Some(format!(
+                "averages runs of different modes in one benchmark config row ({m}): the seed's \
+                 config hash ignores --replay-mode"
+            ));
+        }
         self.replay_check.invalid_reason()
+    }
+
+    /// What a valid row's figures cannot show (one line), when something.
+    pub fn caveat(&self) -> Option<String> {
+        (self.replay_check == ReplayCheck::Unverifiable && self.claims_replay()).then(|| {
+            format!(
+                "measurement {} ({}/{}): kernel replay unverifiable: a rocprofv3-benchmark \
+                 database keeps no phase files and no rocprofv3 arguments, and its config hash \
+                 ignores --replay-mode, so the row may average --replay-mode kernel runs with \
+                 beta-flag-only runs (application replay on current rocprofv3)",
+                self.measurement_id,
+                self.experiment.as_deref().unwrap_or("?"),
+                self.variant.as_deref().unwrap_or("?")
+            )
+        })
     }
 
     /// The one warning line of a row whose figures are invalid (import and report print it).
@@ -369,7 +392,7 @@ pub fn read_measurements(
     let mut stmt = conn.prepare(
         "SELECT id, source, label, experiment, variant, mode, detail, metric, counter_groups,
                 median_s, min_s, max_s, peak_child_rss_kib, samples, failures, projected_s,
-                speedup, command, outdir, imported_at
+                speedup, command, outdir, imported_at, mixed_modes
          FROM krphase_measurement ORDER BY id",
     )?;
     let rows = stmt
@@ -395,6 +418,7 @@ pub fn read_measurements(
                 command: r.get(17)?,
                 outdir: r.get(18)?,
                 imported_at: r.get(19)?,
+                mixed_modes: r.get(20)?,
                 linked_runs: Vec::new(),
                 launches: Vec::new(),
                 warmup_runs: Vec::new(),

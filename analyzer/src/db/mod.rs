@@ -9,6 +9,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 pub mod basis;
 pub mod benchmark;
+pub mod config_modes;
 pub mod counters;
 pub mod launch_times;
 pub mod measurements;
@@ -189,6 +190,8 @@ CREATE TABLE IF NOT EXISTS krphase_measurement_sample (
     // command: several files under application replay). NULL: each run is its own launch.
     r#"
 ALTER TABLE krphase_measurement_run ADD COLUMN launch INTEGER;
+-- The modes a benchmark database's config row mixes (NULL: one mode, or not recorded).
+ALTER TABLE krphase_measurement ADD COLUMN mixed_modes TEXT;
 CREATE TABLE IF NOT EXISTS krphase_measurement_warmup (
     measurement_id INTEGER NOT NULL REFERENCES krphase_measurement(id) ON DELETE CASCADE,
     run_id INTEGER NOT NULL,

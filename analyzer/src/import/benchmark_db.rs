@@ -113,6 +113,8 @@ struct StatisticRow {
     groups: Option<i64>,
     projected: Option<f64>,
     speedup: Option<f64>,
+    /// The modes the config row mixes (`config_modes`), when it mixes several.
+    mixed_modes: Option<String>,
     /// The metric of each run, in the metrics table's order.
     raw: Vec<f64>,
 }
@@ -192,6 +194,7 @@ fn statistic_rows(src: &Connection) -> Result<Vec<StatisticRow>> {
                 groups,
                 projected,
                 speedup,
+                mixed_modes: crate::db::config_modes::mixed_modes(src, cfg)?,
                 raw,
             });
         }
@@ -221,8 +224,9 @@ fn store(
         tx.execute(
             "INSERT INTO krphase_measurement (source, experiment, variant, mode, detail, \
              median_s, min_s, max_s, peak_child_rss_kib, samples, failures, command, outdir, \
-             label, imported_at, metric, counter_groups, projected_s, speedup) VALUES (?1, ?2, \
-             ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, '0', ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+             label, imported_at, metric, counter_groups, projected_s, speedup, mixed_modes) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, '0', ?11, ?12, ?13, ?14, ?15, ?16, \
+             ?17, ?18, ?19)",
             params![
                 SOURCE_BENCHMARK_DB,
                 o.experiment,
@@ -241,7 +245,8 @@ fn store(
                 o.metric,
                 o.groups,
                 o.projected,
-                o.speedup
+                o.speedup,
+                o.mixed_modes
             ],
         )?;
         store_samples(&tx, tx.last_insert_rowid(), &o.raw)?;
@@ -413,5 +418,65 @@ mod tests {
             "{missing:#}"
         );
         assert_eq!(count(&conn, "SELECT COUNT(*) FROM krphase_measurement"), 0);
+    }
+
+    /// A config row that `krphase bench` filled with `--replay-mode kernel` runs and runs of the
+    /// beta flag alone (one row under the seed's hash) imports as invalid, naming both modes;
+    /// a seed database that records no modes leaves the kernel-replay row valid but with the
+    /// caveat that it cannot be verified.
+    #[test]
+    fn a_config_row_mixing_modes_is_flagged_with_its_modes() {
+        use crate::db::config_modes::{note_replay_mode, replay_mode_of};
+        let dir = tempfile::tempdir().unwrap();
+        let src = new_db(dir.path());
+        let mut conn = crate::db::open(dir.path().join("k.db")).unwrap();
+        import_benchmark(&mut conn, &src, Some("seed")).unwrap();
+        let m = crate::db::measurements::read_measurements(
+            &conn,
+            &crate::db::measurements::MeasurementFilter::Label("seed".into()),
+        )
+        .unwrap();
+        let replay = m
+            .iter()
+            .find(|m| m.mode.as_deref() == Some("kernel-replay"))
+            .unwrap();
+        assert!(replay.invalid_reason().is_none());
+        assert!(replay.caveat().unwrap().contains("ignores --replay-mode"));
+
+        let c = Connection::open(&src).unwrap();
+        let beta = benchmark::ConfigData::from_args(
+            "tool-runtime-overhead",
+            &["--kernel-replay-beta-enabled", "--pmc", "A", "--pmc", "B", "--pmc", "C"],
+        )
+        .unwrap();
+        let cfg = benchmark::insert_or_reuse_config(&c, &beta, None).unwrap();
+        let kernel: i64 = c
+            .query_row(
+                "SELECT id FROM benchmark_config WHERE counter_collection_mode = 'kernel-replay'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(cfg, kernel, "one row under the seed's hash");
+        note_replay_mode(&c, cfg, &replay_mode_of(beta.replay.as_ref()), 3).unwrap();
+        let kernel_args = ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", "--pmc", "A"];
+        let k = benchmark::ConfigData::from_args("tool-runtime-overhead", &kernel_args).unwrap();
+        note_replay_mode(&c, cfg, &replay_mode_of(k.replay.as_ref()), 3).unwrap();
+        drop(c);
+        import_benchmark(&mut conn, &src, Some("seed")).unwrap();
+        let m = crate::db::measurements::read_measurements(
+            &conn,
+            &crate::db::measurements::MeasurementFilter::Label("seed".into()),
+        )
+        .unwrap();
+        let replay = m
+            .iter()
+            .find(|m| m.mode.as_deref() == Some("kernel-replay"))
+            .unwrap();
+        let why = replay.invalid_reason().expect("mixed row is invalid");
+        assert!(
+            why.contains("--replay-mode kernel): 3 run(s)") && why.contains("beta flag alone"),
+            "{why}"
+        );
     }
 }
