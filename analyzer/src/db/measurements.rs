@@ -198,10 +198,16 @@ pub fn link_run_in_launch(
     launch: Option<i64>,
 ) -> Result<()> {
     conn.execute(
-        "INSERT OR REPLACE INTO krphase_measurement_run (measurement_id, run_id, launch) \
-         VALUES (?1, ?2, ?3)",
-        params![measurement_id, run_id, launch],
+        "INSERT OR IGNORE INTO krphase_measurement_run (measurement_id, run_id) VALUES (?1, ?2)",
+        params![measurement_id, run_id],
     )?;
+    if let Some(launch) = launch {
+        conn.execute(
+            "INSERT OR REPLACE INTO krphase_measurement_launch (measurement_id, run_id, launch) \
+             VALUES (?1, ?2, ?3)",
+            params![measurement_id, run_id, launch],
+        )?;
+    }
     Ok(())
 }
 
@@ -442,8 +448,10 @@ pub fn read_measurements(
 /// The measurement's linked runs, their launches and its warm-up runs.
 fn read_links(conn: &Connection, m: &mut StoredMeasurement) -> Result<()> {
     let mut links = conn.prepare_cached(
-        "SELECT run_id, launch FROM krphase_measurement_run WHERE measurement_id = ?1 \
-         ORDER BY launch, run_id",
+        "SELECT mr.run_id, l.launch FROM krphase_measurement_run mr
+         LEFT JOIN krphase_measurement_launch l
+           ON l.measurement_id = mr.measurement_id AND l.run_id = mr.run_id
+         WHERE mr.measurement_id = ?1 ORDER BY l.launch, mr.run_id",
     )?;
     let links: Vec<(i64, Option<i64>)> = links
         .query_map([m.measurement_id], |r| Ok((r.get(0)?, r.get(1)?)))?

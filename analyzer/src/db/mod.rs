@@ -186,10 +186,15 @@ CREATE TABLE IF NOT EXISTS krphase_measurement_sample (
 "#,
     // 9: the launches behind an imported CSV row. replay_perf.py writes its warm-up launches'
     // output into the timed runs' directory: their phase files are kept apart (never in a
-    // statistic), and each linked run records the timed launch it belongs to (one rocprofv3
-    // command: several files under application replay). NULL: each run is its own launch.
+    // statistic), and each linked run may record the timed launch it belongs to (one rocprofv3
+    // command: several files under application replay); a run without one is its own launch.
     r#"
-ALTER TABLE krphase_measurement_run ADD COLUMN launch INTEGER;
+CREATE TABLE IF NOT EXISTS krphase_measurement_launch (
+    measurement_id INTEGER NOT NULL REFERENCES krphase_measurement(id) ON DELETE CASCADE,
+    run_id INTEGER NOT NULL,
+    launch INTEGER NOT NULL,
+    PRIMARY KEY (measurement_id, run_id)
+);
 -- The modes a benchmark database's config row mixes (NULL: one mode, or not recorded).
 ALTER TABLE krphase_measurement ADD COLUMN mixed_modes TEXT;
 CREATE TABLE IF NOT EXISTS krphase_measurement_warmup (

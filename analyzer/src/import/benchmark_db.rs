@@ -13,13 +13,15 @@ use crate::db::measurements::SOURCE_BENCHMARK_DB;
 use crate::db::samples::store_samples;
 use crate::report::stats::median;
 
-/// Tables copied from the input (the first two are required).
-const TABLES: [&str; 5] = [
+/// Tables copied from the input (the first two are required; the last is krphase bench's record
+/// of each config row's replay modes, absent from the seed's own databases).
+const TABLES: [&str; 6] = [
     "benchmark_config",
     "benchmark_metrics",
     "benchmarked_app",
     "benchmarked_sdk",
     "benchmark_statistics",
+    "krphase_config_replay_mode",
 ];
 
 /// Percent-encodes the characters that end a path in an SQLite URI.
