@@ -406,3 +406,7 @@ pub fn import_measurement_csv(
 #[cfg(test)]
 #[path = "measurement_csv_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "harness_layout_tests.rs"]
+mod layout_tests;
