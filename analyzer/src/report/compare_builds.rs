@@ -19,8 +19,11 @@ use super::compare::{Comparison, compare_with, phase_table, render_table, signed
 use super::compare_measurements::{
     MeasurementComparison, compare_measurements_with, row_name, side_rows,
 };
-use super::fmt::{bytes, duration_short, markers};
+use super::compare_measurements::MeasurementDelta;
+use super::fmt::{bytes, duration_short, markers, percent_unsigned_zero};
+use super::provenance::Provenance;
 use crate::db::benchmark::CollectionMode;
+use crate::db::measurements::StoredMeasurement;
 
 /// `krphase compare --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -64,6 +67,8 @@ pub struct BuildComparison {
     pub details: Vec<RowDetail>,
     /// Phase-file runs pooled, when the sides name no measurements.
     pub runs: Option<Comparison>,
+    /// Where the compared rows came from (measurements only).
+    pub provenance: Option<Provenance>,
 }
 
 /// Rows whose mode is kernel replay get the details (P6's filtered row too: its tax).
@@ -115,6 +120,7 @@ pub fn compare_builds(
         rows: None,
         details: Vec::new(),
         runs: None,
+        provenance: None,
     };
     let measured = what != CompareWhat::Runs
         && !side_rows(conn, a)?.is_empty()
@@ -122,6 +128,18 @@ pub fn compare_builds(
     if measured || what == CompareWhat::Measurements {
         let rows = compare_measurements_with(conn, a, b, margin_pct)?;
         out.details = details(conn, &rows, margin_pct)?;
+        let side = |tag: &str, sel: &str, pick: fn(&MeasurementDelta) -> Option<&StoredMeasurement>| {
+            (tag.to_string(), sel.to_string(), rows.rows.iter().filter_map(pick).collect())
+        };
+        let sides = [
+            side("A", a, |r| r.a_row.as_ref()),
+            side("B", b, |r| r.b_row.as_ref()),
+        ];
+        out.provenance = Some(Provenance::of_sides(
+            conn,
+            &sides,
+            &format!("krphase compare {a} {b} --format markdown"),
+        )?);
         out.rows = Some(rows);
         return Ok(out);
     }
@@ -175,7 +193,7 @@ pub fn attribution_table(x: &Attribution) -> Table {
             ns_or_dash(p.a_ns),
             ns_or_dash(p.b_ns),
             signed_duration(p.change_ns),
-            p.share.map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
+            p.share.map_or("-".into(), percent_unsigned_zero),
             markers(&p.basis),
         ]);
     }

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use super::fmt::{factor, seconds, wrap};
-use super::text::table;
+use super::text::{push_table, table};
 use crate::db::basis::Basis;
 use crate::db::benchmark::CollectionMode;
 use crate::db::measurements::{
@@ -158,7 +158,7 @@ pub fn render_text(s: &MeasurementSection, markdown: bool, out: &mut String) {
             runs_cell(&m.linked_runs),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    push_table(out, &t, markdown);
     let _ = writeln!(
         out,
         "basis: median H; projected and speedup E, the seed's replay view (single-group\n\

@@ -16,6 +16,7 @@ pub mod csv;
 pub mod evidence_notes;
 pub mod fmt;
 pub mod measurements;
+pub mod provenance;
 pub mod run_report;
 pub mod runs_list;
 pub mod stats;
