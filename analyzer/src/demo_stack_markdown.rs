@@ -55,7 +55,13 @@ fn sides<'a>(base: &str, comps: &'a [(String, BuildComparison)]) -> Vec<Side<'a>
         c.rows
             .iter()
             .flat_map(|r| &r.rows)
-            .filter_map(|r| if a { r.a_row.as_ref() } else { r.b_row.as_ref() })
+            .filter_map(|r| {
+                if a {
+                    r.a_row.as_ref()
+                } else {
+                    r.b_row.as_ref()
+                }
+            })
             .collect()
     };
     let mut out = Vec::new();

@@ -101,19 +101,31 @@ fn markdown_outputs_are_valid_gfm_with_provenance() {
     problems.extend(gfm::table_problems("stack.md", &stack));
     problems.extend(gfm::table_problems("compare.md", &compare));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let collapsed = regex::Regex::new(r"(\d\.\d+x) \.\. (\d\.\d+x)").unwrap();
     for md in [&stack, &compare] {
         assert!(md.contains("**EMULATED**"), "{md}");
-        assert!(md.contains("- krphase ") && md.contains("(commit `"), "{md}");
+        assert!(
+            md.contains("- krphase ") && md.contains("(commit `"),
+            "{md}"
+        );
         assert!(md.contains("- run order: "), "{md}");
         assert!(md.contains("n (runs A/B)"), "{md}");
         assert!(!md.contains("-0.0%"), "signed zero: {md}");
-        let collapsed = regex::Regex::new(r"(\d\.\d+x) \.\. (\d\.\d+x)").unwrap();
         for c in collapsed.captures_iter(md) {
             assert_ne!(&c[1], &c[2], "an interval collapsed to one number: {md}");
         }
     }
-    for build in ["signal-pool", "skip-cu-markers", "keep-staging", "device-side", "all four"] {
-        assert!(stack.contains(&format!("| {build} |")), "{build} missing: {stack}");
+    for build in [
+        "signal-pool",
+        "skip-cu-markers",
+        "keep-staging",
+        "device-side",
+        "all four",
+    ] {
+        assert!(
+            stack.contains(&format!("| {build} |")),
+            "{build} missing: {stack}"
+        );
     }
 }
 

@@ -677,6 +677,10 @@ mod tests {
         );
         let invalid: Vec<bool> = m.iter().map(|m| m.invalid_reason().is_some()).collect();
         assert_eq!(invalid, [true, false, true, true]);
-        assert!(m[0].invalid_reason().unwrap().contains("application replay"));
+        assert!(
+            m[0].invalid_reason()
+                .unwrap()
+                .contains("application replay")
+        );
     }
 }

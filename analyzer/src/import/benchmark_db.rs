@@ -448,7 +448,15 @@ mod tests {
         let c = Connection::open(&src).unwrap();
         let beta = benchmark::ConfigData::from_args(
             "tool-runtime-overhead",
-            &["--kernel-replay-beta-enabled", "--pmc", "A", "--pmc", "B", "--pmc", "C"],
+            &[
+                "--kernel-replay-beta-enabled",
+                "--pmc",
+                "A",
+                "--pmc",
+                "B",
+                "--pmc",
+                "C",
+            ],
         )
         .unwrap();
         let cfg = benchmark::insert_or_reuse_config(&c, &beta, None).unwrap();
@@ -461,7 +469,13 @@ mod tests {
             .unwrap();
         assert_eq!(cfg, kernel, "one row under the seed's hash");
         note_replay_mode(&c, cfg, &replay_mode_of(beta.replay.as_ref()), 3).unwrap();
-        let kernel_args = ["--replay-mode", "kernel", "--kernel-replay-beta-enabled", "--pmc", "A"];
+        let kernel_args = [
+            "--replay-mode",
+            "kernel",
+            "--kernel-replay-beta-enabled",
+            "--pmc",
+            "A",
+        ];
         let k = benchmark::ConfigData::from_args("tool-runtime-overhead", &kernel_args).unwrap();
         note_replay_mode(&c, cfg, &replay_mode_of(k.replay.as_ref()), 3).unwrap();
         drop(c);

@@ -138,7 +138,12 @@ mod tests {
             for pass in 1..=3 {
                 id += 1;
                 let t = launch * 1000 + pass * 10;
-                files.push(file(id, &format!("w/p6-filtered/pass_{pass}/k-{id}.krp"), t, ppid));
+                files.push(file(
+                    id,
+                    &format!("w/p6-filtered/pass_{pass}/k-{id}.krp"),
+                    t,
+                    ppid,
+                ));
             }
         }
         let l = split_launches(files, 2, Failures::Count(0));

@@ -39,7 +39,13 @@ fn seed_layout(root: &Path, windows: u64) -> PathBuf {
     for (k, launcher) in [(10u64, 700u32), (11, 701), (12, 702)] {
         for pass in 1..=3u32 {
             let dir = w.join(format!("p6-filtered/pass_{pass}"));
-            launch_file(&dir, launcher * 10 + pass, launcher, 1000 * k + 100 * u64::from(pass), 2);
+            launch_file(
+                &dir,
+                launcher * 10 + pass,
+                launcher,
+                1000 * k + 100 * u64::from(pass),
+                2,
+            );
         }
     }
     let cmd = |d: &str, extra: &str| {
@@ -88,11 +94,11 @@ fn warmups_in_the_same_directory_are_left_out() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(warm_pid, 9084, "the earliest launch, not the first file name");
     assert_eq!(
-        p6.launches.iter().map(Vec::len).collect::<Vec<_>>(),
-        [3, 3]
+        warm_pid, 9084,
+        "the earliest launch, not the first file name"
     );
+    assert_eq!(p6.launches.iter().map(Vec::len).collect::<Vec<_>>(), [3, 3]);
     assert_eq!(p6.warmup_runs.len(), 3);
     assert!(
         p6.invalid_reason().unwrap().contains("application replay"),

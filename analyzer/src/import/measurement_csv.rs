@@ -13,8 +13,8 @@ use super::harness_launches::{Launches, LinkedFile, split_launches};
 use super::krp::{import_phase_file, phase_files};
 use crate::db::benchmark::CollectionMode;
 use crate::db::measurements::{
-    Failures, MeasurementRow, SOURCE_REPLAY_PERF, Timing, insert_measurement,
-    link_run_in_launch, link_warmup,
+    Failures, MeasurementRow, SOURCE_REPLAY_PERF, Timing, insert_measurement, link_run_in_launch,
+    link_warmup,
 };
 
 /// The CSV header, in order.

@@ -820,13 +820,19 @@ mod tests {
         )
         .unwrap();
         let text = render(&c).unwrap();
-        assert!(text.contains("P6  non-replayed dispatch tax INVALID"), "{text}");
+        assert!(
+            text.contains("P6  non-replayed dispatch tax INVALID"),
+            "{text}"
+        );
         assert!(!text.contains("/dispatch over whole runs"), "{text}");
         let t = report_json(&c).unwrap().unwrap().p6_dispatch_tax.unwrap();
         assert!(!t.valid);
         assert!(t.invalid_reason.unwrap().contains("--replay-mode kernel"));
         assert_eq!(
-            (t.whole_run_tax_per_dispatch_ns, t.in_process_tax_per_dispatch_ns),
+            (
+                t.whole_run_tax_per_dispatch_ns,
+                t.in_process_tax_per_dispatch_ns
+            ),
             (None, None)
         );
         // With replay configured the same rows give the figure.

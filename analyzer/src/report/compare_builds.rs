@@ -16,10 +16,10 @@ use serde::Serialize;
 
 use super::attribution::{Attribution, Wall, attribute, attribute_runs};
 use super::compare::{Comparison, compare_with, phase_table, render_table, signed_duration};
+use super::compare_measurements::MeasurementDelta;
 use super::compare_measurements::{
     MeasurementComparison, compare_measurements_with, row_name, side_rows,
 };
-use super::compare_measurements::MeasurementDelta;
 use super::fmt::{bytes, duration_short, markers, percent_unsigned_zero};
 use super::provenance::Provenance;
 use crate::db::benchmark::CollectionMode;
@@ -128,9 +128,14 @@ pub fn compare_builds(
     if measured || what == CompareWhat::Measurements {
         let rows = compare_measurements_with(conn, a, b, margin_pct)?;
         out.details = details(conn, &rows, margin_pct)?;
-        let side = |tag: &str, sel: &str, pick: fn(&MeasurementDelta) -> Option<&StoredMeasurement>| {
-            (tag.to_string(), sel.to_string(), rows.rows.iter().filter_map(pick).collect())
-        };
+        let side =
+            |tag: &str, sel: &str, pick: fn(&MeasurementDelta) -> Option<&StoredMeasurement>| {
+                (
+                    tag.to_string(),
+                    sel.to_string(),
+                    rows.rows.iter().filter_map(pick).collect(),
+                )
+            };
         let sides = [
             side("A", a, |r| r.a_row.as_ref()),
             side("B", b, |r| r.b_row.as_ref()),

@@ -89,7 +89,11 @@ fn end_to_end(s: &mut String, rows: &MeasurementComparison) {
         .iter()
         .filter_map(|r| Some(format!("{}: {}", row_name(r), r.interval_note.as_ref()?)))
         .chain(rows.rows.iter().filter_map(|r| {
-            Some(format!("{} INVALID: {}", row_name(r), r.invalid_reason.as_ref()?))
+            Some(format!(
+                "{} INVALID: {}",
+                row_name(r),
+                r.invalid_reason.as_ref()?
+            ))
         }))
         .collect();
     for n in &notes {
@@ -103,7 +107,11 @@ fn end_to_end(s: &mut String, rows: &MeasurementComparison) {
 /// A signed change, with no signed zero: `0 ns` where the sign would be noise.
 pub fn change_text(ns: f64) -> String {
     let s = signed_duration(ns);
-    if s.ends_with("0.00 ns") { "0 ns".into() } else { s }
+    if s.ends_with("0.00 ns") {
+        "0 ns".into()
+    } else {
+        s
+    }
 }
 
 /// Text safe inside a table cell: a `|` would end the cell.

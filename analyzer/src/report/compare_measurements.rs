@@ -168,7 +168,10 @@ fn run_values(
     let (Some(a), Some(b)) = (ma, mb) else {
         return Ok((Vec::new(), Vec::new(), None, None));
     };
-    let (sa, sb) = (samples_of(conn, a.measurement_id)?, samples_of(conn, b.measurement_id)?);
+    let (sa, sb) = (
+        samples_of(conn, a.measurement_id)?,
+        samples_of(conn, b.measurement_id)?,
+    );
     if !sa.is_empty() && !sb.is_empty() {
         return Ok((sa, sb, Some(Basis::Harness), None));
     }

@@ -63,10 +63,7 @@ fn this_host() -> String {
 }
 
 /// The runs of `rows` (timed launches' files), with host, command and start.
-fn run_facts(
-    conn: &Connection,
-    rows: &[&StoredMeasurement],
-) -> Result<Vec<(String, String, i64)>> {
+fn run_facts(conn: &Connection, rows: &[&StoredMeasurement]) -> Result<Vec<(String, String, i64)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT COALESCE(host, ''), COALESCE(command, ''), COALESCE(clock_realtime_ns, 0)
          FROM krphase_run WHERE id = ?1",
@@ -99,7 +96,13 @@ fn order_text(mut starts: Vec<(i64, String)>) -> Option<String> {
     let interleaved = parts.iter().all(|(_, n)| *n == 1);
     let text = parts
         .iter()
-        .map(|(c, n)| if *n == 1 { c.clone() } else { format!("{c}×{n}") })
+        .map(|(c, n)| {
+            if *n == 1 {
+                c.clone()
+            } else {
+                format!("{c}×{n}")
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ");
     Some(if interleaved {
@@ -235,7 +238,8 @@ mod tests {
 
     #[test]
     fn run_order_says_interleaved_or_one_after_the_other() {
-        let o = |v: &[(i64, &str)]| order_text(v.iter().map(|(t, s)| (*t, s.to_string())).collect());
+        let o =
+            |v: &[(i64, &str)]| order_text(v.iter().map(|(t, s)| (*t, s.to_string())).collect());
         assert_eq!(
             o(&[(1, "A"), (2, "B"), (3, "A"), (4, "B")]).unwrap(),
             "A B A B (interleaved)"

@@ -10,7 +10,10 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 fn cells(line: &str) -> usize {
     let t = line.trim();
     let t = t.strip_prefix('|').unwrap_or(t);
-    let t = t.strip_suffix('|').filter(|s| !s.ends_with('\\')).unwrap_or(t);
+    let t = t
+        .strip_suffix('|')
+        .filter(|s| !s.ends_with('\\'))
+        .unwrap_or(t);
     let mut n = 1;
     let mut escaped = false;
     for c in t.chars() {
@@ -67,7 +70,11 @@ pub fn table_problems(name: &str, md: &str) -> Vec<String> {
 #[test]
 fn the_checker_finds_both_faults() {
     let good = "| a | b |\n|---|---|\n| 1 | 2 \\| 3 |\n\nnote\n";
-    assert!(table_problems("good", good).is_empty(), "{:?}", table_problems("good", good));
+    assert!(
+        table_problems("good", good).is_empty(),
+        "{:?}",
+        table_problems("good", good)
+    );
     let wrapped = "| a | b |\n|---|---|\n| long | cell |\n| wrapped |\n";
     assert_eq!(table_problems("w", wrapped).len(), 1);
     let absorbed = "| a | b |\n|---|---|\n| 1 | 2 |\nnote: after the table\n";
