@@ -260,7 +260,7 @@ impl ReplayCheck {
                     .into(),
             ),
             ReplayCheck::ApplicationReplay { phase_files } => Some(format!(
-                "claims kernel replay but its {phase_files} phase file(s) sit in pass_<n> directories: rocprofv3 ran application replay (one launch per group)"
+                "ran application replay, not kernel replay: its {phase_files} phase file(s) sit in rocprofv3's pass_<n> directories (one launch per group)"
             )),
             ReplayCheck::FilterReplayed { windows } => Some(format!(
                 "claims replay active with no kernel matched but its phase files hold {windows} replayed window(s)"

@@ -235,8 +235,9 @@ pub fn compare_measurements_with(
         note: format!(
             "medians of whole runs as the harness measured them; interval: 95% percentile \
              bootstrap of the ratio of medians over each row's stored runs ({} resamples, fixed \
-             seed; none for CSV rows, which keep no per-run values); moved: interval excludes 1; \
-             equivalent: 90% interval inside ±{margin_pct:.0}% and not moved; moved, within: both",
+             seed; a CSV row keeps none and uses its phase files' run time per timed launch, \
+             marked [M]); moved: interval excludes 1; equivalent: 90% interval inside \
+             ±{margin_pct:.0}% and not moved; moved, within: both",
             super::bootstrap::RESAMPLES
         ),
         rows,
