@@ -422,6 +422,18 @@ mod tests {
         assert_eq!(count(&conn, "SELECT COUNT(*) FROM krphase_measurement"), 0);
     }
 
+    /// The kernel-replay wall-time row labelled `seed`, as read back.
+    fn seed_replay_row(conn: &Connection) -> crate::db::measurements::StoredMeasurement {
+        crate::db::measurements::read_measurements(
+            conn,
+            &crate::db::measurements::MeasurementFilter::Label("seed".into()),
+        )
+        .unwrap()
+        .into_iter()
+        .find(|m| m.mode.as_deref() == Some("kernel-replay"))
+        .unwrap()
+    }
+
     /// A config row that `krphase bench` filled with `--replay-mode kernel` runs and runs of the
     /// beta flag alone (one row under the seed's hash) imports as invalid, naming both modes;
     /// a seed database that records no modes leaves the kernel-replay row valid but with the
@@ -433,63 +445,29 @@ mod tests {
         let src = new_db(dir.path());
         let mut conn = crate::db::open(dir.path().join("k.db")).unwrap();
         import_benchmark(&mut conn, &src, Some("seed")).unwrap();
-        let m = crate::db::measurements::read_measurements(
-            &conn,
-            &crate::db::measurements::MeasurementFilter::Label("seed".into()),
-        )
-        .unwrap();
-        let replay = m
-            .iter()
-            .find(|m| m.mode.as_deref() == Some("kernel-replay"))
-            .unwrap();
+        let replay = seed_replay_row(&conn);
         assert!(replay.invalid_reason().is_none());
         assert!(replay.caveat().unwrap().contains("ignores --replay-mode"));
 
+        // The synthetic database's replay config asks with --replay-mode kernel; the same
+        // groups with the beta flag alone hash to the same row.
         let c = Connection::open(&src).unwrap();
-        let beta = benchmark::ConfigData::from_args(
-            "tool-runtime-overhead",
-            &[
-                "--kernel-replay-beta-enabled",
-                "--pmc",
-                "A",
-                "--pmc",
-                "B",
-                "--pmc",
-                "C",
-            ],
-        )
-        .unwrap();
-        let cfg = benchmark::insert_or_reuse_config(&c, &beta, None).unwrap();
-        let kernel: i64 = c
-            .query_row(
-                "SELECT id FROM benchmark_config WHERE counter_collection_mode = 'kernel-replay'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(cfg, kernel, "one row under the seed's hash");
-        note_replay_mode(&c, cfg, &replay_mode_of(beta.replay.as_ref()), 3).unwrap();
-        let kernel_args = [
-            "--replay-mode",
-            "kernel",
-            "--kernel-replay-beta-enabled",
-            "--pmc",
-            "A",
-        ];
-        let k = benchmark::ConfigData::from_args("tool-runtime-overhead", &kernel_args).unwrap();
-        note_replay_mode(&c, cfg, &replay_mode_of(k.replay.as_ref()), 3).unwrap();
+        let groups = ["--pmc", "A", "--pmc", "B", "--pmc", "C"];
+        let beta_args = [&["--kernel-replay-beta-enabled"][..], &groups[..]].concat();
+        let kernel_args = [&["--replay-mode", "kernel"][..], &beta_args[..]].concat();
+        let mut ids = Vec::new();
+        for args in [&beta_args, &kernel_args] {
+            let d = benchmark::ConfigData::from_args("tool-runtime-overhead", args).unwrap();
+            let cfg = benchmark::insert_or_reuse_config(&c, &d, None).unwrap();
+            note_replay_mode(&c, cfg, &replay_mode_of(d.replay.as_ref()), 3).unwrap();
+            ids.push(cfg);
+        }
+        assert_eq!(ids[0], ids[1], "one row under the seed's hash");
         drop(c);
         import_benchmark(&mut conn, &src, Some("seed")).unwrap();
-        let m = crate::db::measurements::read_measurements(
-            &conn,
-            &crate::db::measurements::MeasurementFilter::Label("seed".into()),
-        )
-        .unwrap();
-        let replay = m
-            .iter()
-            .find(|m| m.mode.as_deref() == Some("kernel-replay"))
-            .unwrap();
-        let why = replay.invalid_reason().expect("mixed row is invalid");
+        let why = seed_replay_row(&conn)
+            .invalid_reason()
+            .expect("mixed row is invalid");
         assert!(
             why.contains("--replay-mode kernel): 3 run(s)") && why.contains("beta flag alone"),
             "{why}"
