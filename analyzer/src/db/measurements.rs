@@ -17,6 +17,13 @@ use super::benchmark::{CollectionMode, derive_replay_config};
 pub const SOURCE_BENCH: &str = "krphase-bench";
 /// `krphase_measurement.source` of rows imported from a replay_perf.py (or `krphase bench`) CSV.
 pub const SOURCE_REPLAY_PERF: &str = "replay_perf";
+/// Why a replay_perf.py row has no SDK log, and how to keep one (one line).
+pub const NO_SDK_LOG: &str = "no SDK log can be joined: replay_perf.py sends a successful \
+    run's stderr, where the SDK logs, to a temporary file it deletes (it shows the tail only \
+    when a run fails); to keep it, run the rows with `krphase bench` (each run's stderr lands \
+    beside its phase file) or give replay_perf.py a --rocprofv3 wrapper that appends stderr to \
+    a file, with ROCPROFILER_LOG_LEVEL=info, then `krphase import-log`";
+
 /// `krphase_measurement.source` of rows imported from a rocprofv3-benchmark database.
 pub const SOURCE_BENCHMARK_DB: &str = "rocprofv3-benchmark";
 
@@ -517,7 +524,7 @@ fn runs_in_pass_dirs(conn: &Connection, m: &StoredMeasurement) -> Result<i64> {
         .collect::<rusqlite::Result<_>>()?;
     Ok(paths
         .iter()
-        .filter(|p| crate::import::harness_launches::pass_dir(p).is_some())
+        .filter(|p| super::runs::pass_dir(p).is_some())
         .count() as i64)
 }
 

@@ -10,6 +10,7 @@
 //! row's timed runs (`samples` + failed runs) is a warm-up.
 
 use crate::db::measurements::Failures;
+use crate::db::runs::pass_dir;
 
 /// One phase file of a row, as imported.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,13 +33,6 @@ pub struct Launches {
     pub warmups: Vec<Vec<i64>>,
     /// What could not be told apart, when something could not (one line).
     pub note: Option<String>,
-}
-
-/// The `n` of a `pass_<n>` directory in `path`, if the file sits in one.
-pub fn pass_dir(path: &str) -> Option<u32> {
-    path.split(['/', '\\'])
-        .filter_map(|c| c.strip_prefix("pass_")?.parse().ok())
-        .next_back()
 }
 
 /// Groups files into launches: one launch per file, or under application replay one per run of

@@ -239,13 +239,6 @@ fn parse_row(rec: &csv::StringRecord) -> Result<MeasurementRow> {
     })
 }
 
-/// Why a replay_perf.py row has no SDK log, and how to keep one (one line).
-pub const NO_SDK_LOG: &str = "no SDK log can be joined: replay_perf.py sends a successful \
-    run's stderr, where the SDK logs, to a temporary file it deletes (it shows the tail only \
-    when a run fails); to keep it, run the rows with `krphase bench` (each run's stderr lands \
-    beside its phase file) or give replay_perf.py a --rocprofv3 wrapper that appends stderr to \
-    a file, with ROCPROFILER_LOG_LEVEL=info, then `krphase import-log`";
-
 /// What linking one row's phase files found.
 #[derive(Debug, Default)]
 struct RowLinks {

@@ -121,7 +121,7 @@ pub fn import_harness_command(
         eprintln!("krphase: note: {n}");
     }
     if r.runs > 0 {
-        eprintln!("krphase: note: {}", measurement_csv::NO_SDK_LOG);
+        eprintln!("krphase: note: {}", db::measurements::NO_SDK_LOG);
     }
     warn_replay_claims(&conn, &r.measurement_ids)
 }

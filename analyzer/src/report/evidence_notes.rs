@@ -6,8 +6,7 @@
 use anyhow::Result;
 use rusqlite::Connection;
 
-use crate::db::measurements::{SOURCE_REPLAY_PERF, StoredMeasurement};
-use crate::import::measurement_csv::NO_SDK_LOG;
+use crate::db::measurements::{NO_SDK_LOG, SOURCE_REPLAY_PERF, StoredMeasurement};
 
 /// Counts over a side's linked runs: observed windows, SDK log lines joined, phase lines.
 fn counts(conn: &Connection, m: &StoredMeasurement) -> Result<(i64, i64, i64)> {
