@@ -16,7 +16,6 @@ use crate::demo_stack_pacing;
 use crate::report::compare_builds::{
     BuildComparison, CompareWhat, attribution_table, compare_builds, part_notes,
 };
-use crate::report::compare_markdown::render_markdown;
 use crate::report::fmt::{factor, seconds};
 use crate::report::verdict::DEFAULT_MARGIN_PCT;
 
@@ -329,11 +328,22 @@ pub fn run_stack(
     print!("{}", factor_note(device, slowdown, &plan));
     print!("{}", demo_stack_pacing::note(paced, device));
     let md = dir.join("stack.md");
-    let combined = all.last().context("no combined comparison")?;
-    std::fs::write(&md, render_markdown(combined))
-        .with_context(|| format!("cannot write {}", md.display()))?;
+    let comps: Vec<(String, BuildComparison)> = plan.builds[1..]
+        .iter()
+        .map(|b| short(b).to_string())
+        .zip(all)
+        .collect();
+    let setup = format!(
+        "EMULATED: STREAM, {} elements, {} passes, {} windows a run, P3 (`krphase bench \
+         --sdk-build BUILD --label BUILD`); the last section details all four switches together.",
+        plan.elements,
+        plan.passes,
+        plan.iterations * WINDOWS_PER_ITERATION
+    );
+    let text = crate::demo_stack_markdown::stack_markdown(&conn, &plan.builds[0], &comps, &setup)?;
+    std::fs::write(&md, text).with_context(|| format!("cannot write {}", md.display()))?;
     println!(
-        "markdown summary (all four against baseline): {}",
+        "markdown summary (every build against baseline): {}",
         md.display()
     );
     Ok(())

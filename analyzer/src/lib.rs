@@ -12,6 +12,7 @@ pub mod calendar;
 pub mod db;
 pub mod demo;
 pub mod demo_stack;
+pub mod demo_stack_markdown;
 pub mod demo_stack_pacing;
 pub mod doctor;
 pub mod export;

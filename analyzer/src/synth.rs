@@ -321,7 +321,13 @@ impl<W: Write> SynthWriter<W> {
 
 /// Writes a synthetic file to `out`; returns the truth.
 pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> {
-    let mut w = FileWriter::new(out, &header(spec))?;
+    write_synthetic_as(out, spec, &header(spec))
+}
+
+/// Writes a synthetic file to `out` under header `h`: its events start 9 ms after the tool's
+/// start (`h.boottime_ns`), so files of launches started one after another keep their order.
+pub fn write_synthetic_as(out: impl Write, spec: &SynthSpec, h: &Header) -> Result<SynthTruth> {
+    let mut w = FileWriter::new(out, h)?;
     w.write_names(&[
         (NameSpace::Kernel, 1, "stream_copy"),
         (NameSpace::Kernel, 2, "stream_triad"),
@@ -332,7 +338,7 @@ pub fn write_synthetic(out: impl Write, spec: &SynthSpec) -> Result<SynthTruth> 
         buf: Vec::with_capacity(8192),
         rng: Lcg(spec.seed),
         truth: SynthTruth::default(),
-        t: 10_000_000,
+        t: h.boottime_ns + 9_000_000,
         dispatch: 0,
         passes: spec.passes,
     };

@@ -332,12 +332,15 @@ fn harness_rows_that_never_replayed_are_warned_and_their_speedup_is_invalid() {
     let warned = stderr_warnings(&imp);
     assert_eq!(
         warned.len(),
-        2,
-        "one per row that should have replayed: {warned:?}"
+        3,
+        "one per row that should have run kernel replay: {warned:?}"
     );
     assert!(warned[0].contains("P1/replay-all-groups") && warned[1].contains("P2/passes-2"));
+    assert!(warned[2].contains("P6/replay-active-none-matched"));
     assert!(
-        warned.iter().all(|w| w.contains("hold no replayed window")),
+        warned
+            .iter()
+            .all(|w| w.contains("pass_<n>") && w.contains("application replay")),
         "{warned:?}"
     );
 
@@ -359,8 +362,8 @@ fn harness_rows_that_never_replayed_are_warned_and_their_speedup_is_invalid() {
     );
     assert_eq!(
         valid("P6", "replay-active-none-matched"),
-        Some(true),
-        "P6 matches nothing by design"
+        Some(false),
+        "P6 asked for replay with the beta flag alone: application replay ran"
     );
     assert!(measurement(&r, "P3", "elements-4096")["replay_check"]["windows"].as_i64() > Some(0));
     let p1 = &r["bench"]["p1_speedup"];
@@ -403,7 +406,7 @@ fn harness_rows_that_never_replayed_are_warned_and_their_speedup_is_invalid() {
     );
     assert!(imp.status.success(), "{}", output_text(&imp));
     let warned = stderr_warnings(&imp);
-    assert_eq!(warned.len(), 2, "{warned:?}");
+    assert_eq!(warned.len(), 3, "P1, P2 and P6: {warned:?}");
     assert!(
         warned
             .iter()

@@ -8,6 +8,9 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+#[path = "common/gfm.rs"]
+mod gfm;
+
 /// Runs the demo once per test process; returns its output directory.
 fn demo_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -78,6 +81,51 @@ fn demo_writes_database_trace_plots_and_report() {
         "GB/s",
     ] {
         assert!(md.contains(needle), "report.md lacks {needle:?}");
+    }
+}
+
+/// The demo's report.md and stack.md, and a `compare --format markdown` of its stack database,
+/// render under GitHub-flavoured Markdown as written: every table row has its header's cells,
+/// nothing after a table is taken into it; stack.md carries its provenance, every build in one
+/// table, intervals whose ends differ and no signed zero.
+#[test]
+fn markdown_outputs_are_valid_gfm_with_provenance() {
+    let out = demo_dir();
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let stack = std::fs::read_to_string(out.join("stack/stack.md")).unwrap();
+    let compare = krphase(
+        &out.join("stack/stack.db"),
+        &["compare", "baseline", "device-side", "--format", "markdown"],
+    );
+    let mut problems = gfm::table_problems("report.md", &report);
+    problems.extend(gfm::table_problems("stack.md", &stack));
+    problems.extend(gfm::table_problems("compare.md", &compare));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let collapsed = regex::Regex::new(r"(\d\.\d+x) \.\. (\d\.\d+x)").unwrap();
+    for md in [&stack, &compare] {
+        assert!(md.contains("**EMULATED**"), "{md}");
+        assert!(
+            md.contains("- krphase ") && md.contains("(commit `"),
+            "{md}"
+        );
+        assert!(md.contains("- run order: "), "{md}");
+        assert!(md.contains("n (runs A/B)"), "{md}");
+        assert!(!md.contains("-0.0%"), "signed zero: {md}");
+        for c in collapsed.captures_iter(md) {
+            assert_ne!(&c[1], &c[2], "an interval collapsed to one number: {md}");
+        }
+    }
+    for build in [
+        "signal-pool",
+        "skip-cu-markers",
+        "keep-staging",
+        "device-side",
+        "all four",
+    ] {
+        assert!(
+            stack.contains(&format!("| {build} |")),
+            "{build} missing: {stack}"
+        );
     }
 }
 

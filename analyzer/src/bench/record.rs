@@ -14,6 +14,7 @@ use super::command::find_program;
 use super::measure::{MeasurementResult, run_env};
 use super::plan::PlannedMeasurement;
 use crate::db::benchmark::{self, ConfigData, RunMetrics};
+use crate::db::config_modes;
 use crate::db::measurements::{MeasurementRow, SOURCE_BENCH, insert_measurement, link_run};
 use crate::db::samples::store_samples;
 use crate::import::krp::import_phase_file;
@@ -152,6 +153,13 @@ impl Recorder {
         let sdk_id = benchmark::insert_or_reuse_sdk(&tx, version.as_deref().unwrap_or("unknown"))?;
         let data = ConfigData::from_args(BENCH_BENCHMARK_MODE, &m.spec.profiler_args())?;
         let cfg_id = benchmark::insert_or_reuse_config(&tx, &data, Some(sdk_id))?;
+        let ok_runs = x.runs.iter().filter(|r| r.outcome.ok()).count();
+        config_modes::note_replay_mode(
+            &tx,
+            cfg_id,
+            &config_modes::replay_mode_of(data.replay.as_ref()),
+            ok_runs,
+        )?;
         let now = crate::db::now_utc();
         for run in x.runs.iter().filter(|r| r.outcome.ok()) {
             let metrics = RunMetrics {

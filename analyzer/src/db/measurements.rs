@@ -17,6 +17,13 @@ use super::benchmark::{CollectionMode, derive_replay_config};
 pub const SOURCE_BENCH: &str = "krphase-bench";
 /// `krphase_measurement.source` of rows imported from a replay_perf.py (or `krphase bench`) CSV.
 pub const SOURCE_REPLAY_PERF: &str = "replay_perf";
+/// Why a replay_perf.py row has no SDK log, and how to keep one (one line).
+pub const NO_SDK_LOG: &str = "no SDK log can be joined: replay_perf.py sends a successful \
+    run's stderr, where the SDK logs, to a temporary file it deletes (it shows the tail only \
+    when a run fails); to keep it, run the rows with `krphase bench` (each run's stderr lands \
+    beside its phase file) or give replay_perf.py a --rocprofv3 wrapper that appends stderr to \
+    a file, with ROCPROFILER_LOG_LEVEL=info, then `krphase import-log`";
+
 /// `krphase_measurement.source` of rows imported from a rocprofv3-benchmark database.
 pub const SOURCE_BENCHMARK_DB: &str = "rocprofv3-benchmark";
 
@@ -186,8 +193,35 @@ fn delete_measurement(
 
 /// Links an imported run to a measurement (linking twice is a no-op).
 pub fn link_run(conn: &Connection, measurement_id: i64, run_id: i64) -> Result<()> {
+    link_run_in_launch(conn, measurement_id, run_id, None)
+}
+
+/// Links an imported run to a measurement as part of timed launch `launch` (one rocprofv3
+/// command; `None`: the run is a launch of its own).
+pub fn link_run_in_launch(
+    conn: &Connection,
+    measurement_id: i64,
+    run_id: i64,
+    launch: Option<i64>,
+) -> Result<()> {
     conn.execute(
         "INSERT OR IGNORE INTO krphase_measurement_run (measurement_id, run_id) VALUES (?1, ?2)",
+        params![measurement_id, run_id],
+    )?;
+    if let Some(launch) = launch {
+        conn.execute(
+            "INSERT OR REPLACE INTO krphase_measurement_launch (measurement_id, run_id, launch) \
+             VALUES (?1, ?2, ?3)",
+            params![measurement_id, run_id, launch],
+        )?;
+    }
+    Ok(())
+}
+
+/// Records a warm-up launch's run beside a measurement, outside every statistic.
+pub fn link_warmup(conn: &Connection, measurement_id: i64, run_id: i64) -> Result<()> {
+    conn.execute(
+        "INSERT OR IGNORE INTO krphase_measurement_warmup (measurement_id, run_id) VALUES (?1, ?2)",
         params![measurement_id, run_id],
     )?;
     Ok(())
@@ -212,6 +246,13 @@ pub enum ReplayCheck {
     NoReplayMode,
     /// Neither phase files nor a rocprofv3 command to judge by (benchmark databases).
     Unverifiable,
+    /// Its phase files sit in `pass_<n>` directories: rocprofv3 launched the application once
+    /// per counter group (application replay), whatever replayed inside each launch.
+    ApplicationReplay { phase_files: i64 },
+    /// P6's replay-active row replayed windows although its filter matches no kernel.
+    FilterReplayed { windows: i64 },
+    /// P6's replay-active row: replay configured (`--replay-mode kernel`), nothing replayed.
+    Configured,
 }
 
 impl ReplayCheck {
@@ -225,6 +266,12 @@ impl ReplayCheck {
                 "claims kernel replay but its command lacks --replay-mode kernel (rocprofv3 then runs application replay)"
                     .into(),
             ),
+            ReplayCheck::ApplicationReplay { phase_files } => Some(format!(
+                "ran application replay, not kernel replay: its {phase_files} phase file(s) sit in rocprofv3's pass_<n> directories (one launch per group)"
+            )),
+            ReplayCheck::FilterReplayed { windows } => Some(format!(
+                "claims replay active with no kernel matched but its phase files hold {windows} replayed window(s)"
+            )),
             _ => None,
         }
     }
@@ -258,14 +305,41 @@ pub struct StoredMeasurement {
     /// The output directory of a CSV row, or the file a benchmark database row came from.
     pub outdir: Option<String>,
     pub imported_at: Option<String>,
+    /// The modes its benchmark config row mixes, when it mixes several (`config_modes`).
+    pub mixed_modes: Option<String>,
     pub linked_runs: Vec<i64>,
+    /// The linked runs grouped by timed launch (one rocprofv3 command each), in launch order.
+    pub launches: Vec<Vec<i64>>,
+    /// Runs of warm-up launches found beside the timed ones (kept out of every statistic).
+    pub warmup_runs: Vec<i64>,
     pub replay_check: ReplayCheck,
 }
 
 impl StoredMeasurement {
     /// Why figures built on this row are invalid; `None` when they are not.
     pub fn invalid_reason(&self) -> Option<String> {
+        if let Some(m) = &self.mixed_modes {
+            return Some(format!(
+                "averages runs of different modes in one benchmark config row ({m}): the seed's \
+                 config hash ignores --replay-mode"
+            ));
+        }
         self.replay_check.invalid_reason()
+    }
+
+    /// What a valid row's figures cannot show (one line), when something.
+    pub fn caveat(&self) -> Option<String> {
+        (self.replay_check == ReplayCheck::Unverifiable && self.claims_replay()).then(|| {
+            format!(
+                "measurement {} ({}/{}): kernel replay unverifiable: a rocprofv3-benchmark \
+                 database keeps no phase files and no rocprofv3 arguments, and its config hash \
+                 ignores --replay-mode, so the row may average --replay-mode kernel runs with \
+                 beta-flag-only runs (application replay on current rocprofv3)",
+                self.measurement_id,
+                self.experiment.as_deref().unwrap_or("?"),
+                self.variant.as_deref().unwrap_or("?")
+            )
+        })
     }
 
     /// The one warning line of a row whose figures are invalid (import and report print it).
@@ -282,7 +356,11 @@ impl StoredMeasurement {
 
     fn claims_replay(&self) -> bool {
         self.mode.as_deref() == Some(CollectionMode::KernelReplay.as_str())
-            && self.variant.as_deref() != Some("replay-active-none-matched")
+    }
+
+    /// P6's replay-active row: replay configured, and by design no kernel matches.
+    fn matches_nothing(&self) -> bool {
+        self.variant.as_deref() == Some("replay-active-none-matched")
     }
 }
 
@@ -327,7 +405,7 @@ pub fn read_measurements(
     let mut stmt = conn.prepare(
         "SELECT id, source, label, experiment, variant, mode, detail, metric, counter_groups,
                 median_s, min_s, max_s, peak_child_rss_kib, samples, failures, projected_s,
-                speedup, command, outdir, imported_at
+                speedup, command, outdir, imported_at, mixed_modes
          FROM krphase_measurement ORDER BY id",
     )?;
     let rows = stmt
@@ -353,19 +431,17 @@ pub fn read_measurements(
                 command: r.get(17)?,
                 outdir: r.get(18)?,
                 imported_at: r.get(19)?,
+                mixed_modes: r.get(20)?,
                 linked_runs: Vec::new(),
+                launches: Vec::new(),
+                warmup_runs: Vec::new(),
                 replay_check: ReplayCheck::NotClaimed,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut links = conn.prepare_cached(
-        "SELECT run_id FROM krphase_measurement_run WHERE measurement_id = ?1 ORDER BY run_id",
-    )?;
     let mut out = Vec::new();
     for mut m in rows {
-        m.linked_runs = links
-            .query_map([m.measurement_id], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        read_links(conn, &mut m)?;
         if !filter.keeps(&m) {
             continue;
         }
@@ -374,6 +450,36 @@ pub fn read_measurements(
         out.push(m);
     }
     Ok(out)
+}
+
+/// The measurement's linked runs, their launches and its warm-up runs.
+fn read_links(conn: &Connection, m: &mut StoredMeasurement) -> Result<()> {
+    let mut links = conn.prepare_cached(
+        "SELECT mr.run_id, l.launch FROM krphase_measurement_run mr
+         LEFT JOIN krphase_measurement_launch l
+           ON l.measurement_id = mr.measurement_id AND l.run_id = mr.run_id
+         WHERE mr.measurement_id = ?1 ORDER BY l.launch, mr.run_id",
+    )?;
+    let links: Vec<(i64, Option<i64>)> = links
+        .query_map([m.measurement_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut launches: Vec<(Option<i64>, Vec<i64>)> = Vec::new();
+    for (run, launch) in &links {
+        match launches.last_mut() {
+            Some((l, runs)) if launch.is_some() && l == launch => runs.push(*run),
+            _ => launches.push((*launch, vec![*run])),
+        }
+    }
+    m.launches = launches.into_iter().map(|(_, r)| r).collect();
+    m.linked_runs = links.into_iter().map(|(r, _)| r).collect();
+    m.linked_runs.sort_unstable();
+    let mut warm = conn.prepare_cached(
+        "SELECT run_id FROM krphase_measurement_warmup WHERE measurement_id = ?1 ORDER BY run_id",
+    )?;
+    m.warmup_runs = warm
+        .query_map([m.measurement_id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(())
 }
 
 /// Rows imported before the metric and group columns existed: the same facts from `detail`
@@ -407,18 +513,50 @@ fn fill_older_columns(m: &mut StoredMeasurement) {
     }
 }
 
+/// How many of the measurement's linked runs sit in a `pass_<n>` directory.
+fn runs_in_pass_dirs(conn: &Connection, m: &StoredMeasurement) -> Result<i64> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT r.path FROM krphase_run r JOIN krphase_measurement_run mr ON mr.run_id = r.id
+         WHERE mr.measurement_id = ?1",
+    )?;
+    let paths: Vec<String> = stmt
+        .query_map([m.measurement_id], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(paths
+        .iter()
+        .filter(|p| super::runs::pass_dir(p).is_some())
+        .count() as i64)
+}
+
 fn replay_check(conn: &Connection, m: &StoredMeasurement) -> Result<ReplayCheck> {
     if !m.claims_replay() {
         return Ok(ReplayCheck::NotClaimed);
     }
+    if !m.linked_runs.is_empty() && runs_in_pass_dirs(conn, m)? > 0 {
+        return Ok(ReplayCheck::ApplicationReplay {
+            phase_files: m.linked_runs.len() as i64,
+        });
+    }
+    let windows: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM krphase_window w JOIN krphase_measurement_run mr
+           ON mr.run_id = w.run_id
+         WHERE mr.measurement_id = ?1 AND w.outcome = 'replayed'",
+        [m.measurement_id],
+        |r| r.get(0),
+    )?;
+    if m.matches_nothing() {
+        let configured = m.command.as_deref().is_some_and(has_replay_mode_kernel);
+        return Ok(if windows > 0 {
+            ReplayCheck::FilterReplayed { windows }
+        } else if configured {
+            ReplayCheck::Configured
+        } else if m.source.as_deref() == Some(SOURCE_BENCHMARK_DB) {
+            ReplayCheck::Unverifiable
+        } else {
+            ReplayCheck::NoReplayMode
+        });
+    }
     if !m.linked_runs.is_empty() {
-        let windows: i64 = conn.query_row(
-            "SELECT COUNT(*) FROM krphase_window w JOIN krphase_measurement_run mr
-               ON mr.run_id = w.run_id
-             WHERE mr.measurement_id = ?1 AND w.outcome = 'replayed'",
-            [m.measurement_id],
-            |r| r.get(0),
-        )?;
         return Ok(if windows > 0 {
             ReplayCheck::Replayed { windows }
         } else {
@@ -465,7 +603,7 @@ mod tests {
     }
 
     /// The claim check: beta flag alone without phase files; phase files without a replayed
-    /// window; P6's filtered row is never judged; a replayed run clears the row.
+    /// window; P6's filtered row without `--replay-mode kernel`; a replayed run clears the row.
     #[test]
     fn replay_claims_are_checked_against_phase_files_then_the_command() {
         let c = crate::db::open_in_memory().unwrap();
@@ -494,17 +632,62 @@ mod tests {
             [
                 &ReplayCheck::NoReplayMode,
                 &ReplayCheck::NoReplayedWindow { phase_files: 1 },
-                &ReplayCheck::NotClaimed,
+                &ReplayCheck::NoReplayMode,
                 &ReplayCheck::CommandOnly,
                 &ReplayCheck::Replayed { windows: 1 },
                 &ReplayCheck::Unverifiable,
             ]
         );
         let invalid: Vec<bool> = m.iter().map(|m| m.invalid_reason().is_some()).collect();
-        assert_eq!(invalid, [true, true, false, false, false, false]);
+        assert_eq!(invalid, [true, true, true, false, false, false]);
         assert_eq!(m[0].counter_groups, Some(2), "from the command");
         let linked = read_measurements(&c, &MeasurementFilter::LinkedTo(vec![2])).unwrap();
         assert_eq!(linked.len(), 1);
         assert_eq!(linked[0].measurement_id, 5);
+    }
+
+    /// P6's replay-active row is judged like P1's: valid only with replay configured, never
+    /// when rocprofv3 ran application replay (files in pass_<n>) or when something replayed.
+    #[test]
+    fn p6_replay_active_row_is_checked() {
+        let c = crate::db::open_in_memory().unwrap();
+        c.execute_batch(
+            "INSERT INTO krphase_run (id, path, file_hash, imported_at) VALUES
+               (1, 'w/p6-filtered/pass_1/k-1.krp', 'h1', 'now'),
+               (2, 'w/p6-filtered/pass_2/k-2.krp', 'h2', 'now'),
+               (3, 'w/p6-filtered/k-3.krp', 'h3', 'now'),
+               (4, 'w/p6-filtered/k-4.krp', 'h4', 'now');
+             INSERT INTO krphase_window (run_id, dispatch_id, outcome) VALUES (4, 1, 'replayed');
+             INSERT INTO krphase_measurement (id, source, experiment, variant, mode, command) VALUES
+               (1, 'replay_perf', 'P6', 'replay-active-none-matched', 'kernel-replay',
+                'rocprofv3 --pmc A --pmc B --kernel-replay-beta-enabled --kernel-include-regex x -d w -- app'),
+               (2, 'krphase-bench', 'P6', 'replay-active-none-matched', 'kernel-replay',
+                'rocprofv3 --pmc A --pmc B --replay-mode kernel --kernel-replay-beta-enabled -d w -- app'),
+               (3, 'krphase-bench', 'P6', 'replay-active-none-matched', 'kernel-replay',
+                'rocprofv3 --pmc A --pmc B --replay-mode kernel --kernel-replay-beta-enabled -d w -- app'),
+               (4, 'krphase-bench', 'P1', 'replay-all-groups', 'kernel-replay',
+                'rocprofv3 --pmc A --pmc B --replay-mode kernel --kernel-replay-beta-enabled -d w -- app');
+             INSERT INTO krphase_measurement_run (measurement_id, run_id) VALUES
+               (1, 1), (1, 2), (2, 3), (3, 4), (4, 1);",
+        )
+        .unwrap();
+        let m = read_measurements(&c, &MeasurementFilter::All).unwrap();
+        let checks: Vec<&ReplayCheck> = m.iter().map(|m| &m.replay_check).collect();
+        assert_eq!(
+            checks,
+            [
+                &ReplayCheck::ApplicationReplay { phase_files: 2 },
+                &ReplayCheck::Configured,
+                &ReplayCheck::FilterReplayed { windows: 1 },
+                &ReplayCheck::ApplicationReplay { phase_files: 1 },
+            ]
+        );
+        let invalid: Vec<bool> = m.iter().map(|m| m.invalid_reason().is_some()).collect();
+        assert_eq!(invalid, [true, false, true, true]);
+        assert!(
+            m[0].invalid_reason()
+                .unwrap()
+                .contains("application replay")
+        );
     }
 }

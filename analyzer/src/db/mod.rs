@@ -9,16 +9,18 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 pub mod basis;
 pub mod benchmark;
+pub mod config_modes;
 pub mod counters;
 pub mod create;
 pub mod locked;
+pub mod launch_times;
 pub mod measurements;
 pub mod phases;
 pub mod runs;
 pub mod samples;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one immediate transaction from the version recorded when it began, so each
@@ -194,6 +196,25 @@ ALTER TABLE krphase_run ADD COLUMN dropped_window BIGINT;
 ALTER TABLE krphase_run ADD COLUMN dropped_names BIGINT;
 ALTER TABLE krphase_run ADD COLUMN stall_ns BIGINT;          -- the application's wait on the output
 ALTER TABLE krphase_run ADD COLUMN stalled INTEGER;          -- the tool's wait budget ran out
+"#,
+    // 10: the launches behind an imported CSV row. replay_perf.py writes its warm-up launches'
+    // output into the timed runs' directory: their phase files are kept apart (never in a
+    // statistic), and each linked run may record the timed launch it belongs to (one rocprofv3
+    // command: several files under application replay); a run without one is its own launch.
+    r#"
+CREATE TABLE IF NOT EXISTS krphase_measurement_launch (
+    measurement_id INTEGER NOT NULL REFERENCES krphase_measurement(id) ON DELETE CASCADE,
+    run_id INTEGER NOT NULL,
+    launch INTEGER NOT NULL,
+    PRIMARY KEY (measurement_id, run_id)
+);
+-- The modes a benchmark database's config row mixes (NULL: one mode, or not recorded).
+ALTER TABLE krphase_measurement ADD COLUMN mixed_modes TEXT;
+CREATE TABLE IF NOT EXISTS krphase_measurement_warmup (
+    measurement_id INTEGER NOT NULL REFERENCES krphase_measurement(id) ON DELETE CASCADE,
+    run_id INTEGER NOT NULL,
+    PRIMARY KEY (measurement_id, run_id)
+);
 "#,
 ];
 

@@ -160,6 +160,14 @@ pub fn relabel(conn: &Connection, run_id: i64, label: &str) -> Result<Option<Str
     Ok(old)
 }
 
+/// The `n` of the `pass_<n>` directory a run's phase file sits in, if any: rocprofv3 writes
+/// each launch of application replay (one per counter group) under `pass_1`, `pass_2`, ….
+pub fn pass_dir(path: &str) -> Option<u32> {
+    path.split(['/', '\\'])
+        .filter_map(|c| c.strip_prefix("pass_")?.parse().ok())
+        .next_back()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,13 +13,15 @@ use crate::db::measurements::SOURCE_BENCHMARK_DB;
 use crate::db::samples::store_samples;
 use crate::report::stats::median;
 
-/// Tables copied from the input (the first two are required).
-const TABLES: [&str; 5] = [
+/// Tables copied from the input (the first two are required; the last is krphase bench's record
+/// of each config row's replay modes, absent from the seed's own databases).
+const TABLES: [&str; 6] = [
     "benchmark_config",
     "benchmark_metrics",
     "benchmarked_app",
     "benchmarked_sdk",
     "benchmark_statistics",
+    "krphase_config_replay_mode",
 ];
 
 /// Percent-encodes the characters that end a path in an SQLite URI.
@@ -113,6 +115,8 @@ struct StatisticRow {
     groups: Option<i64>,
     projected: Option<f64>,
     speedup: Option<f64>,
+    /// The modes the config row mixes (`config_modes`), when it mixes several.
+    mixed_modes: Option<String>,
     /// The metric of each run, in the metrics table's order.
     raw: Vec<f64>,
 }
@@ -192,6 +196,7 @@ fn statistic_rows(src: &Connection) -> Result<Vec<StatisticRow>> {
                 groups,
                 projected,
                 speedup,
+                mixed_modes: crate::db::config_modes::mixed_modes(src, cfg)?,
                 raw,
             });
         }
@@ -221,8 +226,9 @@ fn store(
         tx.execute(
             "INSERT INTO krphase_measurement (source, experiment, variant, mode, detail, \
              median_s, min_s, max_s, peak_child_rss_kib, samples, failures, command, outdir, \
-             label, imported_at, metric, counter_groups, projected_s, speedup) VALUES (?1, ?2, \
-             ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, '0', ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+             label, imported_at, metric, counter_groups, projected_s, speedup, mixed_modes) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, '0', ?11, ?12, ?13, ?14, ?15, ?16, \
+             ?17, ?18, ?19)",
             params![
                 SOURCE_BENCHMARK_DB,
                 o.experiment,
@@ -241,7 +247,8 @@ fn store(
                 o.metric,
                 o.groups,
                 o.projected,
-                o.speedup
+                o.speedup,
+                o.mixed_modes
             ],
         )?;
         store_samples(&tx, tx.last_insert_rowid(), &o.raw)?;
@@ -415,5 +422,57 @@ mod tests {
             "{missing:#}"
         );
         assert_eq!(count(&conn, "SELECT COUNT(*) FROM krphase_measurement"), 0);
+    }
+
+    /// The kernel-replay wall-time row labelled `seed`, as read back.
+    fn seed_replay_row(conn: &Connection) -> crate::db::measurements::StoredMeasurement {
+        crate::db::measurements::read_measurements(
+            conn,
+            &crate::db::measurements::MeasurementFilter::Label("seed".into()),
+        )
+        .unwrap()
+        .into_iter()
+        .find(|m| m.mode.as_deref() == Some("kernel-replay"))
+        .unwrap()
+    }
+
+    /// A config row that `krphase bench` filled with `--replay-mode kernel` runs and runs of the
+    /// beta flag alone (one row under the seed's hash) imports as invalid, naming both modes;
+    /// a seed database that records no modes leaves the kernel-replay row valid but with the
+    /// caveat that it cannot be verified.
+    #[test]
+    fn a_config_row_mixing_modes_is_flagged_with_its_modes() {
+        use crate::db::config_modes::{note_replay_mode, replay_mode_of};
+        let dir = tempfile::tempdir().unwrap();
+        let src = new_db(dir.path());
+        let mut conn = crate::db::open(dir.path().join("k.db")).unwrap();
+        import_benchmark(&mut conn, &src, Some("seed")).unwrap();
+        let replay = seed_replay_row(&conn);
+        assert!(replay.invalid_reason().is_none());
+        assert!(replay.caveat().unwrap().contains("ignores --replay-mode"));
+
+        // The synthetic database's replay config asks with --replay-mode kernel; the same
+        // groups with the beta flag alone hash to the same row.
+        let c = Connection::open(&src).unwrap();
+        let groups = ["--pmc", "A", "--pmc", "B", "--pmc", "C"];
+        let beta_args = [&["--kernel-replay-beta-enabled"][..], &groups[..]].concat();
+        let kernel_args = [&["--replay-mode", "kernel"][..], &beta_args[..]].concat();
+        let mut ids = Vec::new();
+        for args in [&beta_args, &kernel_args] {
+            let d = benchmark::ConfigData::from_args("tool-runtime-overhead", args).unwrap();
+            let cfg = benchmark::insert_or_reuse_config(&c, &d, None).unwrap();
+            note_replay_mode(&c, cfg, &replay_mode_of(d.replay.as_ref()), 3).unwrap();
+            ids.push(cfg);
+        }
+        assert_eq!(ids[0], ids[1], "one row under the seed's hash");
+        drop(c);
+        import_benchmark(&mut conn, &src, Some("seed")).unwrap();
+        let why = seed_replay_row(&conn)
+            .invalid_reason()
+            .expect("mixed row is invalid");
+        assert!(
+            why.contains("--replay-mode kernel): 3 run(s)") && why.contains("beta flag alone"),
+            "{why}"
+        );
     }
 }

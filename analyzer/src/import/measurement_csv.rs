@@ -9,10 +9,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use rusqlite::Connection;
 
+use super::harness_launches::{Launches, LinkedFile, split_launches};
 use super::krp::{import_phase_file, phase_files};
 use crate::db::benchmark::CollectionMode;
 use crate::db::measurements::{
-    Failures, MeasurementRow, SOURCE_REPLAY_PERF, Timing, insert_measurement, link_run,
+    Failures, MeasurementRow, SOURCE_REPLAY_PERF, Timing, insert_measurement, link_run_in_launch,
+    link_warmup,
 };
 
 /// The CSV header, in order.
@@ -109,6 +111,7 @@ pub fn read_csv_from(bytes: &[u8], name: &str) -> Result<Vec<MeasurementRow>> {
         }
         1 + bytes[..start].iter().filter(|b| **b == b'\n').count()
     };
+    refuse_cut_file(bytes, name)?;
     let mut rdr = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -139,6 +142,22 @@ pub fn read_csv_from(bytes: &[u8], name: &str) -> Result<Vec<MeasurementRow>> {
         bail!("{name}: empty file, no CSV header");
     }
     Ok(rows)
+}
+
+/// A file cut short (a copy interrupted, a disk that filled) ends inside a row: Python's csv
+/// writer, and ours, end every row with a line end, so a last byte that is not `\n` means the
+/// last row is incomplete even when its fields still parse (a command cut after `--pmc SQ_W`).
+fn refuse_cut_file(bytes: &[u8], name: &str) -> Result<()> {
+    match bytes.last() {
+        Some(b) if *b != b'\n' => {
+            let line = 1 + bytes.iter().filter(|b| **b == b'\n').count();
+            bail!(
+                "{name}: line {line}: the file ends mid-row, without the line end every row \
+                 ends with (truncated copy?); nothing imported"
+            )
+        }
+        _ => Ok(()),
+    }
 }
 
 fn parse_row(rec: &csv::StringRecord) -> Result<MeasurementRow> {
@@ -220,27 +239,67 @@ fn parse_row(rec: &csv::StringRecord) -> Result<MeasurementRow> {
     })
 }
 
-/// Imports the phase files of `dir` and links them to a measurement. Returns the run ids; a file
-/// that cannot be imported is reported on stderr (one line) and counted in the error.
-pub fn link_phase_files(
+/// What linking one row's phase files found.
+#[derive(Debug, Default)]
+struct RowLinks {
+    runs: usize,
+    warmup_launches: usize,
+    note: Option<String>,
+}
+
+/// The facts [`split_launches`] groups by, of one imported run.
+fn linked_file(conn: &Connection, run_id: i64) -> Result<LinkedFile> {
+    Ok(conn.query_row(
+        "SELECT path, COALESCE(clock_boottime_ns, \"start\"), ppid FROM krphase_run WHERE id = ?1",
+        [run_id],
+        |r| {
+            Ok(LinkedFile {
+                run_id,
+                path: r.get(0)?,
+                started_ns: r.get(1)?,
+                ppid: r.get(2)?,
+            })
+        },
+    )?)
+}
+
+/// Imports the phase files of a row's output directories and links them to its measurement:
+/// the timed launches' runs with their launch, the warm-ups' apart. A file that cannot be
+/// imported is reported on stderr (one line) and counted in the error.
+fn link_row(
     conn: &mut Connection,
     measurement_id: i64,
-    dir: &Path,
+    row: &MeasurementRow,
+    dirs: &[PathBuf],
     label: Option<&str>,
-) -> Result<Vec<i64>> {
-    let mut runs = Vec::new();
+) -> Result<RowLinks> {
+    let mut files = Vec::new();
     let mut failed = Vec::new();
-    for file in phase_files(dir) {
+    for file in dirs.iter().flat_map(|d| phase_files(d)) {
         match import_phase_file(conn, &file, label) {
-            Ok(run) => {
-                link_run(conn, measurement_id, run)?;
-                runs.push(run);
-            }
+            Ok(run) => files.push(linked_file(conn, run)?),
             Err(e) => {
                 eprintln!("krphase: warning: {e:#}");
                 failed.push(file.display().to_string());
             }
         }
+    }
+    let launches = if dirs.len() == 1 {
+        split_launches(files, row.samples, row.failures)
+    } else {
+        // A row derived from several commands: every file is a timed launch of its own.
+        Launches {
+            timed: files.iter().map(|f| vec![f.run_id]).collect(),
+            ..Launches::default()
+        }
+    };
+    for (k, launch) in launches.timed.iter().enumerate() {
+        for run in launch {
+            link_run_in_launch(conn, measurement_id, *run, Some(k as i64))?;
+        }
+    }
+    for run in launches.warmups.iter().flatten() {
+        link_warmup(conn, measurement_id, *run)?;
     }
     if !failed.is_empty() {
         bail!(
@@ -249,7 +308,11 @@ pub fn link_phase_files(
             failed.join(", ")
         );
     }
-    Ok(runs)
+    Ok(RowLinks {
+        runs: launches.timed.iter().map(Vec::len).sum(),
+        warmup_launches: launches.warmups.len(),
+        note: launches.note,
+    })
 }
 
 /// Summary of one `import-harness`.
@@ -258,11 +321,16 @@ pub struct MeasurementCsvImport {
     pub measurements: usize,
     /// The ids of the stored rows.
     pub measurement_ids: Vec<i64>,
+    /// Phase-file runs of timed launches, linked.
     pub runs: usize,
+    /// Warm-up launches found beside the timed ones, kept out of every statistic.
+    pub warmup_launches: usize,
     /// Rows whose output directory was missing.
     pub missing_dirs: Vec<String>,
     /// Phase files that failed to import (the measurement rows are stored all the same).
     pub link_errors: Vec<String>,
+    /// One line per row whose launches could not all be told apart.
+    pub notes: Vec<String>,
 }
 
 /// `krphase import-harness CSV [--workdir DIR]`: the whole CSV is validated before anything is
@@ -290,7 +358,7 @@ pub fn import_measurement_csv(
         };
         let id = insert_measurement(&tx, SOURCE_REPLAY_PERF, row, stored, label, true)?;
         ids.push(id);
-        pending.extend(dirs.into_iter().map(|d| (id, Some(d))));
+        pending.push((id, row, dirs));
     }
     tx.commit()?;
     let mut summary = MeasurementCsvImport {
@@ -298,14 +366,24 @@ pub fn import_measurement_csv(
         measurement_ids: ids,
         ..Default::default()
     };
-    for (id, dir) in pending {
-        let Some(dir) = dir else { continue };
-        if !dir.is_dir() {
-            summary.missing_dirs.push(dir.display().to_string());
+    for (id, row, dirs) in pending {
+        let (found, missing): (Vec<PathBuf>, Vec<PathBuf>) =
+            dirs.into_iter().partition(|d| d.is_dir());
+        summary
+            .missing_dirs
+            .extend(missing.iter().map(|d| d.display().to_string()));
+        if found.is_empty() {
             continue;
         }
-        match link_phase_files(conn, id, &dir, label) {
-            Ok(runs) => summary.runs += runs.len(),
+        match link_row(conn, id, row, &found, label) {
+            Ok(l) => {
+                summary.runs += l.runs;
+                summary.warmup_launches += l.warmup_launches;
+                summary.notes.extend(
+                    l.note
+                        .map(|n| format!("{}/{}: {n}", row.experiment, row.variant)),
+                );
+            }
             Err(e) => summary.link_errors.push(format!("{e:#}")),
         }
     }
@@ -315,3 +393,7 @@ pub fn import_measurement_csv(
 #[cfg(test)]
 #[path = "measurement_csv_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "harness_layout_tests.rs"]
+mod layout_tests;

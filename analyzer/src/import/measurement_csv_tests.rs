@@ -200,3 +200,30 @@ fn error_lines_are_the_files_line_numbers() {
         assert!(err.contains(want), "{body:?}: {err}");
     }
 }
+
+/// A file cut mid-row (at two thirds of the seed fixture: the last row's command ends early but
+/// every field still parses) is refused with the cut line's number, and nothing is stored.
+#[test]
+fn truncated_file_is_refused_with_its_line_and_nothing_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = std::fs::read(fixture("replay_perf.csv")).unwrap();
+    let text = String::from_utf8(whole.clone()).unwrap();
+    // Cut inside the third data row's command (line 4), after its tenth field.
+    let row_start = text.match_indices('\n').nth(2).unwrap().0 + 1;
+    let command_at = row_start + text[row_start..].find(",rocprofv3").unwrap() + 1;
+    let cut = command_at + 20;
+    let p = dir.path().join("cut.csv");
+    std::fs::write(&p, &whole[..cut]).unwrap();
+    let mut conn = crate::db::open(dir.path().join("k.db")).unwrap();
+    let err = import_measurement_csv(&mut conn, &p, Some(dir.path()), None).unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(msg.contains("line 4") && msg.contains("mid-row"), "{msg}");
+    assert_eq!(msg.lines().count(), 1, "{msg}");
+    let n: i64 = conn
+        .query_row("SELECT COUNT(*) FROM krphase_measurement", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0, "nothing stored");
+    // The whole file still imports.
+    std::fs::write(&p, &whole).unwrap();
+    assert!(import_measurement_csv(&mut conn, &p, Some(dir.path()), None).is_ok());
+}

@@ -4,6 +4,7 @@
 //! `krphase import*` subcommand: it opens the database, imports, and prints one line per input.
 
 pub mod benchmark_db;
+pub mod harness_launches;
 pub mod krp;
 pub mod measurement_csv;
 pub mod sdk_log;
@@ -125,14 +126,27 @@ pub fn import_harness_command(
         let warnings = replay_claim_warnings(conn, &r.measurement_ids)?;
         Ok((r, warnings))
     })?;
+    let warm = match r.warmup_launches {
+        0 => String::new(),
+        n => format!(
+            "; {n} warm-up launch(es) found in the same output directories and left out of \
+             every statistic"
+        ),
+    };
     println!(
-        "{}: {} measurements, {} phase-file runs linked",
+        "{}: {} measurements, {} phase-file runs of timed launches linked{warm}",
         csv.display(),
         r.measurements,
         r.runs
     );
     for d in &r.missing_dirs {
         eprintln!("krphase: note: output directory {d} not found; its row has no phase files");
+    }
+    for n in &r.notes {
+        eprintln!("krphase: note: {n}");
+    }
+    if r.runs > 0 {
+        eprintln!("krphase: note: {}", db::measurements::NO_SDK_LOG);
     }
     for w in warnings {
         eprintln!("krphase: warning: {w}");

@@ -262,8 +262,17 @@ fn refusal(side: &str, m: Option<&StoredMeasurement>) -> Option<String> {
     })
 }
 
-/// Mean per run of each item over a side's reports.
-fn mean_items(reports: &[RunReport], tiles: &[&str], rest: &str) -> Items {
+/// How many runs a side's phase files make: its timed launches (several files each under
+/// application replay), else one per file.
+fn runs_of(wall: Wall<'_>, reports: &[RunReport]) -> usize {
+    match wall {
+        Wall::Row(m) if !m.launches.is_empty() => m.launches.len(),
+        _ => reports.len(),
+    }
+}
+
+/// Mean per run of each item over a side's reports, `runs` runs in all.
+fn mean_items(reports: &[RunReport], runs: usize, tiles: &[&str], rest: &str) -> Items {
     let mut sum = Items::new();
     for r in reports {
         for (k, (v, b)) in items(r, tiles, rest) {
@@ -276,7 +285,7 @@ fn mean_items(reports: &[RunReport], tiles: &[&str], rest: &str) -> Items {
             }
         }
     }
-    let n = reports.len().max(1) as f64;
+    let n = runs.max(1) as f64;
     for v in sum.values_mut() {
         v.0 /= n;
         v.1.sort();
@@ -325,7 +334,11 @@ pub fn attribute_runs(
         tiles.push("snapshot");
     }
     let rest = rest_name(&all);
-    let (ia, ib) = (mean_items(&ra, &tiles, rest), mean_items(&rb, &tiles, rest));
+    let (na, nb) = (runs_of(a.1, &ra), runs_of(b.1, &rb));
+    let (ia, ib) = (
+        mean_items(&ra, na, &tiles, rest),
+        mean_items(&rb, nb, &tiles, rest),
+    );
     let (Some((wa, basis)), Some((wb, _))) = (wall_ns(conn, a.1, &ra)?, wall_ns(conn, b.1, &rb)?)
     else {
         return Ok(Err(
@@ -382,7 +395,13 @@ pub fn attribute_runs(
         wall_change_ns: wall_change,
         wall_basis: basis,
         parts,
-        a: facts(&ra),
-        b: facts(&rb),
+        a: SideFacts {
+            runs: na,
+            ..facts(&ra)
+        },
+        b: SideFacts {
+            runs: nb,
+            ..facts(&rb)
+        },
     }))
 }

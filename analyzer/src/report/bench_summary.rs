@@ -78,6 +78,9 @@ pub struct DispatchTax {
     pub enqueue_mean_ns_baseline: Option<f64>,
     /// Their difference: the tax per dispatch as measured in process.
     pub in_process_tax_per_dispatch_ns: Option<f64>,
+    /// Why the tax is invalid (the replay-active row did not run with replay configured, or a
+    /// side's row is invalid); no tax figure is given then.
+    pub invalid_reason: Option<String>,
 }
 
 /// P3/P4: one footprint.
@@ -302,18 +305,25 @@ pub fn summarize(conn: &Connection) -> Result<Option<BenchSummary>> {
     ) {
         let (per_run, enq_f) = dispatch_stats(conn, f.id)?;
         let (_, enq_b) = dispatch_stats(conn, b.id)?;
+        let invalid_reason = [&f, &b].iter().find_map(|m| {
+            m.invalid_reason
+                .as_ref()
+                .map(|why| format!("measurement {} ({}) {why}", m.id, m.variant))
+        });
         let tax = match (f.median_s, b.median_s, per_run) {
             (Some(fm), Some(bm), Some(n)) if n > 0.0 => Some((fm - bm) / n),
             _ => None,
         };
+        let valid = invalid_reason.is_none();
         s.tax = Some(DispatchTax {
+            invalid_reason,
             baseline: b,
             filtered: f,
             dispatches_per_run: per_run,
-            whole_run_tax_per_dispatch_s: tax,
+            whole_run_tax_per_dispatch_s: tax.filter(|_| valid),
             enqueue_mean_ns_filtered: enq_f,
             enqueue_mean_ns_baseline: enq_b,
-            in_process_tax_per_dispatch_ns: enq_f.zip(enq_b).map(|(f, b)| f - b),
+            in_process_tax_per_dispatch_ns: enq_f.zip(enq_b).map(|(f, b)| f - b).filter(|_| valid),
         });
     }
     Ok(Some(s))
@@ -406,6 +416,10 @@ pub struct TaxJson {
     pub in_process_tax_per_dispatch_ns: Option<f64>,
     pub enqueue_mean_ns_replay_active: Option<f64>,
     pub enqueue_mean_ns_baseline: Option<f64>,
+    /// False when the replay-active row did not run with replay configured: the tax figures
+    /// are null then.
+    pub valid: bool,
+    pub invalid_reason: Option<String>,
 }
 
 /// The bench summary in `krphase report --format json` (key `bench`).
@@ -538,6 +552,8 @@ pub fn report_json(conn: &Connection) -> Result<Option<BenchJson>> {
             in_process_tax_per_dispatch_ns: t.in_process_tax_per_dispatch_ns,
             enqueue_mean_ns_replay_active: t.enqueue_mean_ns_filtered,
             enqueue_mean_ns_baseline: t.enqueue_mean_ns_baseline,
+            valid: t.invalid_reason.is_none(),
+            invalid_reason: t.invalid_reason,
         }),
     }))
 }
@@ -610,7 +626,14 @@ pub fn render_summary(s: &BenchSummary) -> String {
             o.push_str(&wrap(why, 98, "      drain unavailable: ", "        "));
         }
     }
-    if let Some(t) = &s.tax {
+    if let Some(why) = s.tax.as_ref().and_then(|t| t.invalid_reason.as_ref()) {
+        o.push_str(&wrap(
+            why,
+            98,
+            "  P6  non-replayed dispatch tax INVALID: ",
+            "        ",
+        ));
+    } else if let Some(t) = &s.tax {
         let _ = writeln!(
             o,
             "  P6  non-replayed dispatch tax {}/dispatch over whole runs",
@@ -809,5 +832,45 @@ mod tests {
         )
         .unwrap();
         assert!(v.get("bench").is_none(), "{v}");
+    }
+
+    /// P6 with the seed's flags: its replay-active row lacks `--replay-mode kernel`, so
+    /// rocprofv3 ran application replay and the tax is no figure: INVALID in the text, null
+    /// with `valid: false` in the JSON.
+    #[test]
+    fn p6_without_replay_configured_gives_no_tax() {
+        let c = bench_db();
+        c.execute(
+            "UPDATE krphase_measurement SET mode = 'kernel-replay', command = \
+             'rocprofv3 --pmc A --pmc B --kernel-replay-beta-enabled --kernel-include-regex x \
+             -d w/p6-filtered -- app' WHERE id = 7",
+            [],
+        )
+        .unwrap();
+        let text = render(&c).unwrap();
+        assert!(
+            text.contains("P6  non-replayed dispatch tax INVALID"),
+            "{text}"
+        );
+        assert!(!text.contains("/dispatch over whole runs"), "{text}");
+        let t = report_json(&c).unwrap().unwrap().p6_dispatch_tax.unwrap();
+        assert!(!t.valid);
+        assert!(t.invalid_reason.unwrap().contains("--replay-mode kernel"));
+        assert_eq!(
+            (
+                t.whole_run_tax_per_dispatch_ns,
+                t.in_process_tax_per_dispatch_ns
+            ),
+            (None, None)
+        );
+        // With replay configured the same rows give the figure.
+        c.execute(
+            "UPDATE krphase_measurement SET command = 'rocprofv3 --pmc A --pmc B --replay-mode \
+             kernel --kernel-replay-beta-enabled -d w -- app' WHERE id = 7",
+            [],
+        )
+        .unwrap();
+        let t = report_json(&c).unwrap().unwrap().p6_dispatch_tax.unwrap();
+        assert!(t.valid && t.whole_run_tax_per_dispatch_ns.is_some());
     }
 }

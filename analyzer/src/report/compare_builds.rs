@@ -18,11 +18,14 @@ use super::attribution::{Attribution, Wall, attribute, attribute_runs};
 use super::compare::{
     Comparison, compare_with, phase_table, render_table, signed_duration, unavailable_lines,
 };
+use super::compare_measurements::MeasurementDelta;
 use super::compare_measurements::{
     MeasurementComparison, compare_measurements_with, row_name, side_rows,
 };
-use super::fmt::{bytes, duration_short, markers};
+use super::fmt::{bytes, duration_short, markers, percent_unsigned_zero};
+use super::provenance::Provenance;
 use crate::db::benchmark::CollectionMode;
+use crate::db::measurements::StoredMeasurement;
 
 /// `krphase compare --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -51,6 +54,9 @@ pub struct RowDetail {
     pub attribution: Option<Attribution>,
     /// Why there is no attribution (one line).
     pub refused: Option<String>,
+    /// What the evidence behind the row lacks or left out, one line each (no SDK log, the
+    /// phases observe mode cannot time, warm-up launches).
+    pub notes: Vec<String>,
 }
 
 /// The whole answer.
@@ -63,6 +69,8 @@ pub struct BuildComparison {
     pub details: Vec<RowDetail>,
     /// Phase-file runs pooled, when the sides name no measurements.
     pub runs: Option<Comparison>,
+    /// Where the compared rows came from (measurements only).
+    pub provenance: Option<Provenance>,
 }
 
 /// Rows whose mode is kernel replay get the details (P6's filtered row too: its tax).
@@ -93,6 +101,7 @@ fn details(conn: &Connection, rows: &MeasurementComparison, margin: f64) -> Resu
             phases,
             attribution,
             refused,
+            notes: super::evidence_notes::row_notes(conn, a, b)?,
         });
     }
     Ok(out)
@@ -113,6 +122,7 @@ pub fn compare_builds(
         rows: None,
         details: Vec::new(),
         runs: None,
+        provenance: None,
     };
     let measured = what != CompareWhat::Runs
         && !side_rows(conn, a)?.is_empty()
@@ -120,6 +130,23 @@ pub fn compare_builds(
     if measured || what == CompareWhat::Measurements {
         let rows = compare_measurements_with(conn, a, b, margin_pct)?;
         out.details = details(conn, &rows, margin_pct)?;
+        let side =
+            |tag: &str, sel: &str, pick: fn(&MeasurementDelta) -> Option<&StoredMeasurement>| {
+                (
+                    tag.to_string(),
+                    sel.to_string(),
+                    rows.rows.iter().filter_map(pick).collect(),
+                )
+            };
+        let sides = [
+            side("A", a, |r| r.a_row.as_ref()),
+            side("B", b, |r| r.b_row.as_ref()),
+        ];
+        out.provenance = Some(Provenance::of_sides(
+            conn,
+            &sides,
+            &format!("krphase compare {a} {b} --format markdown"),
+        )?);
         out.rows = Some(rows);
         return Ok(out);
     }
@@ -136,6 +163,7 @@ pub fn compare_builds(
         phases: None,
         attribution,
         refused,
+        notes: Vec::new(),
     });
     Ok(out)
 }
@@ -172,7 +200,7 @@ pub fn attribution_table(x: &Attribution) -> Table {
             ns_or_dash(p.a_ns),
             ns_or_dash(p.b_ns),
             signed_duration(p.change_ns),
-            p.share.map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
+            p.share.map_or("-".into(), percent_unsigned_zero),
             markers(&p.basis),
         ]);
     }
@@ -249,6 +277,9 @@ pub fn render_text(c: &BuildComparison) -> String {
                 let _ = writeln!(s, "  cannot attribute: {why}");
             }
             (None, None) => {}
+        }
+        for n in &d.notes {
+            s.push_str(&super::fmt::wrap(n, 98, "  note: ", "    "));
         }
     }
     if !c.details.is_empty() {

@@ -2,12 +2,13 @@
 //! end-to-end effect of each row with its interval, the phases that moved (those that moved
 //! less than the margin, and those shown equivalent), and the attribution table of each kernel-replay row.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use super::compare::{Comparison, signed_duration};
 use super::compare_builds::BuildComparison;
-use super::compare_measurements::{interval_text, ratio_text, row_name};
-use super::fmt::{duration_short, markers, seconds};
+use super::compare_measurements::{MeasurementComparison, interval_text, ratio_text, row_name};
+use super::fmt::{duration_short, markers, percent_unsigned_zero, seconds};
 use super::verdict::Verdict;
 
 fn phase_lines(s: &mut String, row: &str, p: &Comparison) {
@@ -61,26 +62,73 @@ fn within_margin_lines(s: &mut String, row: &str, p: &Comparison) {
     }
 }
 
+/// The end-to-end table, then one list item per interval note and per invalid row.
+fn end_to_end(s: &mut String, rows: &MeasurementComparison) {
+    s.push_str("End to end (median wall time of whole runs, measured by the harness):\n\n");
+    s.push_str(
+        "| row | A | B | B/A | 95% interval | n (runs A/B) | verdict |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for r in &rows.rows {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {}/{} | {} |",
+            cell(&row_name(r)),
+            seconds(r.a_median_s),
+            seconds(r.b_median_s),
+            ratio_text(r),
+            cell(&interval_text(r)),
+            r.a_runs,
+            r.b_runs,
+            cell(&r.verdict)
+        );
+    }
+    s.push('\n');
+    let notes: Vec<String> = rows
+        .rows
+        .iter()
+        .filter_map(|r| Some(format!("{}: {}", row_name(r), r.interval_note.as_ref()?)))
+        .chain(rows.rows.iter().filter_map(|r| {
+            Some(format!(
+                "{} INVALID: {}",
+                row_name(r),
+                r.invalid_reason.as_ref()?
+            ))
+        }))
+        .collect();
+    for n in &notes {
+        let _ = writeln!(s, "- {n}");
+    }
+    if !notes.is_empty() {
+        s.push('\n');
+    }
+}
+
+/// A signed change, with no signed zero: `0 ns` where the sign would be noise.
+pub fn change_text(ns: f64) -> String {
+    let s = signed_duration(ns);
+    if s.ends_with("0.00 ns") {
+        "0 ns".into()
+    } else {
+        s
+    }
+}
+
+/// Text safe inside a table cell: a `|` would end the cell.
+pub fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
 /// The markdown section.
 pub fn render_markdown(c: &BuildComparison) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "### krphase: `{}` (A) against `{}` (B)\n", c.a, c.b);
-    if let Some(rows) = &c.rows {
-        s.push_str("End to end (median wall time of whole runs, measured by the harness):\n\n");
-        s.push_str("| row | A | B | B/A | 95% interval | verdict |\n|---|---|---|---|---|---|\n");
-        for r in &rows.rows {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} |",
-                row_name(r),
-                seconds(r.a_median_s),
-                seconds(r.b_median_s),
-                ratio_text(r),
-                interval_text(r),
-                r.verdict
-            );
-        }
+    if let Some(p) = &c.provenance {
+        s.push_str(&p.to_markdown());
         s.push('\n');
+    }
+    if let Some(rows) = &c.rows {
+        end_to_end(&mut s, rows);
     }
     let phases: Vec<(String, &Comparison)> = c
         .details
@@ -118,16 +166,16 @@ pub fn render_markdown(c: &BuildComparison) -> String {
             s,
             "Where {}'s wall change of {} per run went (means per run):\n",
             d.row,
-            signed_duration(x.wall_change_ns)
+            change_text(x.wall_change_ns)
         );
         s.push_str("| part | change | of wall change | basis |\n|---|---|---|---|\n");
         for p in &x.parts {
             let _ = writeln!(
                 s,
                 "| {} | {} | {} | {} |",
-                p.item,
-                signed_duration(p.change_ns),
-                p.share.map_or("-".into(), |v| format!("{:.1}%", v * 100.0)),
+                cell(&p.item),
+                change_text(p.change_ns),
+                p.share.map_or("-".into(), percent_unsigned_zero),
                 markers(&p.basis)
             );
         }
@@ -140,6 +188,13 @@ pub fn render_markdown(c: &BuildComparison) -> String {
                 let _ = writeln!(s, "\n{}: {n}", p.item);
             }
         }
+        s.push('\n');
+    }
+    let notes: BTreeSet<&String> = c.details.iter().flat_map(|d| &d.notes).collect();
+    for n in &notes {
+        let _ = writeln!(s, "- {n}");
+    }
+    if !notes.is_empty() {
         s.push('\n');
     }
     let _ = writeln!(

@@ -13,10 +13,11 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use super::bootstrap::{Interval, ratio_of_medians};
-use super::fmt::{factor, seconds, wrap};
-use super::stats::ratio;
+use super::fmt::{factor, factor_digits, factor_pair, seconds, wrap};
+use super::stats::{median, ratio};
 use super::verdict::{DEFAULT_MARGIN_PCT, Verdict, on_ratio};
 use crate::db::basis::Basis;
+use crate::db::launch_times::launch_times;
 use crate::db::measurements::{MeasurementFilter, StoredMeasurement, read_measurements};
 use crate::db::samples::samples_of;
 
@@ -38,6 +39,12 @@ pub struct MeasurementDelta {
     pub b_runs: usize,
     /// The ratio's 95 % (and 90 %) bootstrap interval over those runs.
     pub interval: Option<Interval>,
+    /// What the per-run values are: the harness's (H), or for a CSV row, which keeps none, its
+    /// phase files' own run time per timed launch (M).
+    pub values_basis: Option<Basis>,
+    /// How the interval was found, or why there is none, when that is not the harness's
+    /// stored runs (one line).
+    pub interval_note: Option<String>,
     /// `moved`, `moved, within ±M%`, `not significant`, `equivalent within ±M%` or `n/a`.
     pub verdict: String,
     pub verdict_code: Verdict,
@@ -121,10 +128,7 @@ fn delta(
         })
         .collect();
     let (am, bm) = (ma.and_then(|m| m.median_s), mb.and_then(|m| m.median_s));
-    let values = |m: Option<&StoredMeasurement>| -> Result<Vec<f64>> {
-        m.map_or(Ok(Vec::new()), |m| samples_of(conn, m.measurement_id))
-    };
-    let (va, vb) = (values(ma)?, values(mb)?);
+    let (va, vb, values_basis, interval_note) = run_values(conn, ma, mb)?;
     let interval = ratio_of_medians(&va, &vb);
     let v = on_ratio(interval.as_ref(), margin_pct);
     Ok(MeasurementDelta {
@@ -140,6 +144,8 @@ fn delta(
         a_runs: va.len(),
         b_runs: vb.len(),
         interval,
+        values_basis,
+        interval_note,
         verdict: v.words(margin_pct),
         verdict_code: v,
         valid: why.is_empty(),
@@ -147,6 +153,48 @@ fn delta(
         a_row: ma.cloned(),
         b_row: mb.cloned(),
     })
+}
+
+type RunValues = (Vec<f64>, Vec<f64>, Option<Basis>, Option<String>);
+
+/// The per-run values of both sides: the stored runs (harness) when both sides have them, else
+/// the linked phase files' own run time per timed launch (in process), else none with the
+/// reason.
+fn run_values(
+    conn: &Connection,
+    ma: Option<&StoredMeasurement>,
+    mb: Option<&StoredMeasurement>,
+) -> Result<RunValues> {
+    let (Some(a), Some(b)) = (ma, mb) else {
+        return Ok((Vec::new(), Vec::new(), None, None));
+    };
+    let (sa, sb) = (
+        samples_of(conn, a.measurement_id)?,
+        samples_of(conn, b.measurement_id)?,
+    );
+    if !sa.is_empty() && !sb.is_empty() {
+        return Ok((sa, sb, Some(Basis::Harness), None));
+    }
+    let (la, lb) = (launch_times(conn, a)?, launch_times(conn, b)?);
+    if la.len() >= 2 && lb.len() >= 2 {
+        let ratio = median(&lb)
+            .zip(median(&la))
+            .and_then(|(b, a)| ratio(b, a))
+            .map_or("-".into(), |r| factor_digits(r, 4));
+        let note = format!(
+            "no per-run wall times in a CSV row: the interval is over the phase files' own run \
+             time per timed launch (M: tool start to last event; launcher, process start and \
+             exit left out), whose ratio of medians is {ratio}; warm-ups excluded"
+        );
+        return Ok((la, lb, Some(Basis::InProcess), Some(note)));
+    }
+    let why = format!(
+        "no interval: no per-run values (the CSV keeps median, min and max only) and {} timed \
+         launch(es) with phase files on A, {} on B (2 a side needed)",
+        la.len(),
+        lb.len()
+    );
+    Ok((la, lb, None, Some(why)))
 }
 
 /// Compares the measurements labelled `a` with those labelled `b`, row by row (default margin).
@@ -187,8 +235,9 @@ pub fn compare_measurements_with(
         note: format!(
             "medians of whole runs as the harness measured them; interval: 95% percentile \
              bootstrap of the ratio of medians over each row's stored runs ({} resamples, fixed \
-             seed; none for CSV rows, which keep no per-run values); moved: interval excludes 1; \
-             equivalent: 90% interval inside ±{margin_pct:.0}% and not moved; moved, within: both",
+             seed; a CSV row keeps none and uses its phase files' run time per timed launch, \
+             marked [M]); moved: interval excludes 1; equivalent: 90% interval inside \
+             ±{margin_pct:.0}% and not moved; moved, within: both",
             super::bootstrap::RESAMPLES
         ),
         rows,
@@ -218,10 +267,15 @@ pub fn ratio_text(r: &MeasurementDelta) -> String {
     }
 }
 
-/// The 95 % interval as `1.02x .. 1.10x`.
+/// The 95 % interval as `1.02x .. 1.10x`, with enough digits that its ends differ, and
+/// `[M]` when it rests on the phase files' run times rather than the harness's.
 pub fn interval_text(r: &MeasurementDelta) -> String {
     r.interval.map_or("-".into(), |i| {
-        format!("{} .. {}", factor(Some(i.lo95)), factor(Some(i.hi95)))
+        let (lo, hi) = factor_pair(i.lo95, i.hi95);
+        match r.values_basis {
+            Some(Basis::Harness) | None => format!("{lo} .. {hi}"),
+            Some(b) => format!("{lo} .. {hi} [{}]", b.marker()),
+        }
     })
 }
 
@@ -261,6 +315,11 @@ pub fn render_table(c: &MeasurementComparison) -> String {
     }
     let _ = writeln!(s, "{t}");
     let _ = writeln!(s, "note: {}", c.note);
+    for r in &c.rows {
+        if let Some(n) = &r.interval_note {
+            s.push_str(&wrap(&format!("{}: {n}", row_name(r)), 98, "  * ", "    "));
+        }
+    }
     for r in c.rows.iter().filter_map(|r| r.invalid_reason.as_ref()) {
         s.push_str(&wrap(r, 98, "  ! ", "    "));
     }

@@ -138,6 +138,33 @@ pub fn factor(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.2}x"))
 }
 
+/// A factor with `decimals` decimals: `"0.0812x"`.
+pub fn factor_digits(v: f64, decimals: usize) -> String {
+    format!("{v:.decimals$}x")
+}
+
+/// An interval's ends as factors with three significant digits (at least two decimals), and
+/// more (up to six decimals) where different ends would still print as one number:
+/// `("0.0812x", "0.0831x")` rather than `0.08x .. 0.08x`.
+pub fn factor_pair(lo: f64, hi: f64) -> (String, String) {
+    let top = lo.abs().max(hi.abs());
+    let mut d = if top > 0.0 && top.is_finite() {
+        (2 - top.log10().floor() as i64).clamp(2, 6) as usize
+    } else {
+        2
+    };
+    while d < 6 && factor_digits(lo, d) == factor_digits(hi, d) && lo != hi {
+        d += 1;
+    }
+    (factor_digits(lo, d), factor_digits(hi, d))
+}
+
+/// A percentage with one decimal and no signed zero (`"0.0%"`, never `"-0.0%"`).
+pub fn percent_unsigned_zero(v: f64) -> String {
+    let s = format!("{:.1}%", v * 100.0);
+    if s == "-0.0%" { "0.0%".into() } else { s }
+}
+
 /// A value with two decimals: `"4.18"`; `-` when absent.
 pub fn fixed2(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.2}"))
@@ -146,6 +173,22 @@ pub fn fixed2(v: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interval_ends_never_collapse_and_zero_has_no_sign() {
+        assert_eq!(
+            factor_pair(0.0812, 0.0831),
+            ("0.0812x".into(), "0.0831x".into())
+        );
+        assert_eq!(
+            factor_pair(0.08121, 0.08124),
+            ("0.08121x".into(), "0.08124x".into())
+        );
+        assert_eq!(factor_pair(1.02, 1.10), ("1.02x".into(), "1.10x".into()));
+        assert_eq!(factor_pair(0.5, 0.5), ("0.500x".into(), "0.500x".into()));
+        assert_eq!(percent_unsigned_zero(-0.0004), "0.0%");
+        assert_eq!(percent_unsigned_zero(-0.004), "-0.4%");
+    }
 
     #[test]
     fn each_style_keeps_its_units() {

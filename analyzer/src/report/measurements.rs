@@ -10,8 +10,9 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use super::fmt::{factor, seconds, wrap};
-use super::text::table;
+use super::text::{push_table, table};
 use crate::db::basis::Basis;
+use crate::db::benchmark::CollectionMode;
 use crate::db::measurements::{
     MeasurementFilter, SOURCE_BENCH, SOURCE_BENCHMARK_DB, SOURCE_REPLAY_PERF, StoredMeasurement,
     read_measurements,
@@ -65,8 +66,14 @@ fn short_source(s: Option<&str>) -> &str {
 pub fn gather(conn: &Connection, filter: &MeasurementFilter) -> Result<MeasurementSection> {
     let measurements = read_measurements(conn, filter)?
         .into_iter()
-        .map(|m| {
+        .map(|mut m| {
             let invalid_reason = m.invalid_reason();
+            // The seed's view projects every multi-group config from its single-group reference;
+            // only for kernel replay is that ratio a speedup of anything.
+            if m.mode.as_deref() != Some(CollectionMode::KernelReplay.as_str()) {
+                m.projected_s = None;
+                m.speedup = None;
+            }
             MeasurementAnswer {
                 valid: invalid_reason.is_none(),
                 invalid_reason,
@@ -151,14 +158,18 @@ pub fn render_text(s: &MeasurementSection, markdown: bool, out: &mut String) {
             runs_cell(&m.linked_runs),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    push_table(out, &t, markdown);
     let _ = writeln!(
         out,
         "basis: median H; projected and speedup E, the seed's replay view (single-group\n\
-         reference x groups) of a benchmark database, '-' for other rows; ! = invalid:"
+         reference x groups) of a benchmark database's kernel-replay rows, '-' for other rows;\n\
+         ! = invalid, ? = unverifiable:"
     );
     for w in s.warnings() {
         out.push_str(&wrap(&w, 98, "  ! ", "    "));
+    }
+    for c in s.measurements.iter().filter_map(|m| m.stored.caveat()) {
+        out.push_str(&wrap(&c, 98, "  ? ", "    "));
     }
     out.push('\n');
 }

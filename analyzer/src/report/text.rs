@@ -8,7 +8,9 @@ use super::fmt::{bytes, duration, duration_or_dash, fixed2, markers, percent, wr
 use super::run_report::{Drops, Measurement, PhaseStats, RunReport};
 use crate::db::phases::{PHASES, WINDOW};
 
-/// A table in the report's style: first column left-aligned, the rest right-aligned.
+/// A table in the report's style: first column left-aligned, the rest right-aligned. For the
+/// terminal, cells wrap to fit 100 columns; in Markdown they never wrap (a wrapped cell's second
+/// line would be a row of its own).
 pub(super) fn table(markdown: bool, header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(if markdown {
@@ -16,7 +18,11 @@ pub(super) fn table(markdown: bool, header: &[&str]) -> Table {
     } else {
         presets::UTF8_FULL_CONDENSED
     })
-    .set_content_arrangement(ContentArrangement::Dynamic)
+    .set_content_arrangement(if markdown {
+        ContentArrangement::Disabled
+    } else {
+        ContentArrangement::Dynamic
+    })
     .set_width(100)
     .set_header(header.iter().map(Cell::new));
     for i in 1..header.len() {
@@ -25,6 +31,15 @@ pub(super) fn table(markdown: bool, header: &[&str]) -> Table {
         }
     }
     t
+}
+
+/// Appends a table; in Markdown followed by a blank line, so that the next line starts a
+/// paragraph instead of continuing the table as a row.
+pub(super) fn push_table(out: &mut String, t: &Table, markdown: bool) {
+    let _ = writeln!(out, "{t}");
+    if markdown {
+        out.push('\n');
+    }
 }
 
 /// Appends one run's report.
@@ -260,7 +275,7 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
             ns(p.max_ns),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    push_table(out, &t, markdown);
     let _ = writeln!(
         out,
         "top-level shares add up to 100% of window time; an indented phase is a part of the one\n\
@@ -360,7 +375,7 @@ fn render_counters(r: &RunReport, markdown: bool, out: &mut String) {
             c.instances.to_string(),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    push_table(out, &t, markdown);
     if r.counters.len() > SHOWN_COUNTERS {
         let _ = writeln!(
             out,
@@ -423,7 +438,7 @@ fn render_measurement(m: &Measurement, markdown: bool, out: &mut String) {
             percent(p.share_of_overhead),
         ]);
     }
-    let _ = writeln!(out, "{t}");
+    push_table(out, &t, markdown);
     let _ = writeln!(
         out,
         "P5 drain as a fraction of a window: {}",
