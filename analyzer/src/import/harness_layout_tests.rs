@@ -16,7 +16,7 @@ fn launch_file(dir: &Path, pid: u32, ppid: u32, start_ms: u64, windows: u64) {
         passes: 3,
         pid,
         seed: u64::from(pid),
-        trailer: true,
+        ..SynthSpec::default()
     };
     let mut h = header(&spec);
     h.ppid = ppid;
