@@ -4,9 +4,9 @@
 
 use std::fmt::Write as _;
 
-use super::compare::{Comparison, signed_duration};
+use super::compare::{Comparison, n_text, signed_duration};
 use super::compare_builds::BuildComparison;
-use super::compare_measurements::{interval_text, ratio_text, row_name};
+use super::compare_measurements::{interval_text, mde_text, ratio_text, row_name};
 use super::fmt::{duration_short, markers, seconds};
 use super::verdict::Verdict;
 
@@ -18,9 +18,10 @@ fn phase_lines(s: &mut String, row: &str, p: &Comparison) {
         };
         let ci = ph.delta_interval.map_or(String::new(), |i| {
             format!(
-                "; 95% {} .. {}",
+                "; 95% {} .. {}; n runs (windows) {}",
                 signed_duration(i.lo95),
-                signed_duration(i.hi95)
+                signed_duration(i.hi95),
+                n_text(ph)
             )
         });
         let _ = writeln!(
@@ -67,16 +68,22 @@ pub fn render_markdown(c: &BuildComparison) -> String {
     let _ = writeln!(s, "### krphase: `{}` (A) against `{}` (B)\n", c.a, c.b);
     if let Some(rows) = &c.rows {
         s.push_str("End to end (median wall time of whole runs, measured by the harness):\n\n");
-        s.push_str("| row | A | B | B/A | 95% interval | verdict |\n|---|---|---|---|---|---|\n");
+        s.push_str(
+            "| row | A | B | B/A | 95% interval | n runs A/B | MDE | verdict |\n\
+             |---|---|---|---|---|---|---|---|\n",
+        );
         for r in &rows.rows {
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {}/{} | {} | {} |",
                 row_name(r),
                 seconds(r.a_median_s),
                 seconds(r.b_median_s),
                 ratio_text(r),
                 interval_text(r),
+                r.a_runs,
+                r.b_runs,
+                mde_text(r),
                 r.verdict
             );
         }
@@ -130,10 +137,12 @@ pub fn render_markdown(c: &BuildComparison) -> String {
     }
     let _ = writeln!(
         s,
-        "<sub>krphase compare; intervals: percentile bootstrap ({} resamples, fixed seed); \
-         equivalence margin ±{:.0}%; basis H harness, M in process, L SDK log, P SDK phase line, \
-         E estimated, R a rest.</sub>",
-        super::bootstrap::RESAMPLES,
+        "<sub>krphase compare; runs are the unit: intervals from Welch's t on per-run values \
+         (whole runs: their logarithms; phases: each run's median per window), moved at p < {}, \
+         n = runs (windows) per side, MDE = the change found 80% of the time; equivalence \
+         margin ±{:.0}%; basis H harness, M in process, L SDK log, P SDK phase line, E \
+         estimated, R a rest.</sub>",
+        super::verdict::ALPHA,
         c.margin_pct
     );
     s
