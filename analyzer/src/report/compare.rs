@@ -23,7 +23,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal};
 
-use super::fmt::{duration_short, factor, fixed2};
+use super::fmt::{duration_short, fixed2};
 use super::interval::Interval;
 use super::run_test::{MIN_RUNS, RunTest, welch};
 use super::stats::median_ns;
@@ -388,6 +388,16 @@ pub fn n_text(r: &PhaseDelta) -> String {
     )
 }
 
+/// The change with its interval below it, and n per side below that.
+fn change_cell(r: &PhaseDelta) -> String {
+    format!(
+        "{}\n{}\nn {}",
+        r.delta_median_ns.map_or("-".into(), signed_duration),
+        phase_interval_text(r),
+        n_text(r)
+    )
+}
+
 /// The 95 % interval of a phase's change, marked when it rests on the runs' insides only.
 pub fn phase_interval_text(r: &PhaseDelta) -> String {
     r.delta_interval.map_or("-".into(), |i| {
@@ -404,7 +414,7 @@ pub fn phase_interval_text(r: &PhaseDelta) -> String {
     })
 }
 
-/// The phase rows as a table (≤ 100 columns).
+/// The phase rows either side has, as a table (≤ 100 columns).
 pub fn phase_table(phases: &[PhaseDelta]) -> Table {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED)
@@ -414,26 +424,20 @@ pub fn phase_table(phases: &[PhaseDelta]) -> Table {
             "phase",
             "A median",
             "B median",
-            "Δ median",
-            "95% interval",
-            "B/A",
+            "Δ median, 95% interval,\nn A/B runs (windows)",
             "p",
-            "n A/B runs (windows)",
             "MDE",
             "verdict",
             "Δ share",
         ]);
     let ns = |v: Option<f64>| v.map_or("-".into(), duration_short);
-    for r in phases {
+    for r in phases.iter().filter(|r| r.a_runs + r.b_runs > 0) {
         t.add_row(vec![
             r.phase.clone(),
             ns(r.a_median_ns),
             ns(r.b_median_ns),
-            r.delta_median_ns.map_or("-".into(), signed_duration),
-            phase_interval_text(r),
-            factor(r.ratio),
+            change_cell(r),
             r.p_value.map_or("-".into(), |v| format!("{v:.1e}")),
-            n_text(r),
             ns(r.mde_ns),
             r.verdict.clone(),
             r.contribution
@@ -441,4 +445,151 @@ pub fn phase_table(phases: &[PhaseDelta]) -> Table {
         ]);
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::bootstrap::difference_of_medians;
+    use crate::report::stats::mann_whitney_p;
+    use rusqlite::params;
+
+    const WINDOWS: i64 = 200;
+
+    /// Run `id`: `WINDOWS` replayed windows whose pre-pass is 100 µs × `drift` and whose pass
+    /// execution is 50 µs × `drift` × `pass`, each with a deterministic ±2 % jitter inside the run.
+    fn run(c: &Connection, id: i64, label: &str, drift: f64, pass: f64) {
+        c.execute(
+            "INSERT INTO krphase_run (id, path, file_hash, label, pid, \"start\", \"end\",
+               truncated, imported_at) VALUES (?1, 'f', ?1, ?2, 1, 0, 1, 0, 'now')",
+            params![id, label],
+        )
+        .unwrap();
+        let mut t = 0i64;
+        for w in 0..WINDOWS {
+            let jitter = 1.0 + 0.02 * (((w * 7919 + id * 104_729) % 201) as f64 / 100.0 - 1.0);
+            let pre = (100_000.0 * drift * jitter) as i64;
+            let exec = (50_000.0 * drift * pass * jitter) as i64;
+            let (pcr, enter) = (t + 1_000, t + 1_000 + pre);
+            let exit = enter + exec;
+            c.execute(
+                "INSERT INTO krphase_window (run_id, dispatch_id, kernel, outcome, reason,
+                   executed_passes, \"start\", pass_count_return, first_pass_enter,
+                   last_pass_exit, \"end\", pass_ns, restore_ns, restores)
+                 VALUES (?1, ?2, 'k', 'replayed', 'none', 1, ?3, ?4, ?5, ?6, ?7, ?8, 0, 0)",
+                params![id, w, t, pcr, enter, exit, exit + 1_000, exec],
+            )
+            .unwrap();
+            t = exit + 10_000;
+        }
+    }
+
+    /// Side A's runs drift between 0.7x and 1.5x, side B's likewise: no build effect, but B's
+    /// middle run sits 30 % above A's. `pass` scales B's pass execution (a real effect).
+    fn drifting(pass: f64, b_runs: usize) -> (Connection, Vec<i64>, Vec<i64>) {
+        let c = crate::db::open_in_memory().unwrap();
+        let a_drift = [0.7, 0.9, 1.0, 1.2, 1.5];
+        let b_drift = [0.75, 1.1, 1.3, 1.35, 1.45];
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        // Interleaved, as a careful bench would run them.
+        for (i, (da, db)) in a_drift.iter().zip(&b_drift).enumerate() {
+            let i = i as i64;
+            run(&c, 2 * i + 1, "a", *da, 1.0);
+            a.push(2 * i + 1);
+            if (i as usize) < b_runs {
+                run(&c, 2 * i + 2, "b", *db, pass);
+                b.push(2 * i + 2);
+            }
+        }
+        (c, a, b)
+    }
+
+    /// The verdict the method before runs became the unit gave: the bootstrap and the rank test
+    /// on every window of every run, pooled.
+    fn pooled_verdict(c: &Connection, a: &[i64], b: &[i64], phase: &str) -> Verdict {
+        let k = phases::index(phase).unwrap();
+        let pool = |runs: &[i64]| {
+            let mut v = Vec::new();
+            for &r in runs {
+                phases::for_each_window(c, r, |w| {
+                    v.extend(w.phase_ns[k]);
+                    Ok(())
+                })
+                .unwrap();
+            }
+            v.sort_unstable();
+            v
+        };
+        let (va, vb) = (pool(a), pool(b));
+        let ci = difference_of_medians(&va, &vb).unwrap();
+        let p = mann_whitney_p(&va, &vb).unwrap();
+        let band = median_ns(&va).unwrap() as f64 * DEFAULT_MARGIN_PCT / 100.0;
+        assert!(p < ALPHA && ci.excludes(0.0), "pooled: p {p}, {ci:?}");
+        if ci.within90(-band, band) {
+            Verdict::MovedWithin
+        } else {
+            Verdict::Moved
+        }
+    }
+
+    fn row<'a>(c: &'a Comparison, phase: &str) -> &'a PhaseDelta {
+        c.phases.iter().find(|p| p.phase == phase).unwrap()
+    }
+
+    #[test]
+    fn run_to_run_drift_is_no_change_but_a_real_effect_still_moves() {
+        let (c, a, b) = drifting(1.0, 5);
+        // Pooled windows: the drift reads as a 30 % change of both phases.
+        assert_eq!(pooled_verdict(&c, &a, &b, "pre-pass"), Verdict::Moved);
+        assert_eq!(pooled_verdict(&c, &a, &b, "pass exec"), Verdict::Moved);
+        let cmp = compare(&c, &a, &b).unwrap();
+        for name in ["pre-pass", "pass exec", "window"] {
+            let r = row(&cmp, name);
+            assert_eq!(r.verdict_code, Verdict::NotSignificant, "{r:#?}");
+            assert_eq!((r.a_runs, r.b_runs), (5, 5));
+            assert_eq!((r.a_samples, r.b_samples), (1000, 1000));
+            assert_eq!(r.evidence, Evidence::Runs);
+            // The detectable effect is of the order of the drift, not of the jitter.
+            let mde = r.mde_ns.unwrap() / r.a_median_ns.unwrap();
+            assert!(mde > 0.3, "{name}: MDE {mde}");
+        }
+        // A real effect on the same drift: the pass execution 2.5x longer on B.
+        let (c, a, b) = drifting(2.5, 5);
+        let cmp = compare(&c, &a, &b).unwrap();
+        let pass = row(&cmp, "pass exec");
+        assert_eq!(pass.verdict_code, Verdict::Moved, "{pass:#?}");
+        assert!(pass.p_value.unwrap() < ALPHA);
+        assert_eq!(row(&cmp, "pre-pass").verdict_code, Verdict::NotSignificant);
+        let text = render_table(&cmp);
+        assert!(text.contains("n 5/5") && text.contains("(1000/1000)"), "{text}");
+        assert!(!text.contains("drain"), "a phase neither side has is left out: {text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+    }
+
+    #[test]
+    fn fewer_than_three_runs_a_side_is_within_run_evidence_only() {
+        let (c, a, b) = drifting(2.5, 2);
+        let cmp = compare(&c, &a, &b).unwrap();
+        for r in &cmp.phases {
+            assert!(
+                matches!(r.verdict_code, Verdict::WithinRunOnly | Verdict::NotAvailable),
+                "{r:#?}"
+            );
+            assert_eq!(r.mde_ns, None);
+        }
+        let pass = row(&cmp, "pass exec");
+        assert_eq!((pass.a_runs, pass.b_runs, pass.evidence), (5, 2, Evidence::WithinRun));
+        // The within-run interval exists (and is narrow), but says nothing about the builds.
+        assert!(pass.delta_interval.unwrap().excludes(0.0));
+        let text = render_table(&cmp);
+        assert!(text.contains("within-run only"), "{text}");
+    }
+
+    #[test]
+    fn the_median_standard_error_follows_the_order_statistics() {
+        let v: Vec<i64> = (0..101).collect();
+        // n = 101: ranks 50 ± 9.85 → 40 and 60, 20 apart, over 2 × 1.96.
+        assert!((median_se(&v) - 20.0 / 3.92).abs() < 1e-9);
+        assert_eq!(median_se(&[5]), 0.0);
+    }
 }
