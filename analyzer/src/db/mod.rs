@@ -16,7 +16,7 @@ pub mod runs;
 pub mod samples;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one transaction from the recorded version on, so each runs once per database.
@@ -181,6 +181,13 @@ CREATE TABLE IF NOT EXISTS krphase_measurement_sample (
     value_s REAL NOT NULL,                -- the row's metric for that run (seconds)
     PRIMARY KEY (measurement_id, seq)
 );
+"#,
+    // 9: interleaved builds (`krphase bench --build`). A measurement keeps the order its
+    // builds' runs were interleaved in, as text for a reader (and a pull request's provenance),
+    // and each timed run its place in that order.
+    r#"
+ALTER TABLE krphase_measurement ADD COLUMN run_order TEXT;
+ALTER TABLE krphase_measurement_sample ADD COLUMN position INTEGER;
 "#,
 ];
 
