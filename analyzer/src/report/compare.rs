@@ -145,10 +145,7 @@ fn summarize(conn: &Connection, run: i64, buf: &mut [Vec<i64>]) -> Result<RunSum
         v.clear();
     }
     let (mut windows, mut restores, mut passes) = (0, 0, 0);
-    phases::for_each_window(conn, run, |w| {
-        if !w.replayed() {
-            return Ok(());
-        }
+    phases::for_each_replayed(conn, run, |w| {
         windows += 1;
         restores += w.restores.unwrap_or(0);
         passes += w.executed_passes.unwrap_or(0);
@@ -165,7 +162,6 @@ fn summarize(conn: &Connection, run: i64, buf: &mut [Vec<i64>]) -> Result<RunSum
         if let Some(win) = w.phase_ns[WINDOW] {
             buf[REST].push(win.max(0) - covered);
         }
-        Ok(())
     })?;
     Ok(RunSummary {
         phases: buf.iter_mut().map(|v| summarize_phase(v)).collect(),
