@@ -390,3 +390,26 @@ pub fn attribute_runs(
         b: facts(&rb),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_real_wall_change_is_attributed() {
+        let a = [100e6, 104e6, 96e6];
+        // Noise: the interval holds zero, so shares would split nothing.
+        let why = wall_gate(&a, &[101e6, 97e6, 103e6]).unwrap_err();
+        assert!(
+            why.starts_with("wall change not significant (interval -")
+                && why.ends_with("n runs 3/3); no attribution"),
+            "{why}"
+        );
+        // Two runs a side: untested, whatever their values.
+        let why = wall_gate(&a[..2], &[200e6, 201e6, 202e6]).unwrap_err();
+        assert!(why.starts_with("wall change untested: 2/3 runs"), "{why}");
+        // A clear change: its interval, which leaves out zero.
+        let i = wall_gate(&a, &[150e6, 152e6, 148e6]).unwrap();
+        assert!(i.lo95 > 0.0 && (i.estimate - 50e6).abs() < 1.0, "{i:?}");
+    }
+}

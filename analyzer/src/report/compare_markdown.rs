@@ -111,8 +111,15 @@ pub fn render_markdown(c: &BuildComparison) -> String {
     }
     for d in &c.details {
         let Some(x) = &d.attribution else {
-            if let Some(why) = &d.refused {
-                let _ = writeln!(s, "{}: no attribution ({why}).\n", d.row);
+            match &d.refused {
+                // The wall-change gate says "no attribution" itself.
+                Some(why) if why.ends_with("no attribution") => {
+                    let _ = writeln!(s, "{}: {why}.\n", d.row);
+                }
+                Some(why) => {
+                    let _ = writeln!(s, "{}: no attribution ({why}).\n", d.row);
+                }
+                None => {}
             }
             continue;
         };
