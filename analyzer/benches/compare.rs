@@ -6,34 +6,16 @@
 //! every size tenfold.
 
 use std::path::Path;
-use std::process::Command;
-use std::time::Instant;
 
 use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
+
+mod common;
+use common::krphase;
 
 /// Runs per side.
 const RUNS: u64 = 5;
 /// Timed compares per size.
 const REPEATS: usize = 5;
-
-/// Runs krphase with `args`; returns wall seconds and the peak RSS it reported (KiB).
-fn krphase(args: &[&str]) -> (f64, u64) {
-    let t = Instant::now();
-    let o = Command::new(env!("CARGO_BIN_EXE_krphase"))
-        .args(args)
-        .env("KRPHASE_PEAK_RSS", "1")
-        .output()
-        .expect("run krphase");
-    let wall = t.elapsed().as_secs_f64();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "krphase {args:?}: {err}");
-    let rss = err
-        .lines()
-        .find_map(|l| l.strip_prefix("krphase: peak RSS "))
-        .and_then(|v| v.trim_end_matches(" KiB").parse().ok())
-        .unwrap_or(0);
-    (wall, rss)
-}
 
 /// A database of `RUNS` runs labelled `a` and as many labelled `b`, `windows` windows each.
 fn database(dir: &Path, windows: u64) -> String {
@@ -52,7 +34,14 @@ fn database(dir: &Path, windows: u64) -> String {
         )
         .expect("write synthetic file");
         let label = if i % 2 == 0 { "a" } else { "b" };
-        krphase(&["--db", &db_s, "import", file.to_str().unwrap(), "--label", label]);
+        krphase(&[
+            "--db",
+            &db_s,
+            "import",
+            file.to_str().unwrap(),
+            "--label",
+            label,
+        ]);
         std::fs::remove_file(&file).ok();
     }
     db_s

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
-use rusqlite::OptionalExtension;
 use comfy_table::{ContentArrangement, Table, presets};
+use rusqlite::OptionalExtension;
 
 use crate::demo_stack_pacing;
 use crate::report::compare_builds::{

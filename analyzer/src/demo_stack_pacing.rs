@@ -173,8 +173,14 @@ not json
         assert_eq!(from_truth("").fidelity(), None);
         // Two builds' runs in one file: each build gets its own lines only.
         let other = TRUTH.replace(r#""slowdown":100.0"#, r#""slowdown":50.0,"build":"b""#);
-        let both = format!("{}{other}", TRUTH.replace(r#""slowdown""#, r#""build":"a","slowdown""#));
-        let (a, b) = (from_truth_of(&both, Some("a")), from_truth_of(&both, Some("b")));
+        let both = format!(
+            "{}{other}",
+            TRUTH.replace(r#""slowdown""#, r#""build":"a","slowdown""#)
+        );
+        let (a, b) = (
+            from_truth_of(&both, Some("a")),
+            from_truth_of(&both, Some("b")),
+        );
         assert_eq!((a.runs, a.slowdown, a.took_ns), (1, Some(100.0), p.took_ns));
         assert_eq!((b.runs, b.slowdown), (1, Some(50.0)));
         assert_eq!(from_truth_of(&both, Some("c")).runs, 0);

@@ -112,8 +112,9 @@ fn stack_builds_run_interleaved_and_say_their_order() {
     assert_eq!(seq[n - 1], seq[n], "{seq:?}");
     assert_ne!(seq[0], seq[1], "{seq:?}");
     assert!(
-        rows.iter().all(|r| r.1.starts_with("interleaved per measurement")
-            && r.1.contains("timed: baseline ")),
+        rows.iter()
+            .all(|r| r.1.starts_with("interleaved per measurement")
+                && r.1.contains("timed: baseline ")),
         "{rows:?}"
     );
 }
@@ -338,8 +339,14 @@ fn compare_two_and_four_pass_stream() {
     // change the runs could have shown), but never a word for no change or the wrong sign.
     for name in ["restore", "pass exec"] {
         let (v, p) = (verdict(name), phase(name));
-        assert!(p["delta_median_ns"].as_f64().unwrap() > 0.0, "{name}: {p:#}");
-        assert!(["moved", "not significant"].contains(&v.as_str()), "{name}: {v} {p:#}");
+        assert!(
+            p["delta_median_ns"].as_f64().unwrap() > 0.0,
+            "{name}: {p:#}"
+        );
+        assert!(
+            ["moved", "not significant"].contains(&v.as_str()),
+            "{name}: {v} {p:#}"
+        );
         if v == "not significant" {
             assert!(p["p_value"].as_f64().unwrap() >= 0.01, "{name}: {p:#}");
         }
@@ -348,11 +355,7 @@ fn compare_two_and_four_pass_stream() {
     // (pooling windows across runs once read run-to-run drift as a 0.66x change of both).
     for name in ["pre-pass", "snapshot", "config"] {
         let v = verdict(name);
-        assert!(
-            !v.starts_with("moved"),
-            "{name}: {v} {:#}",
-            phase(name)
-        );
+        assert!(!v.starts_with("moved"), "{name}: {v} {:#}", phase(name));
     }
     let table = krphase(&db, &["compare", "stream-2p", "stream-4p"]);
     assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");

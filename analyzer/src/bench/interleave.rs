@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Result, bail};
 
+use super::command::launcher;
 use super::measure::{MeasurementResult, Runner};
 use super::plan::{PlannedMeasurement, plan};
 use super::record::Recorder;
@@ -21,7 +22,6 @@ use super::{
 use crate::db::measurements::MeasurementRow;
 use crate::import::measurement_csv;
 use crate::report::bench_summary;
-use super::command::launcher;
 
 /// The builds' indices in round `r`: in the given order on even rounds, reversed on odd ones.
 pub fn round_order(builds: usize, r: u32) -> Vec<usize> {
@@ -45,7 +45,11 @@ pub fn order_text(labels: &[String], warmup: i64, repeats: u32) -> String {
     let timed: Vec<String> = (0..repeats).map(round).collect();
     format!(
         "interleaved per measurement; warm-up: {}; timed: {}",
-        if warm.is_empty() { "none".into() } else { warm.join(", ") },
+        if warm.is_empty() {
+            "none".into()
+        } else {
+            warm.join(", ")
+        },
         timed.join(", ")
     )
 }
@@ -54,16 +58,23 @@ pub fn order_text(labels: &[String], warmup: i64, repeats: u32) -> String {
 fn file_part(label: &str) -> String {
     label
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
 /// One build's own arguments: its label and SDK build, its work directory and CSV.
 fn build_args(args: &BenchArgs, label: &str, build: &str) -> BenchArgs {
     let part = file_part(label);
-    let stem = args.output.file_stem().map_or("replay_perf".into(), |s| {
-        s.to_string_lossy().into_owned()
-    });
+    let stem = args
+        .output
+        .file_stem()
+        .map_or("replay_perf".into(), |s| s.to_string_lossy().into_owned());
     let mut out = args.clone();
     out.builds.clear();
     out.label = Some(label.to_string());
@@ -148,7 +159,14 @@ pub fn run(args: &BenchArgs, db: Option<&Path>) -> Result<u8> {
     let mut recorder = Recorder::open(db, None)?;
     recorder.set_run_order(Some(order));
     let interrupted = interrupt_flag();
-    let done = measure_all(args, &per, &plans, (&rocprofv3, tool.as_deref()), &mut recorder, &interrupted)?;
+    let done = measure_all(
+        args,
+        &per,
+        &plans,
+        (&rocprofv3, tool.as_deref()),
+        &mut recorder,
+        &interrupted,
+    )?;
     for (a, d) in per.iter().zip(&done) {
         if measurement_csv::write_csv(&a.output, &d.rows)? {
             println!("wrote {} ({} rows)", a.output.display(), d.rows.len());

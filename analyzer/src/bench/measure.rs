@@ -114,16 +114,17 @@ impl<'a> Runner<'a> {
             if timed { "run" } else { "warmup" }
         ));
         // A launcher that cannot be started is a failed run (127, as a shell reports it).
-        let outcome = child::run_child(&self.argv, &self.env, &remove, Sink::Null, Sink::File(&log))
-            .unwrap_or_else(|e| {
-                let _ = std::fs::write(&log, format!("{e:#}\n"));
-                RunOutcome {
-                    rc: 127,
-                    wall_s: 0.0,
-                    peak_rss_kib: 0,
-                    cpu_s: 0.0,
-                }
-            });
+        let outcome =
+            child::run_child(&self.argv, &self.env, &remove, Sink::Null, Sink::File(&log))
+                .unwrap_or_else(|e| {
+                    let _ = std::fs::write(&log, format!("{e:#}\n"));
+                    RunOutcome {
+                        rc: 127,
+                        wall_s: 0.0,
+                        peak_rss_kib: 0,
+                        cpu_s: 0.0,
+                    }
+                });
         // Ctrl-C at a terminal reaches the whole foreground group: a child killed by SIGINT is
         // the same event, seen before (or without) the handler thread's flag.
         if outcome.rc == -libc::SIGINT {

@@ -74,7 +74,9 @@ mod tests {
         store_order(&c, 3, &[7], "A B").unwrap();
         assert_eq!(run_order_of(&c, 3).unwrap().as_deref(), Some("A B"));
         let p: i64 = c
-            .query_row("SELECT position FROM krphase_measurement_sample", [], |r| r.get(0))
+            .query_row("SELECT position FROM krphase_measurement_sample", [], |r| {
+                r.get(0)
+            })
             .unwrap();
         assert_eq!(p, 7);
         c.execute("DELETE FROM krphase_measurement WHERE id = 3", [])

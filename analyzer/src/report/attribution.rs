@@ -19,9 +19,9 @@ use serde::Serialize;
 
 use super::compare::{PASSES_AS_REST, WINDOW_REST, signed_duration};
 use super::interval::Interval;
+use super::run_report::{RunReport, UNATTRIBUTED, run_report};
 use super::run_test::{MIN_RUNS, welch};
 use super::verdict::ALPHA;
-use super::run_report::{RunReport, UNATTRIBUTED, run_report};
 use crate::db::basis::Basis;
 use crate::db::measurements::StoredMeasurement;
 use crate::db::phases::{PHASES, WINDOW};
@@ -326,7 +326,10 @@ pub fn attribute_runs(
     let tiles = tiles(&all);
     let rest = rest_name(&all);
     let (ia, ib) = (mean_items(&ra, &tiles, rest), mean_items(&rb, &tiles, rest));
-    let (pa, pb) = (per_run_walls(conn, a.1, &ra)?, per_run_walls(conn, b.1, &rb)?);
+    let (pa, pb) = (
+        per_run_walls(conn, a.1, &ra)?,
+        per_run_walls(conn, b.1, &rb)?,
+    );
     let (Some((wa, basis)), Some((wb, _))) = (wall_ns(a.1, &pa), wall_ns(b.1, &pb)) else {
         return Ok(Err(
             "a side has no wall time (no successful run, or a run without events)".into(),

@@ -6,11 +6,11 @@
 //! machine. Both the 95 % interval (has it moved?) and the 90 % interval (the two one-sided 5 %
 //! tests of an equivalence test, TOST) come from the same replicates.
 
+use super::interval::Interval;
+use super::stats::{median_in_place, quantile_sorted_f64};
 use rand::Rng;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use super::interval::Interval;
-use super::stats::{median_in_place, quantile_sorted_f64};
 
 /// Bootstrap replicates per interval.
 pub const RESAMPLES: usize = 2000;

@@ -187,19 +187,13 @@ fn within_run(a: &[RunPhase], b: &[RunPhase], est: f64) -> Option<RunTest> {
         (v.iter().map(|r| r.median_se.powi(2)).sum::<f64>()).sqrt() / v.len() as f64
     };
     let se = (se_side(a).powi(2) + se_side(b).powi(2)).sqrt();
-    if !(se > 0.0) {
+    if se.is_nan() || se <= 0.0 {
         return None;
     }
     let z = Normal::new(0.0, 1.0).ok()?;
     let (z95, z90) = (z.inverse_cdf(0.975), z.inverse_cdf(0.95));
     Some(RunTest {
-        interval: Interval {
-            estimate: est,
-            lo95: est - z95 * se,
-            hi95: est + z95 * se,
-            lo90: est - z90 * se,
-            hi90: est + z90 * se,
-        },
+        interval: Interval::symmetric(est, z95 * se, z90 * se),
         p: 2.0 * (1.0 - z.cdf((est / se).abs())),
         se,
         df: f64::INFINITY,
@@ -238,9 +232,7 @@ fn phase_row(
     };
     let v = on_difference(test.as_ref(), ma, (ra.len(), rb.len()), margin_pct);
     let total = |v: &[RunPhase]| v.iter().map(|r| r.total).sum::<i64>();
-    let per_run = |v: &[RunPhase], side: &[RunSummary]| {
-        total(v) as f64 / side.len().max(1) as f64
-    };
+    let per_run = |v: &[RunPhase], side: &[RunSummary]| total(v) as f64 / side.len().max(1) as f64;
     PhaseDelta {
         phase: name.to_string(),
         a_runs: ra.len(),
@@ -352,8 +344,20 @@ pub fn render_table(c: &Comparison) -> String {
     let mut s = String::new();
     let f = fixed2;
     for (name, runs, windows, passes, restores) in [
-        ("A", &c.a_runs, c.a_windows, c.a_passes_per_window, c.a_restores_per_window),
-        ("B", &c.b_runs, c.b_windows, c.b_passes_per_window, c.b_restores_per_window),
+        (
+            "A",
+            &c.a_runs,
+            c.a_windows,
+            c.a_passes_per_window,
+            c.a_restores_per_window,
+        ),
+        (
+            "B",
+            &c.b_runs,
+            c.b_windows,
+            c.b_passes_per_window,
+            c.b_restores_per_window,
+        ),
     ] {
         let _ = writeln!(
             s,
@@ -557,8 +561,14 @@ mod tests {
         assert!(pass.p_value.unwrap() < ALPHA);
         assert_eq!(row(&cmp, "pre-pass").verdict_code, Verdict::NotSignificant);
         let text = render_table(&cmp);
-        assert!(text.contains("n 5/5") && text.contains("(1000/1000)"), "{text}");
-        assert!(!text.contains("drain"), "a phase neither side has is left out: {text}");
+        assert!(
+            text.contains("n 5/5") && text.contains("(1000/1000)"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("drain"),
+            "a phase neither side has is left out: {text}"
+        );
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
     }
 
@@ -568,13 +578,19 @@ mod tests {
         let cmp = compare(&c, &a, &b).unwrap();
         for r in &cmp.phases {
             assert!(
-                matches!(r.verdict_code, Verdict::WithinRunOnly | Verdict::NotAvailable),
+                matches!(
+                    r.verdict_code,
+                    Verdict::WithinRunOnly | Verdict::NotAvailable
+                ),
                 "{r:#?}"
             );
             assert_eq!(r.mde_ns, None);
         }
         let pass = row(&cmp, "pass exec");
-        assert_eq!((pass.a_runs, pass.b_runs, pass.evidence), (5, 2, Evidence::WithinRun));
+        assert_eq!(
+            (pass.a_runs, pass.b_runs, pass.evidence),
+            (5, 2, Evidence::WithinRun)
+        );
         // The within-run interval exists (and is narrow), but says nothing about the builds.
         assert!(pass.delta_interval.unwrap().excludes(0.0));
         let text = render_table(&cmp);

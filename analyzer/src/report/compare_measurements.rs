@@ -12,9 +12,9 @@ use comfy_table::{ContentArrangement, Table, presets};
 use rusqlite::Connection;
 use serde::Serialize;
 
+use super::fmt::{factor, seconds, wrap};
 use super::interval::Interval;
 use super::run_test::{MIN_RUNS, welch_ratio};
-use super::fmt::{factor, seconds, wrap};
 use super::stats::ratio;
 use super::verdict::{ALPHA, DEFAULT_MARGIN_PCT, Verdict, on_ratio};
 use crate::db::basis::Basis;

@@ -25,6 +25,17 @@ impl Interval {
         }
     }
 
+    /// `estimate ± half95` and `estimate ± half90`.
+    pub fn symmetric(estimate: f64, half95: f64, half90: f64) -> Interval {
+        Interval {
+            estimate,
+            lo95: estimate - half95,
+            hi95: estimate + half95,
+            lo90: estimate - half90,
+            hi90: estimate + half90,
+        }
+    }
+
     /// Whether the 95 % interval leaves out `v`.
     pub fn excludes(&self, v: f64) -> bool {
         v < self.lo95 || v > self.hi95

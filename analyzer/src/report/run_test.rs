@@ -72,20 +72,14 @@ pub fn welch(a: &[f64], b: &[f64], alpha: f64) -> Option<RunTest> {
             mde: 0.0,
         });
     }
-    let df = (sa + sb).powi(2)
-        / (sa.powi(2) / (a.len() - 1) as f64 + sb.powi(2) / (b.len() - 1) as f64);
+    let df =
+        (sa + sb).powi(2) / (sa.powi(2) / (a.len() - 1) as f64 + sb.powi(2) / (b.len() - 1) as f64);
     let (t95, t90) = (t_quantile(df, 0.975), t_quantile(df, 0.95));
     let dist = StudentsT::new(0.0, 1.0, df).ok()?;
     let p = (2.0 * (1.0 - dist.cdf((est / se).abs()))).min(1.0);
     let mde = (t_quantile(df, 1.0 - alpha / 2.0) + t_quantile(df, POWER)) * se;
     Some(RunTest {
-        interval: Interval {
-            estimate: est,
-            lo95: est - t95 * se,
-            hi95: est + t95 * se,
-            lo90: est - t90 * se,
-            hi90: est + t90 * se,
-        },
+        interval: Interval::symmetric(est, t95 * se, t90 * se),
         p,
         se,
         df,
@@ -150,7 +144,10 @@ mod tests {
         let b: Vec<f64> = a.iter().map(|x| x * 2.0).collect();
         let t = welch_ratio(&a, &b, 0.01).unwrap();
         assert!((t.interval.estimate - 2.0).abs() < 1e-12, "{t:?}");
-        assert!(t.interval.lo95 > 1.7 && t.interval.hi95 < 2.4 && t.p < 1e-4, "{t:?}");
+        assert!(
+            t.interval.lo95 > 1.7 && t.interval.hi95 < 2.4 && t.p < 1e-4,
+            "{t:?}"
+        );
         assert!(welch_ratio(&[0.0, 1.0], &b, 0.01).is_none());
     }
 }

@@ -150,8 +150,14 @@ mod tests {
         let clear = t(1.5, 1.6, 2.0, 2.1, 1e-6);
         assert_eq!(on_ratio(Some(&clear), (2, 5), m), Verdict::TooFewRuns);
         let d = t(-30.0, -25.0, 25.0, 30.0, 0.5);
-        assert_eq!(on_difference(Some(&d), Some(1000.0), n, m), Verdict::Equivalent);
-        assert_eq!(on_difference(Some(&d), Some(100.0), n, m), Verdict::NotSignificant);
+        assert_eq!(
+            on_difference(Some(&d), Some(1000.0), n, m),
+            Verdict::Equivalent
+        );
+        assert_eq!(
+            on_difference(Some(&d), Some(100.0), n, m),
+            Verdict::NotSignificant
+        );
         let up = t(200.0, 210.0, 290.0, 300.0, 1e-6);
         assert_eq!(on_difference(Some(&up), Some(100.0), n, m), Verdict::Moved);
         assert_eq!(
@@ -159,9 +165,15 @@ mod tests {
             Verdict::WithinRunOnly
         );
         let small = t(2.0, 3.0, 5.0, 6.0, 1e-6);
-        assert_eq!(on_difference(Some(&small), Some(100.0), n, m), Verdict::MovedWithin);
+        assert_eq!(
+            on_difference(Some(&small), Some(100.0), n, m),
+            Verdict::MovedWithin
+        );
         let small = t(2.0, 3.0, 5.0, 6.0, 0.2);
-        assert_eq!(on_difference(Some(&small), Some(100.0), n, m), Verdict::Equivalent);
+        assert_eq!(
+            on_difference(Some(&small), Some(100.0), n, m),
+            Verdict::Equivalent
+        );
         assert_eq!(Verdict::MovedWithin.words(15.0), "moved, within ±15%");
         assert_eq!(Verdict::Equivalent.words(15.0), "equivalent within ±15%");
         assert_eq!(Verdict::TooFewRuns.words(15.0), "too few runs (<3 a side)");
