@@ -4,32 +4,14 @@
 //! report ≤ 2 s. `KRPHASE_BENCH_QUICK=1` shrinks every size tenfold.
 
 use std::path::Path;
-use std::process::Command;
-use std::time::Instant;
 
 use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
 
+mod common;
+use common::krphase;
+
 /// Events per replayed 2-pass window in the synthetic files (plus an opt-out every tenth).
 const EVENTS_PER_WINDOW: f64 = 17.6;
-
-/// Runs krphase with `args`; returns wall seconds and the peak RSS it reported (KiB).
-fn krphase(args: &[&str]) -> (f64, u64) {
-    let t = Instant::now();
-    let o = Command::new(env!("CARGO_BIN_EXE_krphase"))
-        .args(args)
-        .env("KRPHASE_PEAK_RSS", "1")
-        .output()
-        .expect("run krphase");
-    let wall = t.elapsed().as_secs_f64();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "krphase {args:?}: {err}");
-    let rss = err
-        .lines()
-        .find_map(|l| l.strip_prefix("krphase: peak RSS "))
-        .and_then(|v| v.trim_end_matches(" KiB").parse().ok())
-        .unwrap_or(0);
-    (wall, rss)
-}
 
 fn import(dir: &Path, events: u64) -> (u64, f64, u64) {
     let windows = (events as f64 / EVENTS_PER_WINDOW).round() as u64;

@@ -409,7 +409,7 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
         step(
             last,
             total,
-            "the SDK-build stack: krphase bench --label per emulated build, compare with baseline",
+            "the SDK-build stack: krphase bench --build per emulated build, interleaved, compare with baseline",
         );
         crate::demo_stack::run_stack(&out.join("stack"), &emu, &tool, |m| eprintln!("  {m}"))?;
     }

@@ -1,7 +1,8 @@
 //! The demo's "stack" step: BabelStream-like STREAM under the emulated SDK builds — the
-//! baseline, each optimization alone and all of them together — each measured by `krphase bench
-//! --label BUILD --sdk-build BUILD` (rocprofv3's stand-in owning replay, the tool observing),
-//! each compared with the baseline; the stack table, the attribution of the device-side build,
+//! baseline, each optimization alone and all of them together — measured by one `krphase bench
+//! --build BUILD=BUILD …` (rocprofv3's stand-in owning replay, the tool observing) that runs the
+//! builds interleaved, so the machine's drift falls on all of them — each compared with the
+//! baseline; the stack table, the attribution of the device-side build,
 //! a markdown summary, and the emulated end-to-end factor of the device-side build beside
 //! #10916's published ~9.4x, with what that factor does and does not mean.
 
@@ -11,6 +12,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 use comfy_table::{ContentArrangement, Table, presets};
+use rusqlite::OptionalExtension;
 
 use crate::demo_stack_pacing;
 use crate::report::compare_builds::{
@@ -75,14 +77,17 @@ fn short(build: &str) -> &str {
     }
 }
 
-/// Runs `krphase bench` for one build into `dir/stack.db`; its output goes to a log file.
-fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, plan: &StackPlan) -> Result<()> {
+/// The emulator's truth file of the stack step (every build's runs, each after its build line).
+const TRUTH: &str = "truth-stack.jsonl";
+
+/// Runs one `krphase bench` over every build, interleaved (`--build B=B` each), into
+/// `dir/stack.db`; its output goes to `bench-stack.log`.
+fn bench(dir: &Path, emu: &Path, tool: &Path, plan: &StackPlan) -> Result<()> {
     let exe = std::env::current_exe().context("cannot locate the krphase executable")?;
-    let name = build.replace(',', "+");
-    let log = dir.join(format!("bench-{name}.log"));
+    let log = dir.join("bench-stack.log");
     // The emulator appends to its truth file: start it afresh, so an earlier step's runs do
     // not count in this one's slow-down and pacing lines.
-    let truth = dir.join(format!("truth-{name}.jsonl"));
+    let truth = dir.join(TRUTH);
     if truth.exists() {
         std::fs::remove_file(&truth)
             .with_context(|| format!("cannot remove {}", truth.display()))?;
@@ -90,29 +95,22 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, plan: &StackPlan) -> 
     let out =
         std::fs::File::create(&log).with_context(|| format!("cannot create {}", log.display()))?;
     let emu_s = emu.display().to_string();
+    let builds: Vec<String> = plan
+        .builds
+        .iter()
+        .flat_map(|b| ["--build".to_string(), format!("{b}={b}")])
+        .collect();
     let status = Command::new(exe)
         .current_dir(dir)
-        .args([
-            "--db",
-            "stack.db",
-            "bench",
-            "--label",
-            build,
-            "--sdk-build",
-            build,
-        ])
+        .args(["--db", "stack.db", "bench"])
+        .args(&builds)
         .args(["--rocprofv3", &format!("{emu_s} rocprofv3")])
         .args(["--tool", &tool.display().to_string()])
         .args(["--repeats", &plan.repeats.to_string()])
         .args(["--warmup", &plan.warmup.to_string()])
         .args(["--groups", &plan.passes.to_string()])
         .args(["--only", "p3", "--footprints", &plan.elements.to_string()])
-        .args([
-            "--workdir",
-            &format!("out-{name}"),
-            "--output",
-            &format!("{name}.csv"),
-        ])
+        .args(["--workdir", "out", "--output", "stack.csv"])
         .args(["--app", &emu_s, "run", "stream"])
         .arg("--app-arg=--iterations")
         .arg(format!("--app-arg={}", plan.iterations))
@@ -129,11 +127,20 @@ fn bench(dir: &Path, emu: &Path, tool: &Path, build: &str, plan: &StackPlan) -> 
         .context("cannot run krphase bench")?;
     if !status.success() {
         bail!(
-            "krphase bench --sdk-build {build} failed ({status}); see {}",
+            "krphase bench --build (the SDK-build stack) failed ({status}); see {}",
             log.display()
         );
     }
     Ok(())
+}
+
+/// The order the bench ran the builds in, as it stored it.
+fn run_order(conn: &rusqlite::Connection) -> Result<Option<String>> {
+    Ok(conn.query_row(
+        "SELECT run_order FROM krphase_measurement WHERE run_order IS NOT NULL ORDER BY id LIMIT 1",
+        [],
+        |r| r.get(0),
+    ).optional()?.flatten())
 }
 
 /// The two largest parts of a comparison's attribution and its unexplained rest's share.
@@ -194,8 +201,8 @@ fn stack_table(
         for (build, m) in [(base, r.a_median_s), (b.as_str(), r.b_median_s)] {
             if m.is_none() {
                 bail!(
-                    "the stack step's build {build} has no successful timed run (see bench-{}.log)",
-                    build.replace(',', "+")
+                    "the stack step's build {build} has no successful timed run (see \
+                     bench-stack.log)"
                 );
             }
         }
@@ -287,15 +294,13 @@ pub fn run_stack(
         "stack: this machine's memcpy rate {:.2} GB/s paces every build",
         plan.device_gbps
     ));
-    for b in &plan.builds {
-        let t0 = std::time::Instant::now();
-        bench(dir, emu, tool, b, &plan)?;
-        progress(&format!(
-            "stack: {:<16} ({:.1} s)",
-            short(b),
-            t0.elapsed().as_secs_f64()
-        ));
-    }
+    let t0 = std::time::Instant::now();
+    bench(dir, emu, tool, &plan)?;
+    progress(&format!(
+        "stack: {} builds, interleaved ({:.1} s)",
+        plan.builds.len(),
+        t0.elapsed().as_secs_f64()
+    ));
     let conn = crate::db::open_existing(&db_path)?;
     let (table, all) = stack_table(&conn, &plan.builds)?;
     println!(
@@ -310,6 +315,9 @@ pub fn run_stack(
          rocprofv3 owns replay here (observe mode), and the SDK prints only snap_seconds and\n\
          restore_seconds: each window's lock, drain, CONFIG and tail are in the rest, unmeasured"
     );
+    if let Some(order) = run_order(&conn)? {
+        println!("run order (each build's label): {order}");
+    }
     let device = plan.builds[1..]
         .iter()
         .position(|b| b == "device-side")
@@ -321,8 +329,8 @@ pub fn run_stack(
         print!("{}", part_notes(x));
     }
     let paced = [
-        demo_stack_pacing::read(dir, "baseline"),
-        demo_stack_pacing::read(dir, "device-side"),
+        demo_stack_pacing::read(dir, TRUTH, "baseline"),
+        demo_stack_pacing::read(dir, TRUTH, "device-side"),
     ];
     let slowdown = paced[0].and_then(|p| p.slowdown);
     print!("{}", factor_note(device, slowdown, &plan));

@@ -70,11 +70,25 @@ fn add_window(p: &mut Paced, w: &Value) {
 
 /// The paced work of the truth lines in `text`.
 pub fn from_truth(text: &str) -> Paced {
+    from_truth_of(text, None)
+}
+
+/// The paced work of the truth lines in `text` that build `build` wrote (each run's lines follow
+/// its `sdk_build` line, runs one after another: an interleaved bench's one file holds every
+/// build's); every line with `None`.
+pub fn from_truth_of(text: &str, build: Option<&str>) -> Paced {
     let mut p = Paced::default();
+    let mut current: Option<String> = None;
     for v in text
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
     {
+        if v["type"] == "sdk_build" {
+            current = v["build"].as_str().map(String::from);
+        }
+        if build.is_some() && current.as_deref() != build {
+            continue;
+        }
         match v["type"].as_str() {
             Some("window") => add_window(&mut p, &v),
             Some("totals") => p.runs += 1,
@@ -85,10 +99,10 @@ pub fn from_truth(text: &str) -> Paced {
     p
 }
 
-/// What build `name`'s truth file in `dir` says (`None`: no file).
-pub fn read(dir: &Path, name: &str) -> Option<Paced> {
-    let text = std::fs::read_to_string(dir.join(format!("truth-{name}.jsonl"))).ok()?;
-    Some(from_truth(&text))
+/// What the truth file `file` in `dir` says of build `build` (`None`: no file).
+pub fn read(dir: &Path, file: &str, build: &str) -> Option<Paced> {
+    let text = std::fs::read_to_string(dir.join(file)).ok()?;
+    Some(from_truth_of(&text, Some(build)))
 }
 
 /// The closing note's pacing lines for the baseline and the device-side build of `device`
@@ -157,6 +171,19 @@ not json
         // 240 ns paced of a 960 ns run: three quarters unpaced.
         assert!((p.unpaced_share(960e-9).unwrap() - 0.75).abs() < 1e-9);
         assert_eq!(from_truth("").fidelity(), None);
+        // Two builds' runs in one file: each build gets its own lines only.
+        let other = TRUTH.replace(r#""slowdown":100.0"#, r#""slowdown":50.0,"build":"b""#);
+        let both = format!(
+            "{}{other}",
+            TRUTH.replace(r#""slowdown""#, r#""build":"a","slowdown""#)
+        );
+        let (a, b) = (
+            from_truth_of(&both, Some("a")),
+            from_truth_of(&both, Some("b")),
+        );
+        assert_eq!((a.runs, a.slowdown, a.took_ns), (1, Some(100.0), p.took_ns));
+        assert_eq!((b.runs, b.slowdown), (1, Some(50.0)));
+        assert_eq!(from_truth_of(&both, Some("c")).runs, 0);
         assert_eq!(from_truth("").unpaced_share(1.0), None);
     }
 }

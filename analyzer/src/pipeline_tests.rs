@@ -104,19 +104,23 @@ fn plots_breakdown_histograms_and_a_pass_sweep() {
 fn compare_synthetic_two_vs_four_passes() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
-    let mut ids = Vec::new();
-    for (passes, seed) in [(2, 1), (4, 2)] {
-        let f = dir.path().join(format!("{passes}.krp"));
-        let spec = SynthSpec {
-            windows: 300,
-            passes,
-            seed,
-            ..SynthSpec::default()
-        };
-        write_synthetic_file(&f, &spec).unwrap();
-        ids.push(import_phase_file(&mut c, &f, None).unwrap());
+    // Three runs a side (runs are the unit of evidence), interleaved.
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for seed in 1..=3 {
+        for (passes, side) in [(2, &mut a), (4, &mut b)] {
+            let f = dir.path().join(format!("{passes}-{seed}.krp"));
+            let spec = SynthSpec {
+                windows: 300,
+                passes,
+                seed: seed * 10 + u64::from(passes),
+                pid: 4000 + passes * 10 + seed as u32,
+                ..SynthSpec::default()
+            };
+            write_synthetic_file(&f, &spec).unwrap();
+            side.push(import_phase_file(&mut c, &f, None).unwrap());
+        }
     }
-    let cmp = compare(&c, &ids[..1], &ids[1..]).unwrap();
+    let cmp = compare(&c, &a, &b).unwrap();
     let v = |n: &str| {
         cmp.phases
             .iter()
@@ -132,6 +136,14 @@ fn compare_synthetic_two_vs_four_passes() {
     assert_eq!(
         (cmp.a_restores_per_window, cmp.b_restores_per_window),
         (Some(1.0), Some(3.0))
+    );
+    // One run against one: the same data says nothing about the builds.
+    let one = compare(&c, &a[..1], &b[..1]).unwrap();
+    assert!(
+        one.phases
+            .iter()
+            .all(|p| ["within-run only", "n/a"].contains(&p.verdict.as_str())),
+        "{one:#?}"
     );
     let table = render_table(&cmp);
     assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");

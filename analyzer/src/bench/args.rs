@@ -87,6 +87,23 @@ pub struct BenchArgs {
     /// `keep-staging` or `keep-staging,device-side`), passed as KRPHASE_EMU_SDK_BUILD.
     #[arg(long, value_name = "LIST")]
     pub sdk_build: Option<String>,
+    /// Measure several builds interleaved: `LABEL=SDK_BUILD` (repeatable; `SDK_BUILD` as for
+    /// `--sdk-build`, `baseline` for none). Each measurement's runs alternate between the
+    /// builds (A B, B A, A B, …), so slow drift of the machine falls on every build alike; each
+    /// build's rows and runs carry its label, its work directory and CSV its own.
+    #[arg(long = "build", value_name = "LABEL=SDK_BUILD", value_parser = parse_build,
+          conflicts_with_all = ["label", "sdk_build"])]
+    pub builds: Vec<(String, String)>,
+}
+
+/// `LABEL=SDK_BUILD` into its two parts.
+fn parse_build(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((l, b)) if !l.trim().is_empty() && !b.trim().is_empty() => {
+            Ok((l.trim().to_string(), b.trim().to_string()))
+        }
+        _ => Err(format!("expected LABEL=SDK_BUILD, not {s:?}")),
+    }
 }
 
 impl BenchArgs {

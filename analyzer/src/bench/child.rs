@@ -131,21 +131,25 @@ pub fn measure(
     for i in 0..repeats {
         timed.push(run(i, true)?);
     }
+    Ok((stats(&timed), timed))
+}
+
+/// The statistics of the successful outcomes among `timed`; `None` when none succeeded.
+pub fn stats(timed: &[RunOutcome]) -> Option<Stats> {
     let ok: Vec<&RunOutcome> = timed.iter().filter(|o| o.ok()).collect();
     let failures = (timed.len() - ok.len()) as u32;
     if ok.is_empty() {
-        return Ok((None, timed));
+        return None;
     }
     let walls: Vec<f64> = ok.iter().map(|o| o.wall_s).collect();
-    let stats = Stats {
+    Some(Stats {
         median_s: median(&walls).unwrap_or(0.0),
         min_s: walls.iter().copied().fold(f64::INFINITY, f64::min),
         max_s: walls.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         peak_rss_kib: ok.iter().map(|o| o.peak_rss_kib).max().unwrap_or(0),
         samples: ok.len() as u32,
         failures,
-    };
-    Ok((Some(stats), timed))
+    })
 }
 
 #[cfg(test)]

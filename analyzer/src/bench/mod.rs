@@ -11,6 +11,7 @@ pub mod application_replay;
 pub mod args;
 pub mod child;
 pub mod command;
+pub mod interleave;
 pub mod measure;
 pub mod plan;
 pub mod record;
@@ -199,6 +200,9 @@ fn add_application_replay_total(
 
 /// Runs `krphase bench`; returns the process exit code.
 pub fn run(args: &BenchArgs, db: Option<&Path>) -> Result<u8> {
+    if !args.builds.is_empty() {
+        return interleave::run(args, db);
+    }
     let rocprofv3 = launcher(args.rocprofv3.as_deref());
     let plan = plan(args);
     if args.dry_run {
@@ -284,6 +288,22 @@ mod tests {
         let a = parse("--app emu run --app-arg=--iterations --groups 2 --app-arg 1").unwrap();
         assert_eq!(a.app_command(), ["emu", "run", "--iterations", "1"]);
         assert_eq!(a.groups, 2);
+    }
+
+    #[test]
+    fn builds_are_label_equals_sdk_build_and_exclude_label() {
+        let a = parse("--app app --build base=baseline --build dev=device-side").unwrap();
+        assert_eq!(
+            a.builds,
+            vec![
+                ("base".to_string(), "baseline".to_string()),
+                ("dev".to_string(), "device-side".to_string())
+            ]
+        );
+        assert!(parse("--app app --build base").is_err());
+        assert!(parse("--app app --build =x").is_err());
+        assert!(parse("--app app --build a=b --label c").is_err());
+        assert!(parse("--app app --build a=b --sdk-build c").is_err());
     }
 
     #[test]

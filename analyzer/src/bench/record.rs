@@ -16,7 +16,7 @@ use super::plan::PlannedMeasurement;
 use crate::db::benchmark::{self, ConfigData, RunMetrics};
 use crate::db::config_modes;
 use crate::db::measurements::{MeasurementRow, SOURCE_BENCH, insert_measurement, link_run};
-use crate::db::samples::store_samples;
+use crate::db::samples::{store_order, store_samples};
 use crate::import::krp::import_phase_file;
 use crate::import::sdk_log::import_log;
 /// The benchmark mode bench rows carry in `benchmark_config`: rocprofv3 with its tool running.
@@ -27,6 +27,8 @@ pub struct Recorder {
     app_md5: HashMap<String, String>,
     /// `--label`: carried by every measurement and phase-file run recorded.
     label: Option<String>,
+    /// `--build`: the interleaved order of the measurement recorded next, in words.
+    run_order: Option<String>,
 }
 
 fn abs(p: &Path) -> std::path::PathBuf {
@@ -46,7 +48,18 @@ impl Recorder {
             conn,
             app_md5: HashMap::new(),
             label: label.map(String::from),
+            run_order: None,
         })
+    }
+
+    /// The label of what is recorded next (`--build`: each build's own).
+    pub fn set_label(&mut self, label: &str) {
+        self.label = Some(label.to_string());
+    }
+
+    /// The interleaved order of the measurements recorded next, in words.
+    pub fn set_run_order(&mut self, order: Option<String>) {
+        self.run_order = order;
     }
 
     pub fn conn(&self) -> &Connection {
@@ -111,13 +124,13 @@ impl Recorder {
             self.label.as_deref(),
             false,
         )?;
-        let walls: Vec<f64> = x
-            .runs
-            .iter()
-            .filter(|r| r.outcome.ok())
-            .map(|r| r.outcome.wall_s)
-            .collect();
+        let ok = || x.runs.iter().filter(|r| r.outcome.ok());
+        let walls: Vec<f64> = ok().map(|r| r.outcome.wall_s).collect();
         store_samples(&tx, id, &walls)?;
+        if let Some(order) = &self.run_order {
+            let positions: Vec<u64> = ok().filter_map(|r| r.position).collect();
+            store_order(&tx, id, &positions, order)?;
+        }
         tx.commit()?;
         let linked = self.link_runs(id, x);
         let run_ids = linked.as_ref().map(|v| v.as_slice()).unwrap_or(&[]);

@@ -20,7 +20,7 @@ pub mod runs;
 pub mod samples;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one immediate transaction from the version recorded when it began, so each
@@ -215,6 +215,13 @@ CREATE TABLE IF NOT EXISTS krphase_measurement_warmup (
     run_id INTEGER NOT NULL,
     PRIMARY KEY (measurement_id, run_id)
 );
+"#,
+    // 11: interleaved builds (`krphase bench --build`). A measurement keeps the order its
+    // builds' runs were interleaved in, as text for a reader (and a pull request's provenance),
+    // and each timed run its place in that order.
+    r#"
+ALTER TABLE krphase_measurement ADD COLUMN run_order TEXT;
+ALTER TABLE krphase_measurement_sample ADD COLUMN position INTEGER;
 "#,
 ];
 

@@ -290,3 +290,51 @@ pub fn for_each_window(
     }
     Ok(())
 }
+
+/// One replayed window's phase values (in the order of [`PHASES`]), restores and executed passes.
+pub struct ReplayedRow {
+    pub phase_ns: [Option<i64>; PHASES.len()],
+    pub restores: Option<i64>,
+    pub executed_passes: Option<i64>,
+    /// Where the window's own figure comes from (observe mode: not in process).
+    pub window_basis: Option<Basis>,
+}
+
+/// Streams the replayed windows of `run_id` with their phase values only: what `compare` reads,
+/// without the strings and bases [`for_each_window`] carries (half the cost a window).
+pub fn for_each_replayed(
+    conn: &Connection,
+    run_id: i64,
+    mut f: impl FnMut(&ReplayedRow),
+) -> Result<()> {
+    let cols: Vec<&str> = PHASES.iter().map(|p| p.column).collect();
+    let sql = format!(
+        "SELECT restores, executed_passes, {}, {}
+         FROM krphase_window_phase WHERE window_id BETWEEN ?2 AND ?3 AND +run_id = ?1
+           AND outcome = 'replayed'
+         ORDER BY window_id",
+        cols.join(", "),
+        PHASES[WINDOW].basis_column
+    );
+    let Some((lo, hi)) = window_range(conn, run_id)? else {
+        return Ok(());
+    };
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query([run_id, lo, hi])?;
+    let mut w = ReplayedRow {
+        phase_ns: [None; PHASES.len()],
+        restores: None,
+        executed_passes: None,
+        window_basis: None,
+    };
+    while let Some(r) = rows.next()? {
+        w.restores = r.get(0)?;
+        w.executed_passes = r.get(1)?;
+        for i in 0..PHASES.len() {
+            w.phase_ns[i] = r.get(2 + i)?;
+        }
+        w.window_basis = Basis::from_sql(r.get_ref(2 + PHASES.len())?);
+        f(&w);
+    }
+    Ok(())
+}

@@ -7,6 +7,9 @@
 //!
 //! Refused (one line) when the row is missing on a side, rests on an invalid kernel-replay
 //! claim, or has no phase files linked on a side: without them there is nothing to split by.
+//! Refused too unless the wall change itself is real: fewer than three runs a side, or a 95 %
+//! interval of the change (Welch's t on the per-run walls, `run_test.rs`) that holds zero, and
+//! the shares would split noise (a −646 % part of a change that is not there).
 
 use std::collections::BTreeMap;
 
@@ -14,8 +17,11 @@ use anyhow::Result;
 use rusqlite::Connection;
 use serde::Serialize;
 
-use super::compare::{PASSES_AS_REST, WINDOW_REST};
+use super::compare::{PASSES_AS_REST, WINDOW_REST, signed_duration};
+use super::interval::Interval;
 use super::run_report::{RunReport, UNATTRIBUTED, run_report};
+use super::run_test::{MIN_RUNS, welch};
+use super::verdict::ALPHA;
 use crate::db::basis::Basis;
 use crate::db::measurements::StoredMeasurement;
 use crate::db::phases::{PHASES, WINDOW, window_is_span};
@@ -57,6 +63,9 @@ pub struct Attribution {
     pub b_wall_ns: f64,
     pub wall_change_ns: f64,
     pub wall_basis: Basis,
+    /// The wall change's 95 % interval over the per-run walls, and their count per side.
+    pub wall_interval: Interval,
+    pub wall_runs: (usize, usize),
     /// Phases, the dispatch tax and the in-window rest, by |change|, then the unexplained rest.
     pub parts: Vec<Part>,
     pub a: SideFacts,
@@ -207,36 +216,61 @@ pub enum Wall<'a> {
     Spans,
 }
 
-/// The mean per-run wall time of a side (ns) and its basis.
-fn wall_ns(
+/// The per-run wall times of a side (ns) and their basis: a row's stored runs, else the spans
+/// of its linked phase files; empty when there are none.
+fn per_run_walls(
     conn: &Connection,
     wall: Wall<'_>,
     reports: &[RunReport],
-) -> Result<Option<(f64, Basis)>> {
-    let m = match wall {
-        Wall::Row(m) => m,
-        Wall::Spans => {
-            let spans: Vec<f64> = reports
-                .iter()
-                .filter_map(|r| r.wall_ns)
-                .map(|w| w as f64)
-                .collect();
-            return Ok(
-                (spans.len() == reports.len() && !spans.is_empty()).then(|| {
-                    (
-                        spans.iter().sum::<f64>() / spans.len() as f64,
-                        Basis::InProcess,
-                    )
-                }),
-            );
+) -> Result<(Vec<f64>, Basis)> {
+    if let Wall::Row(m) = wall {
+        let v = samples_of(conn, m.measurement_id)?;
+        if !v.is_empty() {
+            return Ok((v.iter().map(|s| s * 1e9).collect(), Basis::Harness));
         }
-    };
-    let v = samples_of(conn, m.measurement_id)?;
-    Ok(if v.is_empty() {
-        m.median_s.map(|s| (s * 1e9, Basis::Harness))
-    } else {
-        Some((v.iter().sum::<f64>() / v.len() as f64 * 1e9, Basis::Harness))
-    })
+    }
+    let spans: Vec<f64> = reports
+        .iter()
+        .filter_map(|r| r.wall_ns)
+        .map(|w| w as f64)
+        .collect();
+    let all = spans.len() == reports.len();
+    Ok((if all { spans } else { Vec::new() }, Basis::InProcess))
+}
+
+/// The mean per-run wall time of a side (ns) and its basis: of its per-run walls, else (a CSV
+/// row, which keeps only its median) the row's median.
+fn wall_ns(wall: Wall<'_>, per_run: &(Vec<f64>, Basis)) -> Option<(f64, Basis)> {
+    let (v, basis) = per_run;
+    if let Wall::Row(m) = wall
+        && *basis != Basis::Harness
+    {
+        return m.median_s.map(|s| (s * 1e9, Basis::Harness));
+    }
+    (!v.is_empty()).then(|| (v.iter().sum::<f64>() / v.len() as f64, *basis))
+}
+
+/// The wall change's test, or why the change is not real enough to split (one line).
+fn wall_gate(a: &[f64], b: &[f64]) -> std::result::Result<Interval, String> {
+    if a.len() < MIN_RUNS || b.len() < MIN_RUNS {
+        return Err(format!(
+            "wall change untested: {}/{} runs, fewer than {MIN_RUNS} a side; no attribution",
+            a.len(),
+            b.len()
+        ));
+    }
+    let t = welch(a, b, ALPHA).ok_or("no wall change to test")?;
+    let i = t.interval;
+    if i.excludes(0.0) {
+        return Ok(i);
+    }
+    Err(format!(
+        "wall change not significant (interval {} .. {}, n runs {}/{}); no attribution",
+        signed_duration(i.lo95),
+        signed_duration(i.hi95),
+        a.len(),
+        b.len()
+    ))
 }
 
 /// Why the row cannot be attributed, when it cannot.
@@ -339,11 +373,18 @@ pub fn attribute_runs(
         mean_items(&ra, na, &tiles, rest),
         mean_items(&rb, nb, &tiles, rest),
     );
-    let (Some((wa, basis)), Some((wb, _))) = (wall_ns(conn, a.1, &ra)?, wall_ns(conn, b.1, &rb)?)
-    else {
+    let (pa, pb) = (
+        per_run_walls(conn, a.1, &ra)?,
+        per_run_walls(conn, b.1, &rb)?,
+    );
+    let (Some((wa, basis)), Some((wb, _))) = (wall_ns(a.1, &pa), wall_ns(b.1, &pb)) else {
         return Ok(Err(
             "a side has no wall time (no successful run, or a run without events)".into(),
         ));
+    };
+    let wall_interval = match wall_gate(&pa.0, &pb.0) {
+        Ok(i) => i,
+        Err(why) => return Ok(Err(why)),
     };
     let wall_change = wb - wa;
     let share = |c: f64| (wall_change != 0.0).then(|| c / wall_change);
@@ -394,6 +435,8 @@ pub fn attribute_runs(
         b_wall_ns: wb,
         wall_change_ns: wall_change,
         wall_basis: basis,
+        wall_interval,
+        wall_runs: (pa.0.len(), pb.0.len()),
         parts,
         a: SideFacts {
             runs: na,
@@ -404,4 +447,27 @@ pub fn attribute_runs(
             ..facts(&rb)
         },
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_real_wall_change_is_attributed() {
+        let a = [100e6, 104e6, 96e6];
+        // Noise: the interval holds zero, so shares would split nothing.
+        let why = wall_gate(&a, &[101e6, 97e6, 103e6]).unwrap_err();
+        assert!(
+            why.starts_with("wall change not significant (interval -")
+                && why.ends_with("n runs 3/3); no attribution"),
+            "{why}"
+        );
+        // Two runs a side: untested, whatever their values.
+        let why = wall_gate(&a[..2], &[200e6, 201e6, 202e6]).unwrap_err();
+        assert!(why.starts_with("wall change untested: 2/3 runs"), "{why}");
+        // A clear change: its interval, which leaves out zero.
+        let i = wall_gate(&a, &[150e6, 152e6, 148e6]).unwrap();
+        assert!(i.lo95 > 0.0 && (i.estimate - 50e6).abs() < 1.0, "{i:?}");
+    }
 }

@@ -1,43 +1,21 @@
-//! Percentile-bootstrap intervals for `krphase compare`: of a ratio of medians (whole-run rows,
-//! over their repeats) and of a difference of medians (per-window phases). Each side is
+//! The method `krphase compare` used before runs became its unit, kept (in tests only) to show
+//! what it gets wrong: percentile-bootstrap intervals of a ratio of medians and of a difference
+//! of medians of samples pooled across runs. Each side is
 //! resampled with replacement on its own, [`RESAMPLES`] times, from a ChaCha8 generator seeded
 //! with [`SEED`] (crate `rand_chacha`), so the same data prints the same interval on every
 //! machine. Both the 95 % interval (has it moved?) and the 90 % interval (the two one-sided 5 %
 //! tests of an equivalence test, TOST) come from the same replicates.
 
+use super::interval::Interval;
+use super::stats::{median_in_place, quantile_sorted_f64};
 use rand::Rng;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
-
-use super::stats::{median_in_place, quantile_sorted_f64};
 
 /// Bootstrap replicates per interval.
 pub const RESAMPLES: usize = 2000;
 /// Fixed seed: reproducible output.
 pub const SEED: u64 = 0x6b72_7068_6173_6531;
-
-/// A statistic's point estimate with its 95 % and 90 % percentile intervals.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Interval {
-    pub estimate: f64,
-    pub lo95: f64,
-    pub hi95: f64,
-    pub lo90: f64,
-    pub hi90: f64,
-}
-
-impl Interval {
-    /// Whether the 95 % interval leaves out `v`.
-    pub fn excludes(&self, v: f64) -> bool {
-        v < self.lo95 || v > self.hi95
-    }
-
-    /// Whether the 90 % interval lies strictly inside (lo, hi).
-    pub fn within90(&self, lo: f64, hi: f64) -> bool {
-        self.lo90 > lo && self.hi90 < hi
-    }
-}
 
 fn resample(rng: &mut ChaCha8Rng, from: &[f64], into: &mut [f64]) -> f64 {
     for x in into.iter_mut() {

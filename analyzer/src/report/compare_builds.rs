@@ -217,9 +217,19 @@ fn declines(d: &std::collections::BTreeMap<String, u64>) -> String {
         .join(", ")
 }
 
-/// Declines, bytes per window and GB/s of both sides, two lines.
+/// The wall change with its interval, then declines, bytes per window and GB/s of both sides.
 pub fn side_lines(x: &Attribution) -> String {
     let mut s = String::new();
+    let i = x.wall_interval;
+    let _ = writeln!(
+        s,
+        "  wall change {}, 95% interval {} .. {} (n runs {}/{})",
+        signed_duration(x.wall_change_ns),
+        signed_duration(i.lo95),
+        signed_duration(i.hi95),
+        x.wall_runs.0,
+        x.wall_runs.1
+    );
     for (name, f) in [("A", &x.a), ("B", &x.b)] {
         let _ = writeln!(
             s,

@@ -5,9 +5,11 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use super::compare::{Comparison, signed_duration};
+use super::compare::{Comparison, n_text, signed_duration};
 use super::compare_builds::BuildComparison;
-use super::compare_measurements::{MeasurementComparison, interval_text, ratio_text, row_name};
+use super::compare_measurements::{
+    MeasurementComparison, interval_text, mde_text, ratio_text, row_name,
+};
 use super::fmt::{duration_short, markers, percent_unsigned_zero, seconds};
 use super::verdict::Verdict;
 
@@ -19,9 +21,10 @@ fn phase_lines(s: &mut String, row: &str, p: &Comparison) {
         };
         let ci = ph.delta_interval.map_or(String::new(), |i| {
             format!(
-                "; 95% {} .. {}",
+                "; 95% {} .. {}; n runs (windows) {}",
                 signed_duration(i.lo95),
-                signed_duration(i.hi95)
+                signed_duration(i.hi95),
+                n_text(ph)
             )
         });
         let _ = writeln!(
@@ -66,13 +69,13 @@ fn within_margin_lines(s: &mut String, row: &str, p: &Comparison) {
 fn end_to_end(s: &mut String, rows: &MeasurementComparison) {
     s.push_str("End to end (median wall time of whole runs, measured by the harness):\n\n");
     s.push_str(
-        "| row | A | B | B/A | 95% interval | n (runs A/B) | verdict |\n\
-         |---|---|---|---|---|---|---|\n",
+        "| row | A | B | B/A | 95% interval | n (runs A/B) | MDE | verdict |\n\
+         |---|---|---|---|---|---|---|---|\n",
     );
     for r in &rows.rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {}/{} | {} |",
+            "| {} | {} | {} | {} | {} | {}/{} | {} | {} |",
             cell(&row_name(r)),
             seconds(r.a_median_s),
             seconds(r.b_median_s),
@@ -80,6 +83,7 @@ fn end_to_end(s: &mut String, rows: &MeasurementComparison) {
             cell(&interval_text(r)),
             r.a_runs,
             r.b_runs,
+            cell(&mde_text(r)),
             cell(&r.verdict)
         );
     }
@@ -157,8 +161,15 @@ pub fn render_markdown(c: &BuildComparison) -> String {
     }
     for d in &c.details {
         let Some(x) = &d.attribution else {
-            if let Some(why) = &d.refused {
-                let _ = writeln!(s, "{}: no attribution ({why}).\n", d.row);
+            match &d.refused {
+                // The wall-change gate says "no attribution" itself.
+                Some(why) if why.ends_with("no attribution") => {
+                    let _ = writeln!(s, "{}: {why}.\n", d.row);
+                }
+                Some(why) => {
+                    let _ = writeln!(s, "{}: no attribution ({why}).\n", d.row);
+                }
+                None => {}
             }
             continue;
         };
@@ -199,10 +210,12 @@ pub fn render_markdown(c: &BuildComparison) -> String {
     }
     let _ = writeln!(
         s,
-        "<sub>krphase compare; intervals: percentile bootstrap ({} resamples, fixed seed); \
-         equivalence margin ±{:.0}%; basis H harness, M in process, L SDK log, P SDK phase line, \
-         E estimated, R a rest.</sub>",
-        super::bootstrap::RESAMPLES,
+        "<sub>krphase compare; runs are the unit: intervals from Welch's t on per-run values \
+         (whole runs: their logarithms; phases: each run's median per window), moved at p < {}, \
+         n = runs (windows) per side, MDE = the change found 80% of the time; equivalence \
+         margin ±{:.0}%; basis H harness, M in process, L SDK log, P SDK phase line, E \
+         estimated, R a rest.</sub>",
+        super::verdict::ALPHA,
         c.margin_pct
     );
     s

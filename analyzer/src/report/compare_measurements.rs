@@ -1,8 +1,8 @@
 //! `krphase compare A B` of two measurement sets (labels of bench runs or imports, or run ids):
 //! per experiment row (experiment, variant, metric: P1 mode, P2 pass count, P3 footprint, P6
 //! variant, a benchmark database's config), the median of each side, their ratio, a 95 %
-//! bootstrap interval of the ratio over the rows' stored per-run values (`bootstrap.rs`), and a
-//! verdict (`verdict.rs`). A CSV row keeps no per-run values, so it has a ratio and no interval.
+//! interval of the ratio from Welch's t on the logarithms of the rows' stored per-run values
+//! (`run_test.rs`), n per side, the minimum detectable effect, and a verdict (`verdict.rs`). A CSV row keeps no per-run values, so it has a ratio and no interval.
 //! A ratio built on a row whose kernel-replay claim failed is marked invalid.
 
 use std::fmt::Write as _;
@@ -12,10 +12,11 @@ use comfy_table::{ContentArrangement, Table, presets};
 use rusqlite::Connection;
 use serde::Serialize;
 
-use super::bootstrap::{Interval, ratio_of_medians};
 use super::fmt::{factor, factor_digits, factor_pair, seconds, wrap};
+use super::interval::Interval;
+use super::run_test::{MIN_RUNS, welch_ratio};
 use super::stats::{median, ratio};
-use super::verdict::{DEFAULT_MARGIN_PCT, Verdict, on_ratio};
+use super::verdict::{ALPHA, DEFAULT_MARGIN_PCT, Verdict, on_ratio};
 use crate::db::basis::Basis;
 use crate::db::launch_times::launch_times;
 use crate::db::measurements::{MeasurementFilter, StoredMeasurement, read_measurements};
@@ -37,7 +38,7 @@ pub struct MeasurementDelta {
     /// Stored per-run values behind each median.
     pub a_runs: usize,
     pub b_runs: usize,
-    /// The ratio's 95 % (and 90 %) bootstrap interval over those runs.
+    /// The 95 % (and 90 %) interval of the ratio of geometric means over those runs.
     pub interval: Option<Interval>,
     /// What the per-run values are: the harness's (H), or for a CSV row, which keeps none, its
     /// phase files' own run time per timed launch (M).
@@ -45,6 +46,11 @@ pub struct MeasurementDelta {
     /// How the interval was found, or why there is none, when that is not the harness's
     /// stored runs (one line).
     pub interval_note: Option<String>,
+    /// The test's two-sided p-value.
+    pub p_value: Option<f64>,
+    /// The smallest factor away from 1 the test finds 80 % of the time at its level, from the
+    /// per-run spread (e.g. 1.05: a 5 % change).
+    pub mde_factor: Option<f64>,
     /// `moved`, `moved, within ±M%`, `not significant`, `equivalent within ±M%` or `n/a`.
     pub verdict: String,
     pub verdict_code: Verdict,
@@ -129,8 +135,8 @@ fn delta(
         .collect();
     let (am, bm) = (ma.and_then(|m| m.median_s), mb.and_then(|m| m.median_s));
     let (va, vb, values_basis, interval_note) = run_values(conn, ma, mb)?;
-    let interval = ratio_of_medians(&va, &vb);
-    let v = on_ratio(interval.as_ref(), margin_pct);
+    let test = welch_ratio(&va, &vb, ALPHA);
+    let v = on_ratio(test.as_ref(), (va.len(), vb.len()), margin_pct);
     Ok(MeasurementDelta {
         mode: ma.or(mb).and_then(|m| m.mode.clone()),
         experiment: k.0,
@@ -143,9 +149,11 @@ fn delta(
         ratio: am.zip(bm).and_then(|(x, y)| ratio(y, x)),
         a_runs: va.len(),
         b_runs: vb.len(),
-        interval,
+        interval: test.map(|t| t.interval),
         values_basis,
         interval_note,
+        p_value: test.map(|t| t.p),
+        mde_factor: test.map(|t| t.mde).filter(|m| m.is_finite()),
         verdict: v.words(margin_pct),
         verdict_code: v,
         valid: why.is_empty(),
@@ -233,12 +241,12 @@ pub fn compare_measurements_with(
         basis: Basis::Harness,
         margin_pct,
         note: format!(
-            "medians of whole runs as the harness measured them; interval: 95% percentile \
-             bootstrap of the ratio of medians over each row's stored runs ({} resamples, fixed \
-             seed; a CSV row keeps none and uses its phase files' run time per timed launch, \
-             marked [M]); moved: interval excludes 1; equivalent: 90% interval inside \
-             ±{margin_pct:.0}% and not moved; moved, within: both",
-            super::bootstrap::RESAMPLES
+            "medians of whole runs as the harness measured them; runs are the unit: 95% \
+             interval of B/A (ratio of geometric means) from Welch's t on the logarithms of \
+             each row's stored runs (a CSV row keeps none and uses its phase files' run time \
+             per timed launch, marked [M]); moved: p < {ALPHA}; equivalent: 90% interval inside \
+             ±{margin_pct:.0}% and not moved; moved, within: both; MDE: the change found 80% of \
+             the time; fewer than {MIN_RUNS} runs a side: no verdict"
         ),
         rows,
     })
@@ -279,6 +287,12 @@ pub fn interval_text(r: &MeasurementDelta) -> String {
     })
 }
 
+/// The minimum detectable effect as a percentage: `±4.2%`.
+pub fn mde_text(r: &MeasurementDelta) -> String {
+    r.mde_factor
+        .map_or("-".into(), |f| format!("±{:.1}%", (f - 1.0) * 100.0))
+}
+
 /// The comparison as a table (≤ 100 columns).
 pub fn render_table(c: &MeasurementComparison) -> String {
     let mut s = String::new();
@@ -298,7 +312,8 @@ pub fn render_table(c: &MeasurementComparison) -> String {
             "B median H",
             "B/A",
             "95% interval",
-            "n",
+            "n runs A/B",
+            "MDE",
             "verdict",
         ]);
     for r in &c.rows {
@@ -310,6 +325,7 @@ pub fn render_table(c: &MeasurementComparison) -> String {
             ratio_text(r),
             interval_text(r),
             format!("{}/{}", r.a_runs, r.b_runs),
+            mde_text(r),
             r.verdict.clone(),
         ]);
     }

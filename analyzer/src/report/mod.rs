@@ -7,6 +7,7 @@
 
 pub mod attribution;
 pub mod bench_summary;
+#[cfg(test)]
 pub mod bootstrap;
 pub mod compare;
 pub mod compare_builds;
@@ -15,9 +16,11 @@ pub mod compare_measurements;
 pub mod csv;
 pub mod evidence_notes;
 pub mod fmt;
+pub mod interval;
 pub mod measurements;
 pub mod provenance;
 pub mod run_report;
+pub mod run_test;
 pub mod runs_list;
 pub mod stats;
 pub mod text;
