@@ -243,7 +243,12 @@ pub fn render_text(c: &BuildComparison) -> String {
                 s.push_str(&side_lines(x));
             }
             (None, Some(why)) => {
-                let _ = writeln!(s, "  cannot attribute: {why}");
+                s.push_str(&super::fmt::wrap(
+                    &format!("cannot attribute: {why}"),
+                    98,
+                    "  ",
+                    "    ",
+                ));
             }
             (None, None) => {}
         }
