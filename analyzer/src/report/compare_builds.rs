@@ -284,7 +284,12 @@ pub fn render_text(c: &BuildComparison) -> String {
                 s.push_str(&part_notes(x));
             }
             (None, Some(why)) => {
-                let _ = writeln!(s, "  cannot attribute: {why}");
+                s.push_str(&super::fmt::wrap(
+                    &format!("cannot attribute: {why}"),
+                    98,
+                    "  ",
+                    "    ",
+                ));
             }
             (None, None) => {}
         }
