@@ -74,7 +74,11 @@ fn ten_thousand_short_lived_threads_counts_exact_memory_bounded() {
         t.dropped_dispatch
     );
     if t.dropped_dispatch > 0 {
-        assert_ne!(t.flags & krphase_format::trailer::flags::STALLED, 0, "{t:?}");
+        assert_ne!(
+            t.flags & krphase_format::trailer::flags::STALLED,
+            0,
+            "{t:?}"
+        );
     }
     // Buffers made: the recorder's fixed pool of spares, one per thread alive at once, and
     // those of exited threads still queued for the writer (its channel holds the pool's and
