@@ -1159,16 +1159,25 @@ fn the_tool_says_what_it_wrote_and_names_a_misspelt_variable() {
     let krp = r.krp();
     let d = decode(&krp);
     let t = d.trailer.expect("trailer");
-    assert_eq!(
-        r.written_lines(),
-        vec![format!(
-            "{WROTE}{}: {} windows, {} declines, {} events, {} dropped",
-            krp.display(),
-            t.windows,
-            t.declines,
-            t.events_written,
-            t.dropped_dispatch + t.dropped_allocation + t.dropped_window
-        )]
+    let lines = r.written_lines();
+    let expected = format!(
+        "{WROTE}{}: {} windows, {} declines, {} events, {} dropped",
+        krp.display(),
+        t.windows,
+        t.declines,
+        t.events_written,
+        t.dropped_dispatch + t.dropped_allocation + t.dropped_window
+    );
+    // Then, when the application waited on the output at all (configure's wait for the open),
+    // how long, as the trailer says.
+    let waited = format!(
+        "; the application waited {:.1} ms on the output",
+        t.stall_ns as f64 / 1e6
+    );
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0] == expected || lines[0] == format!("{expected}{waited}"),
+        "{lines:?}\nexpected {expected}[{waited}]"
     );
     // The misspelling was ignored: the default 2 passes, 3 windows.
     assert_eq!((t.windows, d.windows[0].executed_passes), (3, 2));
