@@ -2,7 +2,6 @@
 //! parsed once at configure time. Every bad value is one clear message naming the variable; the
 //! tool then declines and the application runs on.
 
-use crate::recorder::Caps;
 use krphase_ffi::PayloadLayout;
 use krphase_format::Mode;
 use regex::Regex;
@@ -181,12 +180,31 @@ fn wait_caps(set: &dyn Fn(&str) -> Option<String>) -> Result<Caps, String> {
         },
     };
     Ok(Caps {
-        process: ms("KRPHASE_WAIT_BUDGET_MS", crate::recorder::DEFAULT_PROCESS)?,
-        thread: ms(
-            "KRPHASE_THREAD_WAIT_BUDGET_MS",
-            crate::recorder::DEFAULT_THREAD,
-        )?,
+        process: ms("KRPHASE_WAIT_BUDGET_MS", DEFAULT_PROCESS)?,
+        thread: ms("KRPHASE_THREAD_WAIT_BUDGET_MS", DEFAULT_THREAD)?,
     })
+}
+
+/// Default process cap of the wait budget: every application thread together, for the whole
+/// run (finalize included).
+pub const DEFAULT_PROCESS: Duration = Duration::from_millis(50);
+/// Default per-thread cap: one application thread's waits over the run (finalize excluded).
+pub const DEFAULT_THREAD: Duration = Duration::from_millis(25);
+
+/// The wait budget's two caps (the recorder enforces them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caps {
+    pub process: Duration,
+    pub thread: Duration,
+}
+
+impl Default for Caps {
+    fn default() -> Self {
+        Caps {
+            process: DEFAULT_PROCESS,
+            thread: DEFAULT_THREAD,
+        }
+    }
 }
 
 /// Every `KRPHASE_*` variable the tool reads.

@@ -616,9 +616,15 @@ mod tests {
             text.contains("n 5/5") && text.contains("(1000/1000)"),
             "{text}"
         );
+        // A phase neither side has gets no row; it is listed below the table with its reason.
         assert!(
-            !text.contains("drain"),
+            !text.lines().any(|l| l.starts_with("│ drain")),
             "a phase neither side has is left out: {text}"
+        );
+        assert!(
+            cmp.unavailable.iter().any(|u| u.starts_with("drain: ")),
+            "{:?}",
+            cmp.unavailable
         );
         assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
     }

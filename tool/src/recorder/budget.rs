@@ -16,11 +16,8 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Default process cap: every application thread together, for the whole run (finalize
-/// included).
-pub const DEFAULT_PROCESS: Duration = Duration::from_millis(50);
-/// Default per-thread cap: one application thread's waits over the run (finalize excluded).
-pub const DEFAULT_THREAD: Duration = Duration::from_millis(25);
+pub use crate::config::{Caps, DEFAULT_PROCESS, DEFAULT_THREAD};
+
 /// The share of the process cap only finalize may spend (half: the trailer must get out even
 /// after the run spent its part on a writer that fell behind).
 const RESERVE_DIVISOR: u64 = 2;
@@ -40,22 +37,6 @@ static EPOCH: AtomicU64 = AtomicU64::new(0);
 thread_local! {
     /// (epoch, ns) this thread has waited in the run: `Copy` cells, no destructor.
     static THREAD_SPENT: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
-}
-
-/// The caps in effect.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Caps {
-    pub process: Duration,
-    pub thread: Duration,
-}
-
-impl Default for Caps {
-    fn default() -> Self {
-        Caps {
-            process: DEFAULT_PROCESS,
-            thread: DEFAULT_THREAD,
-        }
-    }
 }
 
 impl Caps {
