@@ -749,11 +749,13 @@ fn observe_mode_figures_carry_their_basis_and_shares_still_sum() {
 }
 
 /// One saxpy run under `krphase-emu rocprofv3` (kernel replay of two counter groups; the tool
-/// observes) with the SDK's INFO log on stderr, imported and joined under `label`.
-fn rocprofv3_observed_run(dir: &Path, db: &Path, label: &str, elements: &str) {
+/// observes) with the SDK's INFO log on stderr, imported and joined under `label` (its files
+/// named for `label` and `run`).
+fn rocprofv3_observed_run(dir: &Path, db: &Path, label: &str, run: usize, elements: &str) {
     let a = artifacts();
-    let out = dir.join(label);
-    let log = dir.join(format!("{label}.log"));
+    let name = format!("{label}-{run}");
+    let out = dir.join(&name);
+    let log = dir.join(format!("{name}.log"));
     let o = Command::new(&a.emu)
         .current_dir(dir)
         .args(["rocprofv3", "--pmc", "SQ_WAVES", "--pmc", "GRBM_COUNT"])
@@ -769,14 +771,14 @@ fn rocprofv3_observed_run(dir: &Path, db: &Path, label: &str, elements: &str) {
         .args(["run", "saxpy", "--elements", elements, "--iterations", "4"])
         .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
         .env("ROCPROFILER_LOG_LEVEL", "info")
-        .env("KRPHASE_OUTPUT", dir.join(format!("{label}.krp")))
+        .env("KRPHASE_OUTPUT", dir.join(format!("{name}.krp")))
         .env_remove("KRPHASE_MODE")
         .env_remove("KRPHASE_EMU_TRUTH")
         .stderr(std::fs::File::create(&log).unwrap())
         .output()
         .expect("run the rocprofv3 stand-in");
     assert!(o.status.success(), "{}", output_text(&o));
-    let krp = dir.join(format!("{label}.krp"));
+    let krp = dir.join(format!("{name}.krp"));
     krphase_db_ok(
         db,
         &[
@@ -798,8 +800,11 @@ fn rocprofv3_observed_run(dir: &Path, db: &Path, label: &str, elements: &str) {
 fn observe_mode_under_rocprofv3_says_what_is_unavailable_and_what_the_rest_holds() {
     let dir = scratch_dir("answers-rocprofv3-unavailable");
     let db = dir.join("k.db");
-    rocprofv3_observed_run(&dir, &db, "small", "16384");
-    rocprofv3_observed_run(&dir, &db, "large", "262144");
+    // Three runs a side: the attribution splits only a wall change its runs show is real.
+    for run in 1..=3 {
+        rocprofv3_observed_run(&dir, &db, "small", run, "16384");
+        rocprofv3_observed_run(&dir, &db, "large", run, "262144");
+    }
     let report = krphase_db_ok(&db, &["report", "--run", "small"]);
     for want in [
         "mode observe",
