@@ -400,10 +400,21 @@ fn compare_two_and_four_pass_stream() {
         }
     }
     // The pass count does not touch the pre-pass, nor the snapshot inside it: never "moved"
-    // (pooling windows across runs once read run-to-run drift as a 0.66x change of both).
-    for name in ["pre-pass", "snapshot", "config"] {
+    // (pooling windows across runs once read run-to-run drift as a 0.66x change of both). The
+    // emulated machine itself leaves a small real trace: its own ground truth has 2-pass runs'
+    // snapshots a few per cent slower than 4-pass runs' (per-run pre-pass medians seen:
+    // 1.19-1.24 ms against 1.15-1.20 ms), whichever tool version is loaded, and five runs a
+    // side can resolve that. It reads "moved, within" the margin, a true statement; a change
+    // beyond the margin would not be.
+    // (CONFIG, ENTER to EXIT, is no such control: it is ~1.4 us, 10 %, longer with 4 passes
+    // in every run, and may be called moved.)
+    for name in ["pre-pass", "snapshot"] {
         let v = verdict(name);
-        assert!(!v.starts_with("moved"), "{name}: {v} {:#}", phase(name));
+        assert!(
+            !v.starts_with("moved") || v.starts_with("moved, within"),
+            "{name}: {v} {:#}",
+            phase(name)
+        );
     }
     let table = krphase(&db, &["compare", "stream-2p", "stream-4p"]);
     assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
