@@ -400,12 +400,10 @@ fn compare_two_and_four_pass_stream() {
         }
     }
     // The pass count does not touch the pre-pass, nor the snapshot inside it: never "moved"
-    // (pooling windows across runs once read run-to-run drift as a 0.66x change of both). The
-    // emulated machine itself leaves a small real trace: its own ground truth has 2-pass runs'
-    // snapshots a few per cent slower than 4-pass runs' (per-run pre-pass medians seen:
-    // 1.19-1.24 ms against 1.15-1.20 ms), whichever tool version is loaded, and five runs a
-    // side can resolve that. It reads "moved, within" the margin, a true statement; a change
-    // beyond the margin would not be.
+    // beyond the margin (pooling windows across runs once read run-to-run drift as a 0.66x
+    // change of both). The pair's copies are paced to the emulated link, so its snapshots take
+    // the same 4.2 ms on both sides to a few microseconds; five runs a side can still resolve
+    // a difference that small, and "moved, within" the margin is then a true statement.
     // (CONFIG, ENTER to EXIT, is no such control: it is ~1.4 us, 10 %, longer with 4 passes
     // in every run, and may be called moved.)
     for name in ["pre-pass", "snapshot"] {

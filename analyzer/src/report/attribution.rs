@@ -79,8 +79,10 @@ pub const TAX: &str = "non-replayed dispatch tax";
 
 /// What the unexplained rest holds when the window is only the passes' span.
 const UNEXPLAINED_SPAN: &str = "wall change minus every part above: start-up, exit and noise, \
-    and every window's time outside the passes' span other than the snapshot: lock, drain and \
-    the rest of the pre-pass, CONFIG and the tail. Observe mode cannot split these out of what \
+    and every window's time outside the passes' span (the first pass's dispatch to the last \
+    pass's completion) other than the snapshot: lock, drain and the rest of the pre-pass, \
+    CONFIG, the host's wait from the last completion to the end of the pass, and the tail. \
+    Observe mode cannot split these out of what \
     the SDK prints (only snap_seconds and restore_seconds); drive mode measures them, as would \
     an SDK phase line if an SDK prints one";
 
