@@ -45,9 +45,9 @@ fn truth_totals(path: &Path) -> HashMap<String, f64> {
     // in seconds to 4 decimals. Summed over a run, that rounding can differ from the exact
     // total by more than the tolerance when windows are short, so the log's figures are held
     // to the truth rounded as the SDK rounds it.
-    // Observe mode's window is the dispatch records' span: the first pass's start on the device
-    // to the last pass's completion (the host's time around it, before the first dispatch and
-    // until PASS EXIT, is outside it).
+    // Observe mode's window is what an observing tool sees of the passes: pass 0's ENQUEUE
+    // callback to the last pass's COMPLETE callback (the host's time before the first dispatch
+    // and from the completion until PASS EXIT is outside it).
     for w in read_truth(path).iter().filter(|v| v["type"] == "window") {
         for k in ["snapshot", "restore_copy"] {
             let ns = w["phase_ns"][k].as_f64().unwrap_or(0.0);
@@ -55,7 +55,10 @@ fn truth_totals(path: &Path) -> HashMap<String, f64> {
         }
         let passes = w["passes"].as_array().map_or(&[][..], Vec::as_slice);
         if let (Some(first), Some(last)) = (passes.first(), passes.last()) {
-            let (a, b) = (first["gpu_start"].as_f64(), last["gpu_end"].as_f64());
+            let (a, b) = (
+                first["enqueue_callback"].as_f64(),
+                last["complete_callback"].as_f64(),
+            );
             *sum.entry("dispatch span".into()).or_default() += b.zip(a).map_or(0.0, |(b, a)| b - a);
         }
     }
@@ -198,10 +201,11 @@ fn check_against_truth(
     }
 }
 
-/// The observe-mode parts, from what a published SDK prints and the dispatch records, and the
+/// The observe-mode parts, from what a published SDK prints and the dispatch callbacks, and the
 /// truth totals they stand for: the SDK log's snapshot and restore are its snap time and copy
 /// time, each window's rounded to 100 us as the log prints it; the window is the dispatch
-/// records' span, so its rest is that span less the logged restore.
+/// callbacks' span (pass 0's ENQUEUE to the last COMPLETE), so its rest is that span less the
+/// logged restore.
 const OBSERVED: &[Stands<'_>] = &[
     ("snapshot", &["snapshot as logged"], &[]),
     ("restore", &["restore_copy as logged"], &[]),
@@ -213,7 +217,7 @@ const OBSERVED: &[Stands<'_>] = &[
 ];
 
 /// What the observe-mode attribution's unexplained rest is stated to hold besides noise: every
-/// window's time outside the dispatch records' span other than the snapshot (lock, drain and
+/// window's time outside the dispatch callbacks' span other than the snapshot (lock, drain and
 /// the rest of the pre-pass, CONFIG, the host's wait from the last completion to PASS EXIT, the
 /// tail), which the SDK prints no time for.
 const OBSERVED_UNMEASURED: Stands<'_> = (

@@ -80,8 +80,18 @@ pub enum Completion {
     /// A pooled per-pass signal; the pass reads the GPU times from `times`.
     Pass {
         signal: Arc<Signal>,
-        times: Arc<Mutex<(u64, u64)>>,
+        times: Arc<Mutex<PassTimes>>,
     },
+}
+
+/// What a pass's completion reports back to the pass: the kernel's start and end on the device,
+/// and when the COMPLETE callbacks began (the host's view of the completion, which a tool that
+/// only observes replay sees; later than the end by the completion thread's latency).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PassTimes {
+    pub start: u64,
+    pub end: u64,
+    pub complete_callback: u64,
 }
 
 pub struct KernelPacket {
@@ -199,6 +209,7 @@ fn completion_thread(rx: Receiver<Retired>) {
             }
         };
         let p = &done.packet;
+        let complete_callback = now_ns();
         let subs = sdk().subscribers(kind, kernel_dispatch_op::COMPLETE);
         for s in subs.iter().filter(|s| !p.suppressed.contains(&s.context)) {
             let mut data = dispatch_data(p.info, done.start, done.end);
@@ -226,7 +237,11 @@ fn completion_thread(rx: Receiver<Retired>) {
         match &p.completion {
             Completion::App(app) => app.fire(),
             Completion::Pass { signal, times } => {
-                *times.lock() = (done.start, done.end);
+                *times.lock() = PassTimes {
+                    start: done.start,
+                    end: done.end,
+                    complete_callback,
+                };
                 signal.add(-1);
             }
         }

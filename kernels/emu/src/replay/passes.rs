@@ -12,7 +12,8 @@ use super::phase_clock::{PhaseClock, Span};
 use super::record::{PassRecord, RestoreRecord, WindowRecord};
 use super::submit::enqueue;
 use super::tool_calls::{ask_continue, pass_enter, pass_exit};
-use crate::device::{Completion, KernelPacket, Signal};
+use crate::clock::now_ns;
+use crate::device::{Completion, KernelPacket, PassTimes, Signal};
 use crate::log::{self, Level};
 use crate::memory;
 use crate::opts::{ContinueUserData, RestoreOrder};
@@ -96,7 +97,8 @@ fn pass(
         record_stuck_pass(win, i, prepare);
         return PassEnd::Stuck;
     }
-    let gpu = Some(*submitted.gpu_times.lock());
+    let times = *submitted.gpu_times.lock();
+    let gpu = Some((times.start, times.end));
     win.record.executed = i + 1;
     let mut exit_payload = build_payload(
         win.cfg.layout,
@@ -127,6 +129,8 @@ fn pass(
         enter: prepare.end,
         exit: Some(exit),
         gpu,
+        enqueue_callback: Some(submitted.enqueue_callback),
+        complete_callback: Some(times.complete_callback),
         prepare,
         exit_callback: Some(exit_callback),
         continue_phase,
@@ -138,15 +142,17 @@ fn pass(
 /// and how long its drain may wait.
 struct SubmittedPass {
     signal: Arc<Signal>,
-    gpu_times: Arc<Mutex<(u64, u64)>>,
+    gpu_times: Arc<Mutex<PassTimes>>,
     drain_limit: Duration,
+    /// When the KERNEL_DISPATCH ENQUEUE callbacks began.
+    enqueue_callback: u64,
 }
 
 /// Submits pass `i` with a pooled signal; the application's signal is left out. The forced
 /// stuck pass's kernel is held behind a gate, stored in `held_kernel`.
 fn submit_pass(win: &OpenWindow, i: u64, held_kernel: &mut Option<Arc<Signal>>) -> SubmittedPass {
     let signal = Signal::new(1);
-    let gpu_times = Arc::new(Mutex::new((0, 0)));
+    let gpu_times = Arc::new(Mutex::new(PassTimes::default()));
     let mut body = win.launch.body.clone();
     let mut drain_limit = SDK_DRAIN_LIMIT;
     if forced_stuck(win.cfg.stuck, i) {
@@ -169,11 +175,13 @@ fn submit_pass(win: &OpenWindow, i: u64, held_kernel: &mut Option<Arc<Signal>>) 
             times: gpu_times.clone(),
         },
     };
+    let enqueue_callback = now_ns();
     enqueue(win.queue, packet);
     SubmittedPass {
         signal,
         gpu_times,
         drain_limit,
+        enqueue_callback,
     }
 }
 
@@ -188,6 +196,8 @@ fn record_stuck_pass(win: &mut OpenWindow, i: u64, prepare: Span) {
         enter: prepare.end,
         exit: None,
         gpu: None,
+        enqueue_callback: None,
+        complete_callback: None,
         prepare,
         exit_callback: None,
         continue_phase: None,

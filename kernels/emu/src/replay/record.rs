@@ -27,6 +27,10 @@ pub(super) struct PassRecord {
     pub(super) enter: u64,
     pub(super) exit: Option<u64>,
     pub(super) gpu: Option<(u64, u64)>,
+    /// When the pass's KERNEL_DISPATCH ENQUEUE and COMPLETE callbacks began: the span an
+    /// observing tool sees (the stuck pass's completion is never waited for).
+    pub(super) enqueue_callback: Option<u64>,
+    pub(super) complete_callback: Option<u64>,
     /// Previous phase's end → PASS ENTER: local-context setup and the PASS payload build.
     pub(super) prepare: Span,
     /// PASS EXIT invoked → returned.
@@ -174,7 +178,7 @@ impl WindowRecord {
             "drain_signal": span(&self.drain_signal),
             "drain_signal_model_ns": self.drain_signal_model.map(|d| d.as_nanos() as u64),
             "snapshot": self.snapshot.as_ref().map_or(Value::Null, |s| json!({"start": s.span.start, "end": s.span.end, "bytes": s.bytes, "regions": s.regions, "copies": s.copies, "gpu_local_regions": s.gpu_local_regions})),
-            "passes": self.passes.iter().map(|p| json!({"index": p.index, "enter": p.enter, "exit": p.exit, "gpu_start": p.gpu.map(|g| g.0), "gpu_end": p.gpu.map(|g| g.1), "prepare": span(&Some(p.prepare)), "exit_callback": span(&p.exit_callback), "continue": span(&p.continue_phase)})).collect::<Vec<_>>(),
+            "passes": self.passes.iter().map(|p| json!({"index": p.index, "enter": p.enter, "exit": p.exit, "gpu_start": p.gpu.map(|g| g.0), "gpu_end": p.gpu.map(|g| g.1), "enqueue_callback": p.enqueue_callback, "complete_callback": p.complete_callback, "prepare": span(&Some(p.prepare)), "exit_callback": span(&p.exit_callback), "continue": span(&p.continue_phase)})).collect::<Vec<_>>(),
             "restores": self.restores.iter().map(|r| json!({"after_pass": r.after_pass, "start": r.span.start, "end": r.span.end, "bytes": r.bytes, "in_pass": r.in_pass, "copies": r.copies})).collect::<Vec<_>>(),
             "tail": span(&self.tail),
             "config_exit": self.config_exit,
