@@ -178,6 +178,31 @@ fn quantile(v: &mut [i64], q: f64) -> i64 {
     ((1.0 - g) * v[j] as f64 + g * next as f64).round() as i64
 }
 
+/// The report's quantile `got` of a phase against the truth's values `v` of the same windows.
+/// Tool timestamps are taken inside the callbacks the truth stamps just before, so a thread
+/// preempted between the two stamps moves a scheduler slice from one phase into the next. One
+/// such window may cross the median, which then moves to the next order statistic: with ten
+/// windows a run whose values spread over a millisecond under load, that step alone exceeds
+/// any fixed tolerance. So the median must lie within one order statistic of the truth's,
+/// closely; the p99 of some 50 windows is their largest but one, and one preemption (up to
+/// 10 ms on a busy 2-core machine: the emulated device's workers and the tool's writer share
+/// it) may sit in it.
+fn check_quantile(v: &mut [i64], q: f64, got: i64, what: &str) {
+    let want = quantile(v, q);
+    let step = 1.0 / v.len() as f64;
+    let (lo, hi) = if q > 0.5 {
+        (want, want)
+    } else {
+        (quantile(v, q - step), quantile(v, q + step))
+    };
+    let slice = if q > 0.5 { 10_000_000 } else { 0 };
+    let tol = want / 50 + 200_000 + slice;
+    assert!(
+        lo - tol <= got && got <= hi + tol,
+        "{what}: report {got}, truth {want} (next order statistics {lo} .. {hi}, tolerance {tol})"
+    );
+}
+
 #[test]
 fn report_json_agrees_with_the_emulator_truth() {
     let out = demo_dir();
@@ -285,19 +310,11 @@ fn report_json_agrees_with_the_emulator_truth() {
                 "{label} {name} samples"
             );
             for (q, key) in [(0.5, "p50_ns"), (0.99, "p99_ns")] {
-                let want = quantile(v, q);
-                let got = p[key].as_i64().unwrap();
-                // Tool timestamps are taken inside the callbacks the truth stamps just before,
-                // so a thread preempted between the two stamps moves a scheduler slice from one
-                // phase into the next. The median must agree closely; the p99 of some 50 windows
-                // is their largest but one, and one preemption (up to 10 ms on a busy 2-core
-                // machine: the emulated device's workers and the tool's writer share it) may
-                // sit in it.
-                let slice = if q > 0.5 { 10_000_000 } else { 0 };
-                let tol = want / 50 + 200_000 + slice;
-                assert!(
-                    (got - want).abs() <= tol,
-                    "{label} {name} {key}: report {got}, truth {want}"
+                check_quantile(
+                    v,
+                    q,
+                    p[key].as_i64().unwrap(),
+                    &format!("{label} {name} {key}"),
                 );
                 checked_phases += 1;
             }
