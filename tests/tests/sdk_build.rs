@@ -193,18 +193,29 @@ fn copies_follow_the_model(runs: &[Truth]) -> bool {
 }
 
 /// Every pass's kernel ran for its modelled duration (each window's `kernel_model_ns`): the
-/// emulator paces streaming kernels, so no build's copies can change them.
+/// emulator paces streaming kernels, so no build's copies can change them. Pacing is a floor,
+/// so no pass may come in under its model; above it, a loaded machine may leave the device's
+/// worker waiting for a CPU in some passes (tens of ms on a busy 2-core machine), so the
+/// typical pass, the median of each pass's time over its model, must sit at the model.
 fn kernels_follow_the_model(runs: &[Truth]) -> bool {
-    let (mut model, mut got, mut n) = (0.0, 0.0, 0);
+    let mut ratios = Vec::new();
+    let mut over = Vec::new();
     for w in runs.iter().flat_map(|t| of_type(t, "window")) {
         let each = w["kernel_model_ns"].as_f64().expect("a paced kernel");
         for p in w["passes"].as_array().unwrap() {
-            model += each;
-            got += p["gpu_end"].as_f64().unwrap() - p["gpu_start"].as_f64().unwrap();
-            n += 1;
+            let got = p["gpu_end"].as_f64().unwrap() - p["gpu_start"].as_f64().unwrap();
+            if got < 0.99 * each {
+                return false;
+            }
+            ratios.push(got / each);
+            over.push(got - each);
         }
     }
-    n > 0 && near_model(model, got, n)
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    !ratios.is_empty() && (median(&mut ratios) <= 1.15 || median(&mut over) <= 3e6)
 }
 
 /// One drain-signal creation per window, ~200 µs each at GPU scale, over all runs of a build.
