@@ -17,6 +17,7 @@ pub mod demo_stack_pacing;
 pub mod doctor;
 pub mod export;
 pub mod import;
+pub mod order_stats;
 pub mod report;
 pub mod synth;
 pub mod synth_benchmark;

@@ -189,6 +189,8 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     if let Some(t) = trailer {
         store_drops(&tx, run_id, &t)?;
     }
+    // The run's summary, in the same transaction: a run is never stored without one.
+    db::summary::refresh(&tx, run_id)?;
     tx.commit()?;
     Ok(out)
 }
