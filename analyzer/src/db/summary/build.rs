@@ -273,3 +273,9 @@ pub fn pass_gpu(conn: &Connection, run: i64) -> Result<Vec<PassSummary>> {
     }
     Ok(by_index.into_values().collect())
 }
+
+/// [`summarise`] without bases, for the tests of the kept ranks.
+#[cfg(test)]
+pub fn tests_summarise(v: &mut [i64]) -> PhaseSummary {
+    summarise(v, BTreeMap::new())
+}
