@@ -293,7 +293,9 @@ impl Order {
     fn quantile(&self, q: f64) -> Option<i64> {
         match self {
             Order::Values(v) => quantile_ns(v, q),
-            Order::Stored { summary, clamp } => summary.quantile(q, *clamp).map(|v| v.round() as i64),
+            Order::Stored { summary, clamp } => {
+                summary.quantile(q, *clamp).map(|v| v.round() as i64)
+            }
         }
     }
 
@@ -320,7 +322,10 @@ impl Order {
             Order::Stored { summary, clamp } => {
                 let n = summary.windows as usize;
                 let c = |x: i64| if *clamp { x.max(0) } else { x };
-                n > 0 && [0, n - 1].iter().any(|&r| summary.at(r).is_some_and(|x| c(x) != 0))
+                n > 0
+                    && [0, n - 1]
+                        .iter()
+                        .any(|&r| summary.at(r).is_some_and(|x| c(x) != 0))
             }
         }
     }

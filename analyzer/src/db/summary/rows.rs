@@ -8,8 +8,7 @@ use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{
-    PassSummary, PhaseSummary, PlainSummary, REST, REST_INDEX, RunSummary, SUMMARY_VERSION,
-    Tallies,
+    PassSummary, PhaseSummary, PlainSummary, REST, REST_INDEX, RunSummary, SUMMARY_VERSION, Tallies,
 };
 use crate::db::basis::Basis;
 use crate::db::phases::PHASES;
@@ -41,7 +40,7 @@ fn encode_ranks(ranks: &[(u64, i64)]) -> Vec<u8> {
 }
 
 fn decode_ranks(b: &[u8]) -> Result<Vec<(u64, i64)>> {
-    if b.len() % 16 != 0 {
+    if !b.len().is_multiple_of(16) {
         bail!("a phase summary's ranks are {} bytes long", b.len());
     }
     Ok(b.chunks_exact(16)

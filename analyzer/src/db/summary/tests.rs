@@ -132,9 +132,12 @@ fn a_change_to_what_it_summarises_drops_the_summary() {
         [],
     )
     .unwrap();
-    assert!(!current(1) && current(2), "a joined log line drops its run's summary");
+    assert!(
+        !current(1) && current(2),
+        "a joined log line drops its run's summary"
+    );
     refresh(&c, 1).unwrap();
-    assert_eq!(load(&c, 1).unwrap().unwrap().tallies.log_joined, true);
+    assert!(load(&c, 1).unwrap().unwrap().tallies.log_joined);
     let changes = [
         "UPDATE krphase_sdk_log SET window_id = NULL",
         "UPDATE krphase_window SET \"end\" = \"end\" + 1 WHERE id = 100004",
@@ -152,7 +155,8 @@ fn a_change_to_what_it_summarises_drops_the_summary() {
         .unwrap();
     assert!(current(1));
     // Deleting the run deletes its summary rows.
-    c.execute("DELETE FROM krphase_run WHERE id = 2", []).unwrap();
+    c.execute("DELETE FROM krphase_run WHERE id = 2", [])
+        .unwrap();
     let rows: i64 = c
         .query_row(
             "SELECT (SELECT COUNT(*) FROM krphase_phase_stat WHERE run_id = 2)
