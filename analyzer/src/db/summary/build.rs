@@ -59,16 +59,40 @@ pub fn tiles(p: &phases::Phase) -> bool {
     p.parent.is_none() && p.bound_of.is_none()
 }
 
-/// What one pass over the windows gathers.
+/// What one pass over a run's windows gathers: fed window by window ([`Builder::add`]), then
+/// summarised ([`Builder::finish`]).
 #[derive(Default)]
-struct Gather {
+pub struct Builder {
     tallies: Tallies,
     kernel_index: BTreeMap<String, usize>,
     /// Per kernel: each phase of [`PHASES`], then the rest.
     kernels: Vec<Vec<Values>>,
 }
 
-impl Gather {
+impl Builder {
+    /// Adds one window (replayed or declined) with its figures as the view gives them.
+    pub fn add(&mut self, w: &WindowRow) {
+        if w.replayed() {
+            self.replayed(w);
+        } else {
+            self.declined(w);
+        }
+    }
+
+    /// The summary of the windows added, with the run's passes and plain dispatches (read in
+    /// SQL: they are not windows).
+    pub fn finish(mut self, conn: &Connection, run: i64) -> Result<RunSummary> {
+        self.tallies.declined_without_plain = declined_without_plain(conn, run)?;
+        let (phases, kernels) = phase_summaries(&mut self);
+        Ok(RunSummary {
+            tallies: std::mem::take(&mut self.tallies),
+            phases,
+            kernels,
+            passes: pass_gpu(conn, run)?,
+            plain: plain_dispatches(conn, run)?,
+        })
+    }
+
     fn declined(&mut self, w: &WindowRow) {
         let t = &mut self.tallies;
         t.declined += 1;
@@ -159,7 +183,7 @@ fn merge_bases(into: &mut BTreeMap<Basis, u64>, from: &BTreeMap<Basis, u64>) {
 }
 
 /// The whole run's phases (the kernels' values pooled), then each kernel's.
-fn phase_summaries(g: &mut Gather) -> (Vec<PhaseSummary>, BTreeMap<String, Vec<PhaseSummary>>) {
+fn phase_summaries(g: &mut Builder) -> (Vec<PhaseSummary>, BTreeMap<String, Vec<PhaseSummary>>) {
     let mut scratch = Vec::new();
     let whole = (0..=PHASES.len())
         .map(|k| {
@@ -203,26 +227,14 @@ fn declined_without_plain(conn: &Connection, run: i64) -> Result<u64> {
     Ok(n as u64)
 }
 
-/// Summarises `run` from its windows, passes and plain dispatches.
+/// Summarises `run` from its windows (read through the view), passes and plain dispatches.
 pub fn build(conn: &Connection, run: i64) -> Result<RunSummary> {
-    let mut g = Gather::default();
+    let mut b = Builder::default();
     phases::for_each_window(conn, run, |w| {
-        if w.replayed() {
-            g.replayed(w);
-        } else {
-            g.declined(w);
-        }
+        b.add(w);
         Ok(())
     })?;
-    g.tallies.declined_without_plain = declined_without_plain(conn, run)?;
-    let (phases, kernels) = phase_summaries(&mut g);
-    Ok(RunSummary {
-        tallies: std::mem::take(&mut g.tallies),
-        phases,
-        kernels,
-        passes: pass_gpu(conn, run)?,
-        plain: plain_dispatches(conn, run)?,
-    })
+    b.finish(conn, run)
 }
 
 /// The run's plain dispatches, counted in SQL.

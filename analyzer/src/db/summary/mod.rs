@@ -32,9 +32,11 @@ use super::phases::PHASES;
 use crate::order_stats::{interpolated, median_bound_ranks, quantile_ranks};
 
 mod build;
+mod fresh;
 mod rows;
 
-pub use build::{PassSummary, PlainSummary, build, pass_gpu, plain_dispatches, tiles};
+pub use build::{Builder, PassSummary, PlainSummary, build, pass_gpu, plain_dispatches, tiles};
+pub use fresh::{FreshWindow, fill};
 
 /// The summaries' layout; a row of another version is ignored (and replaced by the next writer or
 /// migration).
@@ -164,6 +166,29 @@ pub fn load(conn: &Connection, run: i64) -> Result<Option<RunSummary>> {
 /// Summarises `run` from its windows and stores the summary, replacing any other.
 pub fn refresh(conn: &Connection, run: i64) -> Result<()> {
     let s = build(conn, run)?;
+    rows::write(conn, run, &s)
+}
+
+/// Stores the summary `import` gathered of the windows it wrote for `run` ([`fill`]), unless an
+/// SDK log record already points into the run's window ids (rows a deleted run left behind): the
+/// view joins those, so the run is then summarised through the view. Debug builds check the
+/// summary against the view's and refuse the import when they differ.
+pub fn store_imported(conn: &Connection, run: i64, gathered: Builder) -> Result<()> {
+    let joined = match super::phases::window_range(conn, run)? {
+        Some((lo, hi)) => conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM krphase_sdk_log WHERE window_id BETWEEN ?1 AND ?2)",
+            [lo, hi],
+            |r| r.get::<_, bool>(0),
+        )?,
+        None => false,
+    };
+    if joined {
+        return refresh(conn, run);
+    }
+    let s = gathered.finish(conn, run)?;
+    if cfg!(debug_assertions) && s != build(conn, run)? {
+        anyhow::bail!("run {run}: the summary import gathered differs from the view's");
+    }
     rows::write(conn, run, &s)
 }
 
