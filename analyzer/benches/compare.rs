@@ -12,8 +12,9 @@
 //! Cases: `compare` of 5 runs a side at 20 k and 100 k windows a run (goal ≤ 1 s at 100 k, with
 //! memory that does not grow with windows: both sizes' peak RSS are printed), and `report` on one
 //! run of 1 M windows (goal ≤ 0.5 s), with the import time of that run (which gathers the
-//! summary from the rows it writes) beside what summarising it through the view would cost. `KRPHASE_BENCH_QUICK=1` shrinks every size tenfold; `KRPHASE_BENCH_KEEP=DIR`
-//! keeps the databases there.
+//! summary from the rows it writes) beside what summarising it through the view would cost.
+//! `KRPHASE_BENCH_QUICK=1` shrinks every size tenfold; `KRPHASE_BENCH_KEEP=DIR` keeps the
+//! databases there.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
