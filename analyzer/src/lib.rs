@@ -24,3 +24,5 @@ pub mod synth_benchmark;
 
 #[cfg(test)]
 mod pipeline_tests;
+#[cfg(test)]
+mod summary_tests;

@@ -23,8 +23,6 @@ pub mod run_report;
 pub mod run_test;
 pub mod runs_list;
 pub mod stats;
-#[cfg(test)]
-mod summary_tests;
 pub mod text;
 pub mod verdict;
 

@@ -5,11 +5,12 @@
 
 use rusqlite::{Connection, params};
 
-use super::compare_builds::{CompareWhat, compare_builds, render_csv, render_text};
-use super::{Format, render, run_report};
 use crate::db::summary;
 use crate::import::krp::import_phase_file;
 use crate::import::sdk_log::{Target, import_log_to};
+use crate::report::compare_builds::{CompareWhat, compare_builds, render_csv, render_text};
+use crate::report::compare_markdown::render_markdown;
+use crate::report::{Format, render, run_report};
 use crate::synth::{SynthSpec, write_synthetic_file};
 
 /// Three drive-mode synthetic runs a side (`a`: 2 passes, `b`: 3), imported.
@@ -169,7 +170,7 @@ fn answers(c: &Connection) -> Vec<String> {
         out.push(serde_json::to_string_pretty(&cmp).unwrap());
         out.push(render_text(&cmp));
         out.push(render_csv(&cmp).unwrap());
-        out.push(super::compare_markdown::render_markdown(&cmp));
+        out.push(render_markdown(&cmp));
     }
     out
 }
