@@ -38,10 +38,64 @@ pub struct PlainSummary {
     pub timed_ns: Option<i64>,
 }
 
+/// One phase's values: 4 bytes each while every value fits an `i32` (durations under 2.1 s),
+/// else 8. A run's values are held while their order statistics are picked.
+#[derive(Debug)]
+pub enum Column {
+    Narrow(Vec<i32>),
+    Wide(Vec<i64>),
+}
+
+impl Default for Column {
+    fn default() -> Self {
+        Column::Narrow(Vec::new())
+    }
+}
+
+impl Column {
+    fn widen(&mut self) {
+        if let Column::Narrow(n) = self {
+            *self = Column::Wide(n.iter().map(|&x| i64::from(x)).collect());
+        }
+    }
+
+    pub fn push(&mut self, v: i64) {
+        if let Column::Narrow(n) = self {
+            match i32::try_from(v) {
+                Ok(x) => return n.push(x),
+                Err(_) => self.widen(),
+            }
+        }
+        if let Column::Wide(w) = self {
+            w.push(v);
+        }
+    }
+
+    fn extend(&mut self, other: &Column) {
+        if matches!(other, Column::Wide(_)) {
+            self.widen();
+        }
+        match (self, other) {
+            (Column::Narrow(a), Column::Narrow(b)) => a.extend_from_slice(b),
+            (Column::Wide(a), Column::Narrow(b)) => a.extend(b.iter().map(|&x| i64::from(x))),
+            (Column::Wide(a), Column::Wide(b)) => a.extend_from_slice(b),
+            (Column::Narrow(_), Column::Wide(_)) => unreachable!("widened above"),
+        }
+    }
+
+    /// Picks the kept ranks (reordering the values) and sums them.
+    pub fn summarise(&mut self, bases: BTreeMap<Basis, u64>) -> PhaseSummary {
+        match self {
+            Column::Narrow(v) => summarise(v, bases),
+            Column::Wide(v) => summarise(v, bases),
+        }
+    }
+}
+
 /// One phase's values of one kernel (or the rest), as read.
 #[derive(Default)]
 struct Values {
-    values: Vec<i64>,
+    values: Column,
     bases: BTreeMap<Basis, u64>,
 }
 
@@ -155,13 +209,14 @@ impl Builder {
 }
 
 /// Picks the kept ranks out of `v` (reordered in place) and sums it.
-fn summarise(v: &mut [i64], bases: BTreeMap<Basis, u64>) -> PhaseSummary {
+fn summarise<T: Copy + Ord + Into<i64>>(v: &mut [T], bases: BTreeMap<Basis, u64>) -> PhaseSummary {
     let mut s = PhaseSummary {
         windows: v.len() as u64,
         bases,
         ..PhaseSummary::default()
     };
     for &x in v.iter() {
+        let x: i64 = x.into();
         s.total_ns += x;
         s.positive_ns += x.max(0);
         s.sum_sq += (x as f64) * (x as f64);
@@ -170,7 +225,7 @@ fn summarise(v: &mut [i64], bases: BTreeMap<Basis, u64>) -> PhaseSummary {
     for r in needed_ranks(v.len()) {
         // Everything before `start` is at most the last rank picked, everything after it at least.
         let (_, x, _) = v[start..].select_nth_unstable(r - start);
-        s.ranks.push((r as u64, *x));
+        s.ranks.push((r as u64, (*x).into()));
         start = r;
     }
     s
@@ -184,16 +239,15 @@ fn merge_bases(into: &mut BTreeMap<Basis, u64>, from: &BTreeMap<Basis, u64>) {
 
 /// The whole run's phases (the kernels' values pooled), then each kernel's.
 fn phase_summaries(g: &mut Builder) -> (Vec<PhaseSummary>, BTreeMap<String, Vec<PhaseSummary>>) {
-    let mut scratch = Vec::new();
     let whole = (0..=PHASES.len())
         .map(|k| {
-            scratch.clear();
+            let mut pooled = Column::default();
             let mut bases = BTreeMap::new();
             for vals in &g.kernels {
-                scratch.extend_from_slice(&vals[k].values);
+                pooled.extend(&vals[k].values);
                 merge_bases(&mut bases, &vals[k].bases);
             }
-            summarise(&mut scratch, bases)
+            pooled.summarise(bases)
         })
         .collect();
     let kernels = g
@@ -202,7 +256,7 @@ fn phase_summaries(g: &mut Builder) -> (Vec<PhaseSummary>, BTreeMap<String, Vec<
         .map(|(name, &i)| {
             let per = g.kernels[i]
                 .iter_mut()
-                .map(|v| summarise(&mut v.values, std::mem::take(&mut v.bases)))
+                .map(|v| v.values.summarise(std::mem::take(&mut v.bases)))
                 .collect();
             (name.clone(), per)
         })
@@ -286,8 +340,12 @@ pub fn pass_gpu(conn: &Connection, run: i64) -> Result<Vec<PassSummary>> {
     Ok(by_index.into_values().collect())
 }
 
-/// [`summarise`] without bases, for the tests of the kept ranks.
+/// The summary of `v` pushed in order into a [`Column`], for the tests of the kept ranks.
 #[cfg(test)]
-pub fn tests_summarise(v: &mut [i64]) -> PhaseSummary {
-    summarise(v, BTreeMap::new())
+pub fn tests_summarise(v: &[i64]) -> PhaseSummary {
+    let mut c = Column::default();
+    for &x in v {
+        c.push(x);
+    }
+    c.summarise(BTreeMap::new())
 }
