@@ -17,9 +17,12 @@ pub mod demo_stack_pacing;
 pub mod doctor;
 pub mod export;
 pub mod import;
+pub mod order_stats;
 pub mod report;
 pub mod synth;
 pub mod synth_benchmark;
 
 #[cfg(test)]
 mod pipeline_tests;
+#[cfg(test)]
+mod summary_tests;

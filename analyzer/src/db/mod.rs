@@ -18,9 +18,10 @@ pub mod measurements;
 pub mod phases;
 pub mod runs;
 pub mod samples;
+pub mod summary;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one immediate transaction from the version recorded when it began, so each
@@ -222,6 +223,82 @@ CREATE TABLE IF NOT EXISTS krphase_measurement_warmup (
     r#"
 ALTER TABLE krphase_measurement ADD COLUMN run_order TEXT;
 ALTER TABLE krphase_measurement_sample ADD COLUMN position INTEGER;
+"#,
+    // 12: per-run summaries (`summary/`): what report and compare print of a run's windows, kept
+    // so they need not read every window. A run's `krphase_run_stat` row marks its summary
+    // current; its phase and pass rows go with it. The triggers delete a run's summary whenever
+    // what it summarises changes after import (the next writer, or a reader falling back to the
+    // windows, takes over). Runs already stored are summarised when this migration runs.
+    r#"
+CREATE TABLE IF NOT EXISTS krphase_run_stat (
+    run_id INTEGER PRIMARY KEY REFERENCES krphase_run(id) ON DELETE CASCADE,
+    version INTEGER NOT NULL,           -- the summary layout (summary::SUMMARY_VERSION)
+    replayed INTEGER NOT NULL, declined INTEGER NOT NULL,
+    declined_without_plain INTEGER NOT NULL, -- declines without a plain dispatch of their own
+    stuck INTEGER NOT NULL, stuck_ns BIGINT NOT NULL,
+    declined_ns BIGINT NOT NULL, opt_out_windows INTEGER NOT NULL, opt_out_ns BIGINT NOT NULL,
+    snapshot_bytes BIGINT NOT NULL, restore_bytes BIGINT NOT NULL, log_joined INTEGER NOT NULL,
+    executed_passes BIGINT NOT NULL, restores BIGINT NOT NULL,
+    observed INTEGER NOT NULL,          -- replayed windows whose window is not in process
+    spans INTEGER NOT NULL,             -- ... and that are only the passes' span
+    declines_by_reason TEXT NOT NULL,   -- JSON: reason -> windows
+    bytes_bases TEXT NOT NULL,          -- JSON: basis -> replayed windows
+    plain_all INTEGER NOT NULL, plain_without_config INTEGER NOT NULL,
+    plain_without_config_ns BIGINT NOT NULL, plain_timed INTEGER NOT NULL, plain_timed_ns BIGINT
+);
+CREATE TABLE IF NOT EXISTS krphase_phase_stat (
+    run_id INTEGER NOT NULL REFERENCES krphase_run_stat(run_id) ON DELETE CASCADE,
+    kernel TEXT,                        -- NULL: every kernel of the run
+    phase TEXT NOT NULL,                -- a phase's name, or 'rest' (window minus its phases)
+    windows INTEGER NOT NULL,           -- replayed windows carrying the phase
+    total_ns BIGINT NOT NULL, positive_ns BIGINT NOT NULL, -- sum; sum clamped at zero
+    sum_sq REAL NOT NULL,
+    min_ns BIGINT, max_ns BIGINT,
+    ranks BLOB NOT NULL,                -- exact order statistics: (rank u64, value i64) LE pairs
+    bases TEXT NOT NULL                 -- JSON: basis -> windows
+);
+CREATE INDEX IF NOT EXISTS krphase_phase_stat_run ON krphase_phase_stat(run_id, kernel, phase);
+CREATE TABLE IF NOT EXISTS krphase_pass_stat (
+    run_id INTEGER NOT NULL REFERENCES krphase_run_stat(run_id) ON DELETE CASCADE,
+    pass_index INTEGER NOT NULL,
+    passes INTEGER NOT NULL, host_passes INTEGER NOT NULL, host_ns BIGINT NOT NULL,
+    gpu_ns BIGINT NOT NULL,
+    PRIMARY KEY (run_id, pass_index)
+);
+CREATE TRIGGER IF NOT EXISTS krphase_stale_log_insert AFTER INSERT ON krphase_sdk_log
+WHEN NEW.window_id IS NOT NULL BEGIN
+    DELETE FROM krphase_run_stat WHERE run_id = (SELECT run_id FROM krphase_window WHERE id = NEW.window_id);
+END;
+CREATE TRIGGER IF NOT EXISTS krphase_stale_log_update AFTER UPDATE ON krphase_sdk_log BEGIN
+    DELETE FROM krphase_run_stat WHERE run_id IN
+        (SELECT run_id FROM krphase_window WHERE id IN (OLD.window_id, NEW.window_id));
+END;
+CREATE TRIGGER IF NOT EXISTS krphase_stale_log_delete AFTER DELETE ON krphase_sdk_log
+WHEN OLD.window_id IS NOT NULL BEGIN
+    DELETE FROM krphase_run_stat WHERE run_id = (SELECT run_id FROM krphase_window WHERE id = OLD.window_id);
+END;
+CREATE TRIGGER IF NOT EXISTS krphase_stale_window_update AFTER UPDATE ON krphase_window BEGIN
+    DELETE FROM krphase_run_stat WHERE run_id IN (OLD.run_id, NEW.run_id);
+END;
+CREATE TRIGGER IF NOT EXISTS krphase_stale_window_delete AFTER DELETE ON krphase_window BEGIN
+    DELETE FROM krphase_run_stat WHERE run_id = OLD.run_id;
+END;
+CREATE TRIGGER IF NOT EXISTS krphase_stale_pass_update AFTER UPDATE ON krphase_pass BEGIN
+    DELETE FROM krphase_run_stat WHERE run_id IN (OLD.run_id, NEW.run_id);
+END;
+CREATE TRIGGER IF NOT EXISTS krphase_stale_pass_delete AFTER DELETE ON krphase_pass BEGIN
+    DELETE FROM krphase_run_stat WHERE run_id = OLD.run_id;
+END;
+CREATE TRIGGER IF NOT EXISTS krphase_stale_dispatch_update AFTER UPDATE ON krphase_dispatch BEGIN
+    DELETE FROM krphase_run_stat WHERE run_id IN (OLD.run_id, NEW.run_id);
+END;
+CREATE TRIGGER IF NOT EXISTS krphase_stale_dispatch_delete AFTER DELETE ON krphase_dispatch BEGIN
+    DELETE FROM krphase_run_stat WHERE run_id = OLD.run_id;
+END;
+CREATE TRIGGER IF NOT EXISTS krphase_stale_run_range AFTER UPDATE OF window_lo, window_hi
+ON krphase_run BEGIN
+    DELETE FROM krphase_run_stat WHERE run_id = NEW.id;
+END;
 "#,
 ];
 
@@ -445,6 +522,11 @@ fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
         )?;
     }
     tx.execute_batch(VIEWS)?;
+    if version < SCHEMA_VERSION {
+        // Migrated: summarise the runs stored before (and any a summary change left stale).
+        summary::refresh_missing(&tx)
+            .with_context(|| format!("database {}: cannot summarise its runs", path.display()))?;
+    }
     tx.commit()?;
     Ok(())
 }

@@ -125,20 +125,22 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     };
     // Decoding and window reconstruction run on a second thread, feeding the inserts here in
     // bounded batches: the two halves of an import cost about the same, and overlap.
-    let decoded = std::thread::scope(|scope| -> Result<Decoded> {
-        let (tx_batches, rx_batches) = std::sync::mpsc::sync_channel::<Vec<Output>>(8);
-        let decoder = scope.spawn(move || decode(reader, &h, tx_batches));
-        let mut ins = Inserter::new(&tx, run_id)?;
-        for batch in rx_batches {
-            for o in batch {
-                ins.output(o, &mut out)?;
+    let (decoded, summary) =
+        std::thread::scope(|scope| -> Result<(Decoded, db::summary::Builder)> {
+            let (tx_batches, rx_batches) = std::sync::mpsc::sync_channel::<Vec<Output>>(8);
+            let decoder = scope.spawn(move || decode(reader, &h, tx_batches));
+            let mut ins = Inserter::new(&tx, run_id)?;
+            for batch in rx_batches {
+                for o in batch {
+                    ins.output(o, &mut out)?;
+                }
             }
-        }
-        decoder
-            .join()
-            .map_err(|_| anyhow!("{}: the decoder thread panicked", path.display()))?
-            .map_err(|e| anyhow!("{}: {e}", path.display()))
-    })?;
+            let decoded = decoder
+                .join()
+                .map_err(|_| anyhow!("{}: the decoder thread panicked", path.display()))?
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
+            Ok((decoded, ins.summary))
+        })?;
     let h = &decoded.header;
     let (mut first, last, mode, layout, trailer) = (
         decoded.first,
@@ -189,6 +191,8 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     if let Some(t) = trailer {
         store_drops(&tx, run_id, &t)?;
     }
+    // The run's summary, in the same transaction: a run is never stored without one.
+    db::summary::store_imported(&tx, run_id, summary)?;
     tx.commit()?;
     Ok(out)
 }
@@ -397,6 +401,9 @@ struct Inserter<'t> {
     dispatch: rusqlite::CachedStatement<'t>,
     counter: rusqlite::CachedStatement<'t>,
     conn: &'t Transaction<'t>,
+    /// The run's summary, gathered from the rows as they are written.
+    summary: db::summary::Builder,
+    row: db::phases::WindowRow,
 }
 
 impl<'t> Inserter<'t> {
@@ -435,7 +442,15 @@ impl<'t> Inserter<'t> {
                    WHERE run_id = ?1 AND dispatch_id = ?3)), ?3,?4,?5,?6,?7,?8)",
             )?,
             conn: tx,
+            summary: db::summary::Builder::default(),
+            row: db::phases::WindowRow::default(),
         })
+    }
+
+    /// Adds a window just written to the run's summary.
+    fn summarise(&mut self, f: &db::summary::FreshWindow<'_>) {
+        db::summary::fill(f, &mut self.row);
+        self.summary.add(&self.row);
     }
 
     /// One counter value; without `window_id`, the run's window of that dispatch (if any).
@@ -564,6 +579,25 @@ impl<'t> Inserter<'t> {
             source,
         ])?;
         let window_id = self.conn.last_insert_rowid();
+        self.summarise(&db::summary::FreshWindow {
+            kernel: kernel.as_deref(),
+            outcome,
+            reason,
+            executed_passes: Some(w.executed_passes as i64),
+            start: i(start),
+            end: i(end),
+            pass_count_return: i(w.pass_count_return),
+            first_pass_enter: i(first_enter),
+            last_pass_exit: i(last_exit),
+            pass_ns,
+            gpu_ns,
+            restore_ns: (!w.restores.is_empty()).then_some(restore_ns as i64),
+            restores: Some(w.restores.len() as i64),
+            bytes_estimate: w.bytes.map(|b| b.classified as i64),
+            continue_ns,
+            stuck_ns,
+            source: Some(source),
+        });
         // All of a window's passes in one multi-row INSERT (statement overhead dominates).
         for chunk in w.passes.chunks(MAX_PASS_ROWS) {
             let stmt = &mut self.passes[chunk.len() - 1];
@@ -629,6 +663,17 @@ impl<'t> Inserter<'t> {
             None::<i64>,
             "drive",
         ])?;
+        self.summarise(&db::summary::FreshWindow {
+            kernel: kernel.as_deref(),
+            outcome: "opt_out",
+            reason: &reason,
+            executed_passes: Some(0),
+            start: i(d.config_enter),
+            end: i(d.config_exit),
+            restores: Some(0),
+            source: Some("drive"),
+            ..db::summary::FreshWindow::default()
+        });
         Ok(())
     }
 

@@ -418,6 +418,9 @@ pub fn import_log_to(conn: &mut Connection, path: &Path, target: Target) -> Resu
         });
         if already {
             notes.push(format!("already imported as log {id}"));
+        } else {
+            // The joined lines change the view's figures of the run's windows: summarise again.
+            db::summary::refresh(&tx, j.run_id)?;
         }
     }
     tx.commit()?;

@@ -30,6 +30,8 @@ use super::stats::median_ns;
 use super::verdict::{ALPHA, DEFAULT_MARGIN_PCT, Verdict, on_difference};
 use crate::db::basis::Basis;
 use crate::db::phases::{self, PHASES, WINDOW};
+use crate::db::summary::{self, PhaseSummary, RunSummary as StoredRun};
+use crate::order_stats::median_bound_ranks;
 
 /// The window time no measured top-level phase covers, when the tool saw the passes.
 pub const WINDOW_REST: &str = "window rest";
@@ -125,15 +127,12 @@ struct RunSummary {
 
 const REST: usize = PHASES.len();
 
-/// The median's standard error from the sorted values of one run: the distribution-free 95 %
-/// bounds of a median are the order statistics n/2 ± 1.96·√n/2 apart, 2 × 1.96 standard errors.
-fn median_se(sorted: &[i64]) -> f64 {
-    let n = sorted.len();
-    let half = 1.96 * (n as f64).sqrt() / 2.0;
-    let mid = (n as f64 - 1.0) / 2.0;
-    let lo = (mid - half).floor().max(0.0) as usize;
-    let hi = ((mid + half).ceil() as usize).min(n - 1);
-    (sorted[hi] - sorted[lo]) as f64 / (2.0 * 1.96)
+/// The median's standard error from the order statistics of one run's `n` values (read through
+/// `at`): the distribution-free 95 % bounds of a median are the order statistics
+/// n/2 ± 1.96·√n/2 apart, 2 × 1.96 standard errors.
+fn median_se(n: usize, at: impl Fn(usize) -> i64) -> f64 {
+    let (lo, hi) = median_bound_ranks(n);
+    (at(hi) - at(lo)) as f64 / (2.0 * 1.96)
 }
 
 fn summarize_phase(v: &mut [i64]) -> Option<RunPhase> {
@@ -142,7 +141,7 @@ fn summarize_phase(v: &mut [i64]) -> Option<RunPhase> {
         windows: v.len(),
         total: v.iter().sum(),
         median: median_ns(v)? as f64,
-        median_se: median_se(v),
+        median_se: median_se(v.len(), |i| v[i]),
     })
 }
 
@@ -185,8 +184,39 @@ fn summarize(conn: &Connection, run: i64, buf: &mut [Vec<i64>]) -> Result<RunSum
     })
 }
 
+/// One phase of a run from its stored summary: the same figures from its exact order statistics.
+fn stored_phase(p: &PhaseSummary) -> Option<RunPhase> {
+    let n = p.windows as usize;
+    let at = |i: usize| p.at(i).unwrap_or(0);
+    Some(RunPhase {
+        windows: n,
+        total: p.total_ns,
+        median: p.quantile(0.5, false)?.round(),
+        median_se: median_se(n, at),
+    })
+}
+
+/// One run from its stored summary (`db/summary`), without reading a window.
+fn stored(s: &StoredRun) -> RunSummary {
+    let t = &s.tallies;
+    RunSummary {
+        phases: s.phases.iter().map(stored_phase).collect(),
+        windows: t.replayed as usize,
+        restores: t.restores,
+        passes: t.executed_passes,
+        observed: t.observed as usize,
+        spans: t.spans as usize,
+    }
+}
+
+/// Each run's summary: stored when current, else read window by window.
 fn load(conn: &Connection, runs: &[i64], buf: &mut [Vec<i64>]) -> Result<Vec<RunSummary>> {
-    runs.iter().map(|&r| summarize(conn, r, buf)).collect()
+    runs.iter()
+        .map(|&r| match summary::load(conn, r)? {
+            Some(s) => Ok(stored(&s)),
+            None => summarize(conn, r, buf),
+        })
+        .collect()
 }
 
 /// Compares the windows of runs `a` with those of runs `b` (default margin).
@@ -658,7 +688,7 @@ mod tests {
     fn the_median_standard_error_follows_the_order_statistics() {
         let v: Vec<i64> = (0..101).collect();
         // n = 101: ranks 50 ± 9.85 → 40 and 60, 20 apart, over 2 × 1.96.
-        assert!((median_se(&v) - 20.0 / 3.92).abs() < 1e-9);
-        assert_eq!(median_se(&[5]), 0.0);
+        assert!((median_se(v.len(), |i| v[i]) - 20.0 / 3.92).abs() < 1e-9);
+        assert_eq!(median_se(1, |_| 5), 0.0);
     }
 }

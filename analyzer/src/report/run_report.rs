@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::stats::{quantile_ns, ratio};
 use crate::db::basis::Basis;
 use crate::db::phases::{self, PHASES, WINDOW, WindowRow};
+use crate::db::summary::{self, PassSummary, PhaseSummary, PlainSummary, RunSummary, tiles};
 
 /// The name of the row that holds window time no top-level phase covers.
 pub const UNATTRIBUTED: &str = "unattributed";
@@ -261,15 +262,94 @@ fn run_info(conn: &Connection, run_id: i64) -> Result<RunInfo> {
     }
 }
 
+/// The values of one phase over a run's replayed windows: read window by window (then sorted),
+/// or a stored summary's exact order statistics (clamped at zero when `clamp`, as the values
+/// read are).
+enum Order {
+    Values(Vec<i64>),
+    Stored { summary: PhaseSummary, clamp: bool },
+}
+
+impl Default for Order {
+    fn default() -> Self {
+        Order::Values(Vec::new())
+    }
+}
+
+impl Order {
+    fn push(&mut self, v: i64) {
+        if let Order::Values(values) = self {
+            values.push(v);
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Order::Values(v) => v.len(),
+            Order::Stored { summary, .. } => summary.windows as usize,
+        }
+    }
+
+    fn quantile(&self, q: f64) -> Option<i64> {
+        match self {
+            Order::Values(v) => quantile_ns(v, q),
+            Order::Stored { summary, clamp } => {
+                summary.quantile(q, *clamp).map(|v| v.round() as i64)
+            }
+        }
+    }
+
+    fn max(&self) -> Option<i64> {
+        match self {
+            Order::Values(v) => v.last().copied(),
+            Order::Stored { summary, clamp } => {
+                let top = summary.at((summary.windows as usize).checked_sub(1)?)?;
+                Some(if *clamp { top.max(0) } else { top })
+            }
+        }
+    }
+
+    fn sort(&mut self) {
+        if let Order::Values(v) = self {
+            v.sort_unstable();
+        }
+    }
+
+    /// Whether any value is not zero.
+    fn any_nonzero(&self) -> bool {
+        match self {
+            Order::Values(v) => v.iter().any(|x| *x != 0),
+            Order::Stored { summary, clamp } => {
+                let n = summary.windows as usize;
+                let c = |x: i64| if *clamp { x.max(0) } else { x };
+                n > 0
+                    && [0, n - 1]
+                        .iter()
+                        .any(|&r| summary.at(r).is_some_and(|x| c(x) != 0))
+            }
+        }
+    }
+}
+
 /// One phase's values over the replayed windows of a run.
 #[derive(Default)]
 struct PhaseSamples {
-    values: Vec<i64>,
+    values: Order,
     total: i64,
     bases: BTreeMap<Basis, u64>,
 }
 
-/// What one pass over a run's windows counts.
+impl PhaseSamples {
+    fn stored(p: PhaseSummary, clamp: bool) -> PhaseSamples {
+        PhaseSamples {
+            total: if clamp { p.positive_ns } else { p.total_ns },
+            bases: p.bases.clone(),
+            values: Order::Stored { summary: p, clamp },
+        }
+    }
+}
+
+/// What one pass over a run's windows counts (or its stored summary holds).
 #[derive(Default)]
 struct WindowTally {
     /// In the order of [`PHASES`].
@@ -344,11 +424,6 @@ impl WindowTally {
     }
 }
 
-/// Whether a phase is one of the top-level tiles of the window (not a part, not a bound).
-fn tiles(p: &phases::Phase) -> bool {
-    p.parent.is_none() && p.bound_of.is_none()
-}
-
 /// Streams the run's windows once, counting replayed and declined ones.
 fn tally_windows(conn: &Connection, run_id: i64) -> Result<WindowTally> {
     let mut t = WindowTally {
@@ -371,6 +446,34 @@ fn tally_windows(conn: &Connection, run_id: i64) -> Result<WindowTally> {
     Ok(t)
 }
 
+/// The tally a stored summary holds: the same figures, without reading a window.
+fn tally_stored(s: RunSummary) -> WindowTally {
+    let t = s.tallies;
+    let mut phases = s.phases;
+    let rest = phases.pop().unwrap_or_default();
+    WindowTally {
+        phases: phases
+            .into_iter()
+            .map(|p| PhaseSamples::stored(p, true))
+            .collect(),
+        unattributed: PhaseSamples::stored(rest, false),
+        bytes_bases: t.bytes_bases,
+        replayed: t.replayed,
+        declined: t.declined,
+        declined_without_plain: t.declined_without_plain,
+        stuck: t.stuck,
+        stuck_ns: t.stuck_ns,
+        by_reason: t.declines_by_reason,
+        declined_ns: t.declined_ns,
+        opt_out_windows: t.opt_out_windows,
+        opt_out_ns: t.opt_out_ns,
+        snapshot_bytes: t.snapshot_bytes,
+        restore_bytes: t.restore_bytes,
+        log_joined: t.log_joined,
+        executed_passes: t.executed_passes,
+    }
+}
+
 /// Statistics of one set of per-window values (unsorted on entry).
 fn stats_of(
     name: &str,
@@ -380,9 +483,9 @@ fn stats_of(
     window_total: i64,
     parent_total: Option<i64>,
 ) -> PhaseStats {
-    s.values.sort_unstable();
+    s.values.sort();
     let n = s.values.len() as u64;
-    let q = |x: f64| quantile_ns(&s.values, x);
+    let q = |x: f64| s.values.quantile(x);
     let some = |v: Option<f64>| v.filter(|_| n > 0);
     PhaseStats {
         phase: name.to_string(),
@@ -396,7 +499,7 @@ fn stats_of(
         p50_ns: q(0.5),
         p90_ns: q(0.9),
         p99_ns: q(0.99),
-        max_ns: s.values.last().copied(),
+        max_ns: s.values.max(),
         basis: s.bases.keys().copied().collect(),
         basis_windows: std::mem::take(&mut s.bases),
         missing: None,
@@ -434,7 +537,7 @@ fn phase_stats(samples: &mut [PhaseSamples], unattributed: &mut PhaseSamples) ->
         .map(|(k, _)| totals[k])
         .sum();
     let rest = window_total - covered;
-    if rest != 0 || unattributed.values.iter().any(|v| *v != 0) {
+    if rest != 0 || unattributed.values.any_nonzero() {
         let st = stats_of(UNATTRIBUTED, None, unattributed, rest, window_total, None);
         out.insert(WINDOW, st);
     }
@@ -463,37 +566,7 @@ fn in_mode(stats: &mut [PhaseStats], observe: bool) {
     }
 }
 
-/// The run's plain dispatches (every dispatch that ran once).
-struct PlainDispatches {
-    all: u64,
-    /// Those with no CONFIG pair before them (the rest are a decline's run-once).
-    without_config: u64,
-    without_config_ns: i64,
-    /// Those with both timestamps, and their summed enqueue time.
-    timed: i64,
-    timed_ns: Option<i64>,
-}
-
-fn plain_dispatches(conn: &Connection, run_id: i64) -> Result<PlainDispatches> {
-    Ok(conn.query_row(
-        "SELECT COUNT(*), SUM(had_config = 0),
-                SUM(CASE WHEN had_config = 0 THEN \"end\" - \"start\" END),
-                COUNT(\"end\" - \"start\"), SUM(\"end\" - \"start\")
-         FROM krphase_dispatch WHERE run_id = ?1",
-        [run_id],
-        |r| {
-            Ok(PlainDispatches {
-                all: r.get::<_, i64>(0)? as u64,
-                without_config: r.get::<_, Option<i64>>(1)?.unwrap_or(0) as u64,
-                without_config_ns: r.get::<_, Option<i64>>(2)?.unwrap_or(0),
-                timed: r.get(3)?,
-                timed_ns: r.get(4)?,
-            })
-        },
-    )?)
-}
-
-fn groups(t: &WindowTally, window_total: i64, plain: &PlainDispatches, wall: f64) -> Vec<Group> {
+fn groups(t: &WindowTally, window_total: i64, plain: &PlainSummary, wall: f64) -> Vec<Group> {
     let group = |name: &str, count: u64, total_ns: i64| Group {
         group: name.into(),
         count,
@@ -536,43 +609,22 @@ fn bytes(t: &WindowTally, total_of: impl Fn(&str) -> i64) -> Bytes {
     }
 }
 
-/// Per pass index: aggregated while scanning the clustered pass table in order (an SQL GROUP BY
-/// would sort every pass row). A stuck pass (no PASS EXIT) is left out: its GPU interval spans
-/// the SDK's drain wait, not a pass.
-fn per_pass_gpu(conn: &Connection, run_id: i64) -> Result<Vec<PassGpu>> {
-    // (passes, host samples, host sum, GPU sum); observe-mode passes have no host interval.
-    let mut by_index: BTreeMap<i64, (u64, u64, i64, i64)> = BTreeMap::new();
-    if let Some((lo, hi)) = phases::window_range(conn, run_id)? {
-        let mut stmt = conn.prepare_cached(
-            "SELECT pass_index, \"end\" - \"start\", gpu_end - gpu_start
-             FROM krphase_pass WHERE window_id BETWEEN ?2 AND ?3 AND +run_id = ?1
-               AND +incomplete = 0",
-        )?;
-        let mut rows = stmt.query([run_id, lo, hi])?;
-        while let Some(r) = rows.next()? {
-            let e = by_index.entry(r.get(0)?).or_default();
-            e.0 += 1;
-            if let Some(h) = r.get::<_, Option<i64>>(1)? {
-                e.1 += 1;
-                e.2 += h;
-            }
-            e.3 += r.get::<_, Option<i64>>(2)?.unwrap_or(0);
-        }
-    }
-    Ok(by_index
-        .into_iter()
-        .map(|(pass_index, (n, hn, host, gpu))| {
-            let host = (hn > 0).then(|| host as f64 / hn as f64);
-            let gpu = gpu as f64 / n as f64;
+/// Per pass index: mean host and GPU time of its passes.
+fn per_pass_gpu(passes: &[PassSummary]) -> Vec<PassGpu> {
+    passes
+        .iter()
+        .map(|p| {
+            let host = (p.host_passes > 0).then(|| p.host_ns as f64 / p.host_passes as f64);
+            let gpu = p.gpu_ns as f64 / p.passes as f64;
             PassGpu {
-                pass_index,
-                passes: n,
+                pass_index: p.pass_index,
+                passes: p.passes,
                 host_mean_ns: host,
                 gpu_mean_ns: gpu,
                 gpu_share: host.and_then(|h| ratio(gpu, h)),
             }
         })
-        .collect())
+        .collect()
 }
 
 fn gpu(per_pass: Vec<PassGpu>, total_of: impl Fn(&str) -> i64) -> Gpu {
@@ -590,7 +642,7 @@ fn gpu(per_pass: Vec<PassGpu>, total_of: impl Fn(&str) -> i64) -> Gpu {
     }
 }
 
-fn dispatch_tax(t: &WindowTally, plain: &PlainDispatches) -> Tax {
+fn dispatch_tax(t: &WindowTally, plain: &PlainSummary) -> Tax {
     Tax {
         plain_dispatches: plain.all,
         plain_enqueue_mean_ns: (plain.timed > 0)
@@ -605,7 +657,19 @@ fn dispatch_tax(t: &WindowTally, plain: &PlainDispatches) -> Tax {
 /// Builds the report of one run.
 pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
     let info = run_info(conn, run_id)?;
-    let mut t = tally_windows(conn, run_id)?;
+    // The stored summary when the run has a current one; else every window, pass and plain
+    // dispatch is read (the same figures: `db/summary`).
+    let (mut t, passes, plain) = match summary::load(conn, run_id)? {
+        Some(mut s) => {
+            let (passes, plain) = (std::mem::take(&mut s.passes), s.plain);
+            (tally_stored(s), passes, plain)
+        }
+        None => (
+            tally_windows(conn, run_id)?,
+            summary::pass_gpu(conn, run_id)?,
+            summary::plain_dispatches(conn, run_id)?,
+        ),
+    };
     let mut phase_stats = phase_stats(&mut t.phases, &mut t.unattributed);
     in_mode(&mut phase_stats, info.mode.as_deref() == Some("observe"));
     let total_of = |name: &str| {
@@ -615,7 +679,6 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
             .map_or(0, |p| p.total_ns)
     };
     let window_total = total_of("window");
-    let plain = plain_dispatches(conn, run_id)?;
     let wall = info.wall_ns.unwrap_or(0) as f64;
     let measurement = linked_measurement(conn, run_id, &phase_stats, window_total)?;
     Ok(RunReport {
@@ -642,7 +705,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         },
         groups: groups(&t, window_total, &plain, wall),
         bytes: bytes(&t, total_of),
-        gpu: gpu(per_pass_gpu(conn, run_id)?, total_of),
+        gpu: gpu(per_pass_gpu(&passes), total_of),
         dispatch_tax: dispatch_tax(&t, &plain),
         declines_by_reason: std::mem::take(&mut t.by_reason),
         phases: phase_stats,

@@ -1,17 +1,19 @@
 //! The statistics every answer uses: quantiles and medians, ratios, and the rank test behind
 //! `krphase compare`'s noise verdict.
 //!
-//! **Quantiles** are exact, computed from the sorted values by linear interpolation between the
-//! closest order statistics (Hyndman–Fan type 7, numpy's default): for `n` sorted values
-//! `x[0] ≤ … ≤ x[n-1]` and a fraction `q`, with `h = (n - 1)·q`, `j = ⌊h⌋` and `g = h - j`, the
-//! quantile is `(1 - g)·x[j] + g·x[j+1]`. So p50 is the conventional median (the middle value,
-//! or the mean of the two middle values for an even count), p0 the minimum and p100 the maximum.
-//! Every value is available exactly from SQLite, so there is no reason to approximate; and one
-//! definition shared by `report`, `compare` and the bench summary means they print the same
-//! figure for the same windows (a histogram's quantisation would make them disagree). Quantiles of
-//! nanosecond samples are given in whole nanoseconds, the unit of the measurements (rounded to the
-//! nearest, halves away from zero), by [`quantile_ns`]: the report's p50/p90/p99 and compare's
-//! medians both come from it, so they are the same number.
+//! **Quantiles** (defined in `order_stats.rs`) are exact, computed from the sorted values by
+//! linear interpolation between the closest order statistics (Hyndman–Fan type 7, numpy's
+//! default): for `n` sorted values `x[0] ≤ … ≤ x[n-1]` and a fraction `q`, with `h = (n - 1)·q`,
+//! `j = ⌊h⌋` and `g = h - j`, the quantile is `(1 - g)·x[j] + g·x[j+1]`. So p50 is the
+//! conventional median (the middle value, or the mean of the two middle values for an even
+//! count), p0 the minimum and p100 the maximum. Every value is available exactly from SQLite, so
+//! there is no reason to approximate; and one definition shared by `report`, `compare` and the
+//! bench summary means they print the same figure for the same windows (a histogram's
+//! quantisation would make them disagree). A run's stored summary (`db/summary`) keeps the exact
+//! values at the ranks these quantiles read. Quantiles of nanosecond samples are given in whole
+//! nanoseconds, the unit of the measurements (rounded to the nearest, halves away from zero), by
+//! [`quantile_ns`]: the report's p50/p90/p99 and compare's medians both come from it, so they are
+//! the same number.
 //!
 //! **Noise test**: two-sided Mann–Whitney U on the per-window samples (normal approximation with
 //! tie correction).
@@ -21,21 +23,7 @@ pub fn ratio(a: f64, b: f64) -> Option<f64> {
     (b > 0.0).then(|| a / b)
 }
 
-/// The `q` quantile (0 ≤ q ≤ 1) of `n` sorted values read through `at(i)`; `None` when `n` is 0.
-/// See the module documentation for the definition.
-fn interpolated(n: usize, q: f64, at: impl Fn(usize) -> f64) -> Option<f64> {
-    if n == 0 {
-        return None;
-    }
-    let h = (n - 1) as f64 * q.clamp(0.0, 1.0);
-    let j = h.floor() as usize;
-    if j + 1 >= n {
-        return Some(at(n - 1));
-    }
-    let g = h - j as f64;
-    // Weighted form: for g = 0.5 it rounds exactly as (x[j] + x[j+1]) / 2 does.
-    Some((1.0 - g) * at(j) + g * at(j + 1))
-}
+use crate::order_stats::interpolated;
 
 /// The `q` quantile of sorted integer samples (nanoseconds); `None` when empty.
 pub fn quantile_sorted(sorted: &[i64], q: f64) -> Option<f64> {
