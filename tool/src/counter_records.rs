@@ -11,7 +11,7 @@ use krphase_format::{Record, event::CounterValue};
 use std::sync::atomic::Ordering;
 
 /// Counters one record callback can sum (the largest group).
-const TABLE: usize = crate::pmc::MAX_GROUP_COUNTERS;
+const TABLE: usize = crate::config::pmc::MAX_GROUP_COUNTERS;
 
 impl Tool {
     /// Starts the counting context in `initialize`, when the tool drives replay (a tool that

@@ -34,7 +34,6 @@ pub mod output_file;
 mod panic_hook;
 #[cfg(feature = "test-support")]
 mod panic_injector;
-pub mod pmc;
 mod process_hooks;
 pub mod recorder;
 pub mod routes;

@@ -1,6 +1,12 @@
 //! The tool's environment (the `KRPHASE_*` variables and the two rocprofv3 ones it reads),
 //! parsed once at configure time. Every bad value is one clear message naming the variable; the
 //! tool then declines and the application runs on.
+//!
+//! On the data's path this is the step before any record: the settings every later step reads
+//! (mode, passes, kernel filter, output template, wait budget), fixed for the run. `pmc` parses
+//! `KRPHASE_PMC` into counter groups and the pass count they need.
+
+pub mod pmc;
 
 use krphase_ffi::PayloadLayout;
 use krphase_format::Mode;
@@ -115,8 +121,8 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
     // A bad KRPHASE_PMC costs the counters, never the phases: the tool runs on without them.
     let (pmc, pmc_warning, passes) = match set("KRPHASE_PMC") {
         None => (None, None, explicit_passes.unwrap_or(DEFAULT_PASSES)),
-        Some(v) => match crate::pmc::parse(&v, MAX_PASSES).and_then(|g| {
-            crate::pmc::passes(g.len(), explicit_passes, max_passes, DEFAULT_PASSES).map(|n| (g, n))
+        Some(v) => match pmc::parse(&v, MAX_PASSES).and_then(|g| {
+            pmc::passes(g.len(), explicit_passes, max_passes, DEFAULT_PASSES).map(|n| (g, n))
         }) {
             Ok((g, n)) => (Some(g), None, n),
             Err(e) => (
