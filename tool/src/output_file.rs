@@ -44,7 +44,7 @@ pub fn output_path(
 }
 
 /// Starts the recorder writing `path` (the writer thread creates the directory and the file,
-/// header first; see `recorder/open.rs` for which name it takes).
+/// header first; see `output/open.rs` for which name it takes).
 pub fn open_recorder(
     path: &Path,
     header: &Header,

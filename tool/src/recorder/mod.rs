@@ -21,7 +21,6 @@ mod budget;
 mod current;
 mod finish;
 mod observed;
-mod open;
 mod pool;
 mod slot;
 mod thread;
@@ -190,7 +189,7 @@ impl Recorder {
     }
 
     /// Makes the recorder and its pool of spare slots (sized for the wait budget in effect) and
-    /// starts the writer thread, which opens the file (never truncating one; see `open.rs`) and
+    /// starts the writer thread, which opens the file (never truncating one; see `output/open.rs`) and
     /// writes the header. Does not wait.
     pub fn start(path: PathBuf, header: &Header, on_full: OnFull) -> io::Result<Starting> {
         let pool = Pool::new(pool::slots_for(budget::Caps::current().process));

@@ -3,7 +3,7 @@
 
 use super::Recorder;
 use super::observed::Observed;
-use super::open::open_output;
+use crate::output::open::open_output;
 use super::slot::{RecordWords, SLOT_RECORDS, Slot};
 use crossbeam_channel::{Receiver, Sender};
 use krphase_format::block::MAX_RECORDS_PER_BLOCK;

@@ -1,5 +1,9 @@
-//! The output path: the `KRPHASE_OUTPUT` template (its placeholders are listed at [`expand`]) and
-//! its default.
+//! The output file, the last step of the data's path: its name and opening it. This file holds
+//! the path: the `KRPHASE_OUTPUT` template (its placeholders are listed at [`expand`]), its
+//! default and the `-N` suffix of a name already taken; `open` opens the file on the recorder's
+//! writer thread.
+
+pub(crate) mod open;
 
 use std::path::{Path, PathBuf};
 

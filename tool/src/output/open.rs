@@ -2,7 +2,7 @@
 //! blocks only the writer): an existing regular file is never truncated or overwritten, a
 //! device or FIFO the user names is opened as it is.
 
-use crate::output::with_suffix;
+use super::with_suffix;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
