@@ -189,8 +189,8 @@ impl Recorder {
     }
 
     /// Makes the recorder and its pool of spare slots (sized for the wait budget in effect) and
-    /// starts the writer thread, which opens the file (never truncating one; see `output/open.rs`) and
-    /// writes the header. Does not wait.
+    /// starts the writer thread, which opens the file (never truncating one; see
+    /// `output/open.rs`) and writes the header. Does not wait.
     pub fn start(path: PathBuf, header: &Header, on_full: OnFull) -> io::Result<Starting> {
         let pool = Pool::new(pool::slots_for(budget::Caps::current().process));
         let (to_writer, messages) = bounded::<WriterMessage>(pool.size() + CHANNEL_BATCHES);
