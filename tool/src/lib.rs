@@ -25,8 +25,6 @@ pub mod counting;
 pub mod dispatch;
 pub mod finalize;
 pub mod fork_local;
-#[cfg(feature = "test-support")]
-mod handover_delay;
 pub mod layout;
 pub mod modvars;
 pub mod output;

@@ -12,7 +12,7 @@ use krphase_ffi::{CallbackTracingKind, ContextId};
 use krphase_format::{Header, Mode, RECORD_SIZE};
 use std::path::Path;
 
-pub use crate::handover_delay::delay_hand_overs;
+pub use crate::recorder::handover_delay::delay_hand_overs;
 pub use crate::panic_injector::inject_panic_at_next_config;
 pub use crate::recorder::slots_made;
 

@@ -1,8 +1,9 @@
-//! The recording pipeline: lock-free thread-local buffers of fixed records. A full buffer is
-//! handed over whole (no copy on the recording thread) to one writer thread, which copies it
-//! out and puts it back into the recorder's fixed pool; the thread continues in a spare buffer
-//! from that pool. Every wait an application thread makes on the writer is charged to the wait
-//! budget (`budget`); past it, records are dropped and counted.
+//! The recorder, the step between the events and the output file: every record a callback makes
+//! goes through here. Lock-free thread-local buffers of fixed records. A full buffer is handed
+//! over whole (no copy on the recording thread) to one writer thread, which copies it out and
+//! puts it back into the recorder's fixed pool; the thread continues in a spare buffer from that
+//! pool. Every wait an application thread makes on the writer is charged to the wait budget
+//! (`budget`); past it, records are dropped and counted.
 //!
 //! Hot path (per event): one relaxed load of the state word (generation and recording flag), a
 //! thread-local base with no destructor and no borrow flag, four 64-bit stores into the thread's
@@ -15,11 +16,13 @@
 //! recorder's spare buffers, `budget` the wait budget, `thread` the thread-local side (the hot
 //! path), `current` the process's current recorder, `writer` the writer thread (`observed` its
 //! count of observe-mode windows), `finish` finalize; this file the [`Recorder`] of one output
-//! file and its hand-overs.
+//! file and its hand-overs. `handover_delay` (test support only) holds hand-overs on purpose.
 
 mod budget;
 mod current;
 mod finish;
+#[cfg(feature = "test-support")]
+pub(crate) mod handover_delay;
 mod observed;
 mod pool;
 mod slot;
@@ -370,7 +373,7 @@ impl Recorder {
         }
         slot.state.store(SENT, Ordering::Release);
         #[cfg(feature = "test-support")]
-        crate::handover_delay::wait_if_injected();
+        handover_delay::wait_if_injected();
         // The channel holds every slot of the pool: it is never full of slots; it is
         // disconnected only once the writer has returned.
         match self.to_writer.try_send(WriterMessage::Slot(slot, n)) {
