@@ -4,8 +4,8 @@
 //! `code_object_events.rs`.
 
 use crate::boundary::guard;
-use crate::routes::Route;
-use crate::tool::{self, Tool};
+use crate::events::routes::Route;
+use crate::events::tool::{self, Tool};
 use crate::{configure, finalize, panic_hook, process_hooks, recorder, say_once};
 use krphase_ffi::{
     CallbackPhase, CallbackTracingRecord, ClientFinalizeFn, ClientId, CounterConfigId,
@@ -108,7 +108,7 @@ unsafe extern "C" fn counting_dispatch(
     _callback_data: *mut c_void,
 ) {
     guard((), || {
-        let Some((cfg, pass)) = crate::window::pass_config(data.dispatch_info.dispatch_id) else {
+        let Some((cfg, pass)) = crate::events::window::pass_config(data.dispatch_info.dispatch_id) else {
             return;
         };
         if config.is_null() || user_data.is_null() {
@@ -330,7 +330,7 @@ fn on_code_object(t: &Tool, record: &CallbackTracingRecord) {
 }
 
 /// Classifies an address with `hsa_amd_pointer_info` when the process has it.
-fn pointer_class(t: &Tool, address: u64) -> Option<crate::alloc::PointerClass> {
+fn pointer_class(t: &Tool, address: u64) -> Option<crate::events::alloc::PointerClass> {
     let f = t.sdk.as_ref()?.hsa_pointer_info()?;
     if address == 0 {
         return None;
@@ -352,7 +352,7 @@ fn pointer_class(t: &Tool, address: u64) -> Option<crate::alloc::PointerClass> {
     }
     // Read only what the runtime filled in (its `size`); global_flags sits at offset 48.
     let flags_fit = info.size.min(full) as usize >= 52;
-    Some(crate::alloc::PointerClass {
+    Some(crate::events::alloc::PointerClass {
         type_: info.type_,
         global_flags: if flags_fit { info.global_flags } else { 0 },
         // agentOwner sits at offset 40.

@@ -3,11 +3,11 @@
 //! `initialize`, the claim on KERNEL_REPLAY.
 
 use crate::config::{self, Config, OnFull};
-use crate::counting::Counting;
-use crate::layout::layout_code;
+use crate::events::counting::Counting;
+use crate::events::layout::layout_code;
 use crate::output_file::{Declined, declined, env, open_recorder, output_path, set_fork_factory};
-use crate::routes::Ops;
-use crate::tool::{self, Tool};
+use crate::events::routes::Ops;
+use crate::events::tool::{self, Tool};
 use crate::{recorder, say, sys};
 use krphase_ffi::{
     CallbackTracingFn, CallbackTracingKind, ContextId, DispatchCountingRecordFn,

@@ -1,7 +1,7 @@
 //! Closing the file: at the SDK's finalize or the atexit safety net, flush and write the
 //! trailer (bounded by the wait budget), then say what the file holds.
 
-use crate::tool::{self, Tool};
+use crate::events::tool::{self, Tool};
 use crate::{recorder, sys};
 use krphase_format::Mode;
 use krphase_format::trailer::flags;

@@ -13,33 +13,21 @@
 //! The `test-support` feature adds `test_support` (a tool without an SDK, driven with synthetic
 //! records) and a panic injector; the shipped library never enables it.
 
-pub mod alloc;
-pub mod alloc_events;
 pub mod boundary;
 mod callbacks;
-pub mod code_object_events;
 pub mod config;
+pub mod events;
 pub mod configure;
-pub mod counter_records;
-pub mod counting;
-pub mod dispatch;
 pub mod finalize;
 pub mod fork_local;
-pub mod layout;
-pub mod modvars;
 pub mod output;
 pub mod output_file;
 mod panic_hook;
-#[cfg(feature = "test-support")]
-mod panic_injector;
 mod process_hooks;
 pub mod recorder;
-pub mod routes;
 mod sys;
 #[cfg(feature = "test-support")]
 pub mod test_support;
-pub mod tool;
-pub mod window;
 mod written;
 
 pub use finalize::finalize;

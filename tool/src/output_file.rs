@@ -3,7 +3,7 @@
 
 use crate::config::{Config, OnFull};
 use crate::recorder::{self, Recorder, Starting};
-use crate::{say, sys, tool};
+use crate::{say, sys, events::tool};
 use krphase_format::event::Notice;
 use krphase_format::{Header, Record};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! module-scope variables a code-object change triggers (`modvars.rs`).
 
 use crate::recorder::{self, Flush};
-use crate::tool::Tool;
+use crate::events::tool::Tool;
 use crate::{say_once, sys};
 use krphase_ffi::Sdk;
 use krphase_format::{NameSpace, Record};

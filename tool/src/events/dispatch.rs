@@ -2,7 +2,7 @@
 //! Each records through the thread handle the callback layer reached once.
 
 use crate::recorder::{Flush, Thread};
-use crate::tool::Tool;
+use crate::events::tool::Tool;
 use krphase_ffi::KernelDispatchInfo;
 use krphase_format::Record;
 

@@ -3,13 +3,13 @@
 //! The reactions to each callback are in `window.rs`, `dispatch.rs`, `alloc_events.rs` and
 //! `code_object_events.rs`.
 
-use crate::alloc::AllocTracker;
+use crate::events::alloc::AllocTracker;
 use crate::config::Config;
-use crate::counting::Counting;
+use crate::events::counting::Counting;
 use crate::fork_local::ForkLocal;
-use crate::layout::LayoutDetector;
-use crate::modvars::ModVars;
-use crate::routes::{Ops, Routes};
+use crate::events::layout::LayoutDetector;
+use crate::events::modvars::ModVars;
+use crate::events::routes::{Ops, Routes};
 use crate::{panic_hook, recorder, say};
 use krphase_ffi::{ContextId, Sdk};
 use krphase_format::{Header, Mode};

@@ -5,7 +5,7 @@
 
 use crate::recorder::{self, Flush};
 use crate::say;
-use crate::tool::Tool;
+use crate::events::tool::Tool;
 use krphase_ffi::CounterRecord;
 use krphase_format::{Record, event::CounterValue};
 use std::sync::atomic::Ordering;

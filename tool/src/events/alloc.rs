@@ -2,8 +2,8 @@
 //!
 //! The SDK's snapshot copies coarse-grained, non-kernarg allocations owned by the replaying agent
 //! that were made after the replay service was configured, plus writable module variables, which
-//! no tracing service reports (see [`crate::modvars`]). The tracker keeps two sums per agent: that
-//! classified figure and an upper bound over every live allocation on the agent.
+//! no tracing service reports (see [`crate::events::modvars`]). The tracker keeps two sums per
+//! agent: that classified figure and an upper bound over every live allocation on the agent.
 
 use crate::fork_local::ForkLocal;
 use krphase_ffi::{hsa_global_flag, hsa_pointer_type};
