@@ -2,7 +2,7 @@
 //!
 //! The SDK's snapshot copies coarse-grained, non-kernarg allocations owned by the replaying agent
 //! that were made after the replay service was configured, plus writable module variables, which
-//! no tracing service reports (see [`crate::events::modvars`]). The tracker keeps two sums per
+//! no tracing service reports (see [`super::modvars`]). The tracker keeps two sums per
 //! agent: that classified figure and an upper bound over every live allocation on the agent.
 
 use crate::fork_local::ForkLocal;

@@ -1,9 +1,9 @@
 //! MEMORY_ALLOCATION callbacks: each allocation and free is classified, tracked for the
 //! snapshot byte estimate (`alloc.rs`) and recorded.
 
-use crate::events::alloc::{Live, PointerClass, classify};
+use super::alloc::{Live, PointerClass, classify};
+use super::tool::Tool;
 use crate::recorder::{self, Flush};
-use crate::events::tool::Tool;
 use krphase_ffi::MemoryAllocationData;
 use krphase_ffi::memory_allocation_op as op;
 use krphase_format::event::{alloc_class, attribution};

@@ -1,8 +1,8 @@
 //! CODE_OBJECT callbacks: kernel names (for the filter and the string table) and the walk of
 //! module-scope variables a code-object change triggers (`modvars.rs`).
 
+use super::tool::Tool;
 use crate::recorder::{self, Flush};
-use crate::events::tool::Tool;
 use crate::{say_once, sys};
 use krphase_ffi::Sdk;
 use krphase_format::{NameSpace, Record};

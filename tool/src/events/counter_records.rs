@@ -3,9 +3,9 @@
 //! instances in a fixed table on the stack and writes one COUNTER_VALUE record per counter — no
 //! lock, no allocation.
 
+use super::tool::Tool;
 use crate::recorder::{self, Flush};
 use crate::say;
-use crate::events::tool::Tool;
 use krphase_ffi::CounterRecord;
 use krphase_format::{Record, event::CounterValue};
 use std::sync::atomic::Ordering;

@@ -1,8 +1,8 @@
 //! KERNEL_DISPATCH callbacks, the per-dispatch hot path: enqueue ENTER/EXIT and completion.
 //! Each records through the thread handle the callback layer reached once.
 
+use super::tool::Tool;
 use crate::recorder::{Flush, Thread};
-use crate::events::tool::Tool;
 use krphase_ffi::KernelDispatchInfo;
 use krphase_format::Record;
 

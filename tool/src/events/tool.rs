@@ -3,13 +3,13 @@
 //! The reactions to each callback are in `window.rs`, `dispatch.rs`, `alloc_events.rs` and
 //! `code_object_events.rs`.
 
-use crate::events::alloc::AllocTracker;
+use super::alloc::AllocTracker;
+use super::counting::Counting;
+use super::layout::LayoutDetector;
+use super::modvars::ModVars;
+use super::routes::{Ops, Routes};
 use crate::config::Config;
-use crate::events::counting::Counting;
 use crate::fork_local::ForkLocal;
-use crate::events::layout::LayoutDetector;
-use crate::events::modvars::ModVars;
-use crate::events::routes::{Ops, Routes};
 use crate::{panic_hook, recorder, say};
 use krphase_ffi::{ContextId, Sdk};
 use krphase_format::{Header, Mode};

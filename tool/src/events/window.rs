@@ -2,9 +2,9 @@
 //! payload, the window's opening records), the pass-count and continue callbacks, PASS
 //! ENTER/EXIT (where the layout is confirmed) and CONFIG EXIT.
 
-use crate::events::layout::{ConfirmBy, LayoutState};
+use super::layout::{ConfirmBy, LayoutState};
+use super::tool::Tool;
 use crate::recorder::{self, Flush};
-use crate::events::tool::Tool;
 use crate::{say_once, sys};
 use krphase_ffi::{
     CounterConfigId, KernelDispatchInfo, ReplayContinueFn, ReplayPassCountFn, ReplayPayload,
@@ -84,7 +84,7 @@ impl Tool {
         ts: u64,
     ) {
         #[cfg(feature = "test-support")]
-        crate::events::panic_injector::panic_if_injected();
+        super::panic_injector::panic_if_injected();
         let info = p.dispatch_info();
         let d = info.dispatch_id;
         let layout = self.layout.get();

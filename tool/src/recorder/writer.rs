@@ -3,8 +3,8 @@
 
 use super::Recorder;
 use super::observed::Observed;
-use crate::output::open::open_output;
 use super::slot::{RecordWords, SLOT_RECORDS, Slot};
+use crate::output::open::open_output;
 use crossbeam_channel::{Receiver, Sender};
 use krphase_format::block::MAX_RECORDS_PER_BLOCK;
 use krphase_format::{FileWriter, Header, NameSpace, Trailer};
