@@ -2,18 +2,18 @@
 //! callbacks the SDK would call, so benchmarks and tests drive the tool with synthetic records.
 //! The shipped library never enables the feature.
 
-use crate::callbacks::{pass_count, replay_continue, tracing_callback};
-use crate::output_file::set_fork_factory;
-use crate::recorder::{self, Recorder};
 use crate::events::routes::Ops;
 use crate::events::tool::{self, Tool};
-use crate::{config, process_hooks, sys};
+use crate::recorder::{self, Recorder};
+use crate::sdk::callbacks::{pass_count, replay_continue, tracing_callback};
+use crate::sdk::output_file::set_fork_factory;
+use crate::{config, sdk::process_hooks, sys};
 use krphase_ffi::{CallbackTracingKind, ContextId};
 use krphase_format::{Header, Mode, RECORD_SIZE};
 use std::path::Path;
 
-pub use crate::recorder::handover_delay::delay_hand_overs;
 pub use crate::events::panic_injector::inject_panic_at_next_config;
+pub use crate::recorder::handover_delay::delay_hand_overs;
 pub use crate::recorder::slots_made;
 
 /// Installs a tool without an SDK, recording to `path` with the given environment, so the

@@ -1,6 +1,6 @@
 //! The panic boundary every `extern "C"` entry point runs inside: nothing unwinds into C.
 
-use crate::{say, events::tool};
+use crate::{events::tool, say};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Runs `f`, turning a panic into "recording stops" and `fallback`.

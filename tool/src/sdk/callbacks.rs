@@ -1,12 +1,13 @@
 //! The C boundary: `rocprofiler_configure` (the only exported symbol) and the callbacks the SDK
 //! calls. Every function catches panics ([`guard`]); raw payloads are read here and handed on as
-//! values to the reactions in `window.rs`, `dispatch.rs`, `alloc_events.rs` and
-//! `code_object_events.rs`.
+//! values to the reactions in `events/` (`window.rs`, `dispatch.rs`, `alloc_events.rs`,
+//! `code_object_events.rs` and `counter_records.rs`).
 
-use crate::boundary::guard;
+use super::boundary::guard;
+use super::{configure, finalize, process_hooks};
 use crate::events::routes::Route;
 use crate::events::tool::{self, Tool};
-use crate::{configure, finalize, panic_hook, process_hooks, recorder, say_once};
+use crate::{panic_hook, recorder, say_once};
 use krphase_ffi::{
     CallbackPhase, CallbackTracingRecord, ClientFinalizeFn, ClientId, CounterConfigId,
     CounterRecord, DispatchCountingServiceData, KernelDispatchData, KernelDispatchInfo,
@@ -108,7 +109,8 @@ unsafe extern "C" fn counting_dispatch(
     _callback_data: *mut c_void,
 ) {
     guard((), || {
-        let Some((cfg, pass)) = crate::events::window::pass_config(data.dispatch_info.dispatch_id) else {
+        let Some((cfg, pass)) = crate::events::window::pass_config(data.dispatch_info.dispatch_id)
+        else {
             return;
         };
         if config.is_null() || user_data.is_null() {

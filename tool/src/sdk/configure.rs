@@ -2,10 +2,10 @@
 //! the kinds and operations by name, choose the mode, set up tracing, open the file) and, in
 //! `initialize`, the claim on KERNEL_REPLAY.
 
+use super::output_file::{Declined, declined, env, open_recorder, output_path, set_fork_factory};
 use crate::config::{self, Config, OnFull};
 use crate::events::counting::Counting;
 use crate::events::layout::layout_code;
-use crate::output_file::{Declined, declined, env, open_recorder, output_path, set_fork_factory};
 use crate::events::routes::Ops;
 use crate::events::tool::{self, Tool};
 use crate::{recorder, say, sys};
@@ -54,7 +54,7 @@ pub fn configure(cb: CallbackTracingFn, counting: CountingFns) -> Result<(), Dec
     }
     set_fork_factory();
     // From now on a fork child must know it is one (before the SDK's initialize).
-    crate::process_hooks::register_fork_child();
+    super::process_hooks::register_fork_child();
     Ok(())
 }
 

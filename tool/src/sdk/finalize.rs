@@ -29,6 +29,6 @@ pub fn finalize(reason: u64) {
     if let Some(done) = r.finish(trailer_flags) {
         let mode = tool::get().map_or(Mode::Drive, Tool::mode);
         // The file actually written (a second run into an existing path gets another name).
-        crate::say(&crate::written::line(r.file(), mode, &done));
+        crate::say(&super::written::line(r.file(), mode, &done));
     }
 }

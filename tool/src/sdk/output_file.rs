@@ -1,9 +1,9 @@
-//! Opening the output file: its path from the `KRPHASE_OUTPUT` template (`output.rs`), its
+//! Opening the output file: its path from the `KRPHASE_OUTPUT` template (`output/mod.rs`), its
 //! directory, and the recorder writing it; and the fork child's own file.
 
 use crate::config::{Config, OnFull};
 use crate::recorder::{self, Recorder, Starting};
-use crate::{say, sys, events::tool};
+use crate::{events::tool, say, sys};
 use krphase_format::event::Notice;
 use krphase_format::{Header, Record};
 use std::path::{Path, PathBuf};

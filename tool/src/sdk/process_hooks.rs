@@ -1,8 +1,9 @@
 //! Process-wide hooks: the atexit safety net (closes the file when the SDK never calls
 //! finalize) and the fork-child hook (the child records into its own file).
 
-use crate::boundary::guard;
-use crate::{finalize, recorder, sys};
+use super::boundary::guard;
+use super::finalize;
+use crate::{recorder, sys};
 use std::panic::catch_unwind;
 
 /// Registers the atexit safety net, once per process (in `initialize`).

@@ -1,0 +1,18 @@
+//! The C boundary, the first step of the data's path: what the SDK calls and what the tool
+//! registers with it.
+//!
+//! `callbacks` holds every `extern "C"` entry point (`rocprofiler_configure` is the only
+//! exported symbol) and reads the raw payloads into values for the reactions in `events/`; each
+//! runs inside [`boundary::guard`], so no panic unwinds into C. [`configure`] is registration:
+//! the environment read, the SDK's functions and kinds found by name, the mode chosen, tracing
+//! set up and, through [`output_file`], the recorder started on the output file. At the other
+//! end, [`mod@finalize`] closes the file and says what it holds (`written`), and
+//! `process_hooks` adds the atexit safety net and the fork child's own file.
+
+pub mod boundary;
+pub(crate) mod callbacks;
+pub mod configure;
+pub mod finalize;
+pub mod output_file;
+pub(crate) mod process_hooks;
+mod written;
