@@ -1,4 +1,5 @@
-//! Thin wrappers over the libc calls the tool needs (the only `unsafe` outside `abi`).
+//! Thin wrappers over the libc calls the tool needs (the only `unsafe` outside the C boundary,
+//! `sdk/callbacks.rs`).
 
 use std::ffi::CStr;
 
