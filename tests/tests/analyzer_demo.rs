@@ -401,18 +401,22 @@ fn compare_two_and_four_pass_stream() {
     // Three restores a window against one, four passes against two: both grow. Five runs of
     // ten windows a side resolve that on a quiet machine ("moved"); under load the runs drift
     // apart and the honest answer may be "not significant" (the MDE beside it says how large a
-    // change the runs could have shown), but never a word for no change or the wrong sign.
+    // change the runs could have shown), but never a word for no change, nor "moved" with the
+    // wrong sign.
+    // (A loaded machine's passes spread from 3 to 100 ms a window, so the estimate behind a
+    // "not significant" may even have the wrong sign; a "moved" never may.)
     for name in ["restore", "pass exec"] {
         let (v, p) = (verdict(name), phase(name));
-        assert!(
-            p["delta_median_ns"].as_f64().unwrap() > 0.0,
-            "{name}: {p:#}"
-        );
         assert!(
             ["moved", "not significant"].contains(&v.as_str()),
             "{name}: {v} {p:#}"
         );
-        if v == "not significant" {
+        if v == "moved" {
+            assert!(
+                p["delta_median_ns"].as_f64().unwrap() > 0.0,
+                "{name}: {p:#}"
+            );
+        } else {
             assert!(p["p_value"].as_f64().unwrap() >= 0.01, "{name}: {p:#}");
         }
     }
