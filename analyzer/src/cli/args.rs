@@ -127,7 +127,7 @@ pub enum Cmd {
         what: ExportCmd,
     },
     /// SVG plots: phase breakdown per kernel, per-phase histograms, sweeps.
-    #[command(after_help = "Example:\n  krphase plot stream-2p stream-4p -o krphase-plots")]
+    #[command(after_help = "Example:\n  krphase plot stream-2p -o krphase-plots")]
     Plot {
         /// Run ids or labels, a label meaning all its runs (default: every run).
         #[arg(value_name = "RUNS")]
@@ -166,8 +166,9 @@ pub enum Cmd {
         command: Vec<String>,
     },
     /// Print the shell completion script for krphase on stdout.
-    #[command(after_help = "Example:\n  krphase completions bash > \
-                            ~/.local/share/bash-completion/completions/krphase")]
+    #[command(after_help = "Example:\n  \
+        mkdir -p ~/.local/share/bash-completion/completions\n  \
+        krphase completions bash > ~/.local/share/bash-completion/completions/krphase")]
     Completions {
         /// Shell the script is for.
         #[arg(value_enum)]
