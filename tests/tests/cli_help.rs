@@ -1,6 +1,8 @@
 //! `krphase`'s help, examples, completions and man pages through the built binary: piped help
 //! is at most 100 columns whatever `COLUMNS` says, the examples the help shows run as written
-//! (those that need no outside input), and `completions` / `man` write what they promise.
+//! (all but those that need outside input: an SDK log, a rocprofv3-benchmark database, two
+//! builds' measurements, and the demo, which the demo test runs), and `completions` / `man` write
+//! what they promise.
 
 use krphase_tests::{artifacts, output_text, scratch_dir};
 use std::path::Path;
@@ -100,6 +102,9 @@ fn the_examples_run_as_written() {
         &["plot"],
         &["completions"],
         &["man"],
+        // On the emulator (about 30 s); it writes the CSV the next example imports.
+        &["bench"],
+        &["import-harness"],
     ];
     for path in must_succeed {
         let line = example(path);
