@@ -46,10 +46,12 @@ pub enum Cmd {
         #[command(flatten)]
         format: ReportFormat,
     },
-    /// Import SDK log lines (stderr at ROCPROFILER_LOG_LEVEL=info) and join them to the run(s)
-    /// the evidence proves: stamps inside the run's time span, the dispatch sequence, physical
-    /// bounds. A log that fails any of it is refused and nothing is stored; so is an empty or
-    /// binary file, or a log without kernel-replay lines.
+    /// Import SDK log lines (stderr at ROCPROFILER_LOG_LEVEL=info), joined to the run(s) they
+    /// prove.
+    ///
+    /// The evidence: stamps inside the run's time span, the dispatch sequence, physical bounds.
+    /// A log that fails any of it is refused and nothing is stored; so is an empty or binary
+    /// file, or a log without kernel-replay lines.
     #[command(after_help = "Example:\n  krphase import-log my_app.log --run stream-2p")]
     ImportLog {
         /// The application's stderr, captured with ROCPROFILER_LOG_LEVEL=info.
@@ -62,8 +64,9 @@ pub enum Cmd {
         #[arg(long, requires = "run")]
         force: bool,
     },
-    /// Import replay_perf.py's CSV (or `krphase bench`'s), linking each row to the phase files in
-    /// its output directory (the `-d` of its command).
+    /// Import replay_perf.py's CSV (or `krphase bench`'s) as whole-run measurements.
+    ///
+    /// Each row is linked to the phase files in its output directory (the `-d` of its command).
     #[command(after_help = "Example:\n  krphase import-harness replay_perf.csv --workdir . \
                             --label baseline")]
     ImportHarness {
@@ -76,8 +79,9 @@ pub enum Cmd {
         #[command(flatten)]
         label: ImportLabel,
     },
-    /// Run the seed's whole-run experiments (replay_perf.py's P1-P6) with phase files; CSV out,
-    /// and with --db everything recorded in the database.
+    /// Run the whole-run experiments of replay_perf.py (P1-P6) with phase files.
+    ///
+    /// The results go to a CSV and, with --db, everything is recorded in the database.
     #[command(after_help = "Example (on the emulator):\n  \
         krphase bench --rocprofv3 \"krphase-emu rocprofv3\" --repeats 2 --groups 3 \\\n    \
         --only p1 p2 --db bench.db --app krphase-emu run stream")]
@@ -90,8 +94,9 @@ pub enum Cmd {
         #[command(flatten)]
         label: ImportLabel,
     },
-    /// Per-run report (windows, phases, bytes, GPU vs wall, dispatch tax) and the whole-run
-    /// measurements.
+    /// Per-run report (windows, phases, bytes, GPU vs wall, dispatch tax) and measurements.
+    ///
+    /// The measurements are the whole-run rows of bench, import-harness and import-benchmark.
     #[command(after_help = "Example:\n  krphase report --label stream-2p --format markdown")]
     Report {
         /// Run id, or a label (every run carrying it; or a measurement label). Default: all.
@@ -103,8 +108,10 @@ pub enum Cmd {
         #[command(flatten)]
         format: ReportFormat,
     },
-    /// Compare two builds (labels of bench runs or imports, or run ids): whole-run rows with
-    /// intervals, phases per window, and where the wall change went (attribution).
+    /// Compare two builds: whole-run rows with intervals, phases per window, attribution.
+    ///
+    /// A and B are labels of bench runs or imports, or run ids. The attribution says where the
+    /// wall-time change went.
     #[command(after_help = "Example:\n  krphase compare baseline keep-staging --margin 10")]
     Compare {
         /// Side A, the reference: a label or a run id.
@@ -155,8 +162,9 @@ pub enum Cmd {
         #[arg(long, hide = true, value_name = "LABEL")]
         only: Vec<String>,
     },
-    /// Check the environment (and, after --, the command that will run) for the set-up traps
-    /// that would lose a run; one line per finding with its fix. Exit 1 when any would lose it.
+    /// Check the set-up (and, after --, the command that will run) for traps that lose a run.
+    ///
+    /// One line per finding with its fix. The exit status is 1 when any would lose the run.
     #[command(after_help = "Example:\n  \
         krphase doctor -- rocprofv3 --replay-mode kernel --kernel-replay-beta-enabled \\\n    \
         -d out -- ./my_app")]
@@ -174,8 +182,9 @@ pub enum Cmd {
         #[arg(value_enum)]
         shell: Shell,
     },
-    /// Write krphase's man pages: krphase.1 on stdout, or with --out-dir one page per
-    /// subcommand as well.
+    /// Write krphase's man pages (krphase.1 on stdout, or a directory of pages).
+    ///
+    /// With --out-dir, krphase.1 and one page per subcommand are written into the directory.
     #[command(after_help = "Example:\n  krphase man --out-dir ~/.local/share/man/man1")]
     Man {
         /// Directory to write krphase.1 and krphase-SUBCOMMAND.1 into (created if missing).
