@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::parser::ValueSource;
 use clap::FromArgMatches;
+use clap::parser::ValueSource;
 use krphase_analyzer::cli::args::{Cli, Cmd, ExportCmd};
 use krphase_analyzer::cli::{completions, man};
 use krphase_analyzer::{bench, demo, doctor, export, import, report, synth};

@@ -68,8 +68,13 @@ fn example(path: &[&str]) -> String {
     let after = cmd.get_after_help().expect("an example").to_string();
     let (_, text) = after.split_once(":\n").expect("Example...:\\n");
     let joined = text.replace("\\\n", " ");
-    let lines = joined.lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
-    lines.filter(|l| !l.is_empty()).collect::<Vec<_>>().join("\n")
+    let lines = joined
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+    lines
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Runs `line` in `dir` through `sh -e`, with krphase and krphase-emu on PATH and HOME in `dir`.
@@ -123,7 +128,11 @@ fn the_examples_run_as_written() {
     // The doctor's exit code is its verdict (1: a trap would lose the run); either way it ran.
     let line = example(&["doctor"]);
     let o = run_example(&dir, &line);
-    assert!(matches!(o.status.code(), Some(0 | 1)), "{line}: {}", output_text(&o));
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{line}: {}",
+        output_text(&o)
+    );
     assert!(!o.stdout.is_empty(), "{line}: {}", output_text(&o));
 }
 
@@ -140,13 +149,27 @@ fn completions_and_man_pages_through_the_binary() {
     }
     let o = krphase(&["man".into()], None);
     assert!(o.status.success(), "{}", output_text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains(".TH"), "{}", output_text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(".TH"),
+        "{}",
+        output_text(&o)
+    );
     let dir = scratch_dir("cli-man");
     let out = dir.join("man1");
-    let o = krphase(&["man".into(), "--out-dir".into(), out.display().to_string()], None);
+    let o = krphase(
+        &["man".into(), "--out-dir".into(), out.display().to_string()],
+        None,
+    );
     assert!(o.status.success(), "{}", output_text(&o));
-    for page in ["krphase.1", "krphase-import.1", "krphase-export-perfetto.1", "krphase-man.1"] {
-        let len = std::fs::metadata(out.join(page)).map(|m| m.len()).unwrap_or(0);
+    for page in [
+        "krphase.1",
+        "krphase-import.1",
+        "krphase-export-perfetto.1",
+        "krphase-man.1",
+    ] {
+        let len = std::fs::metadata(out.join(page))
+            .map(|m| m.len())
+            .unwrap_or(0);
         assert!(len > 0, "{page} missing or empty: {}", output_text(&o));
     }
     // A hidden subcommand gets no page.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use clap_complete::Shell;
 
-use super::shared::{ImportLabel, ReportFormat, DB_HELP, FORMAT_HELP};
+use super::shared::{DB_HELP, FORMAT_HELP, ImportLabel, ReportFormat};
 use crate::bench;
 use crate::report::compare_builds::{CompareFormat, CompareWhat};
 
@@ -67,8 +67,10 @@ pub enum Cmd {
     /// Import replay_perf.py's CSV (or `krphase bench`'s) as whole-run measurements.
     ///
     /// Each row is linked to the phase files in its output directory (the `-d` of its command).
-    #[command(after_help = "Example:\n  krphase import-harness replay_perf.csv --workdir . \
-                            --label baseline")]
+    #[command(
+        after_help = "Example:\n  krphase import-harness replay_perf.csv --workdir . \
+                            --label baseline"
+    )]
     ImportHarness {
         /// The harness's results CSV (`krphase bench --output`, replay_perf.py's CSV).
         csv: PathBuf,
@@ -192,7 +194,10 @@ pub enum Cmd {
         out_dir: Option<PathBuf>,
     },
     /// Write a synthetic phase file (benchmarks and tests).
-    #[command(hide = true, after_help = "Example:\n  krphase gen-synthetic --windows 100 -o synth.krp")]
+    #[command(
+        hide = true,
+        after_help = "Example:\n  krphase gen-synthetic --windows 100 -o synth.krp"
+    )]
     GenSynthetic {
         /// Replay windows (dispatches replayed) in the file.
         #[arg(long, default_value_t = 1000)]

@@ -6,7 +6,7 @@ use clap::{Command, CommandFactory, ValueEnum};
 use clap_complete::Shell;
 
 use super::args::Cli;
-use super::width::{piped_width, PIPED_MAX};
+use super::width::{PIPED_MAX, piped_width};
 
 /// Every command of the tree, hidden ones included, with its full name (`krphase export
 /// perfetto`); the `help` subcommand clap adds is left out.
@@ -52,7 +52,11 @@ fn every_help_fits_the_piped_width() {
             }
         }
     }
-    assert!(bad.is_empty(), "help lines over {PIPED_MAX} columns:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "help lines over {PIPED_MAX} columns:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -67,7 +71,11 @@ fn every_argument_is_described() {
         });
         bad.extend(undescribed.map(|a| format!("{name}: {}", a.get_id())));
     }
-    assert!(bad.is_empty(), "arguments without help:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "arguments without help:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -77,11 +85,16 @@ fn every_subcommand_has_about_and_a_krphase_example() {
         if cmd.get_about().is_none() {
             bad.push(format!("{name}: no about"));
         }
-        let after = cmd.get_after_help().map(|h| h.to_string()).unwrap_or_default();
+        let after = cmd
+            .get_after_help()
+            .map(|h| h.to_string())
+            .unwrap_or_default();
         let example = after.split_once("Example").map(|(_, rest)| rest);
         // The example runs the command it documents (a parent may show any of its children).
         if !example.is_some_and(|e| e.contains(&format!("{name} "))) {
-            bad.push(format!("{name}: no \"Example\" running `{name}` in its after-help"));
+            bad.push(format!(
+                "{name}: no \"Example\" running `{name}` in its after-help"
+            ));
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
@@ -105,7 +118,10 @@ fn completions_are_written_for_every_shell() {
         let text = String::from_utf8(out).unwrap();
         // Each script knows the subcommands, nested ones included.
         for word in ["import-log", "perfetto", "completions"] {
-            assert!(text.contains(word), "{shell}: {word} missing from the completions");
+            assert!(
+                text.contains(word),
+                "{shell}: {word} missing from the completions"
+            );
         }
     }
 }
@@ -126,7 +142,11 @@ fn man_pages_cover_every_visible_subcommand() {
     assert_eq!(sorted(names), sorted(expected));
     for path in &written {
         let text = std::fs::read_to_string(path).unwrap();
-        assert!(text.starts_with(".ie") || text.contains(".TH"), "{}: not roff", path.display());
+        assert!(
+            text.starts_with(".ie") || text.contains(".TH"),
+            "{}: not roff",
+            path.display()
+        );
         assert!(text.contains("Example"), "{}: no example", path.display());
     }
 }
