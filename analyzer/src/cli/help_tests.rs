@@ -147,7 +147,11 @@ fn man_pages_cover_every_visible_subcommand() {
             "{}: not roff",
             path.display()
         );
-        assert!(text.contains("Example"), "{}: no example", path.display());
+        assert!(
+            text.contains("\n.SH EXAMPLE\n"),
+            "{}: no example",
+            path.display()
+        );
     }
 }
 

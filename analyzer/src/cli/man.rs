@@ -23,11 +23,22 @@ fn collect(cmd: &clap::Command, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> 
     let mut text = Vec::new();
     man.render(&mut text)
         .with_context(|| format!("rendering the man page of {}", cmd.get_name()))?;
-    out.push((man.get_filename(), text));
+    out.push((man.get_filename(), name_example_section(text)));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         collect(sub, out)?;
     }
     Ok(())
+}
+
+/// clap_mangen heads the after-help section "EXTRA"; every krphase after-help is its example, so
+/// the page says EXAMPLE, where a man reader looks for one.
+fn name_example_section(roff: Vec<u8>) -> Vec<u8> {
+    match String::from_utf8(roff) {
+        Ok(text) => text
+            .replacen("\n.SH EXTRA\n", "\n.SH EXAMPLE\n", 1)
+            .into_bytes(),
+        Err(e) => e.into_bytes(),
+    }
 }
 
 /// Writes every page into `dir` (created if missing); returns the paths written.
