@@ -9,6 +9,7 @@
 
 pub mod bench;
 pub mod calendar;
+pub mod cli;
 pub mod db;
 pub mod demo;
 pub mod demo_stack;

@@ -38,50 +38,53 @@ impl Experiment {
 pub struct BenchArgs {
     /// rocprofv3 launcher to run; may hold several words (e.g. "krphase-emu rocprofv3").
     /// Default: rocprofv3 on PATH.
-    #[arg(long)]
+    #[arg(long, value_name = "COMMAND")]
     pub rocprofv3: Option<String>,
     /// Application and its arguments (an argument beginning with `-` goes in `--app-arg`).
-    #[arg(long = "app", num_args = 1.., required = true)]
+    #[arg(long = "app", num_args = 1.., required = true, value_name = "APP")]
     pub app: Vec<String>,
     /// One more argument for the application, appended after `--app`'s; may begin with `-`
     /// (`--app-arg=--iterations --app-arg=1`). Repeatable.
     #[arg(long = "app-arg", allow_hyphen_values = true, value_name = "ARG")]
     pub app_args: Vec<String>,
-    /// CSV path.
-    #[arg(long, default_value = "replay_perf.csv")]
+    /// CSV file the results are written to, one row per measurement.
+    #[arg(long, default_value = "replay_perf.csv", value_name = "FILE")]
     pub output: PathBuf,
-    /// Parent of the per-measurement rocprofv3 output directories.
-    #[arg(long, default_value = "replay_perf_out")]
+    /// Parent of the per-measurement rocprofv3 output directories (created if missing).
+    #[arg(long, default_value = "replay_perf_out", value_name = "DIR")]
     pub workdir: PathBuf,
-    /// Timed runs per measurement.
+    /// Timed runs per measurement (at least 1).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeats: u32,
-    /// Untimed runs before the timed ones.
+    /// Untimed warm-up runs before the timed ones, per measurement.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true,
           value_parser = clap::value_parser!(i64).range(0..))]
     pub warmup: i64,
-    /// Number of counter groups G.
+    /// Number of counter groups G (1 to 5): P1 collects all G, P2 sweeps 1 to G.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=5))]
     pub groups: u32,
-    /// Element counts for P3/P4.
-    #[arg(long, num_args = 1.., default_values_t = [262144u64, 1048576, 4194304, 16777216])]
+    /// Footprints of P3/P4, in array elements per buffer: each replaces the app's first
+    /// argument, or sets `--elements` for a `krphase-emu run` app.
+    #[arg(long, num_args = 1.., default_values_t = [262144u64, 1048576, 4194304, 16777216],
+          value_name = "ELEMENTS")]
     pub footprints: Vec<u64>,
-    /// Experiments to run, in the order given (default: all, sorted).
-    #[arg(long, num_args = 1.., value_enum)]
+    /// Experiments to run, in the order given (default: all, sorted); p4 is accepted and
+    /// means p3 (one footprint sweep serves both).
+    #[arg(long, num_args = 1.., value_enum, value_name = "EXPERIMENT")]
     pub only: Vec<Experiment>,
     /// Print the plan and exit; checks neither rocprofv3 nor the app.
     #[arg(long)]
     pub dry_run: bool,
     /// libkrphase.so preloaded into every run through ROCP_TOOL_LIBRARIES, in observe mode.
     /// Default: the one built next to this executable.
-    #[arg(long, conflicts_with = "no_tool")]
+    #[arg(long, conflicts_with = "no_tool", value_name = "FILE")]
     pub tool: Option<PathBuf>,
     /// Run without libkrphase.so (whole-run numbers only, no phase files).
     #[arg(long)]
     pub no_tool: bool,
     /// Label every measurement and every phase-file run this bench records: two labels are
     /// two builds, and `krphase compare A B` takes them.
-    #[arg(long)]
+    #[arg(long, value_name = "NAME")]
     pub label: Option<String>,
     /// On the emulator: the SDK build every run plays (krphase-emu's `--sdk-build LIST`, e.g.
     /// `keep-staging` or `keep-staging,device-side`), passed as KRPHASE_EMU_SDK_BUILD.

@@ -1,0 +1,226 @@
+//! The `krphase` argument tree: each subcommand is one [`Cmd`] variant with its help, every
+//! argument described, and an example that runs as written (on the emulator where a GPU would
+//! be needed).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use clap_complete::Shell;
+
+use super::shared::{DB_HELP, FORMAT_HELP, ImportLabel, ReportFormat};
+use crate::bench;
+use crate::report::compare_builds::{CompareFormat, CompareWhat};
+
+#[derive(Parser)]
+#[command(
+    name = "krphase",
+    version,
+    about = "Kernel-replay phase analyzer: import libkrphase.so's phase files, SDK logs and \
+             whole-run measurements into SQLite; report, compare, export and plot them",
+    after_help = "Example (the whole tour on the emulator; no GPU needed):\n  \
+                  krphase demo --out krphase-demo"
+)]
+pub struct Cli {
+    #[arg(long, global = true, default_value = "krphase.db", hide_default_value = true,
+          value_name = "FILE", help = DB_HELP)]
+    pub db: PathBuf,
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Import phase files (.krp) written by libkrphase.so.
+    #[command(after_help = "Example:\n  krphase import krphase-*.krp --label stream-2p")]
+    Import {
+        /// Phase files to import (.krp, one per process). A file imported before is not
+        /// imported again; with --label it is relabelled.
+        #[arg(required = true, value_name = "FILES")]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        label: ImportLabel,
+    },
+    /// List the imported runs: id, label, pid, host, mode, windows, declines, wall, file.
+    #[command(after_help = "Example:\n  krphase runs --format csv")]
+    Runs {
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// Import SDK log lines (stderr at ROCPROFILER_LOG_LEVEL=info), joined to the run(s) they
+    /// prove.
+    ///
+    /// The evidence: stamps inside the run's time span, the dispatch sequence, physical bounds.
+    /// A log that fails any of it is refused and nothing is stored; so is an empty or binary
+    /// file, or a log without kernel-replay lines.
+    #[command(after_help = "Example:\n  krphase import-log my_app.log --run stream-2p")]
+    ImportLog {
+        /// The application's stderr, captured with ROCPROFILER_LOG_LEVEL=info.
+        file: PathBuf,
+        /// Join only to this run: a run id or a label (still on the evidence; default: the
+        /// run(s) the log proves).
+        #[arg(long, value_name = "ID|LABEL")]
+        run: Option<String>,
+        /// With --run: join even where the evidence fails; the join is marked forced.
+        #[arg(long, requires = "run")]
+        force: bool,
+    },
+    /// Import replay_perf.py's CSV (or `krphase bench`'s) as whole-run measurements.
+    ///
+    /// Each row is linked to the phase files in its output directory (the `-d` of its command).
+    #[command(
+        after_help = "Example:\n  krphase import-harness replay_perf.csv --workdir . \
+                            --label baseline"
+    )]
+    ImportHarness {
+        /// The harness's results CSV (`krphase bench --output`, replay_perf.py's CSV).
+        csv: PathBuf,
+        /// Directory the CSV's relative `-d` paths are relative to (default: the current
+        /// directory).
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
+        #[command(flatten)]
+        label: ImportLabel,
+    },
+    /// Run the whole-run experiments of replay_perf.py (P1-P6) with phase files.
+    ///
+    /// The results go to a CSV and, with --db, everything is recorded in the database.
+    #[command(after_help = "Example (on the emulator):\n  \
+        krphase bench --rocprofv3 \"krphase-emu rocprofv3\" --repeats 2 --groups 3 \\\n    \
+        --only p1 p2 --db bench.db --app krphase-emu run stream")]
+    Bench(bench::BenchArgs),
+    /// Import a rocprofv3-benchmark SQLite database (never modified) as whole-run measurements.
+    #[command(after_help = "Example:\n  krphase import-benchmark benchmark.db --label baseline")]
+    ImportBenchmark {
+        /// The rocprofv3-benchmark SQLite database; opened read-only.
+        file: PathBuf,
+        #[command(flatten)]
+        label: ImportLabel,
+    },
+    /// Per-run report (windows, phases, bytes, GPU vs wall, dispatch tax) and measurements.
+    ///
+    /// The measurements are the whole-run rows of bench, import-harness and import-benchmark.
+    #[command(after_help = "Example:\n  krphase report --label stream-2p --format markdown")]
+    Report {
+        /// Run id, or a label (every run carrying it; or a measurement label). Default: all.
+        #[arg(long, value_name = "ID|LABEL")]
+        run: Option<String>,
+        /// Same as --run LABEL.
+        #[arg(long, conflicts_with = "run", value_name = "NAME")]
+        label: Option<String>,
+        #[command(flatten)]
+        format: ReportFormat,
+    },
+    /// Compare two builds: whole-run rows with intervals, phases per window, attribution.
+    ///
+    /// A and B are labels of bench runs or imports, or run ids. The attribution says where the
+    /// wall-time change went.
+    #[command(after_help = "Example:\n  krphase compare baseline keep-staging --margin 10")]
+    Compare {
+        /// Side A, the reference: a label or a run id.
+        a: String,
+        /// Side B, compared with A: a label or a run id.
+        b: String,
+        /// What A and B name (auto: measurement rows when both sides have some, else runs).
+        #[arg(long, value_enum, default_value = "auto")]
+        what: CompareWhat,
+        #[arg(long, value_enum, default_value = "table", help = FORMAT_HELP)]
+        format: CompareFormat,
+        /// Equivalence margin in percent of side A: within ±M % is "equivalent".
+        #[arg(long, default_value_t = 15.0, value_name = "PERCENT")]
+        margin: f64,
+    },
+    /// Export a run as a trace.
+    #[command(after_help = "Example:\n  krphase export perfetto stream-2p -o trace.json")]
+    Export {
+        #[command(subcommand)]
+        what: ExportCmd,
+    },
+    /// SVG plots: phase breakdown per kernel, per-phase histograms, sweeps.
+    #[command(after_help = "Example:\n  krphase plot stream-2p -o krphase-plots")]
+    Plot {
+        /// Run ids or labels, a label meaning all its runs (default: every run).
+        #[arg(value_name = "RUNS")]
+        runs: Vec<String>,
+        /// Directory the SVG files are written into (created if missing).
+        #[arg(short, long, default_value = "krphase-plots", value_name = "DIR")]
+        output: PathBuf,
+    },
+    /// Run the emulator demo end to end: runs, import, report, trace, plots.
+    #[command(after_help = "Example:\n  krphase demo --out krphase-demo")]
+    Demo {
+        /// Output directory: its database (krphase.db), report, trace and plots.
+        #[arg(long, default_value = "krphase-demo", value_name = "DIR")]
+        out: PathBuf,
+        /// Use krphase-emu and libkrphase.so next to this executable; do not run cargo.
+        #[arg(long)]
+        no_build: bool,
+        /// Emulator binary to use (with --tool).
+        #[arg(long, requires = "tool", value_name = "FILE")]
+        emu: Option<PathBuf>,
+        /// libkrphase.so to use (with --emu).
+        #[arg(long, requires = "emu", value_name = "FILE")]
+        tool: Option<PathBuf>,
+        /// Only these runs, by label (for the tests; default: every run).
+        #[arg(long, hide = true, value_name = "LABEL")]
+        only: Vec<String>,
+    },
+    /// Check the set-up (and, after --, the command that will run) for traps that lose a run.
+    ///
+    /// One line per finding with its fix. The exit status is 1 when any would lose the run.
+    #[command(after_help = "Example:\n  \
+        krphase doctor -- rocprofv3 --replay-mode kernel --kernel-replay-beta-enabled \\\n    \
+        -d out -- ./my_app")]
+    Doctor {
+        /// The command the run will use (an argument vector, or one shell command line).
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Print the shell completion script for krphase on stdout.
+    #[command(after_help = "Example:\n  \
+        mkdir -p ~/.local/share/bash-completion/completions\n  \
+        krphase completions bash > ~/.local/share/bash-completion/completions/krphase")]
+    Completions {
+        /// Shell the script is for.
+        #[arg(value_enum)]
+        shell: Shell,
+    },
+    /// Write krphase's man pages (krphase.1 on stdout, or a directory of pages).
+    ///
+    /// With --out-dir, krphase.1 and one page per subcommand are written into the directory.
+    #[command(after_help = "Example:\n  krphase man --out-dir ~/.local/share/man/man1")]
+    Man {
+        /// Directory to write krphase.1 and krphase-SUBCOMMAND.1 into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
+    /// Write a synthetic phase file (benchmarks and tests).
+    #[command(
+        hide = true,
+        after_help = "Example:\n  krphase gen-synthetic --windows 100 -o synth.krp"
+    )]
+    GenSynthetic {
+        /// Replay windows (dispatches replayed) in the file.
+        #[arg(long, default_value_t = 1000)]
+        windows: u64,
+        /// Passes per window.
+        #[arg(long, default_value_t = 2)]
+        passes: u32,
+        /// Phase file to write.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ExportCmd {
+    /// Chrome trace-event JSON for the Perfetto UI.
+    #[command(after_help = "Example:\n  krphase export perfetto 1 -o trace.json")]
+    Perfetto {
+        /// Run id, or a label: one trace per run it selects (`STEM-runID.json` when several).
+        #[arg(value_name = "RUN")]
+        run: String,
+        /// Trace file to write (JSON).
+        #[arg(short, long, default_value = "trace.json", value_name = "FILE")]
+        output: PathBuf,
+    },
+}

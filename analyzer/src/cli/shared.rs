@@ -1,0 +1,31 @@
+//! Arguments that mean the same in several subcommands, defined once so that their help reads
+//! the same everywhere.
+
+use clap::Args;
+
+use crate::report;
+
+/// `--db`'s help (a global option: every subcommand shows it).
+pub const DB_HELP: &str = "SQLite database the command reads and writes [default: krphase.db]. \
+    `bench` records into it only when given; `demo` ignores it (its database is \
+    OUT/krphase.db); `doctor`, `completions` and `man` use none";
+
+/// `--format`'s help wherever a report is printed.
+pub const FORMAT_HELP: &str = "Output format on stdout: an aligned table for the terminal, or \
+    CSV, JSON or Markdown for other programs and documents";
+
+/// `--label` of the import commands: what the imported rows are called.
+#[derive(Debug, Clone, Args)]
+pub struct ImportLabel {
+    /// Label every run or measurement this import stores (e.g. `stream-2p`, `baseline`);
+    /// `report --label` and `compare A B` select by it.
+    #[arg(long, value_name = "NAME")]
+    pub label: Option<String>,
+}
+
+/// `--format` of the per-run reports (`runs`, `report`).
+#[derive(Debug, Clone, Args)]
+pub struct ReportFormat {
+    #[arg(long, value_enum, default_value = "table", help = FORMAT_HELP)]
+    pub format: report::Format,
+}
