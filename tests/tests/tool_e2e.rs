@@ -213,9 +213,9 @@ struct Errors {
     vs_phases: HashMap<&'static str, Vec<(i64, u64)>>,
 }
 
-/// Median |error| ≤ 2 µs and p99 |error| ≤ max(20 µs, 1 % of the p99 truth interval); the
-/// p99 only when `p99_min_samples` samples make it more than the maximum (one preempted
-/// window of a loaded machine).
+/// Median |error| ≤ 2 µs and p99 |error| ≤ max(20 µs, 1 % of the p99 truth interval) once
+/// `p99_min_samples` samples make the p99 more than the maximum; with fewer, at most one error
+/// over that limit (one preempted window of a loaded machine).
 fn check_errors(what: &str, k: &str, v: &[(i64, u64)], p99_min_samples: usize) {
     let p99_of = |s: &[u64]| s[((s.len() * 99).div_ceil(100)).saturating_sub(1)];
     let mut abs: Vec<u64> = v.iter().map(|(e, _)| e.unsigned_abs()).collect();
@@ -238,6 +238,15 @@ fn check_errors(what: &str, k: &str, v: &[(i64, u64)], p99_min_samples: usize) {
             p99 <= limit,
             "{k} vs {what}: p99 error {p99} ns > {limit} ns"
         );
+    } else {
+        // Too few for a p99 below the maximum: one window may hold a preemption between the
+        // truth's stamp and the tool's, no more.
+        let over = abs.iter().filter(|&&e| e > limit).count();
+        assert!(
+            over <= 1,
+            "{k} vs {what}: {over} of {} errors over {limit} ns",
+            abs.len()
+        );
     }
 }
 
@@ -258,7 +267,7 @@ impl Errors {
 
     fn check(&self) {
         for (k, v) in &self.by_kind {
-            check_errors("truth callbacks", k, v, 0);
+            check_errors("truth callbacks", k, v, 100);
         }
         for (k, v) in &self.vs_phases {
             check_errors("truth phase sum", k, v, 100);
