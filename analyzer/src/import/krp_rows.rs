@@ -4,6 +4,7 @@
 
 use krphase_format::windows::{Decline, Interval, Outcome, Pass, Restore, Source, Window};
 
+use super::i;
 use crate::db::summary::FreshWindow;
 
 /// The values of one pass row besides its window id and run id, in the statement's order:
@@ -41,10 +42,6 @@ pub struct WindowRows {
     pub stuck_ns: Option<i64>,
     pub source: &'static str,
     pub passes: Vec<PassValues>,
-}
-
-fn i(v: Option<u64>) -> Option<i64> {
-    v.map(|x| x as i64)
 }
 
 fn span(i: &Interval) -> u64 {
