@@ -153,16 +153,20 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     // half, and the two overlap.
     let (decoded, summary) =
         std::thread::scope(|scope| -> Result<(Decoded, db::summary::Builder)> {
-            let (tx_batches, rx_batches) = std::sync::mpsc::sync_channel::<Vec<Row>>(8);
+            let (full, rx_batches) = std::sync::mpsc::sync_channel::<Vec<Row>>(BATCHES);
+            let (done, empty) = std::sync::mpsc::sync_channel::<Vec<Row>>(BATCHES + 1);
             let decoder = std::thread::Builder::new()
                 .name("krphase-decode".into())
-                .spawn_scoped(scope, move || decode(reader, &h, tx_batches))
+                .spawn_scoped(scope, move || decode(reader, &h, Batches { full, empty }))
                 .context("cannot start the decoding thread")?;
             let mut ins = Inserter::new(&tx, run_id)?;
-            for batch in rx_batches {
+            for mut batch in rx_batches {
                 for r in &batch {
                     ins.row(r, &mut out)?;
                 }
+                // Back to the decoder, its capacity kept (a full batch is half a MiB).
+                batch.clear();
+                let _ = done.try_send(batch);
             }
             let mut decoded = decoder
                 .join()
@@ -304,6 +308,16 @@ struct Decoded {
     summary: db::summary::Builder,
 }
 
+/// The channels between the two threads of an import: batches of rows, and emptied batches
+/// going back to be refilled.
+struct Batches {
+    full: std::sync::mpsc::SyncSender<Vec<Row>>,
+    empty: std::sync::mpsc::Receiver<Vec<Row>>,
+}
+
+/// Batches in flight to the inserting thread.
+const BATCHES: usize = 8;
+
 /// Rows per batch sent to the inserting thread.
 const BATCH: usize = 1024;
 
@@ -336,7 +350,7 @@ fn reader_note(
 fn decode(
     mut reader: FileReader<std::io::BufReader<std::fs::File>>,
     header: &krphase_format::Header,
-    tx: std::sync::mpsc::SyncSender<Vec<Row>>,
+    batches: Batches,
 ) -> Result<Decoded> {
     let mut d = Decoded {
         header: header.clone(),
@@ -406,10 +420,17 @@ fn decode(
             batch.push(maker.row(named(&rec, o)));
         }
         if batch.len() >= BATCH || (finished && !batch.is_empty()) {
-            if tx.send(std::mem::take(&mut batch)).is_err() {
+            let next = batches
+                .empty
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+            if batches
+                .full
+                .send(std::mem::replace(&mut batch, next))
+                .is_err()
+            {
                 break;
             }
-            batch.reserve(BATCH);
         }
         if finished {
             break;
@@ -618,7 +639,7 @@ impl<'t> Inserter<'t> {
             w.queue,
             w.thread,
             w.outcome,
-            w.reason,
+            w.reason.as_ref(),
             w.requested_passes,
             w.executed_passes,
             w.start,

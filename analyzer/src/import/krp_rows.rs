@@ -2,6 +2,8 @@
 //! on the decoding thread (with the run's summary), so that the inserting thread, the slower half
 //! of an import, only binds and steps.
 
+use std::borrow::Cow;
+
 use krphase_format::windows::{Decline, Interval, Outcome, Pass, Restore, Source, Window};
 
 use super::i;
@@ -23,7 +25,8 @@ pub struct WindowRows {
     pub queue: Option<i64>,
     pub thread: u32,
     pub outcome: &'static str,
-    pub reason: String,
+    /// Borrowed for every reason but a decline's (no allocation per replayed window).
+    pub reason: Cow<'static, str>,
     pub requested_passes: Option<i64>,
     pub executed_passes: i64,
     pub start: Option<i64>,
@@ -113,7 +116,7 @@ impl WindowRows {
             queue: i(w.queue),
             thread: w.thread,
             outcome,
-            reason: reason.to_string(),
+            reason: Cow::Borrowed(reason),
             requested_passes: i(w.requested_passes),
             executed_passes: w.executed_passes as i64,
             start: i(start),
@@ -153,7 +156,7 @@ impl WindowRows {
         let reason = serde_json::to_value(d.reason)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_else(|| "unknown".to_string());
+            .map_or(Cow::Borrowed("unknown"), Cow::Owned);
         WindowRows {
             dispatch_id: d.dispatch_id as i64,
             kernel_id: i(d.kernel_id),
