@@ -11,12 +11,14 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use krphase_format::event::{Event, Notice};
 use krphase_format::windows::{CounterReading, Output, PlainDispatch, Reconstructor};
 use krphase_format::{FileReader, Mode};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
 
 use crate::db;
 
@@ -93,14 +95,104 @@ pub fn import_phase_file(conn: &mut Connection, path: &Path, label: Option<&str>
 }
 
 /// As [`import_phase_file`], with counts.
+pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> Result<Imported> {
+    import_started(conn, start(path), label)
+}
+
+/// What a decoding thread learns first: the file's content hash and its header.
+struct Opened {
+    hash: String,
+    header: krphase_format::Header,
+    version: krphase_format::FormatVersion,
+}
+
+/// A phase file being hashed and decoded on its own thread (named `krphase-decode`), its rows
+/// waiting in bounded batches for [`import_started`]. Several can be started ahead of the one
+/// being inserted: a many-file import decodes in parallel while one connection writes.
+pub struct Started {
+    path: PathBuf,
+    opened: Receiver<Opened>,
+    batches: Receiver<Vec<Row>>,
+    /// Emptied batches going back to be refilled (their capacity kept).
+    done: SyncSender<Vec<Row>>,
+    /// The decoding thread (taken when joined), or why it could not start.
+    decoder: Option<std::io::Result<JoinHandle<Result<Decoded>>>>,
+}
+
+/// Starts hashing and decoding `path` on a thread of its own. Never fails here: an error (the
+/// file cannot be read, a bad magic, a corrupt block) is the one [`import_started`] returns.
+pub fn start(path: &Path) -> Started {
+    let (opened_tx, opened) = sync_channel::<Opened>(1);
+    let (full, batches) = sync_channel::<Vec<Row>>(BATCHES);
+    let (done, empty) = sync_channel::<Vec<Row>>(BATCHES + 1);
+    let p = path.to_path_buf();
+    let decoder = std::thread::Builder::new()
+        .name("krphase-decode".into())
+        .spawn(move || {
+            let hash = file_hash(&p)?;
+            let reader = FileReader::open(&p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+            let header = reader.header().clone();
+            let version = reader.version();
+            let o = Opened {
+                hash,
+                header: header.clone(),
+                version,
+            };
+            if opened_tx.send(o).is_err() {
+                return Err(anyhow!("{}: import abandoned", p.display()));
+            }
+            decode(reader, &header, Batches { full, empty })
+                .map_err(|e| anyhow!("{}: {e}", p.display()))
+        });
+    Started {
+        path: path.to_path_buf(),
+        opened,
+        batches,
+        done,
+        decoder: Some(decoder),
+    }
+}
+
+impl Started {
+    /// Waits for the decoding thread to end; its error, if it had one.
+    fn join(&mut self) -> Result<Decoded> {
+        let h = match self.decoder.take() {
+            Some(Ok(h)) => h,
+            Some(Err(e)) => bail!(
+                "{}: cannot start a decoding thread: {e}",
+                self.path.display()
+            ),
+            None => bail!(
+                "{}: the decoding thread was joined before",
+                self.path.display()
+            ),
+        };
+        h.join()
+            .map_err(|_| anyhow!("{}: the decoding thread panicked", self.path.display()))?
+    }
+}
+
+/// Imports a started phase file: checks its content was not imported before, then inserts its
+/// rows as its thread decodes them, in one transaction.
 ///
 /// The already-imported check and the inserts are one IMMEDIATE transaction: a process importing
 /// the same file at the same time waits for this one and then finds the run, never a duplicate.
-pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> Result<Imported> {
-    let hash = file_hash(path)?;
+pub fn import_started(
+    conn: &mut Connection,
+    mut s: Started,
+    label: Option<&str>,
+) -> Result<Imported> {
+    let Ok(opened) = s.opened.recv() else {
+        return Err(s
+            .join()
+            .err()
+            .unwrap_or_else(|| anyhow!("{}: the decoding thread ended early", s.path.display())));
+    };
+    let path = s.path.clone();
+    let path = path.as_path();
     conn.execute_batch(IMPORT_PRAGMAS)?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    if let Some(id) = already_imported(&tx, path, &hash, label)? {
+    if let Some(id) = already_imported(&tx, path, &opened.hash, label)? {
         tx.commit()?;
         return Ok(Imported {
             run_id: id,
@@ -108,73 +200,26 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
             ..Imported::default()
         });
     }
-    let reader = FileReader::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let h = reader.header().clone();
-    tx.execute(
-        "INSERT INTO krphase_run (path, file_hash, label, pid, ppid, host, command, sdk_version,
-           format_version, mode, passes, kernel_filter, clock_boottime_ns, clock_realtime_ns,
-           imported_at, utc_offset_s)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-        params![
-            path.display().to_string(),
-            hash,
-            label,
-            h.pid,
-            h.ppid,
-            h.hostname,
-            h.command_line,
-            format!(
-                "{}.{}.{}",
-                h.sdk_version.0, h.sdk_version.1, h.sdk_version.2
-            ),
-            reader.version().major,
-            h.mode.name(),
-            h.passes,
-            (!h.filter.is_empty()).then_some(h.filter.as_str()),
-            h.boottime_ns as i64,
-            h.realtime_ns as i64,
-            db::now_utc(),
-            h.utc_offset_s,
-        ],
-    )?;
-    let run_id = tx.last_insert_rowid();
-    // Window ids this transaction will assign start above the current maximum.
-    let first_window_id: i64 = tx.query_row(
-        "SELECT COALESCE(MAX(id), 0) + 1 FROM krphase_window",
-        [],
-        |r| r.get(0),
-    )?;
+    let (run_id, first_window_id) = insert_run(&tx, path, &opened, label)?;
     let mut out = Imported {
         run_id,
         ..Imported::default()
     };
-    // Decoding, window reconstruction, row values and the run's summary run on a second thread,
-    // feeding the inserts here in bounded batches: this thread only binds and steps, the slower
-    // half, and the two overlap.
-    let (decoded, summary) =
-        std::thread::scope(|scope| -> Result<(Decoded, db::summary::Builder)> {
-            let (full, rx_batches) = std::sync::mpsc::sync_channel::<Vec<Row>>(BATCHES);
-            let (done, empty) = std::sync::mpsc::sync_channel::<Vec<Row>>(BATCHES + 1);
-            let decoder = std::thread::Builder::new()
-                .name("krphase-decode".into())
-                .spawn_scoped(scope, move || decode(reader, &h, Batches { full, empty }))
-                .context("cannot start the decoding thread")?;
-            let mut ins = Inserter::new(&tx, run_id)?;
-            for mut batch in rx_batches {
-                for r in &batch {
-                    ins.row(r, &mut out)?;
-                }
-                // Back to the decoder, its capacity kept (a full batch is half a MiB).
-                batch.clear();
-                let _ = done.try_send(batch);
-            }
-            let mut decoded = decoder
-                .join()
-                .map_err(|_| anyhow!("{}: the decoder thread panicked", path.display()))?
-                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-            let summary = std::mem::take(&mut decoded.summary);
-            Ok((decoded, summary))
-        })?;
+    // Decoding, window reconstruction, row values and the run's summary run on the decoding
+    // thread, feeding the inserts here in bounded batches: this thread only binds and steps, the
+    // slower half, and the two overlap.
+    let mut ins = Inserter::new(&tx, run_id)?;
+    while let Ok(mut batch) = s.batches.recv() {
+        for r in &batch {
+            ins.row(r, &mut out)?;
+        }
+        // Back to the decoder, its capacity kept (a full batch is half a MiB).
+        batch.clear();
+        let _ = s.done.try_send(batch);
+    }
+    drop(ins);
+    let mut decoded = s.join()?;
+    let summary = std::mem::take(&mut decoded.summary);
     let h = &decoded.header;
     let (mut first, last, mode, layout, trailer) = (
         decoded.first,
@@ -229,6 +274,50 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     db::summary::store_imported(&tx, run_id, summary)?;
     tx.commit()?;
     Ok(out)
+}
+
+/// Inserts the run's row; returns its id and the first window id this transaction will assign.
+fn insert_run(
+    tx: &Transaction<'_>,
+    path: &Path,
+    o: &Opened,
+    label: Option<&str>,
+) -> Result<(i64, i64)> {
+    let h = &o.header;
+    tx.execute(
+        "INSERT INTO krphase_run (path, file_hash, label, pid, ppid, host, command, sdk_version,
+           format_version, mode, passes, kernel_filter, clock_boottime_ns, clock_realtime_ns,
+           imported_at, utc_offset_s)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        params![
+            path.display().to_string(),
+            o.hash,
+            label,
+            h.pid,
+            h.ppid,
+            h.hostname,
+            h.command_line,
+            format!(
+                "{}.{}.{}",
+                h.sdk_version.0, h.sdk_version.1, h.sdk_version.2
+            ),
+            o.version.major,
+            h.mode.name(),
+            h.passes,
+            (!h.filter.is_empty()).then_some(h.filter.as_str()),
+            h.boottime_ns as i64,
+            h.realtime_ns as i64,
+            db::now_utc(),
+            h.utc_offset_s,
+        ],
+    )?;
+    let run_id = tx.last_insert_rowid();
+    let first_window_id: i64 = tx.query_row(
+        "SELECT COALESCE(MAX(id), 0) + 1 FROM krphase_window",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok((run_id, first_window_id))
 }
 
 /// The run imported from the same content before, if any (named by `hash`, or by the file's
