@@ -11,7 +11,8 @@
 //!   machine does not move: import's is both its threads), and the file hash alone (in this
 //!   process), so a slow hash shows as such.
 //!
-//! Then `report` on one run of 1 M windows beside its goal (≤ 0.5 s). `KRPHASE_BENCH_QUICK=1`
+//! Then 256 rank files in one import, one at a time and decoded in parallel (their ratio), and
+//! `report` on one run of 1 M windows beside its goal (≤ 0.5 s). `KRPHASE_BENCH_QUICK=1`
 //! shrinks every size tenfold.
 
 use std::path::Path;
@@ -124,6 +125,51 @@ fn import_case(dir: &Path, events: u64) {
     std::fs::remove_file(&file).ok();
 }
 
+/// `RANKS` rank files in one `krphase import`, one at a time (`--jobs 1`) and decoded in
+/// parallel (the default: one per core), alternated.
+fn ranks_case(dir: &Path, ranks: u64, windows: u64) {
+    let files: Vec<String> = (0..ranks)
+        .map(|r| {
+            let f = dir.join(format!("rank-{r}.krp"));
+            write_synthetic_file(
+                &f,
+                &SynthSpec {
+                    windows,
+                    pid: 10_000 + r as u32,
+                    seed: r + 1,
+                    ..SynthSpec::default()
+                },
+            )
+            .expect("write rank file");
+            f.display().to_string()
+        })
+        .collect();
+    let (mut serial, mut parallel) = (vec![], vec![]);
+    for round in 0..ROUNDS {
+        for (jobs, walls) in [(Some("1"), &mut serial), (None, &mut parallel)] {
+            let db = dir.join(format!("ranks-{round}-{}.db", jobs.unwrap_or("n")));
+            let mut args = vec!["--db", db.to_str().unwrap(), "import"];
+            if let Some(j) = jobs {
+                args.extend(["--jobs", j]);
+            }
+            args.extend(files.iter().map(String::as_str));
+            walls.push(krphase(&args).0);
+            std::fs::remove_file(&db).ok();
+        }
+    }
+    let (s, p) = (median(serial), median(parallel));
+    println!(
+        "{:<34} {:>9.2} s  parallel {p:.2} s: {:.2}× ({} cores)",
+        format!("import {ranks} rank files, --jobs 1"),
+        s,
+        s / p,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    for f in files {
+        std::fs::remove_file(f).ok();
+    }
+}
+
 fn report_case(dir: &Path, windows: u64) {
     let file = dir.join("report.krp");
     write_synthetic_file(
@@ -167,5 +213,6 @@ fn main() {
     for events in [1_000_000 / scale, 10_000_000 / scale] {
         import_case(dir.path(), events);
     }
+    ranks_case(dir.path(), 256, 2_000 / scale);
     report_case(dir.path(), 1_000_000 / scale);
 }
