@@ -1,6 +1,7 @@
-//! What leaves the database for other tools: a Perfetto trace ([`perfetto`]) and SVG plots
-//! ([`plot`], drawn by [`svg`]).
+//! What leaves the database for other tools: a Perfetto trace ([`perfetto`]) and plots
+//! ([`plot`], drawn as SVG by [`svg`] in the colours of [`palette`], rasterized by [`png`]).
 
+pub mod palette;
 pub mod perfetto;
 pub mod plot;
 pub mod png;

@@ -40,7 +40,11 @@ pub fn render_png(svg: &str, scale: f32) -> Result<Vec<u8>> {
         ..usvg::Options::default()
     };
     let tree = usvg::Tree::from_str(svg, &opts).context("cannot parse the plot's SVG")?;
-    let size = tree.size().to_int_size().scale_by(scale).context("empty plot")?;
+    let size = tree
+        .size()
+        .to_int_size()
+        .scale_by(scale)
+        .context("empty plot")?;
     let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height()).context("empty plot")?;
     resvg::render(
         &tree,
