@@ -25,7 +25,7 @@ fn fonts() -> Option<Arc<usvg::fontdb::Database>> {
         if let Some(f) = SANS.iter().find(|f| installed(f)) {
             db.set_sans_serif_family(*f);
         }
-        (db.len() > 0).then(|| Arc::new(db))
+        (!db.is_empty()).then(|| Arc::new(db))
     })
     .clone()
 }

@@ -68,14 +68,17 @@ pub fn parse_command(cmd: &str) -> (Option<String>, Option<f64>, Vec<String>) {
     (workload, depth, rest)
 }
 
+/// The run's label, command, mode and kernel filter columns.
+type RunRow = (
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
 /// The run's label, command, mode and kernel filter.
 fn run_row(conn: &Connection, run: i64) -> Result<(String, String, String, Option<String>)> {
-    let row: Option<(
-        Option<String>,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    )> = conn
+    let row: Option<RunRow> = conn
         .query_row(
             "SELECT label, command, mode, kernel_filter FROM krphase_run WHERE id = ?1",
             [run],
