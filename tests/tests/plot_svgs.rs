@@ -64,13 +64,41 @@ fn check_all(dirs: &[PathBuf]) {
     );
 }
 
+/// Each SVG in `dir` has a PNG beside it, listed by the command, at twice the SVG's size.
+fn check_pngs(dir: &Path, listed: &str) {
+    for svg in svgs_in(dir) {
+        let png = svg.with_extension("png");
+        assert!(
+            listed.lines().any(|l| Path::new(l) == png),
+            "{} not listed:\n{listed}",
+            png.display()
+        );
+        let bytes = std::fs::read(&png).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{}", png.display());
+        let be = |o: usize| u32::from_be_bytes(bytes[o..o + 4].try_into().unwrap());
+        let text = std::fs::read_to_string(&svg).unwrap();
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        let w: f64 = doc
+            .root_element()
+            .attribute("width")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(f64::from(be(16)), (w * 2.0).round(), "{}", png.display());
+    }
+}
+
 #[test]
 fn every_plot_keeps_its_text_inside_and_its_legend_to_drawn_series() {
     let out = demo_without_stack();
     let db = out.join("krphase.db");
     // `krphase plot` on one label, and on a run with no replayed window (graph launches).
     let one = out.join("plot-stream-2p");
-    krphase_tests::krphase_db_ok(&db, &["plot", "stream-2p", "-o", one.to_str().unwrap()]);
+    let listed = krphase_tests::krphase_db_ok(
+        &db,
+        &["plot", "stream-2p", "-o", one.to_str().unwrap(), "--png"],
+    );
+    check_pngs(&one, &listed);
     let none = out.join("plot-graph");
     krphase_tests::krphase_db_ok(&db, &["plot", "graph", "-o", none.to_str().unwrap()]);
     check_all(&[out, one, none]);

@@ -1,29 +1,13 @@
 //! Checks on a plot's SVG, read with an XML parser: every text lies inside the view box, every
 //! legend entry names a series the plot draws, and one name keeps one colour across plots.
 //!
-//! Text extents are estimated from DejaVu Sans' advance widths (the widest common sans-serif
-//! face, what `sans-serif` resolves to on most Linux systems), so a label that fits here fits
-//! in narrower faces too.
+//! Text extents are estimated with the analyzer's own width model (DejaVu Sans' advance widths,
+//! the widest common sans-serif face), so a label that fits here fits in narrower faces too.
 
 use std::collections::BTreeMap;
 
+use krphase_analyzer::export::svg::text_width;
 use roxmltree::{Document, Node};
-
-/// Advance width of `c` in em, rounded up from DejaVu Sans' metrics.
-fn char_em(c: char) -> f64 {
-    match c {
-        'i' | 'j' | 'l' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' | 'I' => 0.3,
-        ' ' | 'f' | 't' | 'r' | '(' | ')' | '[' | ']' | '/' | '-' => 0.4,
-        'm' | 'w' | 'M' | 'W' | '%' | '…' | '—' => 1.0,
-        'A'..='Z' => 0.76,
-        _ => 0.64,
-    }
-}
-
-/// Estimated width in px of `text` at `size` px.
-pub fn text_width(text: &str, size: f64) -> f64 {
-    text.chars().map(char_em).sum::<f64>() * size
-}
 
 fn num(n: Node, attr: &str) -> Option<f64> {
     n.attribute(attr)?.trim_end_matches("px").parse().ok()
