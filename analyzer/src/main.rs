@@ -58,7 +58,7 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
         Cmd::Export {
             what: ExportCmd::Perfetto { run, output },
         } => export::perfetto_command(db, &run, &output),
-        Cmd::Plot { runs, output } => export::plot_command(db, &runs, &output),
+        Cmd::Plot { runs, output, png } => export::plot_command(db, &runs, &output, png),
         Cmd::Demo {
             out,
             no_build,

@@ -148,6 +148,9 @@ pub enum Cmd {
         /// Directory the SVG files are written into (created if missing).
         #[arg(short, long, default_value = "krphase-plots", value_name = "DIR")]
         output: PathBuf,
+        /// Also render each plot as PNG beside its SVG (twice the SVG's size; system fonts).
+        #[arg(long)]
+        png: bool,
     },
     /// Run the emulator demo end to end: runs, import, report, trace, plots.
     #[command(after_help = "Example:\n  krphase demo --out krphase-demo")]

@@ -1,8 +1,10 @@
-//! What leaves the database for other tools: a Perfetto trace ([`perfetto`]) and SVG plots
-//! ([`plot`], drawn by [`svg`]).
+//! What leaves the database for other tools: a Perfetto trace ([`perfetto`]) and plots
+//! ([`plot`], drawn as SVG by [`svg`] in the colours of [`palette`], rasterized by [`png`]).
 
+pub mod palette;
 pub mod perfetto;
 pub mod plot;
+pub mod png;
 pub mod svg;
 
 use std::path::{Path, PathBuf};
@@ -40,12 +42,16 @@ pub fn perfetto_command(db_path: &Path, run: &str, output: &Path) -> Result<()> 
     Ok(())
 }
 
-/// `krphase plot [RUN...] -o DIR`: each selector's runs (a label: all of them), each its own
-/// series; every run when none is given.
-pub fn plot_command(db_path: &Path, runs: &[String], output: &Path) -> Result<()> {
+/// `krphase plot [RUN...] -o DIR [--png]`: the plots of the selected runs (a label: all of
+/// them; every run when none is given), one file path a line; with `png`, each also as PNG.
+pub fn plot_command(db_path: &Path, runs: &[String], output: &Path, png: bool) -> Result<()> {
     let conn = db::open_existing(db_path)?;
     let ids = db::runs::select_all(&conn, runs)?;
-    for f in plot::plot(&conn, &ids, output)? {
+    let mut files = plot::plot(&conn, &ids, output)?;
+    if png {
+        files.extend(png::write_pngs(&files)?);
+    }
+    for f in files {
         println!("{}", f.display());
     }
     Ok(())
