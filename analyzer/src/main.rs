@@ -43,9 +43,18 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
         }
         // Records into a database only when --db was given (the global default is not used).
         Cmd::Bench(args) => bench::bench_command(&args, db_given.then_some(db)),
-        Cmd::Report { run, label, format } => {
-            report::report_command(db, run.as_deref(), label.as_deref(), format.format)
-        }
+        Cmd::Report {
+            run,
+            label,
+            format,
+            output_file,
+        } => report::report_command(
+            db,
+            run.as_deref(),
+            label.as_deref(),
+            format.format,
+            output_file.as_deref(),
+        ),
         Cmd::Compare {
             a,
             b,

@@ -99,7 +99,8 @@ pub enum Cmd {
     /// Per-run report (windows, phases, bytes, GPU vs wall, dispatch tax) and measurements.
     ///
     /// The measurements are the whole-run rows of bench, import-harness and import-benchmark.
-    #[command(after_help = "Example:\n  krphase report --label stream-2p --format markdown")]
+    #[command(after_help = "Examples:\n  krphase report --label stream-2p --format markdown\n  \
+                            krphase report --format html -o report.html")]
     Report {
         /// Run id, or a label (every run carrying it; or a measurement label). Default: all.
         #[arg(long, value_name = "ID|LABEL")]
@@ -109,6 +110,10 @@ pub enum Cmd {
         label: Option<String>,
         #[command(flatten)]
         format: ReportFormat,
+        /// Write the report into this file instead of stdout; stdout then gets the summary
+        /// screen and the file's name.
+        #[arg(short = 'o', long = "output-file", value_name = "FILE")]
+        output_file: Option<PathBuf>,
     },
     /// Compare two builds: whole-run rows with intervals, phases per window, attribution.
     ///

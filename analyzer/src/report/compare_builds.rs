@@ -204,6 +204,7 @@ pub fn attribution_table(x: &Attribution) -> Table {
             markers(&p.basis),
         ]);
     }
+    super::term_table::fit(&mut t);
     t
 }
 

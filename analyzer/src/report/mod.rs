@@ -15,20 +15,25 @@ pub mod compare_markdown;
 pub mod compare_measurements;
 pub mod csv;
 pub mod evidence_notes;
+pub mod findings;
 pub mod fmt;
+pub mod html;
 pub mod interval;
+pub mod kernels;
 pub mod measurements;
+pub mod overview;
 pub mod provenance;
 pub mod run_report;
 pub mod run_test;
 pub mod runs_list;
 pub mod stats;
+pub mod term_table;
 pub mod text;
 pub mod verdict;
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use rusqlite::Connection;
 
 use crate::db::measurements::MeasurementFilter;
@@ -42,23 +47,68 @@ pub enum Format {
     Csv,
     Json,
     Markdown,
+    /// One self-contained page (tables, plots inlined, no network needed).
+    Html,
 }
 
-/// Renders run reports alone in `format` (the demo's report; no measurements).
+/// Renders run reports alone in `format` (no measurements).
 pub fn render(reports: &[RunReport], format: Format) -> Result<String> {
-    render_parts(reports, &MeasurementSection::default(), None, format)
+    render_parts(reports, &MeasurementSection::default(), None, format, Vec::new())
 }
 
-/// Renders the runs, the measurements and the bench summary in `format`.
+/// The bench summary and its JSON, when the database holds bench experiments.
+type Bench = Option<(bench_summary::BenchSummary, bench_summary::BenchJson)>;
+
+/// The summary screen and the findings (`markdown`: as Markdown, under the report's title).
+fn head_text(o: &overview::Overview, found: &[findings::Finding], md: bool) -> String {
+    let mut s = String::new();
+    if md {
+        s.push_str("# krphase report\n\n");
+    }
+    if o.runs > 0 {
+        s.push_str(&overview::render(o, md));
+        s.push_str(&findings::render(found, md));
+    }
+    s
+}
+
+/// The detail after the summary: each run, the measurements, the bench summary, the legend.
+fn body_text(
+    reports: &[RunReport],
+    measurements: &MeasurementSection,
+    bench: &Bench,
+    md: bool,
+) -> String {
+    let mut s = String::new();
+    for r in reports {
+        text::render_run(r, md, &mut s);
+    }
+    measurements::render_text(measurements, md, &mut s);
+    if let Some((b, _)) = bench {
+        s.push_str(&bench_summary::render_summary(b));
+        s.push('\n');
+    }
+    let fence = if md { "```\n" } else { "" };
+    s.push_str(fence);
+    s.push_str(&fmt::basis_legend());
+    s.push_str(fence);
+    s
+}
+
+/// Renders the runs, the measurements and the bench summary in `format`; `tail` is what an HTML
+/// page adds after them (plots, comparisons, provenance; ignored by the other formats).
 fn render_parts(
     reports: &[RunReport],
     measurements: &MeasurementSection,
-    bench: Option<(bench_summary::BenchSummary, bench_summary::BenchJson)>,
+    bench: Bench,
     format: Format,
+    tail: Vec<html::Part>,
 ) -> Result<String> {
+    let o = overview::Overview::of(reports);
+    let found = findings::findings(&o);
     Ok(match format {
         Format::Json => {
-            let mut v = serde_json::json!({ "runs": reports });
+            let mut v = serde_json::json!({ "summary": o, "findings": found, "runs": reports });
             if !measurements.is_empty() {
                 v["measurements"] = serde_json::to_value(&measurements.measurements)?;
                 v["warnings"] = serde_json::to_value(measurements.warnings())?;
@@ -70,31 +120,68 @@ fn render_parts(
             s.push('\n');
             s
         }
-        Format::Csv => csv::render_csv(reports, measurements, bench.as_ref().map(|b| &b.0))?,
-        Format::Table | Format::Markdown => {
-            let md = format == Format::Markdown;
-            let mut s = String::new();
-            if md {
-                s.push_str("# krphase report\n\n");
-            }
-            for r in reports {
-                text::render_run(r, md, &mut s);
-            }
-            measurements::render_text(measurements, md, &mut s);
-            if let Some((b, _)) = &bench {
-                s.push_str(&bench_summary::render_summary(b));
-                s.push('\n');
-            }
-            if md {
-                s.push_str("```\n");
-            }
-            s.push_str(&fmt::basis_legend());
-            if md {
-                s.push_str("```\n");
-            }
+        Format::Csv => {
+            let mut s = csv::render_csv(reports, measurements, bench.as_ref().map(|b| &b.0))?;
+            s.push_str(&csv::findings_rows(&found)?);
             s
         }
+        Format::Table | Format::Markdown => {
+            let md = format == Format::Markdown;
+            head_text(&o, &found, md) + &body_text(reports, measurements, &bench, md)
+        }
+        Format::Html => {
+            let runs: Vec<(i64, Option<String>)> =
+                reports.iter().map(|r| (r.run_id, r.label.clone())).collect();
+            let mut parts = vec![
+                html::Part::Markdown(head_text(&o, &found, true)),
+                html::Part::Html(html::runs_nav(&runs)),
+                html::Part::Markdown(body_text(reports, measurements, &bench, true)),
+            ];
+            parts.extend(tail);
+            html::page("krphase report", &parts)
+        }
     })
+}
+
+/// The summary screen and the findings of `reports`, as terminal text.
+pub fn summary_screen(reports: &[RunReport]) -> String {
+    let o = overview::Overview::of(reports);
+    head_text(&o, &findings::findings(&o), false)
+}
+
+/// The bench summary of the database, when it holds bench experiments.
+fn bench_of(conn: &Connection) -> Result<Bench> {
+    Ok(match bench_summary::summarize(conn)? {
+        Some(s) => bench_summary::report_json(conn)?.map(|j| (s, j)),
+        None => None,
+    })
+}
+
+/// The HTML page of `reports` with the measurements, the bench summary, the plots of the runs
+/// (drawn by `krphase plot`'s code into a scratch directory and inlined), `extra` sections
+/// (comparisons, the stack) and the provenance block.
+pub fn render_html(
+    conn: &Connection,
+    reports: &[RunReport],
+    measurements: &MeasurementSection,
+    extra: Vec<html::Part>,
+    command: &str,
+) -> Result<String> {
+    let ids: Vec<i64> = reports.iter().map(|r| r.run_id).collect();
+    let mut tail = Vec::new();
+    if !ids.is_empty() {
+        let dir = tempfile::tempdir()?;
+        let mut plots = Vec::new();
+        for p in crate::export::plot::plot(conn, &ids, dir.path())? {
+            let name = p.file_name().map_or_else(String::new, |n| n.to_string_lossy().into());
+            plots.push((name, std::fs::read_to_string(&p)?));
+        }
+        tail.push(html::Part::Plots("plots".into(), plots));
+    }
+    tail.extend(extra);
+    let prov = provenance::Provenance::of_runs(conn, &ids, command)?;
+    tail.push(html::Part::Html(format!("<h2>provenance</h2>\n{}", prov.to_html())));
+    render_parts(reports, measurements, bench_of(conn)?, Format::Html, tail)
 }
 
 /// Renders reports in `format` together with the database's measurements and whole-run bench
@@ -116,11 +203,7 @@ pub fn render_answer(
     measurements: &MeasurementSection,
     format: Format,
 ) -> Result<String> {
-    let bench = match bench_summary::summarize(conn)? {
-        Some(s) => bench_summary::report_json(conn)?.map(|j| (s, j)),
-        None => None,
-    };
-    render_parts(reports, measurements, bench, format)
+    render_parts(reports, measurements, bench_of(conn)?, format, Vec::new())
 }
 
 /// What `--run SEL` selects for the report: its runs (the selection rule, `db/runs.rs`) and the
@@ -149,13 +232,15 @@ fn selection(conn: &Connection, sel: Option<&str>) -> Result<(Vec<i64>, Measurem
 
 /// `krphase report`: the runs chosen by `--run` / `--label` (default: every run), the
 /// whole-run measurements linked to them, and the bench experiments (P1-P6) when the database
-/// holds any, printed in `format`. A database holding only measurements gets those. Rows whose
+/// holds any, in `format`: on stdout, or with `output` into that file, the summary screen then
+/// printed on stdout. A database holding only measurements gets those. Rows whose
 /// kernel-replay claim fails get one warning each on stderr.
 pub fn report_command(
     db: &Path,
     run: Option<&str>,
     label: Option<&str>,
     format: Format,
+    output: Option<&Path>,
 ) -> Result<()> {
     let conn = crate::db::open_existing(db)?;
     let (ids, filter) = selection(&conn, run.or(label))?;
@@ -173,8 +258,29 @@ pub fn report_command(
     for w in m.warnings() {
         eprintln!("krphase: warning: {w}");
     }
-    print!("{}", render_answer(&conn, &reports, &m, format)?);
+    let text = match format {
+        Format::Html => render_html(&conn, &reports, &m, Vec::new(), &this_command())?,
+        _ => render_answer(&conn, &reports, &m, format)?,
+    };
+    let Some(path) = output else {
+        print!("{text}");
+        return Ok(());
+    };
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    let o = overview::Overview::of(&reports);
+    print!("{}", head_text(&o, &findings::findings(&o), false));
+    println!("the whole report ({format:?}): {}", path.display());
     Ok(())
+}
+
+/// This process's command line, for the provenance block.
+pub fn this_command() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    let mut cmd = shlex::try_join(args.iter().map(String::as_str)).unwrap_or_default();
+    if let Some(rest) = cmd.split_once(' ').map(|(exe, rest)| (exe.rsplit('/').next(), rest)) {
+        cmd = format!("{} {}", rest.0.unwrap_or("krphase"), rest.1);
+    }
+    cmd
 }
 
 /// `krphase compare A B`: builds the comparison and prints it in `format`.

@@ -182,6 +182,48 @@ impl Provenance {
         })
     }
 
+    /// The provenance of a report on runs `ids` (no sides): the hosts they ran on, the
+    /// commands that produced them, whether the emulator did; `command` made the text.
+    pub fn of_runs(conn: &Connection, ids: &[i64], command: &str) -> Result<Provenance> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT COALESCE(host, ''), COALESCE(command, '') FROM krphase_run WHERE id = ?1",
+        )?;
+        let mut hosts = BTreeSet::new();
+        let mut commands = BTreeSet::new();
+        for id in ids {
+            let (h, c): (String, String) =
+                stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            if !h.is_empty() {
+                hosts.insert(h);
+            }
+            if !c.is_empty() {
+                commands.insert(c);
+            }
+        }
+        let emulated = commands.iter().any(|c| c.contains("krphase-emu"));
+        let mut commands: Vec<String> = commands.into_iter().collect();
+        commands.push(command.to_string());
+        Ok(Provenance {
+            krphase_version: env!("CARGO_PKG_VERSION").into(),
+            krphase_commit: COMMIT.into(),
+            hosts: if hosts.is_empty() {
+                vec![this_host()]
+            } else {
+                hosts.into_iter().collect()
+            },
+            generated_utc: crate::db::now_utc(),
+            sides: Vec::new(),
+            run_order: None,
+            commands,
+            emulated,
+        })
+    }
+
+    /// The block as HTML: the Markdown rendering, turned into HTML (one definition).
+    pub fn to_html(&self) -> String {
+        super::html::markdown_to_html(&self.to_markdown())
+    }
+
     /// The block as Markdown: a short list, then the commands in a code block.
     pub fn to_markdown(&self) -> String {
         let mut s = String::new();
@@ -216,13 +258,15 @@ impl Provenance {
                 p.sources.join(", ")
             );
         }
-        let _ = writeln!(
-            s,
-            "- run order: {}",
-            self.run_order
-                .as_deref()
-                .unwrap_or("not recorded (no phase-file start times)")
-        );
+        if !self.sides.is_empty() {
+            let _ = writeln!(
+                s,
+                "- run order: {}",
+                self.run_order
+                    .as_deref()
+                    .unwrap_or("not recorded (no phase-file start times)")
+            );
+        }
         s.push_str("\nCommands:\n\n```sh\n");
         for c in &self.commands {
             let _ = writeln!(s, "{c}");

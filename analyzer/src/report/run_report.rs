@@ -35,6 +35,9 @@ pub struct PhaseStats {
     /// Total over the parent phase's total (parts only).
     pub share_of_parent: Option<f64>,
     pub mean_ns: Option<f64>,
+    /// The sample standard deviation of the windows' values (n − 1), beside the mean; `None`
+    /// below two windows.
+    pub sd_ns: Option<f64>,
     /// Exact quantiles of the windows' values (see [`super::stats`]), rounded to the nearest
     /// nanosecond, the unit the values are measured in.
     pub p50_ns: Option<i64>,
@@ -178,6 +181,10 @@ pub struct RunReport {
     /// Counter values per window and pass (drive mode with `KRPHASE_PMC`), basis
     /// [`Basis::SdkCounting`].
     pub counters: Vec<crate::db::counters::CounterValue>,
+    /// Per kernel: its windows, slowest total first.
+    pub kernels: Vec<super::kernels::KernelStats>,
+    /// Per agent (device): its windows.
+    pub agents: Vec<super::kernels::AgentStats>,
 }
 
 /// Records the tool dropped, by kind, and the application's wait on its output: the figures
@@ -313,6 +320,21 @@ impl Order {
         if let Order::Values(v) = self {
             v.sort_unstable();
         }
+    }
+
+    /// The sample standard deviation (n − 1) of the values around `mean`; `None` below two.
+    fn sd(&self, mean: f64) -> Option<f64> {
+        let n = self.len();
+        if n < 2 {
+            return None;
+        }
+        let ss = match self {
+            Order::Values(v) => v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>(),
+            Order::Stored { summary, .. } => {
+                (summary.sum_sq - n as f64 * mean * mean).max(0.0)
+            }
+        };
+        Some((ss / (n - 1) as f64).sqrt())
     }
 
     /// Whether any value is not zero.
@@ -496,6 +518,7 @@ fn stats_of(
         share_of_window: some(ratio(total as f64, window_total as f64)),
         share_of_parent: parent_total.and_then(|t| some(ratio(total as f64, t as f64))),
         mean_ns: (n > 0).then(|| total as f64 / n as f64),
+        sd_ns: s.values.sd(total as f64 / n.max(1) as f64),
         p50_ns: q(0.5),
         p90_ns: q(0.9),
         p99_ns: q(0.99),
@@ -711,6 +734,8 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         phases: phase_stats,
         measurement,
         counters: crate::db::counters::run_counters(conn, run_id)?,
+        kernels: super::kernels::kernel_stats(conn, run_id)?,
+        agents: super::kernels::agent_stats(conn, run_id)?,
     })
 }
 

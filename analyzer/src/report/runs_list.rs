@@ -13,6 +13,13 @@ use crate::db::runs::{RunRow, list_runs};
 /// The run list in `format`.
 pub fn render_runs(rows: &[RunRow], format: Format) -> Result<String> {
     Ok(match format {
+        Format::Html => super::html::page(
+            "krphase runs",
+            &[super::html::Part::Markdown(render_runs(
+                rows,
+                Format::Markdown,
+            )?)],
+        ),
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&serde_json::json!({ "runs": rows }))?;
             s.push('\n');
@@ -71,10 +78,11 @@ pub fn render_runs(rows: &[RunRow], format: Format) -> Result<String> {
                     r.declines.to_string(),
                     duration_or_dash(r.wall_ns.map(|w| w as f64))
                         + if r.truncated { " (truncated)" } else { "" },
-                    r.file.clone(),
+                    file_name(&r.file),
                     r.imported_at.clone(),
                 ]);
             }
+            super::term_table::fit(&mut t);
             format!("{t}\n")
         }
     })
@@ -107,4 +115,12 @@ mod tests {
         assert_eq!(v["runs"][0]["label"], "x");
         assert_eq!(v["runs"][0]["wall_ns"], 1_000_000);
     }
+}
+
+/// The file's own name: the table shows it (a path would not fit the terminal); CSV and JSON
+/// carry the whole path.
+fn file_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
 }
