@@ -311,9 +311,7 @@ fn log_step(conn: &mut rusqlite::Connection, log: &Path, run_id: i64) -> Result<
     use import::sdk_log::refusal::NotAReplayLog;
     match import::sdk_log::import_log(conn, log, Some(run_id)) {
         Ok(l) => Ok(Some(l.joined as u64)),
-        Err(e) if matches!(e.downcast_ref(), Some(NotAReplayLog::NoReplayLines { .. })) => {
-            Ok(None)
-        }
+        Err(e) if matches!(e.downcast_ref(), Some(NotAReplayLog::NoReplayLines { .. })) => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -453,7 +451,10 @@ impl LabelTally {
         match (self.no_replay_lines, self.runs) {
             (0, _) => format!("{} log records joined", self.joined),
             (n, r) if n == r => "no kernel-replay lines in its log".into(),
-            (n, _) => format!("{} log records joined; {n} logs without a replay line", self.joined),
+            (n, _) => format!(
+                "{} log records joined; {n} logs without a replay line",
+                self.joined
+            ),
         }
     }
 
@@ -519,7 +520,11 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
     } else {
         None
     };
-    step(total, total, "summary, report files, Perfetto trace and plots");
+    step(
+        total,
+        total,
+        "summary, report files, Perfetto trace and plots",
+    );
     let extras = Extras {
         compare: compare_pair(&conn, &ids)?,
         stack: stack_text,
@@ -560,7 +565,10 @@ fn print_files(out: &Path, db_path: &Path, a: &Answers, stack: bool, started: In
         out.display()
     );
     if stack {
-        eprintln!("  stack    {}", out.join("stack").join("stack.md").display());
+        eprintln!(
+            "  stack    {}",
+            out.join("stack").join("stack.md").display()
+        );
     }
 }
 

@@ -242,8 +242,7 @@ fn factor_note(device: &BuildComparison, slowdown: Option<f64>, plan: &StackPlan
     let f = r.and_then(|r| r.ratio).map(|x| 1.0 / x);
     let iv = r.and_then(|r| r.interval);
     let mut s = String::new();
-    let _ = writeln!(
-        s,
+    let headline = format!(
         "EMULATED: device-side build against the baseline, end to end: {} faster{}; \
          #10916 quotes ~{PUBLISHED_FACTOR}x on BabelStream (#10916 alone against #7960).",
         f.map_or("-".into(), |f| format!("{f:.1}x")),
@@ -253,6 +252,7 @@ fn factor_note(device: &BuildComparison, slowdown: Option<f64>, plan: &StackPlan
             1.0 / i.lo95
         )),
     );
+    s.push_str(&crate::report::fmt::wrap(&headline, 100, "", "  "));
     let _ = writeln!(
         s,
         "  what it means: the same replay protocol and copy kinds, copy costs in the ratios \
@@ -271,6 +271,38 @@ fn factor_note(device: &BuildComparison, slowdown: Option<f64>, plan: &StackPlan
          windows a run are this demo's\n  choice (the PR gives no array size, pass count or GPU)."
     );
     s
+}
+
+/// The stack in brief, for the terminal: each build's median, ratio to the baseline with its
+/// interval, and verdict (the parts of the change are in the files).
+fn brief_stack_table(builds: &[String], all: &[BuildComparison]) -> String {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec!["build", "median H", "B/A", "95% interval", "verdict"]);
+    for (i, c) in all.iter().enumerate() {
+        let Some(r) = c.rows.as_ref().and_then(|r| r.rows.first()) else {
+            continue;
+        };
+        if i == 0 {
+            t.add_row(vec![
+                "baseline".into(),
+                seconds(r.a_median_s),
+                "1x".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+        }
+        t.add_row(vec![
+            short(&builds[i + 1]).to_string(),
+            seconds(r.b_median_s),
+            factor(r.ratio),
+            crate::report::compare_measurements::interval_text(r),
+            r.verdict.clone(),
+        ]);
+    }
+    crate::report::term_table::fit(&mut t);
+    t.to_string()
 }
 
 /// What the stack step says: the short form the demo prints (the table and the end-to-end
@@ -313,13 +345,18 @@ pub fn run_stack(
     ));
     let conn = crate::db::open_existing(&db_path)?;
     let (table, all) = stack_table(&conn, &plan.builds)?;
+    let brief_table = brief_stack_table(&plan.builds, &all);
     let head = format!(
         "== the SDK-build stack on the emulator: STREAM, {} elements, {} passes, {} windows a run, P3\n{table}\n",
         plan.elements,
         plan.passes,
         plan.iterations * WINDOWS_PER_ITERATION
     );
-    brief.push_str(&head);
+    brief.push_str(&format!(
+        "== the SDK-build stack (emulated; each build against the baseline, P3, n = {} timed runs \
+         a build)\n{brief_table}\n",
+        plan.repeats
+    ));
     full.push_str(&head);
     let _ = writeln!(
         full,
@@ -336,7 +373,10 @@ pub fn run_stack(
         .and_then(|i| all.get(i))
         .context("no device-side comparison")?;
     if let Some(x) = device.details.first().and_then(|d| d.attribution.as_ref()) {
-        let _ = writeln!(full, "== device-side against baseline: attribution of the wall change");
+        let _ = writeln!(
+            full,
+            "== device-side against baseline: attribution of the wall change"
+        );
         let _ = writeln!(full, "{}", attribution_table(x));
         full.push_str(&part_notes(x));
     }
@@ -346,7 +386,14 @@ pub fn run_stack(
     ];
     let slowdown = paced[0].and_then(|p| p.slowdown);
     let factor = factor_note(device, slowdown, &plan);
-    brief.push_str(&factor);
+    brief.push_str(
+        factor
+            .lines()
+            .take_while(|l| !l.starts_with("  what it"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            .as_str(),
+    );
     full.push_str(&factor);
     full.push_str(&demo_stack_pacing::note(paced, device));
     let md = dir.join("stack.md");

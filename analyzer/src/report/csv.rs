@@ -44,7 +44,9 @@ fn opt_i(v: Option<i64>) -> String {
 
 /// `finding` rows (no header: they follow the report's), one per finding, named by its rule.
 pub fn findings_rows(found: &[super::findings::Finding]) -> Result<String> {
-    let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
     for f in found {
         let k = Key {
             run_id: "",
@@ -209,7 +211,13 @@ fn write_kernels_and_agents(w: &mut Writer, r: &RunReport, id: &str, label: &str
         ] {
             row(w, &k, metric, opt_i(v), &b)?;
         }
-        row(w, &k, "top_phase", kn.top_phase.clone().unwrap_or_default(), "")?;
+        row(
+            w,
+            &k,
+            "top_phase",
+            kn.top_phase.clone().unwrap_or_default(),
+            "",
+        )?;
         row(w, &k, "top_phase_share", opt(kn.top_phase_share), &b)?;
     }
     for a in &r.agents {

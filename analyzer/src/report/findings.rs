@@ -4,6 +4,7 @@
 
 use super::fmt::{bytes, duration, percent};
 use super::overview::{Overview, basis_words, reasons_text};
+use super::run_report::UNATTRIBUTED;
 
 /// A top-level phase at or above this share of replay time is called dominant.
 pub const DOMINANT_SHARE: f64 = 0.40;
@@ -64,22 +65,33 @@ pub fn dominant_phase(o: &Overview) -> Option<Finding> {
     let p = o
         .phases
         .iter()
-        .filter(|p| p.parent.is_none())
+        .filter(|p| p.parent.is_none() && p.phase != UNATTRIBUTED)
         .max_by(|a, b| a.total_ns.cmp(&b.total_ns))?;
     let share = p.share_of_replay?;
     if share < DOMINANT_SHARE {
         return None;
     }
+    // A phase measured in parts cites them (each part's own rule says what would cut it).
+    let parts: Vec<String> = o
+        .phases
+        .iter()
+        .filter(|q| q.parent.as_deref() == Some(p.phase.as_str()))
+        .map(|q| format!("{} {}", q.phase, percent(q.share_of_parent)))
+        .collect();
+    let detail = if parts.is_empty() {
+        remedy(&p.phase).to_string()
+    } else {
+        format!(": {} of it", parts.join(", "))
+    };
     finding(
         "dominant_phase",
         format!(
-            "{} is {} of replay time ({} over {} run(s), {}){}.",
+            "{} is {} of replay time ({} over {} run(s), {}){detail}.",
             p.phase,
             percent(Some(share)),
             duration(p.total_ns as f64),
             p.runs,
             basis_words(&p.basis),
-            remedy(&p.phase)
         ),
     )
 }
@@ -156,7 +168,8 @@ pub fn low_gpu_share(o: &Overview) -> Option<Finding> {
 pub fn long_tail(o: &Overview) -> Option<Finding> {
     let k = o.slowest.iter().find(|k| {
         k.windows >= TAIL_MIN_WINDOWS
-            && k.p99_ns.is_some_and(|p| p as f64 >= TAIL_FACTOR * k.mean_ns)
+            && k.p99_ns
+                .is_some_and(|p| p as f64 >= TAIL_FACTOR * k.mean_ns)
     })?;
     let p99 = k.p99_ns? as f64;
     finding(
@@ -224,7 +237,11 @@ pub fn stuck_windows(o: &Overview) -> Option<Finding> {
 
 /// The findings as a list (Markdown or terminal text), or a line saying there are none.
 pub fn render(list: &[Finding], markdown: bool) -> String {
-    let mut s = String::from(if markdown { "## findings\n\n" } else { "== findings\n" });
+    let mut s = String::from(if markdown {
+        "## findings\n\n"
+    } else {
+        "== findings\n"
+    });
     if list.is_empty() {
         s.push_str("no rule found anything to point at.\n");
     }

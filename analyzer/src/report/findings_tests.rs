@@ -48,18 +48,37 @@ fn said(rule: fn(&Overview) -> Option<Finding>, o: &Overview) -> String {
 fn dominant_phase_names_the_phase_its_share_and_a_remedy() {
     let t = said(dominant_phase, &overview(0.62, 0.9));
     assert!(t.starts_with("pre-pass is 62.0% of replay time"), "{t}");
+    assert!(
+        t.ends_with(": snapshot 90.0% of it."),
+        "its parts, not a remedy: {t}"
+    );
+    let mut no_parts = overview(0.62, 0.9);
+    no_parts.phases.retain(|p| p.parent.is_none());
+    let t = said(dominant_phase, &no_parts);
     assert!(t.contains("kernel filter"), "{t}");
-    assert!(dominant_phase(&overview(0.38, 0.9)).is_none(), "31/31/38 has no dominant phase");
+    assert!(
+        dominant_phase(&overview(0.38, 0.9)).is_none(),
+        "31/31/38 has no dominant phase"
+    );
 }
 
 #[test]
 fn snapshot_cost_cites_bytes_per_window_and_rate() {
     let t = said(snapshot_cost, &overview(0.62, 0.9));
-    assert!(t.contains("snapshot is 55.8% of replay time: 24.0 MiB per window at 3.50 GB/s"), "{t}");
-    assert!(snapshot_cost(&overview(0.62, 0.3)).is_none(), "18.6% is no finding");
+    assert!(
+        t.contains("snapshot is 55.8% of replay time: 24.0 MiB per window at 3.50 GB/s"),
+        "{t}"
+    );
+    assert!(
+        snapshot_cost(&overview(0.62, 0.3)).is_none(),
+        "18.6% is no finding"
+    );
     let mut no_rate = overview(0.62, 0.9);
     no_rate.snapshot_gbps = None;
-    assert!(snapshot_cost(&no_rate).is_none(), "no rate: no sentence that would cite one");
+    assert!(
+        snapshot_cost(&no_rate).is_none(),
+        "no rate: no sentence that would cite one"
+    );
 }
 
 #[test]
@@ -70,8 +89,14 @@ fn not_replayed_gives_the_share_and_the_reasons() {
     o.without_config = 15;
     o.declines_by_reason.insert("untracked_memory".into(), 26);
     let t = said(not_replayed, &o);
-    assert!(t.starts_with("41.0% of dispatches were not replayed (41 of 100)"), "{t}");
-    assert!(t.contains("untracked_memory 26") && t.contains("graph launches"), "{t}");
+    assert!(
+        t.starts_with("41.0% of dispatches were not replayed (41 of 100)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("untracked_memory 26") && t.contains("graph launches"),
+        "{t}"
+    );
     o.declined = 5;
     o.without_config = 4;
     assert!(not_replayed(&o).is_none(), "9% stays quiet");
@@ -105,7 +130,10 @@ fn long_tail_needs_enough_windows_and_a_far_p99() {
     let mut o = overview(0.3, 0.5);
     o.slowest = vec![slow(40, 1e6, 4_000_000)];
     let t = said(long_tail, &o);
-    assert!(t.contains("stream_copy in run 7") && t.contains("4.0x its mean"), "{t}");
+    assert!(
+        t.contains("stream_copy in run 7") && t.contains("4.0x its mean"),
+        "{t}"
+    );
     o.slowest = vec![slow(40, 1e6, 2_000_000)];
     assert!(long_tail(&o).is_none(), "2x is no tail");
     o.slowest = vec![slow(5, 1e6, 4_000_000)];

@@ -89,7 +89,11 @@ fn kernel_row(name: &str, phases: &[PhaseSummary], replay_ns: i64) -> KernelStat
     let (mean_ns, sd_ns) = mean_sd(w.windows, w.positive_ns as f64, w.sum_sq);
     let top = top_phase(phases);
     KernelStats {
-        kernel: if name.is_empty() { "?".into() } else { name.into() },
+        kernel: if name.is_empty() {
+            "?".into()
+        } else {
+            name.into()
+        },
         windows: w.windows,
         declined: 0,
         total_ns: w.positive_ns,

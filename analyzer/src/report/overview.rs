@@ -109,7 +109,11 @@ fn pool_phases(reports: &[RunReport]) -> Vec<PooledPhase> {
                 .map_or(0, |p| p.total_ns)
         };
         let window = total_of("window");
-        for p in r.phases.iter().filter(|p| p.samples > 0 && p.bound_of.is_none()) {
+        for p in r
+            .phases
+            .iter()
+            .filter(|p| p.samples > 0 && p.bound_of.is_none())
+        {
             if p.phase == "window" {
                 continue;
             }
@@ -235,7 +239,10 @@ impl Overview {
                     records: d.records(),
                 });
             }
-            o.emulated |= r.command.as_deref().is_some_and(|c| c.contains("krphase-emu"));
+            o.emulated |= r
+                .command
+                .as_deref()
+                .is_some_and(|c| c.contains("krphase-emu"));
         }
         o.snapshot_bytes_basis = bases.into_iter().collect();
         o.snapshot_gbps = pooled_rate(reports, "snapshot", |r| r.bytes.snapshot_bytes_total);
@@ -260,7 +267,11 @@ pub fn basis_words(bases: &[Basis]) -> String {
     if bases.is_empty() {
         return "-".into();
     }
-    bases.iter().map(|b| b.word()).collect::<Vec<_>>().join(" + ")
+    bases
+        .iter()
+        .map(|b| b.word())
+        .collect::<Vec<_>>()
+        .join(" + ")
 }
 
 /// Declines by reason, e.g. `untracked_memory 3, graph 2`, largest first.
@@ -332,7 +343,10 @@ fn phase_rows(o: &Overview) -> Vec<[String; 5]> {
         let total: i64 = folded.iter().map(|p| p.total_ns).sum();
         let share: f64 = folded.iter().filter_map(|p| p.share_of_replay).sum();
         let names: Vec<&str> = folded.iter().map(|p| p.phase.as_str()).collect();
-        let bases: BTreeSet<Basis> = folded.iter().flat_map(|p| p.basis.iter().copied()).collect();
+        let bases: BTreeSet<Basis> = folded
+            .iter()
+            .flat_map(|p| p.basis.iter().copied())
+            .collect();
         rows.push([
             format!("other: {}", names.join(", ")),
             format!("<{}", percent(Some(share.max(SMALL_SHARE)))),
@@ -368,10 +382,10 @@ fn slow_rows(o: &Overview) -> Vec<[String; 6]> {
 }
 
 fn bytes_line(o: &Overview) -> Option<String> {
-    let per = o.snapshot_bytes_per_window()?;
-    let rate = o
-        .snapshot_gbps
-        .map_or(String::new(), |g| format!(" at {g:.2} GB/s (SDK snapshot time)"));
+    let per = o.snapshot_bytes_per_window().filter(|&b| b > 0.0)?;
+    let rate = o.snapshot_gbps.map_or(String::new(), |g| {
+        format!(" at {g:.2} GB/s (SDK snapshot time)")
+    });
     Some(format!(
         "snapshot: {} per replayed window{rate} [{}]",
         bytes(per),
@@ -396,9 +410,17 @@ pub fn render(o: &Overview, markdown: bool) -> String {
     if markdown {
         s.push('\n');
     }
-    let _ = writeln!(s, "{}", super::fmt::wrap(&headline(o), 98, "", "  ").trim_end());
+    let _ = writeln!(
+        s,
+        "{}",
+        super::fmt::wrap(&headline(o), 98, "", "  ").trim_end()
+    );
     if !o.declines_by_reason.is_empty() {
-        let _ = writeln!(s, "declined by reason: {}", reasons_text(&o.declines_by_reason));
+        let _ = writeln!(
+            s,
+            "declined by reason: {}",
+            reasons_text(&o.declines_by_reason)
+        );
     }
     if markdown {
         s.push('\n');

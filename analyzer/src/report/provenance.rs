@@ -191,8 +191,7 @@ impl Provenance {
         let mut hosts = BTreeSet::new();
         let mut commands = BTreeSet::new();
         for id in ids {
-            let (h, c): (String, String) =
-                stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let (h, c): (String, String) = stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
             if !h.is_empty() {
                 hosts.insert(h);
             }

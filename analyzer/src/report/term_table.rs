@@ -4,7 +4,7 @@
 
 use std::io::IsTerminal;
 
-use comfy_table::{ColumnConstraint, Table, Width};
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};
 
 /// The widest table when stdout is not a terminal (a file, a pager, a pull-request comment).
 pub const PIPED_MAX: u16 = 100;
@@ -32,34 +32,73 @@ fn terminal_width() -> Option<u16> {
     from_env.or_else(|| Table::new().width().filter(|&w| w > 0))
 }
 
-/// The longest word (run of non-space characters) of `text`, in characters.
+/// The longest word of `text` (split at spaces and line breaks, as comfy-table wraps), in
+/// characters.
 fn longest_word(text: &str) -> usize {
-    text.split_whitespace()
+    text.split([' ', '\n'])
         .map(|w| w.chars().count())
         .max()
         .unwrap_or(0)
 }
 
-/// Lays `t` out to [`columns`] and gives each column at least the width of its longest word
-/// (header included), so the layout wraps cells only between words.
-pub fn fit(t: &mut Table) {
-    t.set_width(columns());
-    let n = t.column_count();
-    let mut widest = vec![0usize; n];
-    let header = t.header().map(|h| h.cell_iter().map(|c| c.content()).collect::<Vec<_>>());
-    for (i, text) in header.into_iter().flatten().enumerate() {
-        widest[i] = widest[i].max(longest_word(&text));
-    }
-    for row in t.row_iter() {
-        for (i, c) in row.cell_iter().enumerate() {
-            if let Some(w) = widest.get_mut(i) {
-                *w = (*w).max(longest_word(&c.content()));
+/// The widest line of `text`, in characters.
+fn widest_line(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// Per column: its longest word and its widest line (header included).
+fn column_widths(t: &mut Table) -> Vec<(usize, usize)> {
+    let mut widths = vec![(0usize, 0usize); t.column_count()];
+    let header = t
+        .header()
+        .map(|h| h.cell_iter().map(|c| c.content()).collect::<Vec<_>>());
+    let rows = t
+        .row_iter()
+        .map(|r| r.cell_iter().map(|c| c.content()).collect::<Vec<_>>());
+    for row in header.into_iter().chain(rows) {
+        for (i, text) in row.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                w.0 = w.0.max(longest_word(text));
+                w.1 = w.1.max(widest_line(text));
             }
         }
     }
-    for (i, w) in widest.into_iter().enumerate() {
-        if let Some(col) = t.column_mut(i) {
-            // Padding (one space each side) comes on top of the content width.
+    widths
+}
+
+/// Lays `t` out to [`columns`]: unwrapped when it fits; else each column at least as wide as its
+/// longest word, so cells wrap only between words. Only when even the longest words cannot fit
+/// side by side do the columns with the longest words give up that floor (the table stays
+/// within the width; a word in those columns may then break).
+pub fn fit(t: &mut Table) {
+    fit_to(t, columns());
+}
+
+/// [`fit`] to `columns` columns.
+pub fn fit_to(t: &mut Table, columns: u16) {
+    let width = usize::from(columns);
+    t.set_width(columns);
+    let widths = column_widths(t);
+    // Each column takes its content plus a space each side, and one rule after it, plus one.
+    let frame = |w: &mut dyn Iterator<Item = usize>| w.map(|x| x + 3).sum::<usize>() + 1;
+    if frame(&mut widths.iter().map(|w| w.1)) <= width {
+        t.set_content_arrangement(ContentArrangement::Disabled);
+        return;
+    }
+    t.set_content_arrangement(ContentArrangement::Dynamic);
+    let mut floors: Vec<Option<usize>> = widths.iter().map(|w| Some(w.0)).collect();
+    while frame(&mut floors.iter().map(|f| f.unwrap_or(1))) > width {
+        let Some(widest) = (0..floors.len()).max_by_key(|&i| floors[i].unwrap_or(0)) else {
+            break;
+        };
+        if floors[widest].is_none() {
+            break;
+        }
+        floors[widest] = None;
+    }
+    for (i, floor) in floors.into_iter().enumerate() {
+        if let (Some(col), Some(w)) = (t.column_mut(i), floor) {
+            // The constraint counts the padding (one space each side) as well.
             let content = u16::try_from(w).unwrap_or(u16::MAX).saturating_add(2);
             col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(content)));
         }
@@ -68,7 +107,7 @@ pub fn fit(t: &mut Table) {
 
 #[cfg(test)]
 mod tests {
-    use comfy_table::{ContentArrangement, presets};
+    use comfy_table::presets;
 
     use super::*;
 
@@ -85,15 +124,19 @@ mod tests {
         t
     }
 
+    fn widest(t: &Table) -> usize {
+        widest_line(&t.to_string())
+    }
+
     #[test]
     fn cells_wrap_between_words_only() {
         let mut t = narrow_table();
-        fit(&mut t);
-        t.set_width(60);
+        fit_to(&mut t, 60);
         let text = t.to_string();
         for word in ["P1/application-replay-run-0", "significant", "equivalent"] {
             assert!(text.contains(word), "{word} was broken:\n{text}");
         }
+        assert!(widest(&t) <= 60, "{text}");
     }
 
     #[test]
@@ -102,6 +145,18 @@ mod tests {
         let mut t = narrow_table();
         t.set_width(60);
         assert!(!t.to_string().contains("P1/application-replay-run-0"));
+    }
+
+    #[test]
+    fn a_table_that_fits_is_not_wrapped_and_one_that_cannot_stays_within_the_width() {
+        let mut t = narrow_table();
+        fit_to(&mut t, 140);
+        assert_eq!(t.to_string().lines().count(), 5, "{t}");
+        let mut t = Table::new();
+        t.set_header(vec!["a", "b"])
+            .add_row(vec!["x".repeat(70), "y".repeat(70)]);
+        fit_to(&mut t, 100);
+        assert!(widest(&t) <= 100, "{t}");
     }
 
     #[test]

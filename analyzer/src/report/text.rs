@@ -245,15 +245,27 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
     let mut t = table(
         markdown,
         &[
-            &phase, "basis", "n", "total", "share", "mean ± σ", "p50", "p90", "p99", "max",
+            &phase,
+            "basis",
+            "n",
+            "share",
+            "mean ± σ",
+            "p50",
+            "p90",
+            "p99",
+            "max",
         ],
     );
     let mut why: Vec<String> = Vec::new();
     // A bound no window carries (drive mode measures what it bounds) is no row of its own.
-    for p in r.phases.iter().filter(|p| p.samples > 0 || p.bound_of.is_none()) {
+    for p in r
+        .phases
+        .iter()
+        .filter(|p| p.samples > 0 || p.bound_of.is_none())
+    {
         if p.samples == 0 {
             let mut row = vec![phase_label(p), "-".into(), "0".into()];
-            row.resize(10, "-".into());
+            row.resize(9, "-".into());
             t.add_row(row);
             if let Some(m) = &p.missing {
                 why.push(format!("{}: {m}", p.phase));
@@ -280,12 +292,11 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
                 p.phase
             ));
         }
-        let ns = |v: Option<i64>| duration_or_dash(v.map(|v| v as f64));
+        let ns = |v: Option<i64>| v.map_or("-".into(), |v| duration_short(v as f64));
         t.add_row(vec![
             phase_label(p),
             markers(&p.basis),
             p.samples.to_string(),
-            duration(p.total_ns as f64),
             phase_share(p),
             mean_sd(p.mean_ns, p.sd_ns),
             ns(p.p50_ns),
@@ -298,7 +309,7 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
     let _ = writeln!(
         out,
         "top-level shares add up to 100% of window time; an indented phase is a part of the one\n\
-         above it, its share (in parentheses) is of that phase"
+         above it, its share (in parentheses) is of that phase; a phase's total is n x its mean"
     );
     for w in why {
         out.push_str(&wrap(&w, 98, "  - ", "    "));
@@ -413,7 +424,15 @@ fn render_kernels(r: &RunReport, markdown: bool, out: &mut String) {
     let mut t = table(
         markdown,
         &[
-            "kernel", "n", "declined", "share", "mean ± σ", "p50", "p90", "p99", "max",
+            "kernel",
+            "n",
+            "declined",
+            "share",
+            "mean ± σ",
+            "p50",
+            "p90",
+            "p99",
+            "max",
             "largest phase",
         ],
     );
@@ -438,10 +457,12 @@ fn render_kernels(r: &RunReport, markdown: bool, out: &mut String) {
     let _ = writeln!(
         out,
         "per kernel [{}]: window time of its replayed windows; share of the run's replayed time",
-        markers(&r.phases.iter().find(|p| p.phase == PHASES[WINDOW].name).map_or(
-            Vec::new(),
-            |p| p.basis.clone()
-        ))
+        markers(
+            &r.phases
+                .iter()
+                .find(|p| p.phase == PHASES[WINDOW].name)
+                .map_or(Vec::new(), |p| p.basis.clone())
+        )
     );
     if markdown {
         out.push('\n');
@@ -456,7 +477,16 @@ fn render_agents(r: &RunReport, markdown: bool, out: &mut String) {
     }
     let mut t = table(
         markdown,
-        &["agent", "replayed", "declined", "total", "share", "mean ± σ", "max", "basis"],
+        &[
+            "agent",
+            "replayed",
+            "declined",
+            "total",
+            "share",
+            "mean ± σ",
+            "max",
+            "basis",
+        ],
     );
     for a in &r.agents {
         t.add_row(vec![
