@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use pulldown_cmark::{Options, Parser, html};
+use pulldown_cmark::{Event, Options, Parser, html};
 
 /// One part of the page, in order.
 pub enum Part {
@@ -44,10 +44,15 @@ pub fn escape(text: &str) -> String {
     s
 }
 
-/// Markdown (GitHub's flavour: pipe tables) as HTML.
+/// Markdown (GitHub's flavour: pipe tables) as HTML. A line break inside a paragraph stays a
+/// line break: the report's text lines are written one figure a line.
 pub fn markdown_to_html(md: &str) -> String {
+    let events = Parser::new_ext(md, Options::ENABLE_TABLES).map(|e| match e {
+        Event::SoftBreak => Event::HardBreak,
+        e => e,
+    });
     let mut out = String::new();
-    html::push_html(&mut out, Parser::new_ext(md, Options::ENABLE_TABLES));
+    html::push_html(&mut out, events);
     anchor_runs(&out)
 }
 
@@ -154,6 +159,10 @@ mod tests {
         assert!(h.contains("href=\"#run-3\">run 3 a&lt;b</a>"), "{h}");
         assert!(h.contains("<table>") && h.contains("<td>2</td>"), "{h}");
         assert!(!h.contains("<?xml"), "{h}");
+        assert!(
+            markdown_to_html("a\nb\n").contains("a<br />"),
+            "one figure a line"
+        );
         assert!(!h.contains("http://") || !h.contains("src=\"http"), "{h}");
         for external in ["<script", "<link", "@import", "url("] {
             assert!(!h.contains(external), "{external} in {h}");

@@ -415,6 +415,9 @@ pub fn render(o: &Overview, markdown: bool) -> String {
         "{}",
         super::fmt::wrap(&headline(o), 98, "", "  ").trim_end()
     );
+    if markdown {
+        s.push('\n');
+    }
     if !o.declines_by_reason.is_empty() {
         let _ = writeln!(
             s,
@@ -456,6 +459,9 @@ pub fn render(o: &Overview, markdown: bool) -> String {
             markdown,
             &["run", "kernel", "n", "mean ± σ", "p99", "largest phase"],
         );
+        if let Some(c) = t.column_mut(1) {
+            c.set_cell_alignment(comfy_table::CellAlignment::Left);
+        }
         for row in slow_rows(o) {
             t.add_row(row.to_vec());
         }
