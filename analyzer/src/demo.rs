@@ -162,8 +162,12 @@ pub struct DemoResult {
     pub runs: Vec<(String, i64)>,
 }
 
+/// A step line, wrapped to 100 columns.
 fn step(n: usize, total: usize, msg: &str) {
-    eprintln!("[{n}/{total}] {msg}");
+    eprint!(
+        "{}",
+        report::fmt::wrap(&format!("[{n}/{total}] {msg}"), 100, "", "        ")
+    );
 }
 
 /// The workspace root this binary was built from, when its sources are still there.
@@ -449,12 +453,9 @@ impl LabelTally {
     /// What the logs joined: records, or that a log had no kernel-replay line.
     fn log_text(&self) -> String {
         match (self.no_replay_lines, self.runs) {
-            (0, _) => format!("{} log records joined", self.joined),
-            (n, r) if n == r => "no kernel-replay lines in its log".into(),
-            (n, _) => format!(
-                "{} log records joined; {n} logs without a replay line",
-                self.joined
-            ),
+            (0, _) => format!("log: {} joined", self.joined),
+            (n, r) if n == r => "log: no replay lines".into(),
+            (n, _) => format!("log: {} joined, {n} without replay lines", self.joined),
         }
     }
 
@@ -508,8 +509,8 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
         step(
             total - 1,
             total,
-            "the SDK-build stack: krphase bench --build per emulated build, interleaved, compare \
-             with baseline",
+            "the SDK-build stack: one interleaved krphase bench --build, each build against \
+             baseline",
         );
         Some(crate::demo_stack::run_stack(
             &out.join("stack"),

@@ -95,6 +95,14 @@ pub fn runs_command(db: &Path, format: Format) -> Result<()> {
     Ok(())
 }
 
+/// The file's own name: the table shows it (a path would not fit the terminal); CSV and JSON
+/// carry the whole path.
+fn file_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,12 +123,4 @@ mod tests {
         assert_eq!(v["runs"][0]["label"], "x");
         assert_eq!(v["runs"][0]["wall_ns"], 1_000_000);
     }
-}
-
-/// The file's own name: the table shows it (a path would not fit the terminal); CSV and JSON
-/// carry the whole path.
-fn file_name(path: &str) -> String {
-    std::path::Path::new(path)
-        .file_name()
-        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
 }

@@ -12,10 +12,10 @@ pub const PIPED_MAX: u16 = 100;
 /// The width tables are laid out to: the terminal's when stdout is one, else [`PIPED_MAX`] (or
 /// `COLUMNS` where that is narrower).
 pub fn columns() -> u16 {
-    if std::io::stdout().is_terminal() {
-        if let Some(w) = terminal_width() {
-            return w.max(40);
-        }
+    if std::io::stdout().is_terminal()
+        && let Some(w) = terminal_width()
+    {
+        return w.max(40);
     }
     crate::cli::width::piped_width(std::env::var("COLUMNS").ok().as_deref())
         .try_into()
@@ -66,9 +66,10 @@ fn column_widths(t: &mut Table) -> Vec<(usize, usize)> {
     widths
 }
 
-/// Lays `t` out to [`columns`]: unwrapped when it fits; else each column at least as wide as its
-/// longest word, so cells wrap only between words. Only when even the longest words cannot fit
-/// side by side do the columns with the longest words give up that floor (the table stays
+/// Lays `t` out to [`columns`]: unwrapped when it fits; else each column gets at least its
+/// longest word, and the width left over goes to the columns in proportion to what they would
+/// need unwrapped, so cells wrap only between words. Only when even the longest words cannot
+/// fit side by side do the columns with the longest words give up that floor (the table stays
 /// within the width; a word in those columns may then break).
 pub fn fit(t: &mut Table) {
     fit_to(t, columns());
@@ -76,31 +77,62 @@ pub fn fit(t: &mut Table) {
 
 /// [`fit`] to `columns` columns.
 pub fn fit_to(t: &mut Table, columns: u16) {
-    let width = usize::from(columns);
     t.set_width(columns);
     let widths = column_widths(t);
-    // Each column takes its content plus a space each side, and one rule after it, plus one.
-    let frame = |w: &mut dyn Iterator<Item = usize>| w.map(|x| x + 3).sum::<usize>() + 1;
-    if frame(&mut widths.iter().map(|w| w.1)) <= width {
+    // Each column takes a space each side and one rule after it, plus the first rule.
+    let avail = usize::from(columns).saturating_sub(3 * widths.len() + 1);
+    let want: Vec<usize> = widths.iter().map(|w| w.1.max(1)).collect();
+    if want.iter().sum::<usize>() <= avail {
         t.set_content_arrangement(ContentArrangement::Disabled);
         return;
     }
     t.set_content_arrangement(ContentArrangement::Dynamic);
-    let mut floors: Vec<Option<usize>> = widths.iter().map(|w| Some(w.0)).collect();
-    while frame(&mut floors.iter().map(|f| f.unwrap_or(1))) > width {
-        let Some(widest) = (0..floors.len()).max_by_key(|&i| floors[i].unwrap_or(0)) else {
+    let floor: Vec<usize> = widths.iter().map(|w| w.0.max(1)).collect();
+    if floor.iter().sum::<usize>() > avail {
+        give_up_longest_words(t, &floor, avail);
+        return;
+    }
+    let extra = avail - floor.iter().sum::<usize>();
+    let need: Vec<usize> = want.iter().zip(&floor).map(|(w, f)| w - f).collect();
+    let grant = share_out(&need, extra);
+    for (i, (f, g)) in floor.iter().zip(&grant).enumerate() {
+        let w = f + g;
+        if let Some(col) = t.column_mut(i) {
+            let cells = u16::try_from(w + 2).unwrap_or(u16::MAX);
+            col.set_constraint(ColumnConstraint::Absolute(Width::Fixed(cells)));
+        }
+    }
+}
+
+/// Shares `extra` columns out to meet `need`: the smallest needs first and in full (a short
+/// cell is never wrapped to make room), the rest split evenly among the columns still short.
+fn share_out(need: &[usize], mut extra: usize) -> Vec<usize> {
+    let mut grant = vec![0; need.len()];
+    let mut order: Vec<usize> = (0..need.len()).collect();
+    order.sort_by_key(|&i| need[i]);
+    for (k, &i) in order.iter().enumerate() {
+        grant[i] = need[i].min(extra / (order.len() - k));
+        extra -= grant[i];
+    }
+    grant
+}
+
+/// Floors for every column but those with the longest words, dropped one by one until the rest
+/// fit in `avail`.
+fn give_up_longest_words(t: &mut Table, floor: &[usize], avail: usize) {
+    let mut kept: Vec<Option<usize>> = floor.iter().copied().map(Some).collect();
+    while kept.iter().map(|f| f.unwrap_or(1)).sum::<usize>() > avail {
+        let Some(i) = (0..kept.len()).max_by_key(|&i| kept[i].unwrap_or(0)) else {
             break;
         };
-        if floors[widest].is_none() {
+        if kept[i].take().is_none() {
             break;
         }
-        floors[widest] = None;
     }
-    for (i, floor) in floors.into_iter().enumerate() {
-        if let (Some(col), Some(w)) = (t.column_mut(i), floor) {
-            // The constraint counts the padding (one space each side) as well.
-            let content = u16::try_from(w).unwrap_or(u16::MAX).saturating_add(2);
-            col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(content)));
+    for (i, f) in kept.into_iter().enumerate() {
+        if let (Some(col), Some(w)) = (t.column_mut(i), f) {
+            let cells = u16::try_from(w + 2).unwrap_or(u16::MAX);
+            col.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(cells)));
         }
     }
 }
@@ -157,6 +189,13 @@ mod tests {
             .add_row(vec!["x".repeat(70), "y".repeat(70)]);
         fit_to(&mut t, 100);
         assert!(widest(&t) <= 100, "{t}");
+    }
+
+    #[test]
+    fn short_needs_are_met_in_full_and_the_rest_split() {
+        assert_eq!(share_out(&[3, 14, 2], 10), vec![3, 5, 2]);
+        assert_eq!(share_out(&[1, 1], 10), vec![1, 1]);
+        assert_eq!(share_out(&[10, 10], 6), vec![3, 3]);
     }
 
     #[test]
