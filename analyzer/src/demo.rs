@@ -380,7 +380,13 @@ fn write_answers(
         .map(report::html::Part::Markdown)
         .collect();
     let m = report::measurements::MeasurementSection::default();
-    let page = report::render_html(conn, &reports, &m, parts, "krphase demo")?;
+    let page = report::render_html(
+        conn,
+        &reports,
+        &m,
+        (parts, export::inline_plots),
+        "krphase demo",
+    )?;
     std::fs::write(&report_html, page)
         .with_context(|| format!("cannot write {}", report_html.display()))?;
     let trace = out.join("trace.json");

@@ -69,7 +69,7 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
             db,
             run.as_deref(),
             label.as_deref(),
-            format.format,
+            (format.format, export::inline_plots),
             output_file.as_deref(),
         ),
         Cmd::Compare {

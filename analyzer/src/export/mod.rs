@@ -7,7 +7,7 @@ pub mod svg;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::db;
 
@@ -62,4 +62,20 @@ mod tests {
         assert_eq!(trace_path(o, 7, 2), PathBuf::from("out/trace-run7.json"));
         assert_eq!(trace_path(Path::new("t"), 3, 2), PathBuf::from("t-run3"));
     }
+}
+
+/// The plots of `runs` as `(file name, SVG text)`, drawn into a scratch directory (removed
+/// after) for a page that inlines them.
+pub fn inline_plots(conn: &rusqlite::Connection, runs: &[i64]) -> Result<Vec<(String, String)>> {
+    let dir = tempfile::tempdir()?;
+    let mut plots = Vec::new();
+    for p in plot::plot(conn, runs, dir.path())? {
+        let name = p
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let svg =
+            std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
+        plots.push((name, svg));
+    }
+    Ok(plots)
 }

@@ -165,28 +165,24 @@ fn bench_of(conn: &Connection) -> Result<Bench> {
     })
 }
 
+/// Draws the plots of runs as `(file name, SVG text)` (the export module's plots; handed in, as
+/// export depends on this module).
+pub type PlotFn = fn(&Connection, &[i64]) -> Result<Vec<(String, String)>>;
+
 /// The HTML page of `reports` with the measurements, the bench summary, the plots of the runs
-/// (drawn by `krphase plot`'s code into a scratch directory and inlined), `extra` sections
-/// (comparisons, the stack) and the provenance block.
+/// (drawn by `plots` and inlined), `extra` sections (comparisons, the stack) and the
+/// provenance block.
 pub fn render_html(
     conn: &Connection,
     reports: &[RunReport],
     measurements: &MeasurementSection,
-    extra: Vec<html::Part>,
+    (extra, plots): (Vec<html::Part>, PlotFn),
     command: &str,
 ) -> Result<String> {
     let ids: Vec<i64> = reports.iter().map(|r| r.run_id).collect();
     let mut tail = Vec::new();
     if !ids.is_empty() {
-        let dir = tempfile::tempdir()?;
-        let mut plots = Vec::new();
-        for p in crate::export::plot::plot(conn, &ids, dir.path())? {
-            let name = p
-                .file_name()
-                .map_or_else(String::new, |n| n.to_string_lossy().into());
-            plots.push((name, std::fs::read_to_string(&p)?));
-        }
-        tail.push(html::Part::Plots("plots".into(), plots));
+        tail.push(html::Part::Plots("plots".into(), plots(conn, &ids)?));
     }
     tail.extend(extra);
     let prov = provenance::Provenance::of_runs(conn, &ids, command)?;
@@ -252,7 +248,7 @@ pub fn report_command(
     db: &Path,
     run: Option<&str>,
     label: Option<&str>,
-    format: Format,
+    (format, plots): (Format, PlotFn),
     output: Option<&Path>,
 ) -> Result<()> {
     let conn = crate::db::open_existing(db)?;
@@ -272,7 +268,7 @@ pub fn report_command(
         eprintln!("krphase: warning: {w}");
     }
     let text = match format {
-        Format::Html => render_html(&conn, &reports, &m, Vec::new(), &this_command())?,
+        Format::Html => render_html(&conn, &reports, &m, (Vec::new(), plots), &this_command())?,
         _ => render_answer(&conn, &reports, &m, format)?,
     };
     let Some(path) = output else {

@@ -163,23 +163,17 @@ impl Provenance {
         let starts = facts.iter().map(|(t, f)| (f.2, t.clone())).collect();
         let mut commands: Vec<String> = row_commands.into_iter().collect();
         commands.push(command.to_string());
-        Ok(Provenance {
-            krphase_version: env!("CARGO_PKG_VERSION").into(),
-            krphase_commit: COMMIT.into(),
-            hosts: if hosts.is_empty() {
-                vec![this_host()]
-            } else {
-                hosts.into_iter().collect()
-            },
-            generated_utc: crate::db::now_utc(),
-            sides: sides
-                .iter()
-                .map(|(tag, sel, rows)| side(tag, sel, rows))
-                .collect(),
-            run_order: order_text(starts),
+        let sides = sides
+            .iter()
+            .map(|(tag, sel, rows)| side(tag, sel, rows))
+            .collect();
+        Ok(Provenance::made_now(
+            hosts,
+            sides,
+            order_text(starts),
             commands,
             emulated,
-        })
+        ))
     }
 
     /// The provenance of a report on runs `ids` (no sides): the hosts they ran on, the
@@ -202,7 +196,24 @@ impl Provenance {
         let emulated = commands.iter().any(|c| c.contains("krphase-emu"));
         let mut commands: Vec<String> = commands.into_iter().collect();
         commands.push(command.to_string());
-        Ok(Provenance {
+        Ok(Provenance::made_now(
+            hosts,
+            Vec::new(),
+            None,
+            commands,
+            emulated,
+        ))
+    }
+
+    /// A block made now by this krphase; this machine stands in for unknown hosts.
+    fn made_now(
+        hosts: BTreeSet<String>,
+        sides: Vec<SideProvenance>,
+        run_order: Option<String>,
+        commands: Vec<String>,
+        emulated: bool,
+    ) -> Provenance {
+        Provenance {
             krphase_version: env!("CARGO_PKG_VERSION").into(),
             krphase_commit: COMMIT.into(),
             hosts: if hosts.is_empty() {
@@ -211,11 +222,11 @@ impl Provenance {
                 hosts.into_iter().collect()
             },
             generated_utc: crate::db::now_utc(),
-            sides: Vec::new(),
-            run_order: None,
+            sides,
+            run_order,
             commands,
             emulated,
-        })
+        }
     }
 
     /// The block as HTML: the Markdown rendering, turned into HTML (one definition).

@@ -6,8 +6,18 @@ use std::io::IsTerminal;
 
 use comfy_table::{ColumnConstraint, ContentArrangement, Table, Width};
 
-/// The widest table when stdout is not a terminal (a file, a pager, a pull-request comment).
-pub const PIPED_MAX: u16 = 100;
+/// The widest table (and help line) when stdout is not a terminal (a file, a pager, a
+/// pull-request comment).
+pub const PIPED_MAX: usize = 100;
+
+/// The width when stdout is not a terminal, given `COLUMNS`: [`PIPED_MAX`], or `COLUMNS` where
+/// that is a narrower positive number.
+pub fn piped_width(columns: Option<&str>) -> usize {
+    columns
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+        .map_or(PIPED_MAX, |c| c.min(PIPED_MAX))
+}
 
 /// The width tables are laid out to: the terminal's when stdout is one, else [`PIPED_MAX`] (or
 /// `COLUMNS` where that is narrower).
@@ -17,9 +27,9 @@ pub fn columns() -> u16 {
     {
         return w.max(40);
     }
-    crate::cli::width::piped_width(std::env::var("COLUMNS").ok().as_deref())
+    piped_width(std::env::var("COLUMNS").ok().as_deref())
         .try_into()
-        .unwrap_or(PIPED_MAX)
+        .unwrap_or(100)
 }
 
 /// The terminal's width in columns, from `COLUMNS` (a terminal's shell sets it) or comfy-table's
@@ -200,6 +210,6 @@ mod tests {
 
     #[test]
     fn piped_tables_are_at_most_100_columns() {
-        assert!(columns() <= PIPED_MAX || std::io::stdout().is_terminal());
+        assert!(usize::from(columns()) <= PIPED_MAX || std::io::stdout().is_terminal());
     }
 }
