@@ -119,15 +119,7 @@ pub fn render_text(s: &MeasurementSection, markdown: bool, out: &mut String) {
     let mut t = table(
         markdown,
         &[
-            "id",
-            "config",
-            "mode",
-            "groups",
-            "median",
-            "n",
-            "projected",
-            "speedup",
-            "runs",
+            "id", "config", "mode", "groups", "median", "n", "proj.", "speedup", "runs",
         ],
     );
     for i in [1, 2] {
@@ -167,7 +159,7 @@ pub fn render_text(s: &MeasurementSection, markdown: bool, out: &mut String) {
         .collect();
     let _ = writeln!(
         out,
-        "basis: median H; projected and speedup E, the seed's replay view (single-group\n\
+        "basis: median H; proj. (projected) and speedup E, the seed's replay view (single-group\n\
          reference x groups) of a benchmark database's kernel-replay rows, '-' for other rows{}",
         flag_legend(!warnings.is_empty(), !caveats.is_empty())
     );
