@@ -490,10 +490,18 @@ fn one_selection_rule_across_report_compare_export_and_plot() {
     );
     let table = krphase_db_ok(&db, &["runs"]);
     for h in [
-        "id", "label", "pid", "host", "mode", "windows", "declines", "wall", "file", "imported",
+        "id", "label", "pid", "mode", "windows", "declines", "wall", "file",
     ] {
         assert!(table.contains(h), "{h}: {table}");
     }
+    // The terminal's table fits 100 columns; host and import time are in the other formats.
+    assert!(table.lines().all(|l| l.chars().count() <= 100), "{table}");
+    assert!(
+        table.contains("host and import time: `krphase runs --format csv`"),
+        "{table}"
+    );
+    let md = krphase_db_ok(&db, &["runs", "--format", "markdown"]);
+    assert!(md.contains("| host") && md.contains("imported"), "{md}");
     assert_eq!(
         krphase_db_ok(&db, &["runs", "--format", "csv"])
             .lines()

@@ -278,7 +278,7 @@ pub fn report_command(
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     let o = overview::Overview::of(&reports);
     print!("{}", head_text(&o, &findings::findings(&o), false));
-    println!("the whole report ({format:?}): {}", path.display());
+    println!("the whole report: {}", path.display());
     Ok(())
 }
 
@@ -326,7 +326,7 @@ pub fn compare_command(
         Some(path) => {
             std::fs::write(path, text)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            println!("wrote {} ({format:?})", path.display());
+            println!("wrote {}", path.display());
         }
     }
     Ok(())
