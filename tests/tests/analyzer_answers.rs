@@ -501,7 +501,7 @@ fn one_selection_rule_across_report_compare_export_and_plot() {
         "{table}"
     );
     let md = krphase_db_ok(&db, &["runs", "--format", "markdown"]);
-    assert!(md.contains("| host") && md.contains("imported"), "{md}");
+    assert!(md.contains(" host |") && md.contains(" imported |"), "{md}");
     assert_eq!(
         krphase_db_ok(&db, &["runs", "--format", "csv"])
             .lines()
