@@ -51,19 +51,6 @@ pub fn plot_command(db_path: &Path, runs: &[String], output: &Path) -> Result<()
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn several_runs_get_one_trace_file_each() {
-        let o = Path::new("out/trace.json");
-        assert_eq!(trace_path(o, 7, 1), PathBuf::from("out/trace.json"));
-        assert_eq!(trace_path(o, 7, 2), PathBuf::from("out/trace-run7.json"));
-        assert_eq!(trace_path(Path::new("t"), 3, 2), PathBuf::from("t-run3"));
-    }
-}
-
 /// The plots of `runs` as `(file name, SVG text)`, drawn into a scratch directory (removed
 /// after) for a page that inlines them.
 pub fn inline_plots(conn: &rusqlite::Connection, runs: &[i64]) -> Result<Vec<(String, String)>> {
@@ -78,4 +65,17 @@ pub fn inline_plots(conn: &rusqlite::Connection, runs: &[i64]) -> Result<Vec<(St
         plots.push((name, svg));
     }
     Ok(plots)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn several_runs_get_one_trace_file_each() {
+        let o = Path::new("out/trace.json");
+        assert_eq!(trace_path(o, 7, 1), PathBuf::from("out/trace.json"));
+        assert_eq!(trace_path(o, 7, 2), PathBuf::from("out/trace-run7.json"));
+        assert_eq!(trace_path(Path::new("t"), 3, 2), PathBuf::from("t-run3"));
+    }
 }
