@@ -162,8 +162,12 @@ pub struct DemoResult {
     pub runs: Vec<(String, i64)>,
 }
 
+/// A step line, wrapped to 100 columns.
 fn step(n: usize, total: usize, msg: &str) {
-    eprintln!("[{n}/{total}] {msg}");
+    eprint!(
+        "{}",
+        report::fmt::wrap(&format!("[{n}/{total}] {msg}"), 100, "", "        ")
+    );
 }
 
 /// The workspace root this binary was built from, when its sources are still there.
@@ -305,38 +309,86 @@ fn run_on_emulator(emu: &Path, tool: &Path, r: &DemoRun, files: &RunFiles) -> Re
     Ok(())
 }
 
-/// The demo's answers: the Markdown report, the Perfetto trace of one run, the plots, and
-/// (printed) the report and a comparison of the 2- and 4-pass stream runs. Returns the report,
 /// Joins a demo run's SDK log; says how many records joined. A run the SDK never offered for
 /// replay (graph launches) prints no replay line: its log is refused, and the step says so.
-fn log_step(conn: &mut rusqlite::Connection, log: &Path, run_id: i64) -> Result<String> {
+fn log_step(conn: &mut rusqlite::Connection, log: &Path, run_id: i64) -> Result<Option<u64>> {
     use import::sdk_log::refusal::NotAReplayLog;
     match import::sdk_log::import_log(conn, log, Some(run_id)) {
-        Ok(l) => Ok(format!("{} log records joined", l.joined)),
-        Err(e) if matches!(e.downcast_ref(), Some(NotAReplayLog::NoReplayLines { .. })) => {
-            Ok("no kernel-replay lines in its log".into())
-        }
+        Ok(l) => Ok(Some(l.joined as u64)),
+        Err(e) if matches!(e.downcast_ref(), Some(NotAReplayLog::NoReplayLines { .. })) => Ok(None),
         Err(e) => Err(e),
     }
 }
 
-/// trace and plot paths.
+/// What the demo's files hold beside the runs: the comparison of the 2- and 4-pass STREAM runs
+/// and the stack step's text.
+struct Extras {
+    compare: Option<String>,
+    stack: Option<crate::demo_stack::StackText>,
+}
+
+/// The Markdown sections of `extras` (terminal text in a code block, as the terminal shows it).
+fn extra_sections(extras: &Extras) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(c) = &extras.compare {
+        out.push(format!(
+            "## compare stream-2p (A) with stream-4p (B)\n\n```text\n{c}```\n\n"
+        ));
+    }
+    if let Some(st) = &extras.stack {
+        out.push(format!(
+            "## the SDK-build stack (emulated)\n\n```text\n{}```\n\n",
+            st.full
+        ));
+    }
+    out
+}
+
+/// The files [`write_answers`] writes.
+struct Answers {
+    report_md: PathBuf,
+    report_html: PathBuf,
+    trace: PathBuf,
+    plots: Vec<PathBuf>,
+}
+
+/// Writes the demo's answers: `report.md` and `report.html` (summary, findings, the runs, the
+/// comparison, the stack; the page also the plots and the provenance), the Perfetto trace of
+/// one run, the plots. Prints the summary screen.
 fn write_answers(
     conn: &rusqlite::Connection,
     ids: &[(String, i64)],
     out: &Path,
-) -> Result<(PathBuf, PathBuf, Vec<PathBuf>)> {
+    extras: &Extras,
+) -> Result<Answers> {
     let run_ids: Vec<i64> = ids.iter().map(|(_, id)| *id).collect();
     let reports = run_ids
         .iter()
         .map(|&id| report::run_report(conn, id))
         .collect::<Result<Vec<_>>>()?;
+    let sections = extra_sections(extras);
     let report_md = out.join("report.md");
-    std::fs::write(
-        &report_md,
-        report::render(&reports, report::Format::Markdown)?,
-    )
-    .with_context(|| format!("cannot write {}", report_md.display()))?;
+    let mut md = report::render(&reports, report::Format::Markdown)?;
+    md.extend(sections.iter().map(String::as_str));
+    let prov = report::provenance::Provenance::of_runs(conn, &run_ids, "krphase demo")?;
+    md.push_str(&format!("## provenance\n\n{}", prov.to_markdown()));
+    std::fs::write(&report_md, md)
+        .with_context(|| format!("cannot write {}", report_md.display()))?;
+    let report_html = out.join("report.html");
+    let parts = sections
+        .into_iter()
+        .map(report::html::Part::Markdown)
+        .collect();
+    let m = report::measurements::MeasurementSection::default();
+    let page = report::render_html(
+        conn,
+        &reports,
+        &m,
+        (parts, export::inline_plots),
+        "krphase demo",
+    )?;
+    std::fs::write(&report_html, page)
+        .with_context(|| format!("cannot write {}", report_html.display()))?;
     let trace = out.join("trace.json");
     let trace_run = ids
         .iter()
@@ -346,7 +398,20 @@ fn write_answers(
         .context("no runs")?;
     export::perfetto::export_perfetto(conn, trace_run, &trace)?;
     let plots = export::plot::plot(conn, &run_ids, out)?;
-    print!("{}", report::render(&reports, report::Format::Table)?);
+    print!("{}", report::summary_screen(&reports));
+    if let Some(st) = &extras.stack {
+        print!("{}", st.short);
+    }
+    Ok(Answers {
+        report_md,
+        report_html,
+        trace,
+        plots,
+    })
+}
+
+/// The comparison of the 2- and 4-pass STREAM runs, when the demo ran both.
+fn compare_pair(conn: &rusqlite::Connection, ids: &[(String, i64)]) -> Result<Option<String>> {
     let pooled = |label: &str| -> Vec<i64> {
         ids.iter()
             .filter(|(s, _)| s.split('.').next() == Some(label))
@@ -354,12 +419,73 @@ fn write_answers(
             .collect()
     };
     let (a, b) = (pooled("stream-2p"), pooled("stream-4p"));
-    if !a.is_empty() && !b.is_empty() {
-        println!("== compare stream-2p (A) with stream-4p (B)");
-        let c = report::compare::compare(conn, &a, &b)?;
-        print!("{}", report::compare::render_table(&c));
+    if a.is_empty() || b.is_empty() {
+        return Ok(None);
     }
-    Ok((report_md, trace, plots))
+    let c = report::compare::compare(conn, &a, &b)?;
+    Ok(Some(report::compare::render_table(&c)))
+}
+
+/// One label's runs so far: what its step line says once its last run is in.
+#[derive(Default)]
+struct LabelTally {
+    runs: usize,
+    replayed: u64,
+    declined: u64,
+    reasons: std::collections::BTreeMap<String, u64>,
+    plain: u64,
+    /// Log records joined; runs whose log had no kernel-replay line.
+    joined: u64,
+    no_replay_lines: usize,
+    seconds: f64,
+}
+
+impl LabelTally {
+    fn add(&mut self, r: &report::RunReport, joined: Option<u64>, seconds: f64) {
+        self.runs += 1;
+        self.replayed += r.windows.replayed;
+        self.declined += r.windows.declined;
+        for (k, v) in &r.declines_by_reason {
+            *self.reasons.entry(k.clone()).or_default() += v;
+        }
+        self.plain += r.dispatch_tax.plain_dispatches;
+        match joined {
+            Some(n) => self.joined += n,
+            None => self.no_replay_lines += 1,
+        }
+        self.seconds += seconds;
+    }
+
+    /// What the logs joined: records, or that a log had no kernel-replay line.
+    fn log_text(&self) -> String {
+        match (self.no_replay_lines, self.runs) {
+            (0, _) => format!("log: {} joined", self.joined),
+            (n, r) if n == r => "log: no replay lines".into(),
+            (n, _) => format!("log: {} joined, {n} without replay lines", self.joined),
+        }
+    }
+
+    /// The step line: the counts the report shows (replayed, declined by reason).
+    fn line(&self, label: &str) -> String {
+        let reasons = if self.reasons.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", report::overview::reasons_text(&self.reasons))
+        };
+        let runs = if self.runs > 1 {
+            format!("{} runs: ", self.runs)
+        } else {
+            String::new()
+        };
+        format!(
+            "{label:<16} {runs}{} replayed, {} declined{reasons}, {} plain; {} ({:.1} s)",
+            self.replayed,
+            self.declined,
+            self.plain,
+            self.log_text(),
+            self.seconds
+        )
+    }
 }
 
 /// Runs the demo.
@@ -370,7 +496,8 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
         .filter(|r| opts.only.is_empty() || opts.only.iter().any(|o| o == r.label))
         .collect();
     let stack = opts.only.is_empty() || opts.only.iter().any(|o| o == "stack");
-    let total = runs.len() + 3 + usize::from(stack);
+    let labels: std::collections::BTreeSet<&str> = runs.iter().map(|r| r.label).collect();
+    let total = labels.len() + 2 + usize::from(stack);
     let out = &opts.out;
     let raw = out.join("runs");
     std::fs::create_dir_all(&raw).with_context(|| format!("cannot create {}", raw.display()))?;
@@ -383,7 +510,87 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
     );
     let (emu, tool) = artifacts(opts)?;
     let mut conn = db::open(&db_path)?;
+    let ids = run_all(&mut conn, (&emu, &tool), &runs, &raw, total)?;
+    let stack_text = if stack {
+        step(
+            total - 1,
+            total,
+            "the SDK-build stack: one interleaved krphase bench --build, each build against \
+             baseline",
+        );
+        Some(crate::demo_stack::run_stack(
+            &out.join("stack"),
+            &emu,
+            &tool,
+            |m| eprintln!("  {m}"),
+        )?)
+    } else {
+        None
+    };
+    step(
+        total,
+        total,
+        "summary, report files, Perfetto trace and plots",
+    );
+    let extras = Extras {
+        compare: compare_pair(&conn, &ids)?,
+        stack: stack_text,
+    };
+    let a = if ids.is_empty() {
+        Answers {
+            report_md: out.join("report.md"),
+            report_html: out.join("report.html"),
+            trace: out.join("trace.json"),
+            plots: Vec::new(),
+        }
+    } else {
+        write_answers(&conn, &ids, out, &extras)?
+    };
+    print_files(out, &db_path, &a, stack, started);
+    Ok(DemoResult {
+        db: db_path,
+        trace: a.trace,
+        report_md: a.report_md,
+        plots: a.plots,
+        runs: ids,
+    })
+}
+
+/// The file list the demo ends with (stderr).
+fn print_files(out: &Path, db_path: &Path, a: &Answers, stack: bool, started: Instant) {
+    eprintln!(
+        "done in {:.1} s; the files, in {}:\n  database {}\n  report   {}\n  page     {} (one \
+         page: summary, findings, tables, plots, comparison, stack)\n  trace    {} (open it in \
+         the Perfetto UI)\n  plots    {} SVG files in {}",
+        started.elapsed().as_secs_f64(),
+        out.display(),
+        db_path.display(),
+        a.report_md.display(),
+        a.report_html.display(),
+        a.trace.display(),
+        a.plots.len(),
+        out.display()
+    );
+    if stack {
+        eprintln!(
+            "  stack    {}",
+            out.join("stack").join("stack.md").display()
+        );
+    }
+}
+
+/// Runs every demo run on the emulator (`bins`: the emulator and the tool) and imports it; one
+/// step line per label, once its last run is in. Returns each run's file stem and run id.
+fn run_all(
+    conn: &mut rusqlite::Connection,
+    bins: (&Path, &Path),
+    runs: &[&DemoRun],
+    raw: &Path,
+    total: usize,
+) -> Result<Vec<(String, i64)>> {
     let mut ids = Vec::new();
+    let mut tallies: std::collections::BTreeMap<&str, LabelTally> = Default::default();
+    let mut done = 1;
     for (i, r) in runs.iter().enumerate() {
         // Repeated labels get numbered file stems.
         let nth = runs[..i].iter().filter(|x| x.label == r.label).count();
@@ -397,62 +604,19 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
             truth: raw.join(format!("{stem}.truth.jsonl")),
         };
         let t0 = Instant::now();
-        run_on_emulator(&emu, &tool, r, &files)?;
-        let imp = import::krp::import_file(&mut conn, &files.krp, Some(r.label))?;
-        let log = log_step(&mut conn, &files.log, imp.run_id)?;
-        step(
-            i + 2,
-            total,
-            &format!(
-                "{:<16} {} windows, {} opt-outs, {} plain; {log} ({:.1} s)",
-                r.label,
-                imp.windows,
-                imp.declines,
-                imp.dispatches,
-                t0.elapsed().as_secs_f64()
-            ),
-        );
+        run_on_emulator(bins.0, bins.1, r, &files)?;
+        let imp = import::krp::import_file(conn, &files.krp, Some(r.label))?;
+        let log = log_step(conn, &files.log, imp.run_id)?;
+        let rep = report::run_report(conn, imp.run_id)?;
+        let tally = tallies.entry(r.label).or_default();
+        tally.add(&rep, log, t0.elapsed().as_secs_f64());
+        if !runs[i + 1..].iter().any(|x| x.label == r.label) {
+            done += 1;
+            step(done, total, &tally.line(r.label));
+        }
         ids.push((stem, imp.run_id));
     }
-    let last = total - usize::from(stack);
-    step(last - 1, total, "report, Perfetto trace and plots");
-    let (report_md, trace, plots) = if ids.is_empty() {
-        (out.join("report.md"), out.join("trace.json"), Vec::new())
-    } else {
-        write_answers(&conn, &ids, out)?
-    };
-    if stack {
-        step(
-            last,
-            total,
-            "the SDK-build stack: krphase bench --build per emulated build, interleaved, compare with baseline",
-        );
-        crate::demo_stack::run_stack(&out.join("stack"), &emu, &tool, |m| eprintln!("  {m}"))?;
-    }
-    step(
-        total,
-        total,
-        &format!(
-            "done in {:.1} s; everything is in {}",
-            started.elapsed().as_secs_f64(),
-            out.display()
-        ),
-    );
-    eprintln!(
-        "  database {}\n  report   {}\n  trace    {} (open it in the Perfetto UI)\n  plots    {} SVG files in {}",
-        db_path.display(),
-        report_md.display(),
-        trace.display(),
-        plots.len(),
-        out.display()
-    );
-    Ok(DemoResult {
-        db: db_path,
-        trace,
-        report_md,
-        plots,
-        runs: ids,
-    })
+    Ok(ids)
 }
 
 /// `krphase demo`.

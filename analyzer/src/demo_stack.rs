@@ -229,6 +229,7 @@ fn stack_table(
         ]);
         all.push(c);
     }
+    crate::report::term_table::fit(&mut t);
     Ok((t.to_string(), all))
 }
 
@@ -241,8 +242,7 @@ fn factor_note(device: &BuildComparison, slowdown: Option<f64>, plan: &StackPlan
     let f = r.and_then(|r| r.ratio).map(|x| 1.0 / x);
     let iv = r.and_then(|r| r.interval);
     let mut s = String::new();
-    let _ = writeln!(
-        s,
+    let headline = format!(
         "EMULATED: device-side build against the baseline, end to end: {} faster{}; \
          #10916 quotes ~{PUBLISHED_FACTOR}x on BabelStream (#10916 alone against #7960).",
         f.map_or("-".into(), |f| format!("{f:.1}x")),
@@ -252,6 +252,7 @@ fn factor_note(device: &BuildComparison, slowdown: Option<f64>, plan: &StackPlan
             1.0 / i.lo95
         )),
     );
+    s.push_str(&crate::report::fmt::wrap(&headline, 100, "", "  "));
     let _ = writeln!(
         s,
         "  what it means: the same replay protocol and copy kinds, copy costs in the ratios \
@@ -272,14 +273,55 @@ fn factor_note(device: &BuildComparison, slowdown: Option<f64>, plan: &StackPlan
     s
 }
 
-/// Runs the stack step into `dir`: prints the stack table, the device-side attribution, the
-/// factor note, and writes `stack.md` (the markdown summary of the combined stack).
+/// The stack in brief, for the terminal: each build's median, ratio to the baseline with its
+/// interval, and verdict (the parts of the change are in the files).
+fn brief_stack_table(builds: &[String], all: &[BuildComparison]) -> String {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec!["build", "median H", "B/A", "95% interval", "verdict"]);
+    for (i, c) in all.iter().enumerate() {
+        let Some(r) = c.rows.as_ref().and_then(|r| r.rows.first()) else {
+            continue;
+        };
+        if i == 0 {
+            t.add_row(vec![
+                "baseline".into(),
+                seconds(r.a_median_s),
+                "1x".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+        }
+        t.add_row(vec![
+            short(&builds[i + 1]).to_string(),
+            seconds(r.b_median_s),
+            factor(r.ratio),
+            crate::report::compare_measurements::interval_text(r),
+            r.verdict.clone(),
+        ]);
+    }
+    crate::report::term_table::fit(&mut t);
+    t.to_string()
+}
+
+/// What the stack step says: the short form the demo prints (the table and the end-to-end
+/// factor) and the whole text (with the attribution and the pacing notes) for the report files.
+pub struct StackText {
+    pub short: String,
+    pub full: String,
+}
+
+/// Runs the stack step into `dir`: the stack table, the device-side attribution, the factor
+/// note, and `stack.md` (the markdown summary of the combined stack).
 pub fn run_stack(
     dir: &Path,
     emu: &Path,
     tool: &Path,
     mut progress: impl FnMut(&str),
-) -> Result<()> {
+) -> Result<StackText> {
+    use std::fmt::Write as _;
+    let (mut brief, mut full) = (String::new(), String::new());
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     // Absolute, because each bench runs in `dir` and hands the truth path to the emulator.
     let dir =
@@ -303,20 +345,27 @@ pub fn run_stack(
     ));
     let conn = crate::db::open_existing(&db_path)?;
     let (table, all) = stack_table(&conn, &plan.builds)?;
-    println!(
-        "== the SDK-build stack on the emulator: STREAM, {} elements, {} passes, {} windows a run, P3",
+    let brief_table = brief_stack_table(&plan.builds, &all);
+    let head = format!(
+        "== the SDK-build stack on the emulator: STREAM, {} elements, {} passes, {} windows a run, P3\n{table}\n",
         plan.elements,
         plan.passes,
         plan.iterations * WINDOWS_PER_ITERATION
     );
-    println!("{table}");
-    println!(
+    brief.push_str(&format!(
+        "== the SDK-build stack (emulated; each build against the baseline, P3, n = {} timed runs \
+         a build)\n{brief_table}\n",
+        plan.repeats
+    ));
+    full.push_str(&head);
+    let _ = writeln!(
+        full,
         "rest: the unexplained share of the wall change; parts: share of the wall change.\n\
          rocprofv3 owns replay here (observe mode), and the SDK prints only snap_seconds and\n\
          restore_seconds: each window's lock, drain, CONFIG and tail are in the rest, unmeasured"
     );
     if let Some(order) = run_order(&conn)? {
-        println!("run order (each build's label): {order}");
+        let _ = writeln!(full, "run order (each build's label): {order}");
     }
     let device = plan.builds[1..]
         .iter()
@@ -324,17 +373,29 @@ pub fn run_stack(
         .and_then(|i| all.get(i))
         .context("no device-side comparison")?;
     if let Some(x) = device.details.first().and_then(|d| d.attribution.as_ref()) {
-        println!("== device-side against baseline: attribution of the wall change");
-        println!("{}", attribution_table(x));
-        print!("{}", part_notes(x));
+        let _ = writeln!(
+            full,
+            "== device-side against baseline: attribution of the wall change"
+        );
+        let _ = writeln!(full, "{}", attribution_table(x));
+        full.push_str(&part_notes(x));
     }
     let paced = [
         demo_stack_pacing::read(dir, TRUTH, "baseline"),
         demo_stack_pacing::read(dir, TRUTH, "device-side"),
     ];
     let slowdown = paced[0].and_then(|p| p.slowdown);
-    print!("{}", factor_note(device, slowdown, &plan));
-    print!("{}", demo_stack_pacing::note(paced, device));
+    let factor = factor_note(device, slowdown, &plan);
+    brief.push_str(
+        factor
+            .lines()
+            .take_while(|l| !l.starts_with("  what it"))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+            .as_str(),
+    );
+    full.push_str(&factor);
+    full.push_str(&demo_stack_pacing::note(paced, device));
     let md = dir.join("stack.md");
     let comps: Vec<(String, BuildComparison)> = plan.builds[1..]
         .iter()
@@ -350,9 +411,10 @@ pub fn run_stack(
     );
     let text = crate::demo_stack_markdown::stack_markdown(&conn, &plan.builds[0], &comps, &setup)?;
     std::fs::write(&md, text).with_context(|| format!("cannot write {}", md.display()))?;
-    println!(
+    let _ = writeln!(
+        full,
         "markdown summary (every build against baseline): {}",
         md.display()
     );
-    Ok(())
+    Ok(StackText { short: brief, full })
 }

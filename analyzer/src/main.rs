@@ -24,6 +24,23 @@ fn db_of(cli: &Cli, db_given: bool) -> Option<PathBuf> {
     }
 }
 
+/// Why a command that uses no database refuses `--db`.
+fn no_database(cmd: &Cmd) -> String {
+    match cmd {
+        Cmd::Demo { out, .. } => format!(
+            "demo does not take --db: its database is {} (choose the directory with -d)",
+            out.join("krphase.db").display()
+        ),
+        Cmd::GenSynthetic { .. } => {
+            "gen-synthetic does not take --db: it writes a phase file".into()
+        }
+        Cmd::Doctor { .. } => "doctor does not take --db: it reads no database".into(),
+        Cmd::Completions { .. } => "completions does not take --db: it reads no database".into(),
+        Cmd::Man { .. } => "man does not take --db: it reads no database".into(),
+        _ => "this command does not take --db".into(),
+    }
+}
+
 /// `db_given`: `--db` was on the command line (not the default).
 fn run(cli: Cli, db_given: bool) -> Result<()> {
     let db = cli.db.as_path();
@@ -45,16 +62,34 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
         }
         // Records into a database only when --db was given (the global default is not used).
         Cmd::Bench(args) => bench::bench_command(&args, db_given.then_some(db)),
-        Cmd::Report { run, label, format } => {
-            report::report_command(db, run.as_deref(), label.as_deref(), format.format)
-        }
+        Cmd::Report {
+            run,
+            label,
+            format,
+            output_file,
+        } => report::report_command(
+            db,
+            run.as_deref(),
+            label.as_deref(),
+            (format.format, export::inline_plots),
+            output_file.as_deref(),
+        ),
         Cmd::Compare {
             a,
             b,
             what,
             format,
             margin,
-        } => report::compare_command(db, &a, &b, what, format, margin),
+            output_file,
+        } => report::compare_command(
+            db,
+            &a,
+            &b,
+            what,
+            format.format,
+            margin,
+            output_file.as_deref(),
+        ),
         Cmd::Export {
             what: ExportCmd::Perfetto { run, output },
         } => export::perfetto_command(db, &run, &output),
@@ -94,6 +129,10 @@ fn main() -> ExitCode {
     let matches = krphase_analyzer::cli::command().get_matches();
     let db_given = matches.value_source("db") == Some(ValueSource::CommandLine);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if db_given && db_of(&cli, true).is_none() {
+        eprintln!("krphase: error: {}", no_database(&cli.cmd));
+        return ExitCode::FAILURE;
+    }
     // The doctor's verdict is its exit code (1: a trap would lose the run), not an error.
     if let Cmd::Doctor { command } = &cli.cmd {
         return ExitCode::from(doctor::doctor_command(command) as u8);

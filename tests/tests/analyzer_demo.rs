@@ -8,17 +8,26 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+#[path = "common/browser.rs"]
+mod browser;
 #[path = "common/gfm.rs"]
 mod gfm;
 
-/// Runs the demo once per test process; returns its output directory.
-fn demo_dir() -> &'static PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
+/// The demo's run: its output directory and what it printed.
+struct Demo {
+    out: PathBuf,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs the demo once per test process.
+fn demo() -> &'static Demo {
+    static DEMO: OnceLock<Demo> = OnceLock::new();
+    DEMO.get_or_init(|| {
         let a = krphase_tests::artifacts();
         let out = krphase_tests::scratch_dir("analyzer-demo");
         let o = Command::new(&a.krphase)
-            .args(["demo", "--no-build", "--out"])
+            .args(["demo", "--no-build", "-d"])
             .arg(&out)
             .output()
             .expect("run krphase demo");
@@ -28,8 +37,108 @@ fn demo_dir() -> &'static PathBuf {
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         );
-        out
+        Demo {
+            out,
+            stdout: String::from_utf8(o.stdout).expect("utf-8"),
+            stderr: String::from_utf8(o.stderr).expect("utf-8"),
+        }
     })
+}
+
+/// The demo's output directory.
+fn demo_dir() -> &'static PathBuf {
+    &demo().out
+}
+
+/// What the demo prints before its file list opens with `done in`: the step lines (stderr) up to
+/// there and everything on stdout (the summary screen and the stack table, printed before it).
+fn screen_before_file_list(d: &Demo) -> Vec<&str> {
+    let steps = d.stderr.lines().take_while(|l| !l.starts_with("done in"));
+    steps.chain(d.stdout.lines()).collect()
+}
+
+/// One screen: the demo opens with at most 60 lines before naming its files (no provenance
+/// block is printed on the terminal; it is in the files), none wider than 100 columns, and the
+/// screen holds the summary, the findings and the slowest kernels.
+#[test]
+fn demo_prints_one_screen_before_its_file_list() {
+    let d = demo();
+    let screen = screen_before_file_list(d);
+    assert!(
+        screen.len() <= 60,
+        "{} lines before the file list:\n{}",
+        screen.len(),
+        screen.join("\n")
+    );
+    let text = screen.join("\n");
+    for needle in [
+        "== summary",
+        "== findings",
+        "slowest kernels",
+        "declined by reason",
+    ] {
+        assert!(
+            text.contains(needle),
+            "no {needle:?} on the screen:\n{text}"
+        );
+    }
+    let wide: Vec<&&str> = screen.iter().filter(|l| l.chars().count() > 100).collect();
+    assert!(wide.is_empty(), "lines over 100 columns: {wide:#?}");
+    let files = d
+        .stderr
+        .split_once("done in")
+        .map(|x| x.1)
+        .unwrap_or_default();
+    for f in ["report.md", "report.html", "trace.json", "krphase.db"] {
+        assert!(
+            files.contains(f),
+            "the file list does not name {f}: {files}"
+        );
+    }
+}
+
+/// The demo's report.html loaded in headless Chromium: no console message, a first screen that
+/// is not blank, and a page that holds everything in itself (plots inlined, nothing fetched).
+#[test]
+fn demo_html_report_loads_in_headless_chromium() {
+    let out = demo_dir();
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for needle in [
+        "<h2>summary</h2>",
+        "<h2>findings</h2>",
+        "<svg",
+        "<table>",
+        "href=\"#run-1\"",
+        "id=\"run-1\"",
+        "compare stream-2p (A) with stream-4p (B)",
+        "the SDK-build stack",
+        "<h2>provenance</h2>",
+        "EMULATED",
+    ] {
+        assert!(page.contains(needle), "report.html lacks {needle:?}");
+    }
+    for external in [
+        "<script",
+        "<link",
+        "src=\"http",
+        "href=\"http",
+        "@import",
+        "url(",
+    ] {
+        assert!(!page.contains(external), "report.html fetches: {external}");
+    }
+    let loaded = browser::load(&out.join("report.html"), &out.join("browser"));
+    assert!(
+        loaded.console.is_empty(),
+        "console messages:\n{}",
+        loaded.console.join("\n")
+    );
+    let (differ, colours) = browser::png_stats(&loaded.screenshot);
+    // 1280 x 2000 pixels: text, table rules and shading cover far more than 2 % of them.
+    assert!(
+        differ > 1280 * 2000 / 50 && colours > 16,
+        "the first screen looks blank: {differ} pixels off the background, {colours} colours"
+    );
 }
 
 fn krphase(db: &Path, args: &[&str]) -> String {
@@ -79,9 +188,20 @@ fn demo_writes_database_trace_plots_and_report() {
         "restore",
         "tail",
         "GB/s",
+        "## summary",
+        "## findings",
+        "mean ± σ",
+        "stream_copy",
+        "## compare stream-2p (A) with stream-4p (B)",
+        "## the SDK-build stack (emulated)",
+        "## provenance",
     ] {
         assert!(md.contains(needle), "report.md lacks {needle:?}");
     }
+    assert!(
+        !md.lines().any(|l| l.starts_with("| restore bound")),
+        "a restore-bound row in drive mode (no window carries one)"
+    );
 }
 
 /// The demo's report.md and stack.md, and a `compare --format markdown` of its stack database,

@@ -47,11 +47,25 @@ pub struct BenchArgs {
     /// (`--app-arg=--iterations --app-arg=1`). Repeatable.
     #[arg(long = "app-arg", allow_hyphen_values = true, value_name = "ARG")]
     pub app_args: Vec<String>,
-    /// CSV file the results are written to, one row per measurement.
-    #[arg(long, default_value = "replay_perf.csv", value_name = "FILE")]
+    /// CSV file the results are written to, one row per measurement (with --build, one per
+    /// build: FILE's stem, `-LABEL`).
+    #[arg(
+        short = 'o',
+        long = "output-file",
+        alias = "output",
+        default_value = "replay_perf.csv",
+        value_name = "FILE"
+    )]
     pub output: PathBuf,
-    /// Parent of the per-measurement rocprofv3 output directories (created if missing).
-    #[arg(long, default_value = "replay_perf_out", value_name = "DIR")]
+    /// Parent of the per-measurement rocprofv3 output directories, created if missing (with
+    /// --build, one subdirectory per build).
+    #[arg(
+        short = 'd',
+        long = "output-directory",
+        alias = "workdir",
+        default_value = "replay_perf_out",
+        value_name = "DIR"
+    )]
     pub workdir: PathBuf,
     /// Timed runs per measurement (at least 1).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]

@@ -192,7 +192,10 @@ fn measure_all(
     interrupted: &AtomicBool,
 ) -> Result<Vec<Done>> {
     let runs_each = args.warmup.max(0) as u64 + u64::from(args.repeats);
-    let bar = indicatif::ProgressBar::new(plans[0].len() as u64 * runs_each * per.len() as u64);
+    let bar = super::progress::Progress::new(
+        plans[0].len() as u64 * runs_each * per.len() as u64,
+        plans[0].len() * per.len(),
+    );
     let mut done: Vec<Done> = per
         .iter()
         .map(|_| Done {
@@ -203,13 +206,13 @@ fn measure_all(
     let mut position = 0;
     for j in 0..plans[0].len() {
         let ms: Vec<&PlannedMeasurement> = plans.iter().map(|p| &p[j]).collect();
-        bar.set_message(format!("{} {}", ms[0].experiment.name(), ms[0].variant));
+        bar.start(&format!("{} {}", ms[0].experiment.name(), ms[0].variant));
         let results = match measure_one(
             &ms,
             inputs,
             (args.warmup, args.repeats),
             &mut position,
-            &|| bar.inc(1),
+            &|| bar.inc(),
             interrupted,
         ) {
             Ok(x) => x,
@@ -220,7 +223,7 @@ fn measure_all(
             let a = &per[k];
             recorder.set_label(a.label.as_deref().unwrap_or_default());
             if let Err(e) = recorder.record(ms[k], &x) {
-                bar.suspend(|| eprintln!("krphase bench: warning: {e:#}"));
+                bar.line(&format!("warning: {e:#}"));
             }
             let d = &mut done[k];
             d.rows.push(x.row.clone());
@@ -232,7 +235,7 @@ fn measure_all(
             d.results.push(x);
         }
     }
-    bar.finish_and_clear();
+    bar.finish();
     Ok(done)
 }
 

@@ -14,6 +14,7 @@ pub mod command;
 pub mod interleave;
 pub mod measure;
 pub mod plan;
+pub mod progress;
 pub mod record;
 
 use std::path::{Path, PathBuf};
@@ -114,16 +115,6 @@ fn interrupt_flag() -> Arc<AtomicBool> {
     interrupted
 }
 
-fn progress_bar(args: &BenchArgs, plan: &[PlannedMeasurement]) -> indicatif::ProgressBar {
-    let per = args.warmup.max(0) as u64 + u64::from(args.repeats);
-    let bar = indicatif::ProgressBar::new(plan.len() as u64 * per);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} runs, ETA {eta} | {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar
-}
-
 /// Measures the plan in order, recording each measurement; stops early on Ctrl-C. Returns the
 /// CSV rows, P1's application-replay total following its last single-group run.
 fn measure_all(
@@ -134,21 +125,22 @@ fn measure_all(
     recorder: &mut Recorder,
     interrupted: &AtomicBool,
 ) -> Result<Vec<MeasurementRow>> {
-    let bar = progress_bar(args, plan);
+    let per = args.warmup.max(0) as u64 + u64::from(args.repeats);
+    let bar = progress::Progress::new(plan.len() as u64 * per, plan.len());
     let mut rows: Vec<MeasurementRow> = Vec::new();
     let mut done: Vec<MeasurementResult> = Vec::new();
     for m in plan {
         if interrupted.load(Ordering::SeqCst) {
             break;
         }
-        bar.set_message(format!("{} {}", m.experiment.name(), m.variant));
+        bar.start(&format!("{} {}", m.experiment.name(), m.variant));
         let measured = match run_measurement(
             m,
             rocprofv3,
             tool,
             args.warmup,
             args.repeats,
-            || bar.inc(1),
+            || bar.inc(),
             interrupted,
         ) {
             Ok(x) => x,
@@ -156,7 +148,7 @@ fn measure_all(
             Err(e) => return Err(e),
         };
         if let Err(e) = recorder.record(m, &measured) {
-            bar.suspend(|| eprintln!("krphase bench: warning: {e:#}"));
+            bar.line(&format!("warning: {e:#}"));
         }
         rows.push(measured.row.clone());
         if m.experiment == Experiment::P1
@@ -166,7 +158,7 @@ fn measure_all(
         }
         done.push(measured);
     }
-    bar.finish_and_clear();
+    bar.finish();
     Ok(rows)
 }
 
@@ -177,7 +169,7 @@ fn add_application_replay_total(
     done: &[MeasurementResult],
     last: &MeasurementResult,
     recorder: &mut Recorder,
-    bar: &indicatif::ProgressBar,
+    bar: &progress::Progress,
 ) {
     let is_single_group = |variant: &str| variant.starts_with("application-replay-run-");
     let base: Vec<&MeasurementRow> = rows
@@ -193,7 +185,7 @@ fn add_application_replay_total(
         .chain(std::iter::once(last))
         .collect();
     if let Err(e) = recorder.record_derived(&total, &runs) {
-        bar.suspend(|| eprintln!("krphase bench: warning: {e:#}"));
+        bar.line(&format!("warning: {e:#}"));
     }
     rows.push(total);
 }

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use clap_complete::Shell;
 
-use super::shared::{DB_HELP, FORMAT_HELP, ImportLabel, ReportFormat};
+use super::shared::{DB_HELP, ImportLabel, ReportFormat};
 use crate::bench;
-use crate::report::compare_builds::{CompareFormat, CompareWhat};
+use crate::report::compare_builds::CompareWhat;
 
 #[derive(Parser)]
 #[command(
@@ -18,7 +18,7 @@ use crate::report::compare_builds::{CompareFormat, CompareWhat};
     about = "Kernel-replay phase analyzer: import libkrphase.so's phase files, SDK logs and \
              whole-run measurements into SQLite; report, compare, export and plot them",
     after_help = "Example (the whole tour on the emulator; no GPU needed):\n  \
-                  krphase demo --out krphase-demo"
+                  krphase demo -d krphase-demo"
 )]
 pub struct Cli {
     #[arg(long, global = true, default_value = "krphase.db", hide_default_value = true,
@@ -103,7 +103,10 @@ pub enum Cmd {
     /// Per-run report (windows, phases, bytes, GPU vs wall, dispatch tax) and measurements.
     ///
     /// The measurements are the whole-run rows of bench, import-harness and import-benchmark.
-    #[command(after_help = "Example:\n  krphase report --label stream-2p --format markdown")]
+    #[command(
+        after_help = "Examples:\n  krphase report --label stream-2p --format markdown\n  \
+                            krphase report --format html -o report.html"
+    )]
     Report {
         /// Run id, or a label (every run carrying it; or a measurement label). Default: all.
         #[arg(long, value_name = "ID|LABEL")]
@@ -113,6 +116,10 @@ pub enum Cmd {
         label: Option<String>,
         #[command(flatten)]
         format: ReportFormat,
+        /// Write the report into this file instead of stdout; stdout then gets the summary
+        /// screen and the file's name.
+        #[arg(short = 'o', long = "output-file", value_name = "FILE")]
+        output_file: Option<PathBuf>,
     },
     /// Compare two builds: whole-run rows with intervals, phases per window, attribution.
     ///
@@ -127,11 +134,14 @@ pub enum Cmd {
         /// What A and B name (auto: measurement rows when both sides have some, else runs).
         #[arg(long, value_enum, default_value = "auto")]
         what: CompareWhat,
-        #[arg(long, value_enum, default_value = "table", help = FORMAT_HELP)]
-        format: CompareFormat,
+        #[command(flatten)]
+        format: ReportFormat,
         /// Equivalence margin in percent of side A: within ±M % is "equivalent".
         #[arg(long, default_value_t = 15.0, value_name = "PERCENT")]
         margin: f64,
+        /// Write the comparison into this file instead of stdout.
+        #[arg(short = 'o', long = "output-file", value_name = "FILE")]
+        output_file: Option<PathBuf>,
     },
     /// Export a run as a trace.
     #[command(after_help = "Example:\n  krphase export perfetto stream-2p -o trace.json")]
@@ -140,23 +150,36 @@ pub enum Cmd {
         what: ExportCmd,
     },
     /// SVG plots: phase breakdown per kernel, per-phase histograms, sweeps.
-    #[command(after_help = "Example:\n  krphase plot stream-2p -o krphase-plots")]
+    #[command(after_help = "Example:\n  krphase plot stream-2p -d krphase-plots")]
     Plot {
         /// Run ids or labels, a label meaning all its runs (default: every run).
         #[arg(value_name = "RUNS")]
         runs: Vec<String>,
         /// Directory the SVG files are written into (created if missing).
-        #[arg(short, long, default_value = "krphase-plots", value_name = "DIR")]
+        #[arg(
+            short = 'd',
+            long = "output-directory",
+            alias = "output",
+            default_value = "krphase-plots",
+            value_name = "DIR"
+        )]
         output: PathBuf,
         /// Also render each plot as PNG beside its SVG (twice the SVG's size; system fonts).
         #[arg(long)]
         png: bool,
     },
     /// Run the emulator demo end to end: runs, import, report, trace, plots.
-    #[command(after_help = "Example:\n  krphase demo --out krphase-demo")]
+    #[command(after_help = "Example:\n  krphase demo -d krphase-demo")]
     Demo {
-        /// Output directory: its database (krphase.db), report, trace and plots.
-        #[arg(long, default_value = "krphase-demo", value_name = "DIR")]
+        /// Output directory: its database (krphase.db, the demo's own: --db is refused),
+        /// report.md, report.html, trace and plots.
+        #[arg(
+            short = 'd',
+            long = "output-directory",
+            alias = "out",
+            default_value = "krphase-demo",
+            value_name = "DIR"
+        )]
         out: PathBuf,
         /// Use krphase-emu and libkrphase.so next to this executable; do not run cargo.
         #[arg(long)]
@@ -193,11 +216,16 @@ pub enum Cmd {
     },
     /// Write krphase's man pages (krphase.1 on stdout, or a directory of pages).
     ///
-    /// With --out-dir, krphase.1 and one page per subcommand are written into the directory.
-    #[command(after_help = "Example:\n  krphase man --out-dir ~/.local/share/man/man1")]
+    /// With -d, krphase.1 and one page per subcommand are written into the directory.
+    #[command(after_help = "Example:\n  krphase man -d ~/.local/share/man/man1")]
     Man {
         /// Directory to write krphase.1 and krphase-SUBCOMMAND.1 into (created if missing).
-        #[arg(long, value_name = "DIR")]
+        #[arg(
+            short = 'd',
+            long = "output-directory",
+            alias = "out-dir",
+            value_name = "DIR"
+        )]
         out_dir: Option<PathBuf>,
     },
     /// Write a synthetic phase file (benchmarks and tests).
@@ -213,7 +241,12 @@ pub enum Cmd {
         #[arg(long, default_value_t = 2)]
         passes: u32,
         /// Phase file to write.
-        #[arg(short, long, value_name = "FILE")]
+        #[arg(
+            short = 'o',
+            long = "output-file",
+            alias = "output",
+            value_name = "FILE"
+        )]
         output: PathBuf,
     },
 }
@@ -227,7 +260,13 @@ pub enum ExportCmd {
         #[arg(value_name = "RUN")]
         run: String,
         /// Trace file to write (JSON).
-        #[arg(short, long, default_value = "trace.json", value_name = "FILE")]
+        #[arg(
+            short = 'o',
+            long = "output-file",
+            alias = "output",
+            default_value = "trace.json",
+            value_name = "FILE"
+        )]
         output: PathBuf,
     },
 }

@@ -53,7 +53,7 @@ pub fn write_pages(cmd: clap::Command, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(written)
 }
 
-/// `krphase man [--out-dir DIR]`: with a directory, every page into it (one line per file);
+/// `krphase man [-d DIR]`: with a directory, every page into it (one line per file);
 /// without, `krphase.1` on stdout.
 pub fn man_command(out_dir: Option<&Path>) -> Result<()> {
     let cmd = super::command();

@@ -7,12 +7,12 @@ use crate::report;
 
 /// `--db`'s help (a global option: every subcommand shows it).
 pub const DB_HELP: &str = "SQLite database the command reads and writes [default: krphase.db]. \
-    `bench` records into it only when given; `demo` ignores it (its database is \
-    OUT/krphase.db); `doctor`, `completions` and `man` use none";
+    `bench` records into it only when given; `demo` (its database is DIR/krphase.db), `doctor`, \
+    `completions` and `man` use none and refuse it";
 
 /// `--format`'s help wherever a report is printed.
-pub const FORMAT_HELP: &str = "Output format on stdout: an aligned table for the terminal, or \
-    CSV, JSON or Markdown for other programs and documents";
+pub const FORMAT_HELP: &str = "Output format: an aligned table for the terminal; CSV, JSON or \
+    Markdown for other programs and documents; HTML for one self-contained page";
 
 /// `--label` of the import commands: what the imported rows are called.
 #[derive(Debug, Clone, Args)]

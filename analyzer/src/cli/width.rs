@@ -4,8 +4,8 @@
 
 use std::io::IsTerminal;
 
-/// The widest help line when stdout is not a terminal.
-pub const PIPED_MAX: usize = 100;
+/// The width rule is the one terminal tables follow (one definition for both).
+pub use crate::report::term_table::{PIPED_MAX, piped_width};
 
 /// Sets `cmd`'s help width for this process's stdout.
 ///
@@ -17,13 +17,4 @@ pub fn apply(cmd: clap::Command) -> clap::Command {
         return cmd;
     }
     cmd.term_width(piped_width(std::env::var("COLUMNS").ok().as_deref()))
-}
-
-/// The help width when stdout is not a terminal, given `COLUMNS`: [`PIPED_MAX`], or `COLUMNS`
-/// where that is a narrower positive number.
-pub fn piped_width(columns: Option<&str>) -> usize {
-    columns
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|&c| c > 0)
-        .map_or(PIPED_MAX, |c| c.min(PIPED_MAX))
 }

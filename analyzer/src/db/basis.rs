@@ -79,6 +79,21 @@ impl Basis {
         }
     }
 
+    /// A word or two for where the figure comes from (the summary's basis column).
+    pub fn word(self) -> &'static str {
+        match self {
+            Basis::InProcess => "measured in process",
+            Basis::SdkLog => "from SDK log",
+            Basis::SdkPhaseLine => "from SDK phase line",
+            Basis::InProcessMinusSdkLog => "measured minus SDK log",
+            Basis::Dispatch => "inferred",
+            Basis::Estimate => "estimated",
+            Basis::Harness => "harness",
+            Basis::SdkCounting => "SDK counters",
+            Basis::Rest => "rest",
+        }
+    }
+
     /// One line saying what the marker means (the legend).
     pub fn what(self) -> &'static str {
         match self {

@@ -24,9 +24,34 @@ pub fn select(conn: &Connection, sel: &str) -> Result<Vec<i64>> {
     }
     let ids = labelled(conn, sel)?;
     if ids.is_empty() {
-        bail!("no run labelled {sel:?}");
+        bail!("no run labelled {sel:?}; {}", known_labels(conn)?);
     }
     Ok(ids)
+}
+
+/// The labels a selector may name (runs' and measurements'), for an error about one that
+/// names nothing.
+pub fn known_labels(conn: &Connection) -> Result<String> {
+    let mut labels: Vec<String> = conn
+        .prepare_cached(
+            "SELECT label FROM krphase_run WHERE label IS NOT NULL
+             UNION SELECT label FROM krphase_measurement WHERE label IS NOT NULL ORDER BY 1",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    const SHOWN: usize = 20;
+    Ok(match labels.len() {
+        0 => "the database holds no labelled run or measurement".into(),
+        n if n > SHOWN => {
+            labels.truncate(SHOWN);
+            format!(
+                "the labels are: {} (and {} more)",
+                labels.join(", "),
+                n - SHOWN
+            )
+        }
+        _ => format!("the labels are: {}", labels.join(", ")),
+    })
 }
 
 /// Every run labelled `label`, in id order (empty when none).

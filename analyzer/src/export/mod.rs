@@ -9,7 +9,7 @@ pub mod svg;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::db;
 
@@ -55,6 +55,22 @@ pub fn plot_command(db_path: &Path, runs: &[String], output: &Path, png: bool) -
         println!("{}", f.display());
     }
     Ok(())
+}
+
+/// The plots of `runs` as `(file name, SVG text)`, drawn into a scratch directory (removed
+/// after) for a page that inlines them.
+pub fn inline_plots(conn: &rusqlite::Connection, runs: &[i64]) -> Result<Vec<(String, String)>> {
+    let dir = tempfile::tempdir()?;
+    let mut plots = Vec::new();
+    for p in plot::plot(conn, runs, dir.path())? {
+        let name = p
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let svg =
+            std::fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
+        plots.push((name, svg));
+    }
+    Ok(plots)
 }
 
 #[cfg(test)]

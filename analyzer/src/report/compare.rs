@@ -525,6 +525,7 @@ pub fn phase_table(phases: &[PhaseDelta]) -> Table {
                 .map_or("-".into(), |v| format!("{:.0}%", v * 100.0)),
         ]);
     }
+    super::term_table::fit(&mut t);
     t
 }
 

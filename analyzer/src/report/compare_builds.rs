@@ -27,15 +27,6 @@ use super::provenance::Provenance;
 use crate::db::benchmark::CollectionMode;
 use crate::db::measurements::StoredMeasurement;
 
-/// `krphase compare --format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CompareFormat {
-    Table,
-    Csv,
-    Json,
-    Markdown,
-}
-
 /// What `krphase compare` compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum CompareWhat {
@@ -204,6 +195,7 @@ pub fn attribution_table(x: &Attribution) -> Table {
             markers(&p.basis),
         ]);
     }
+    super::term_table::fit(&mut t);
     t
 }
 

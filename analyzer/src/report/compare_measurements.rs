@@ -329,6 +329,7 @@ pub fn render_table(c: &MeasurementComparison) -> String {
             r.verdict.clone(),
         ]);
     }
+    super::term_table::fit(&mut t);
     let _ = writeln!(s, "{t}");
     let _ = writeln!(s, "note: {}", c.note);
     for r in &c.rows {

@@ -42,6 +42,23 @@ fn opt_i(v: Option<i64>) -> String {
     v.map_or(String::new(), |v| v.to_string())
 }
 
+/// `finding` rows (no header: they follow the report's), one per finding, named by its rule.
+pub fn findings_rows(found: &[super::findings::Finding]) -> Result<String> {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(Vec::new());
+    for f in found {
+        let k = Key {
+            run_id: "",
+            label: "",
+            section: "finding",
+            name: f.rule,
+        };
+        row(&mut w, &k, "text", f.text.clone(), "")?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
 /// Long-format CSV of the runs, the measurements and the bench summary.
 pub fn render_csv(
     reports: &[RunReport],
@@ -116,6 +133,8 @@ fn write_run(w: &mut Writer, r: &RunReport) -> Result<()> {
         row(w, &kk, "total_ns", p.total_ns.to_string(), &b)?;
         row(w, &kk, "share_of_window", opt(p.share_of_window), &b)?;
         row(w, &kk, "share_of_parent", opt(p.share_of_parent), &b)?;
+        row(w, &kk, "mean_ns", opt(p.mean_ns), &b)?;
+        row(w, &kk, "sd_ns", opt(p.sd_ns), &b)?;
         for (metric, v) in [
             ("p50_ns", p.p50_ns),
             ("p90_ns", p.p90_ns),
@@ -164,7 +183,61 @@ fn write_run(w: &mut Writer, r: &RunReport) -> Result<()> {
         opt(opt_out),
         m,
     )?;
-    write_counters(w, r, &id, &label)
+    write_counters(w, r, &id, &label)?;
+    write_kernels_and_agents(w, r, &id, &label)
+}
+
+/// Sections `kernel` (one name per kernel) and `agent` (one name per agent handle).
+fn write_kernels_and_agents(w: &mut Writer, r: &RunReport, id: &str, label: &str) -> Result<()> {
+    for kn in &r.kernels {
+        let k = Key {
+            run_id: id,
+            label,
+            section: "kernel",
+            name: &kn.kernel,
+        };
+        let b = codes(&kn.basis);
+        row(w, &k, "windows", kn.windows.to_string(), "")?;
+        row(w, &k, "declined", kn.declined.to_string(), "")?;
+        row(w, &k, "total_ns", kn.total_ns.to_string(), &b)?;
+        row(w, &k, "share_of_replay", opt(kn.share_of_replay), &b)?;
+        row(w, &k, "mean_ns", opt(kn.mean_ns), &b)?;
+        row(w, &k, "sd_ns", opt(kn.sd_ns), &b)?;
+        for (metric, v) in [
+            ("p50_ns", kn.p50_ns),
+            ("p90_ns", kn.p90_ns),
+            ("p99_ns", kn.p99_ns),
+            ("max_ns", kn.max_ns),
+        ] {
+            row(w, &k, metric, opt_i(v), &b)?;
+        }
+        row(
+            w,
+            &k,
+            "top_phase",
+            kn.top_phase.clone().unwrap_or_default(),
+            "",
+        )?;
+        row(w, &k, "top_phase_share", opt(kn.top_phase_share), &b)?;
+    }
+    for a in &r.agents {
+        let name = a.agent.map_or_else(|| "?".to_string(), |a| a.to_string());
+        let k = Key {
+            run_id: id,
+            label,
+            section: "agent",
+            name: &name,
+        };
+        let b = codes(&a.basis);
+        row(w, &k, "replayed", a.replayed.to_string(), "")?;
+        row(w, &k, "declined", a.declined.to_string(), "")?;
+        row(w, &k, "total_ns", a.total_ns.to_string(), &b)?;
+        row(w, &k, "share_of_replay", opt(a.share_of_replay), &b)?;
+        row(w, &k, "mean_ns", opt(a.mean_ns), &b)?;
+        row(w, &k, "sd_ns", opt(a.sd_ns), &b)?;
+        row(w, &k, "max_ns", opt_i(a.max_ns), &b)?;
+    }
+    Ok(())
 }
 
 /// Section `counter`: one `value` and one `instances` row per counter of a pass, named

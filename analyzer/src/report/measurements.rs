@@ -119,15 +119,7 @@ pub fn render_text(s: &MeasurementSection, markdown: bool, out: &mut String) {
     let mut t = table(
         markdown,
         &[
-            "id",
-            "config",
-            "mode",
-            "groups",
-            "median",
-            "n",
-            "projected",
-            "speedup",
-            "runs",
+            "id", "config", "mode", "groups", "median", "n", "proj.", "speedup", "runs",
         ],
     );
     for i in [1, 2] {
@@ -159,19 +151,36 @@ pub fn render_text(s: &MeasurementSection, markdown: bool, out: &mut String) {
         ]);
     }
     push_table(out, &t, markdown);
+    let warnings = s.warnings();
+    let caveats: Vec<String> = s
+        .measurements
+        .iter()
+        .filter_map(|m| m.stored.caveat())
+        .collect();
     let _ = writeln!(
         out,
-        "basis: median H; projected and speedup E, the seed's replay view (single-group\n\
-         reference x groups) of a benchmark database's kernel-replay rows, '-' for other rows;\n\
-         ! = invalid, ? = unverifiable:"
+        "basis: median H; proj. (projected) and speedup E, the seed's replay view (single-group\n\
+         reference x groups) of a benchmark database's kernel-replay rows, '-' for other rows{}",
+        flag_legend(!warnings.is_empty(), !caveats.is_empty())
     );
-    for w in s.warnings() {
+    for w in warnings {
         out.push_str(&wrap(&w, 98, "  ! ", "    "));
     }
-    for c in s.measurements.iter().filter_map(|m| m.stored.caveat()) {
+    for c in caveats {
         out.push_str(&wrap(&c, 98, "  ? ", "    "));
     }
     out.push('\n');
+}
+
+/// The legend of the row flags, naming only the flags some row carries (each followed by the
+/// rows' reasons); empty when no row is flagged.
+fn flag_legend(invalid: bool, unverifiable: bool) -> &'static str {
+    match (invalid, unverifiable) {
+        (false, false) => "",
+        (true, false) => ";\n! = invalid:",
+        (false, true) => ";\n? = unverifiable:",
+        (true, true) => ";\n! = invalid, ? = unverifiable:",
+    }
 }
 
 #[cfg(test)]
@@ -196,7 +205,12 @@ mod tests {
         assert!(s.warnings()[0].contains("--replay-mode kernel"));
         let mut out = String::new();
         render_text(&s, false, &mut out);
-        assert!(out.contains("kernel-replay !"), "{out}");
+        // The flag follows the mode in its cell (wrapped onto the cell's next line when the
+        // table is narrow: cells wrap between words only).
+        assert!(
+            out.contains("kernel-replay !") || out.contains("┆ !"),
+            "{out}"
+        );
         assert!(out.contains("2.73x"), "{out}");
         assert!(out.lines().all(|l| l.chars().count() <= 100), "{out}");
         assert!(s.measurements[1].valid);

@@ -15,20 +15,25 @@ pub mod compare_markdown;
 pub mod compare_measurements;
 pub mod csv;
 pub mod evidence_notes;
+pub mod findings;
 pub mod fmt;
+pub mod html;
 pub mod interval;
+pub mod kernels;
 pub mod measurements;
+pub mod overview;
 pub mod provenance;
 pub mod run_report;
 pub mod run_test;
 pub mod runs_list;
 pub mod stats;
+pub mod term_table;
 pub mod text;
 pub mod verdict;
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use rusqlite::Connection;
 
 use crate::db::measurements::MeasurementFilter;
@@ -42,23 +47,74 @@ pub enum Format {
     Csv,
     Json,
     Markdown,
+    /// One self-contained page (tables, plots inlined, no network needed).
+    Html,
 }
 
-/// Renders run reports alone in `format` (the demo's report; no measurements).
+/// Renders run reports alone in `format` (no measurements).
 pub fn render(reports: &[RunReport], format: Format) -> Result<String> {
-    render_parts(reports, &MeasurementSection::default(), None, format)
+    render_parts(
+        reports,
+        &MeasurementSection::default(),
+        None,
+        format,
+        Vec::new(),
+    )
 }
 
-/// Renders the runs, the measurements and the bench summary in `format`.
+/// The bench summary and its JSON, when the database holds bench experiments.
+type Bench = Option<(bench_summary::BenchSummary, bench_summary::BenchJson)>;
+
+/// The summary screen and the findings (`markdown`: as Markdown, under the report's title).
+fn head_text(o: &overview::Overview, found: &[findings::Finding], md: bool) -> String {
+    let mut s = String::new();
+    if md {
+        s.push_str("# krphase report\n\n");
+    }
+    if o.runs > 0 {
+        s.push_str(&overview::render(o, md));
+        s.push_str(&findings::render(found, md));
+    }
+    s
+}
+
+/// The detail after the summary: each run, the measurements, the bench summary, the legend.
+fn body_text(
+    reports: &[RunReport],
+    measurements: &MeasurementSection,
+    bench: &Bench,
+    md: bool,
+) -> String {
+    let mut s = String::new();
+    for r in reports {
+        text::render_run(r, md, &mut s);
+    }
+    measurements::render_text(measurements, md, &mut s);
+    if let Some((b, _)) = bench {
+        s.push_str(&bench_summary::render_summary(b));
+        s.push('\n');
+    }
+    let fence = if md { "```\n" } else { "" };
+    s.push_str(fence);
+    s.push_str(&fmt::basis_legend());
+    s.push_str(fence);
+    s
+}
+
+/// Renders the runs, the measurements and the bench summary in `format`; `tail` is what an HTML
+/// page adds after them (plots, comparisons, provenance; ignored by the other formats).
 fn render_parts(
     reports: &[RunReport],
     measurements: &MeasurementSection,
-    bench: Option<(bench_summary::BenchSummary, bench_summary::BenchJson)>,
+    bench: Bench,
     format: Format,
+    tail: Vec<html::Part>,
 ) -> Result<String> {
+    let o = overview::Overview::of(reports);
+    let found = findings::findings(&o);
     Ok(match format {
         Format::Json => {
-            let mut v = serde_json::json!({ "runs": reports });
+            let mut v = serde_json::json!({ "summary": o, "findings": found, "runs": reports });
             if !measurements.is_empty() {
                 v["measurements"] = serde_json::to_value(&measurements.measurements)?;
                 v["warnings"] = serde_json::to_value(measurements.warnings())?;
@@ -70,31 +126,71 @@ fn render_parts(
             s.push('\n');
             s
         }
-        Format::Csv => csv::render_csv(reports, measurements, bench.as_ref().map(|b| &b.0))?,
-        Format::Table | Format::Markdown => {
-            let md = format == Format::Markdown;
-            let mut s = String::new();
-            if md {
-                s.push_str("# krphase report\n\n");
-            }
-            for r in reports {
-                text::render_run(r, md, &mut s);
-            }
-            measurements::render_text(measurements, md, &mut s);
-            if let Some((b, _)) = &bench {
-                s.push_str(&bench_summary::render_summary(b));
-                s.push('\n');
-            }
-            if md {
-                s.push_str("```\n");
-            }
-            s.push_str(&fmt::basis_legend());
-            if md {
-                s.push_str("```\n");
-            }
+        Format::Csv => {
+            let mut s = csv::render_csv(reports, measurements, bench.as_ref().map(|b| &b.0))?;
+            s.push_str(&csv::findings_rows(&found)?);
             s
         }
+        Format::Table | Format::Markdown => {
+            let md = format == Format::Markdown;
+            head_text(&o, &found, md) + &body_text(reports, measurements, &bench, md)
+        }
+        Format::Html => {
+            let runs: Vec<(i64, Option<String>)> = reports
+                .iter()
+                .map(|r| (r.run_id, r.label.clone()))
+                .collect();
+            let mut parts = vec![
+                html::Part::Markdown(head_text(&o, &found, true)),
+                html::Part::Html(html::runs_nav(&runs)),
+                html::Part::Markdown(body_text(reports, measurements, &bench, true)),
+            ];
+            parts.extend(tail);
+            html::page("krphase report", &parts)
+        }
     })
+}
+
+/// The summary screen and the findings of `reports`, as terminal text.
+pub fn summary_screen(reports: &[RunReport]) -> String {
+    let o = overview::Overview::of(reports);
+    head_text(&o, &findings::findings(&o), false)
+}
+
+/// The bench summary of the database, when it holds bench experiments.
+fn bench_of(conn: &Connection) -> Result<Bench> {
+    Ok(match bench_summary::summarize(conn)? {
+        Some(s) => bench_summary::report_json(conn)?.map(|j| (s, j)),
+        None => None,
+    })
+}
+
+/// Draws the plots of runs as `(file name, SVG text)` (the export module's plots; handed in, as
+/// export depends on this module).
+pub type PlotFn = fn(&Connection, &[i64]) -> Result<Vec<(String, String)>>;
+
+/// The HTML page of `reports` with the measurements, the bench summary, the plots of the runs
+/// (drawn by `plots` and inlined), `extra` sections (comparisons, the stack) and the
+/// provenance block.
+pub fn render_html(
+    conn: &Connection,
+    reports: &[RunReport],
+    measurements: &MeasurementSection,
+    (extra, plots): (Vec<html::Part>, PlotFn),
+    command: &str,
+) -> Result<String> {
+    let ids: Vec<i64> = reports.iter().map(|r| r.run_id).collect();
+    let mut tail = Vec::new();
+    if !ids.is_empty() {
+        tail.push(html::Part::Plots("plots".into(), plots(conn, &ids)?));
+    }
+    tail.extend(extra);
+    let prov = provenance::Provenance::of_runs(conn, &ids, command)?;
+    tail.push(html::Part::Html(format!(
+        "<h2>provenance</h2>\n{}",
+        prov.to_html()
+    )));
+    render_parts(reports, measurements, bench_of(conn)?, Format::Html, tail)
 }
 
 /// Renders reports in `format` together with the database's measurements and whole-run bench
@@ -116,11 +212,7 @@ pub fn render_answer(
     measurements: &MeasurementSection,
     format: Format,
 ) -> Result<String> {
-    let bench = match bench_summary::summarize(conn)? {
-        Some(s) => bench_summary::report_json(conn)?.map(|j| (s, j)),
-        None => None,
-    };
-    render_parts(reports, measurements, bench, format)
+    render_parts(reports, measurements, bench_of(conn)?, format, Vec::new())
 }
 
 /// What `--run SEL` selects for the report: its runs (the selection rule, `db/runs.rs`) and the
@@ -149,13 +241,15 @@ fn selection(conn: &Connection, sel: Option<&str>) -> Result<(Vec<i64>, Measurem
 
 /// `krphase report`: the runs chosen by `--run` / `--label` (default: every run), the
 /// whole-run measurements linked to them, and the bench experiments (P1-P6) when the database
-/// holds any, printed in `format`. A database holding only measurements gets those. Rows whose
+/// holds any, in `format`: on stdout, or with `output` into that file, the summary screen then
+/// printed on stdout. A database holding only measurements gets those. Rows whose
 /// kernel-replay claim fails get one warning each on stderr.
 pub fn report_command(
     db: &Path,
     run: Option<&str>,
     label: Option<&str>,
-    format: Format,
+    (format, plots): (Format, PlotFn),
+    output: Option<&Path>,
 ) -> Result<()> {
     let conn = crate::db::open_existing(db)?;
     let (ids, filter) = selection(&conn, run.or(label))?;
@@ -173,30 +267,66 @@ pub fn report_command(
     for w in m.warnings() {
         eprintln!("krphase: warning: {w}");
     }
-    print!("{}", render_answer(&conn, &reports, &m, format)?);
+    let text = match format {
+        Format::Html => render_html(&conn, &reports, &m, (Vec::new(), plots), &this_command())?,
+        _ => render_answer(&conn, &reports, &m, format)?,
+    };
+    let Some(path) = output else {
+        print!("{text}");
+        return Ok(());
+    };
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    let o = overview::Overview::of(&reports);
+    print!("{}", head_text(&o, &findings::findings(&o), false));
+    println!("the whole report: {}", path.display());
     Ok(())
 }
 
-/// `krphase compare A B`: builds the comparison and prints it in `format`.
+/// This process's command line, for the provenance block.
+pub fn this_command() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    let mut cmd = shlex::try_join(args.iter().map(String::as_str)).unwrap_or_default();
+    if let Some(rest) = cmd
+        .split_once(' ')
+        .map(|(exe, rest)| (exe.rsplit('/').next(), rest))
+    {
+        cmd = format!("{} {}", rest.0.unwrap_or("krphase"), rest.1);
+    }
+    cmd
+}
+
+/// `krphase compare A B`: builds the comparison and prints it in `format` (or, with `output`,
+/// writes it into that file and says so).
 pub fn compare_command(
     db: &std::path::Path,
     a: &str,
     b: &str,
     what: compare_builds::CompareWhat,
-    format: compare_builds::CompareFormat,
+    format: Format,
     margin_pct: f64,
+    output: Option<&Path>,
 ) -> Result<()> {
     if !(margin_pct > 0.0 && margin_pct < 100.0) {
         anyhow::bail!("--margin must be a percentage between 0 and 100, not {margin_pct}");
     }
     let conn = crate::db::open_existing(db)?;
     let c = compare_builds::compare_builds(&conn, a, b, what, margin_pct)?;
-    match format {
-        compare_builds::CompareFormat::Table => print!("{}", compare_builds::render_text(&c)),
-        compare_builds::CompareFormat::Csv => print!("{}", compare_builds::render_csv(&c)?),
-        compare_builds::CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&c)?),
-        compare_builds::CompareFormat::Markdown => {
-            print!("{}", compare_markdown::render_markdown(&c))
+    let text = match format {
+        Format::Table => compare_builds::render_text(&c),
+        Format::Csv => compare_builds::render_csv(&c)?,
+        Format::Json => serde_json::to_string_pretty(&c)? + "\n",
+        Format::Markdown => compare_markdown::render_markdown(&c),
+        Format::Html => html::page(
+            &format!("krphase compare {a} {b}"),
+            &[html::Part::Markdown(compare_markdown::render_markdown(&c))],
+        ),
+    };
+    match output {
+        None => print!("{text}"),
+        Some(path) => {
+            std::fs::write(path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("wrote {}", path.display());
         }
     }
     Ok(())
@@ -445,7 +575,13 @@ mod tests {
         let u = p(run_report::UNATTRIBUTED);
         assert_eq!(u.total_ns, 10000 - 2000 - 2000);
         let table = render(std::slice::from_ref(&r), Format::Table).unwrap();
-        assert!(table.contains(">= restore"), "{table}");
+        // The bound's share cell says what it bounds (a narrow terminal may wrap it).
+        assert!(
+            table
+                .lines()
+                .any(|l| l.contains("restore") && l.contains(">=")),
+            "{table}"
+        );
         assert!(
             (top_level_share_sum(&r) - 1.0).abs() < 1e-12,
             "{:?}",

@@ -163,7 +163,57 @@ impl Provenance {
         let starts = facts.iter().map(|(t, f)| (f.2, t.clone())).collect();
         let mut commands: Vec<String> = row_commands.into_iter().collect();
         commands.push(command.to_string());
-        Ok(Provenance {
+        let sides = sides
+            .iter()
+            .map(|(tag, sel, rows)| side(tag, sel, rows))
+            .collect();
+        Ok(Provenance::made_now(
+            hosts,
+            sides,
+            order_text(starts),
+            commands,
+            emulated,
+        ))
+    }
+
+    /// The provenance of a report on runs `ids` (no sides): the hosts they ran on, the
+    /// commands that produced them, whether the emulator did; `command` made the text.
+    pub fn of_runs(conn: &Connection, ids: &[i64], command: &str) -> Result<Provenance> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT COALESCE(host, ''), COALESCE(command, '') FROM krphase_run WHERE id = ?1",
+        )?;
+        let mut hosts = BTreeSet::new();
+        let mut commands = BTreeSet::new();
+        for id in ids {
+            let (h, c): (String, String) = stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            if !h.is_empty() {
+                hosts.insert(h);
+            }
+            if !c.is_empty() {
+                commands.insert(c);
+            }
+        }
+        let emulated = commands.iter().any(|c| c.contains("krphase-emu"));
+        let mut commands: Vec<String> = commands.into_iter().collect();
+        commands.push(command.to_string());
+        Ok(Provenance::made_now(
+            hosts,
+            Vec::new(),
+            None,
+            commands,
+            emulated,
+        ))
+    }
+
+    /// A block made now by this krphase; this machine stands in for unknown hosts.
+    fn made_now(
+        hosts: BTreeSet<String>,
+        sides: Vec<SideProvenance>,
+        run_order: Option<String>,
+        commands: Vec<String>,
+        emulated: bool,
+    ) -> Provenance {
+        Provenance {
             krphase_version: env!("CARGO_PKG_VERSION").into(),
             krphase_commit: COMMIT.into(),
             hosts: if hosts.is_empty() {
@@ -172,14 +222,16 @@ impl Provenance {
                 hosts.into_iter().collect()
             },
             generated_utc: crate::db::now_utc(),
-            sides: sides
-                .iter()
-                .map(|(tag, sel, rows)| side(tag, sel, rows))
-                .collect(),
-            run_order: order_text(starts),
+            sides,
+            run_order,
             commands,
             emulated,
-        })
+        }
+    }
+
+    /// The block as HTML: the Markdown rendering, turned into HTML (one definition).
+    pub fn to_html(&self) -> String {
+        super::html::markdown_to_html(&self.to_markdown())
     }
 
     /// The block as Markdown: a short list, then the commands in a code block.
@@ -216,13 +268,15 @@ impl Provenance {
                 p.sources.join(", ")
             );
         }
-        let _ = writeln!(
-            s,
-            "- run order: {}",
-            self.run_order
-                .as_deref()
-                .unwrap_or("not recorded (no phase-file start times)")
-        );
+        if !self.sides.is_empty() {
+            let _ = writeln!(
+                s,
+                "- run order: {}",
+                self.run_order
+                    .as_deref()
+                    .unwrap_or("not recorded (no phase-file start times)")
+            );
+        }
         s.push_str("\nCommands:\n\n```sh\n");
         for c in &self.commands {
             let _ = writeln!(s, "{c}");

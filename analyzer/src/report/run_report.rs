@@ -35,6 +35,9 @@ pub struct PhaseStats {
     /// Total over the parent phase's total (parts only).
     pub share_of_parent: Option<f64>,
     pub mean_ns: Option<f64>,
+    /// The sample standard deviation of the windows' values (n − 1), beside the mean; `None`
+    /// below two windows.
+    pub sd_ns: Option<f64>,
     /// Exact quantiles of the windows' values (see [`super::stats`]), rounded to the nearest
     /// nanosecond, the unit the values are measured in.
     pub p50_ns: Option<i64>,
@@ -178,6 +181,10 @@ pub struct RunReport {
     /// Counter values per window and pass (drive mode with `KRPHASE_PMC`), basis
     /// [`Basis::SdkCounting`].
     pub counters: Vec<crate::db::counters::CounterValue>,
+    /// Per kernel: its windows, slowest total first.
+    pub kernels: Vec<super::kernels::KernelStats>,
+    /// Per agent (device): its windows.
+    pub agents: Vec<super::kernels::AgentStats>,
 }
 
 /// Records the tool dropped, by kind, and the application's wait on its output: the figures
@@ -336,6 +343,10 @@ impl Order {
 struct PhaseSamples {
     values: Order,
     total: i64,
+    /// The values' sum and sum of squares before any clamping: the standard deviation is of
+    /// the values as measured (what a stored summary keeps), whichever path reads them.
+    raw_total: i64,
+    raw_sum_sq: f64,
     bases: BTreeMap<Basis, u64>,
 }
 
@@ -343,9 +354,23 @@ impl PhaseSamples {
     fn stored(p: PhaseSummary, clamp: bool) -> PhaseSamples {
         PhaseSamples {
             total: if clamp { p.positive_ns } else { p.total_ns },
+            raw_total: p.total_ns,
+            raw_sum_sq: p.sum_sq,
             bases: p.bases.clone(),
             values: Order::Stored { summary: p, clamp },
         }
+    }
+
+    /// Counts one measured value `raw`.
+    fn add_raw(&mut self, raw: i64) {
+        self.raw_total += raw;
+        self.raw_sum_sq += (raw as f64) * (raw as f64);
+    }
+
+    /// The sample standard deviation of the values as measured; `None` below two.
+    fn sd(&self) -> Option<f64> {
+        let n = self.values.len() as u64;
+        super::kernels::mean_sd(n, self.raw_total as f64, self.raw_sum_sq).1
     }
 }
 
@@ -396,6 +421,7 @@ impl WindowTally {
         let mut covered = 0;
         for (k, (p, v)) in self.phases.iter_mut().zip(w.phase_ns).enumerate() {
             if let Some(v) = v {
+                p.add_raw(v);
                 let v = v.max(0);
                 p.total += v;
                 p.values.push(v);
@@ -409,7 +435,9 @@ impl WindowTally {
         }
         if let Some(window) = w.phase_ns[WINDOW] {
             let u = &mut self.unattributed;
-            u.values.push(window.max(0) - covered);
+            let rest = window.max(0) - covered;
+            u.add_raw(rest);
+            u.values.push(rest);
             if let Some(b) = w.phase_basis[WINDOW] {
                 *u.bases.entry(b).or_default() += 1;
             }
@@ -496,6 +524,7 @@ fn stats_of(
         share_of_window: some(ratio(total as f64, window_total as f64)),
         share_of_parent: parent_total.and_then(|t| some(ratio(total as f64, t as f64))),
         mean_ns: (n > 0).then(|| total as f64 / n as f64),
+        sd_ns: s.sd(),
         p50_ns: q(0.5),
         p90_ns: q(0.9),
         p99_ns: q(0.99),
@@ -711,6 +740,8 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         phases: phase_stats,
         measurement,
         counters: crate::db::counters::run_counters(conn, run_id)?,
+        kernels: super::kernels::kernel_stats(conn, run_id)?,
+        agents: super::kernels::agent_stats(conn, run_id)?,
     })
 }
 

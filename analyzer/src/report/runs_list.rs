@@ -13,6 +13,13 @@ use crate::db::runs::{RunRow, list_runs};
 /// The run list in `format`.
 pub fn render_runs(rows: &[RunRow], format: Format) -> Result<String> {
     Ok(match format {
+        Format::Html => super::html::page(
+            "krphase runs",
+            &[super::html::Part::Markdown(render_runs(
+                rows,
+                Format::Markdown,
+            )?)],
+        ),
         Format::Json => {
             let mut s = serde_json::to_string_pretty(&serde_json::json!({ "runs": rows }))?;
             s.push('\n');
@@ -51,33 +58,48 @@ pub fn render_runs(rows: &[RunRow], format: Format) -> Result<String> {
             }
             String::from_utf8(w.into_inner()?)?
         }
-        Format::Table | Format::Markdown => {
-            let mut t = table(
-                format == Format::Markdown,
-                &[
-                    "id", "label", "pid", "host", "mode", "windows", "declines", "wall", "file",
-                    "imported",
-                ],
-            );
-            let dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-            for r in rows {
-                t.add_row(vec![
-                    r.run_id.to_string(),
-                    dash(r.label.clone()),
-                    dash(r.pid.map(|p| p.to_string())),
-                    dash(r.host.clone()),
-                    dash(r.mode.clone()),
-                    r.windows.to_string(),
-                    r.declines.to_string(),
-                    duration_or_dash(r.wall_ns.map(|w| w as f64))
-                        + if r.truncated { " (truncated)" } else { "" },
-                    r.file.clone(),
-                    r.imported_at.clone(),
-                ]);
-            }
-            format!("{t}\n")
-        }
+        Format::Table | Format::Markdown => render_table(rows, format == Format::Markdown),
     })
+}
+
+/// The run list as a table; the terminal's leaves out the host and the import time (CSV and
+/// JSON carry them) so that it fits 100 columns without breaking a file name or a timestamp.
+fn render_table(rows: &[RunRow], markdown: bool) -> String {
+    let mut header = vec![
+        "id", "label", "pid", "host", "mode", "windows", "declines", "wall",
+    ];
+    header.extend(["file", "imported"]);
+    let keep = |h: &str| markdown || !matches!(h, "host" | "imported");
+    let shown: Vec<&str> = header.iter().copied().filter(|h| keep(h)).collect();
+    let mut t = table(markdown, &shown);
+    let dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    for r in rows {
+        let cells = [
+            r.run_id.to_string(),
+            dash(r.label.clone()),
+            dash(r.pid.map(|p| p.to_string())),
+            dash(r.host.clone()),
+            dash(r.mode.clone()),
+            r.windows.to_string(),
+            r.declines.to_string(),
+            duration_or_dash(r.wall_ns.map(|w| w as f64))
+                + if r.truncated { " (truncated)" } else { "" },
+            file_name(&r.file),
+            r.imported_at.clone(),
+        ];
+        let row: Vec<String> = header
+            .iter()
+            .zip(cells)
+            .filter(|(h, _)| keep(h))
+            .map(|(_, c)| c)
+            .collect();
+        t.add_row(row);
+    }
+    if markdown {
+        return format!("{t}\n");
+    }
+    super::term_table::fit(&mut t);
+    format!("{t}\nhost and import time: `krphase runs --format csv` (or json, markdown)\n")
 }
 
 /// `krphase runs [--format F]`. An empty database prints an empty list.
@@ -85,6 +107,14 @@ pub fn runs_command(db: &Path, format: Format) -> Result<()> {
     let conn = crate::db::open_existing(db)?;
     print!("{}", render_runs(&list_runs(&conn)?, format)?);
     Ok(())
+}
+
+/// The file's own name: the table shows it (a path would not fit the terminal); CSV and JSON
+/// carry the whole path.
+fn file_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@ use std::fmt::Write as _;
 
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 
-use super::fmt::{bytes, duration, duration_or_dash, fixed2, markers, percent, wrap};
+use super::fmt::{
+    bytes, duration, duration_or_dash, duration_short, fixed2, markers, percent, wrap,
+};
 use super::run_report::{Drops, Measurement, PhaseStats, RunReport};
 use crate::db::phases::{PHASES, WINDOW};
 
@@ -36,9 +38,12 @@ pub(super) fn table(markdown: bool, header: &[&str]) -> Table {
 /// Appends a table; in Markdown followed by a blank line, so that the next line starts a
 /// paragraph instead of continuing the table as a row.
 pub(super) fn push_table(out: &mut String, t: &Table, markdown: bool) {
-    let _ = writeln!(out, "{t}");
     if markdown {
-        out.push('\n');
+        let _ = writeln!(out, "{t}\n");
+    } else {
+        let mut t = t.clone();
+        super::term_table::fit(&mut t);
+        let _ = writeln!(out, "{t}");
     }
 }
 
@@ -53,6 +58,8 @@ pub fn render_run(r: &RunReport, markdown: bool, out: &mut String) {
         return;
     }
     render_phases(r, markdown, out);
+    render_kernels(r, markdown, out);
+    render_agents(r, markdown, out);
     render_bytes_and_gpu(r, out);
     render_per_pass(r, markdown, out);
     render_counters(r, markdown, out);
@@ -206,6 +213,16 @@ fn render_no_replayed_windows(r: &RunReport, out: &mut String) {
 }
 
 /// A phase's name as the table shows it: parts indented under their parent.
+/// `mean ± σ`, each in the unit that suits it (`-` without a mean; the mean alone below two
+/// windows).
+pub(super) fn mean_sd(mean: Option<f64>, sd: Option<f64>) -> String {
+    match (mean, sd) {
+        (Some(m), Some(sd)) => format!("{} ± {}", duration_short(m), duration_short(sd)),
+        (Some(m), None) => duration_short(m),
+        (None, _) => "-".into(),
+    }
+}
+
 fn phase_label(p: &PhaseStats) -> String {
     match &p.parent {
         Some(_) => format!("  {}", p.phase),
@@ -228,11 +245,24 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
     let mut t = table(
         markdown,
         &[
-            &phase, "basis", "n", "total", "share", "p50", "p90", "p99", "max",
+            &phase,
+            "basis",
+            "n",
+            "share",
+            "mean ± σ",
+            "p50",
+            "p90",
+            "p99",
+            "max",
         ],
     );
     let mut why: Vec<String> = Vec::new();
-    for p in &r.phases {
+    // A bound no window carries (drive mode measures what it bounds) is no row of its own.
+    for p in r
+        .phases
+        .iter()
+        .filter(|p| p.samples > 0 || p.bound_of.is_none())
+    {
         if p.samples == 0 {
             let mut row = vec![phase_label(p), "-".into(), "0".into()];
             row.resize(9, "-".into());
@@ -262,13 +292,13 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
                 p.phase
             ));
         }
-        let ns = |v: Option<i64>| duration_or_dash(v.map(|v| v as f64));
+        let ns = |v: Option<i64>| v.map_or("-".into(), |v| duration_short(v as f64));
         t.add_row(vec![
             phase_label(p),
             markers(&p.basis),
             p.samples.to_string(),
-            duration(p.total_ns as f64),
             phase_share(p),
+            mean_sd(p.mean_ns, p.sd_ns),
             ns(p.p50_ns),
             ns(p.p90_ns),
             ns(p.p99_ns),
@@ -279,7 +309,7 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
     let _ = writeln!(
         out,
         "top-level shares add up to 100% of window time; an indented phase is a part of the one\n\
-         above it, its share (in parentheses) is of that phase"
+         above it, its share (in parentheses) is of that phase; a phase's total is n x its mean"
     );
     for w in why {
         out.push_str(&wrap(&w, 98, "  - ", "    "));
@@ -384,6 +414,93 @@ fn render_counters(r: &RunReport, markdown: bool, out: &mut String) {
         );
     }
     out.push('\n');
+}
+
+/// Per kernel: its replayed windows' figures, slowest total first.
+fn render_kernels(r: &RunReport, markdown: bool, out: &mut String) {
+    if r.kernels.is_empty() {
+        return;
+    }
+    let mut t = table(
+        markdown,
+        &[
+            "kernel",
+            "n",
+            "declined",
+            "share",
+            "mean ± σ",
+            "p50",
+            "p90",
+            "p99",
+            "max",
+            "largest phase",
+        ],
+    );
+    let ns = |v: Option<i64>| v.map_or("-".into(), |v| duration_short(v as f64));
+    for k in &r.kernels {
+        t.add_row(vec![
+            k.kernel.clone(),
+            k.windows.to_string(),
+            k.declined.to_string(),
+            percent(k.share_of_replay),
+            mean_sd(k.mean_ns, k.sd_ns),
+            ns(k.p50_ns),
+            ns(k.p90_ns),
+            ns(k.p99_ns),
+            ns(k.max_ns),
+            match (&k.top_phase, k.top_phase_share) {
+                (Some(p), Some(s)) => format!("{p} {}", percent(Some(s))),
+                _ => "-".into(),
+            },
+        ]);
+    }
+    let _ = writeln!(
+        out,
+        "per kernel [{}]: window time of its replayed windows; share of the run's replayed time",
+        markers(
+            &r.phases
+                .iter()
+                .find(|p| p.phase == PHASES[WINDOW].name)
+                .map_or(Vec::new(), |p| p.basis.clone())
+        )
+    );
+    if markdown {
+        out.push('\n');
+    }
+    push_table(out, &t, markdown);
+}
+
+/// Per agent (device): its windows.
+fn render_agents(r: &RunReport, markdown: bool, out: &mut String) {
+    if r.agents.is_empty() {
+        return;
+    }
+    let mut t = table(
+        markdown,
+        &[
+            "agent",
+            "replayed",
+            "declined",
+            "total",
+            "share",
+            "mean ± σ",
+            "max",
+            "basis",
+        ],
+    );
+    for a in &r.agents {
+        t.add_row(vec![
+            a.agent.map_or_else(|| "?".into(), |a| a.to_string()),
+            a.replayed.to_string(),
+            a.declined.to_string(),
+            duration(a.total_ns as f64),
+            percent(a.share_of_replay),
+            mean_sd(a.mean_ns, a.sd_ns),
+            duration_or_dash(a.max_ns.map(|v| v as f64)),
+            markers(&a.basis),
+        ]);
+    }
+    push_table(out, &t, markdown);
 }
 
 fn render_dispatch_tax(r: &RunReport, out: &mut String) {

@@ -50,6 +50,10 @@ pub enum ReadErrorKind {
     Io(#[from] io::Error),
     #[error("not a krphase file (bad magic)")]
     BadMagic,
+    /// No byte at all: the writer never wrote (a run that died before its first flush, or a
+    /// path that was only created).
+    #[error("empty file (no krphase header; the run wrote nothing)")]
+    Empty,
     #[error("written by a newer krphase, format {0}; upgrade krphase")]
     TooNew(FormatVersion),
     #[error("format {0} is older than this reader supports ({MIN_READ_MAJOR}.0)")]
@@ -141,6 +145,7 @@ impl<R: Read> FileReader<R> {
         let err = |offset, kind| ReadError { offset, kind };
         match read_full(&mut src, &mut start).map_err(|e| err(0, e.into()))? {
             (Fill::Complete, _) => {}
+            (_, 0) => return Err(err(0, ReadErrorKind::Empty)),
             (_, n) if n < 4 || start[..n.min(4)] != MAGIC[..n.min(4)] => {
                 return Err(err(0, ReadErrorKind::BadMagic));
             }

@@ -98,7 +98,10 @@ fn bad_magic_and_newer_version_are_errors() {
         "offset 4: written by a newer krphase, format 99.0; upgrade krphase"
     );
     let e = FileReader::new(&b""[..]).err().expect("empty");
-    assert!(matches!(e.kind, ReadErrorKind::BadMagic));
+    assert!(matches!(e.kind, ReadErrorKind::Empty), "{e}");
+    assert!(e.to_string().contains("empty file"), "{e}");
+    let e = FileReader::new(&b"KR"[..]).err().expect("two bytes");
+    assert!(!matches!(e.kind, ReadErrorKind::Empty), "{e}");
 }
 
 #[test]
