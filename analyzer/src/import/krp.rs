@@ -378,7 +378,7 @@ fn timestamp(ev: &Event) -> Option<u64> {
         | Event::EnqueueEnter { ts, .. }
         | Event::EnqueueExit { ts, .. }
         | Event::Notice { ts, .. } => Some(ts),
-        Event::Complete { gpu_end, .. } => Some(gpu_end),
+        Event::Complete { gpu_end, .. } | Event::CompleteAt { gpu_end, .. } => Some(gpu_end),
         _ => None,
     }
     .filter(|&t| t > 0)
