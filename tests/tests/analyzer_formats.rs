@@ -56,13 +56,13 @@ fn every_format_versions_golden_imports_and_a_newer_major_is_refused() {
     );
 
     let before = std::fs::read(&db).expect("db");
-    let newer = golden("v3.0-newer-major.krp");
+    let newer = golden("v4.0-newer-major.krp");
     let (ok, _, err) = import(&db, &newer);
     assert!(!ok, "a newer major imported");
     assert_eq!(
         err.trim_end(),
         format!(
-            "krphase: error: {}: offset 4: written by a newer krphase, format 3.0; upgrade krphase",
+            "krphase: error: {}: offset 4: written by a newer krphase, format 4.0; upgrade krphase",
             newer.display()
         )
     );

@@ -136,11 +136,11 @@ fn newer_major_is_refused_and_nothing_is_stored() {
     let mut c = db::open_in_memory().unwrap();
     let e = format!(
         "{:#}",
-        import_file(&mut c, &golden("v3.0-newer-major.krp"), None).unwrap_err()
+        import_file(&mut c, &golden("v4.0-newer-major.krp"), None).unwrap_err()
     );
     assert!(
         e.ends_with(
-            "v3.0-newer-major.krp: offset 4: written by a newer krphase, format 3.0; upgrade krphase"
+            "v4.0-newer-major.krp: offset 4: written by a newer krphase, format 4.0; upgrade krphase"
         ),
         "{e}"
     );

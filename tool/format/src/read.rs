@@ -133,6 +133,13 @@ impl FileReader<BufReader<File>> {
     }
 }
 
+impl<'a> FileReader<io::Cursor<&'a [u8]>> {
+    /// Reads a whole file held in memory.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, ReadError> {
+        FileReader::new(io::Cursor::new(bytes))
+    }
+}
+
 enum Fill {
     Complete,
     Eof,
