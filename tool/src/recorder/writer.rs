@@ -238,12 +238,14 @@ fn next_message(
 /// Writes a periodic calibration pair when one is due (true when it did).
 fn pair_if_due(out: &mut Output, pair_due: &mut Option<Instant>) -> bool {
     let now = Instant::now();
-    let due = pair_due.is_some_and(|due| now >= due);
-    if due {
-        out.write_pair(pair_when::PERIODIC);
-        *pair_due = Some(now + PAIR_INTERVAL);
-    }
-    due
+    let Some(due) = pair_due.filter(|&due| now >= due) else {
+        return false;
+    };
+    out.write_pair(pair_when::PERIODIC);
+    // On the interval's grid (late wake-ups do not push later pairs back), never in the past.
+    let next = due + PAIR_INTERVAL;
+    *pair_due = Some(if next > now { next } else { now + PAIR_INTERVAL });
+    true
 }
 
 /// Runs until the Finish message (or until every producer is gone).
