@@ -119,11 +119,15 @@ impl Calibration {
             return extrapolate(t0, n0, tsc, self.rate);
         }
         let (t1, n1) = p[seg + 1];
-        let dn = i128::from(n1) - i128::from(n0);
-        let dt = i128::from(t1) - i128::from(t0);
-        let off = i128::from(tsc) - i128::from(t0);
-        let v = i128::from(n0) + (off * dn + dt / 2).div_euclid(dt);
-        v.clamp(0, i128::from(u64::MAX)) as u64
+        // Points rise in both TSC and ns, and t0 <= tsc < t1: every factor is unsigned and the
+        // product of two u64 fits a u128.
+        let (dn, dt, off) = (
+            u128::from(n1 - n0),
+            u128::from(t1 - t0),
+            u128::from(tsc - t0),
+        );
+        let v = u128::from(n0) + (off * dn + dt / 2) / dt;
+        v.min(u128::from(u64::MAX)) as u64
     }
 
     /// A duration of `ticks` measured at about `at`, in ns (the local rate).
