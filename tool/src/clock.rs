@@ -64,8 +64,7 @@ pub fn units(ms: u64) -> u64 {
 
 #[cfg(target_arch = "x86_64")]
 fn tsc_usable() -> bool {
-    sys::invariant_tsc()
-        && std::fs::read_to_string(CLOCKSOURCE).is_ok_and(|s| s.trim() == "tsc")
+    sys::invariant_tsc() && std::fs::read_to_string(CLOCKSOURCE).is_ok_and(|s| s.trim() == "tsc")
 }
 
 #[cfg(not(target_arch = "x86_64"))]

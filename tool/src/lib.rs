@@ -26,8 +26,8 @@ mod sys;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 
-pub use sdk::finalize::finalize;
 pub use clock::now as clock_now;
+pub use sdk::finalize::finalize;
 pub use sys::boottime_ns;
 
 /// One `[krphase]` line on stderr, in one `write` (std's stderr lock is not taken: a fork child

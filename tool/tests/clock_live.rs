@@ -61,7 +61,9 @@ fn converted_stamps_lie_between_boottime_readings_taken_beside_them() {
                 let (before, after) = beside[&dispatch_id];
                 seen += 1;
                 // How far outside [before, after] the converted stamp lies (0 inside).
-                let out = (before as i64 - ts as i64).max(ts as i64 - after as i64).max(0);
+                let out = (before as i64 - ts as i64)
+                    .max(ts as i64 - after as i64)
+                    .max(0);
                 if out > TOLERANCE_NS {
                     outside.push((dispatch_id, out));
                 }
@@ -85,7 +87,10 @@ fn converted_stamps_lie_between_boottime_readings_taken_beside_them() {
         // One pair at start, one every 100 ms, one at finish; a pair preempted on every try is
         // skipped, and a starved writer takes its pairs late: at least 80 % of them.
         let expected = run.as_millis() as usize / 100;
-        assert!(pairs * 5 >= expected * 4, "{pairs} pairs, about {expected} expected");
+        assert!(
+            pairs * 5 >= expected * 4,
+            "{pairs} pairs, about {expected} expected"
+        );
     }
     assert!(
         outside.is_empty(),

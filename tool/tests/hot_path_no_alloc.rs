@@ -4,11 +4,11 @@
 //! wait on the channel while the writer is behind; that is per 1024 records, not per event).
 //! One test function: the tool is a process-wide singleton.
 
-use krphase_format::Event;
 use krphase_ffi::{
     CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchData, UserData,
     kernel_dispatch_op,
 };
+use krphase_format::Event;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -111,7 +111,10 @@ fn kernel_dispatch_callbacks_do_not_allocate() {
     let mut r = krphase_format::FileReader::open(&path).expect("open");
     let n = r
         .by_ref()
-        .filter(|e| e.as_ref().is_ok_and(|e| !matches!(e, Event::ClockPair { .. })))
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| !matches!(e, Event::ClockPair { .. }))
+        })
         .count();
     assert_eq!(n, 3 * (10_000 + 100 * 250) + 1, "events in the file");
 }

@@ -252,7 +252,10 @@ mod tests {
         let mut sentinel = without.clone();
         sentinel.extend_from_slice(&UTC_OFFSET_UNKNOWN.to_le_bytes());
         sentinel.extend_from_slice(&[1, 2, 3]);
-        assert_eq!(Header::decode_counting(&sentinel, 2).unwrap(), (h.clone(), 3));
+        assert_eq!(
+            Header::decode_counting(&sentinel, 2).unwrap(),
+            (h.clone(), 3)
+        );
         // 3.0: the clock follows the offset (written with the "unknown" offset when none).
         let tsc = Header {
             clock: Clock::Tsc,

@@ -8,7 +8,10 @@
 //! [`FileReader::skipped`].
 
 use crate::block::{self, FRAME_SIZE, MAX_PAYLOAD, tag};
+use crate::clock::{self, Calibration, Pair};
+use crate::event::kind;
 use crate::event::{Event, NameSpace};
+use crate::header::Clock;
 use crate::header::Header;
 use crate::record::{RECORD_SIZE, Record};
 use crate::skipped::Skipped;
@@ -17,9 +20,6 @@ use crate::version::FormatVersion;
 use crate::{FORMAT_VERSION, MAGIC, MIN_READ_MAJOR};
 use std::collections::VecDeque;
 use std::fs::File;
-use crate::clock::{self, Calibration, Pair};
-use crate::event::kind;
-use crate::header::Clock;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -203,12 +203,13 @@ impl<R: Read + Seek> FileReader<R> {
         };
         match r.read_block()? {
             Some(tag::HEADER) => {
-                let (header, rest) = Header::decode_counting(&r.buf, version.major).map_err(|m| {
-                    err(
-                        HEADER_OFFSET,
-                        ReadErrorKind::Corrupt(format!("header: {m}")),
-                    )
-                })?;
+                let (header, rest) =
+                    Header::decode_counting(&r.buf, version.major).map_err(|m| {
+                        err(
+                            HEADER_OFFSET,
+                            ReadErrorKind::Corrupt(format!("header: {m}")),
+                        )
+                    })?;
                 if !record_size_ok(version, header.record_size) {
                     return Err(err(
                         HEADER_OFFSET,
@@ -248,8 +249,7 @@ impl<R: Read + Seek> FileReader<R> {
         let start = self.offset;
         let mut pairs: Vec<Pair> = Vec::new();
         while let Ok(Some(t)) = self.read_block() {
-            if t != crate::block::tag::EVENTS || !self.buf.len().is_multiple_of(self.record_size)
-            {
+            if t != crate::block::tag::EVENTS || !self.buf.len().is_multiple_of(self.record_size) {
                 continue;
             }
             for b in self.buf.chunks_exact(self.record_size) {

@@ -51,7 +51,10 @@ fn ticks_come_out_as_boottime_ns_and_a_cut_file_extrapolates() {
     let cut = file(&tsc_header(), &blocks[..2]);
     assert_eq!(enqueue_times(&cut), [1_200, 2_500]);
     // The same records in a BOOTTIME file are taken as they are.
-    assert_eq!(enqueue_times(&file(&common::header(), &blocks)), [2_400, 5_000]);
+    assert_eq!(
+        enqueue_times(&file(&common::header(), &blocks)),
+        [2_400, 5_000]
+    );
 }
 
 #[test]
@@ -60,7 +63,10 @@ fn a_tsc_file_with_one_pair_or_an_unknown_clock_is_refused_with_one_line() {
         &tsc_header(),
         &[vec![pair(1_000), Record::enqueue_enter(7, 2_400, 1, 9)]],
     );
-    let e = FileReader::from_bytes(&one).err().expect("refused").to_string();
+    let e = FileReader::from_bytes(&one)
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(
         e.starts_with("offset 8: a TSC-clock file with 1 usable clock calibration pair(s)"),
         "{e}"
@@ -73,7 +79,10 @@ fn a_tsc_file_with_one_pair_or_an_unknown_clock_is_refused_with_one_line() {
         },
         &[],
     );
-    let e = FileReader::from_bytes(&unknown).err().expect("refused").to_string();
+    let e = FileReader::from_bytes(&unknown)
+        .err()
+        .expect("refused")
+        .to_string();
     assert_eq!(
         e,
         "offset 8: header: clock 9 is not one this reader converts; upgrade krphase"

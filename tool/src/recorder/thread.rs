@@ -287,7 +287,8 @@ fn push(h: &ThreadBuffer, words: [u64; 4], now: u64, flush_now: bool, fill_tid: 
     slot.len.store(i + 1, Ordering::Release);
     h.len.set(i + 1);
     if i == 0 {
-        h.flush_at.set(now.saturating_add(clock::units(FLUSH_AGE_MS)));
+        h.flush_at
+            .set(now.saturating_add(clock::units(FLUSH_AGE_MS)));
     }
     if i + 1 == SLOT_RECORDS || now > h.flush_at.get() {
         flush_thread_buffer(h);

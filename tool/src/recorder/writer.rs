@@ -244,7 +244,11 @@ fn pair_if_due(out: &mut Output, pair_due: &mut Option<Instant>) -> bool {
     out.write_pair(pair_when::PERIODIC);
     // On the interval's grid (late wake-ups do not push later pairs back), never in the past.
     let next = due + PAIR_INTERVAL;
-    *pair_due = Some(if next > now { next } else { now + PAIR_INTERVAL });
+    *pair_due = Some(if next > now {
+        next
+    } else {
+        now + PAIR_INTERVAL
+    });
     true
 }
 

@@ -96,12 +96,24 @@ fn a_slewed_stepped_clock_with_preempted_pairs_converts_within_the_bound() {
     let truth = Truth::new(&mut rng, end);
     let (ps, preempted) = pairs(&mut rng, &truth, end);
     let mut cal = Calibration::fit(&ps).expect("enough pairs");
-    assert_eq!(cal.points().len(), ps.len() - preempted, "preempted pairs rejected");
+    assert_eq!(
+        cal.points().len(),
+        ps.len() - preempted,
+        "preempted pairs rejected"
+    );
     let pts = cal.points().to_vec();
-    let step_seg = pts.windows(2).find(|w| w[0].0 < STEP_AT && STEP_AT <= w[1].0);
-    let step_seg = step_seg.map(|w| (w[0].0, w[1].0)).expect("a segment holds the step");
+    let step_seg = pts
+        .windows(2)
+        .find(|w| w[0].0 < STEP_AT && STEP_AT <= w[1].0);
+    let step_seg = step_seg
+        .map(|w| (w[0].0, w[1].0))
+        .expect("a segment holds the step");
     let (first, last) = (pts[0].0, pts[pts.len() - 1].0);
-    let longest = pts.windows(2).map(|w| w[1].0 - w[0].0).max().expect("segments");
+    let longest = pts
+        .windows(2)
+        .map(|w| w[1].0 - w[0].0)
+        .max()
+        .expect("segments");
     let bound = bound_ns(longest);
     assert!(bound < 120.0, "{bound}");
     let (mut worst, mut worst_in_step) = (0.0f64, 0.0f64);
@@ -115,8 +127,13 @@ fn a_slewed_stepped_clock_with_preempted_pairs_converts_within_the_bound() {
         }
     }
     assert!(worst <= bound, "worst {worst:.1} ns > {bound:.1} ns");
-    eprintln!("worst {worst:.1} ns (bound {bound:.1} ns), in the step's segment {worst_in_step:.0} ns");
-    assert!(worst_in_step <= STEP_NS, "inside the step's segment: {worst_in_step}");
+    eprintln!(
+        "worst {worst:.1} ns (bound {bound:.1} ns), in the step's segment {worst_in_step:.0} ns"
+    );
+    assert!(
+        worst_in_step <= STEP_NS,
+        "inside the step's segment: {worst_in_step}"
+    );
     // Outside the pairs, the median rate: 100 ms past the last pair stays within 1 µs (the
     // rate may be a few ppm off the median: 100 ms × 10 ppm = 1 µs).
     let past = last + PAIR_TICKS;

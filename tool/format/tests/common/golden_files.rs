@@ -263,7 +263,12 @@ pub fn v3_0_records() -> Vec<Record> {
                 ..
             } if dispatch_id != 7 => {
                 let ts = host_end.take().expect("host time first");
-                v.push(Record::complete_at(tick(ts), dispatch_id, gpu_start, gpu_end));
+                v.push(Record::complete_at(
+                    tick(ts),
+                    dispatch_id,
+                    gpu_start,
+                    gpu_end,
+                ));
             }
             _ => v.push(in_ticks(r)),
         }
