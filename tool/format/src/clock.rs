@@ -139,25 +139,12 @@ impl Calibration {
     /// `ev` with its host times in BOOTTIME ns (GPU times and CLOCK_PAIR records unchanged).
     pub fn convert(&mut self, ev: Event) -> Event {
         let mut ev = ev;
-        match &mut ev {
-            Event::ConfigEnter { ts, .. }
-            | Event::PassCountEnter { ts, .. }
-            | Event::PassCountReturn { ts, .. }
-            | Event::ConfigExit { ts, .. }
-            | Event::PassEnter { ts, .. }
-            | Event::PassExit { ts, .. }
-            | Event::EnqueueEnter { ts, .. }
-            | Event::EnqueueExit { ts, .. }
-            | Event::Notice { ts, .. }
-            | Event::ModuleVars { ts, .. }
-            | Event::CompleteHost { ts, .. }
-            | Event::CompleteAt { ts, .. } => *ts = self.to_ns(*ts),
-            Event::Continue { ts, own_time, .. } => {
-                let ticks = own_time::decode(*own_time);
-                *own_time = own_time::encode(self.ticks_to_ns(ticks, *ts));
-                *ts = self.to_ns(*ts);
-            }
-            _ => {}
+        if let Event::Continue { ts, own_time, .. } = &mut ev {
+            let ticks = own_time::decode(*own_time);
+            *own_time = own_time::encode(self.ticks_to_ns(ticks, *ts));
+        }
+        if let Some(ts) = ev.host_time_mut() {
+            *ts = self.to_ns(*ts);
         }
         ev
     }

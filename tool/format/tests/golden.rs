@@ -101,6 +101,15 @@ fn v3_0_golden_is_reproduced_and_decodes_to_its_json() {
     check("v3.0.krp", &golden_files::v3_0(), Some("v3.0.json"), false);
 }
 
+/// The record kinds among `events`.
+fn kinds_of(events: &[krphase_format::Event]) -> BTreeSet<u8> {
+    events
+        .iter()
+        .filter_map(|e| e.to_record())
+        .map(|r| r.kind)
+        .collect()
+}
+
 /// The outputs of a golden, as JSON.
 fn outputs_of(name: &str) -> serde_json::Value {
     decode_to_json(&golden_dir().join(name))["outputs"].clone()
@@ -112,13 +121,8 @@ fn v3_0_golden_covers_every_kind_and_reads_back_as_the_2_0_timeline() {
     assert_eq!(r.version(), FormatVersion::V3_0);
     assert!(r.calibration().is_some(), "a TSC-clock file is converted");
     let events: Vec<_> = r.by_ref().map(|e| e.expect("decodes")).collect();
-    let kinds: BTreeSet<u8> = events
-        .iter()
-        .filter_map(|e| e.to_record())
-        .map(|r| r.kind)
-        .collect();
     assert_eq!(
-        kinds,
+        kinds_of(&events),
         (kind::CONFIG_ENTER..=kind::COMPLETE_AT).collect(),
         "all 21 kinds"
     );
@@ -132,13 +136,8 @@ fn v2_0_golden_covers_every_kind_a_stuck_and_an_indefinite_window() {
     let mut r = FileReader::open(golden_dir().join("v2.0.krp")).expect("open");
     assert_eq!(r.version(), FormatVersion::V2_0);
     let events: Vec<_> = r.by_ref().map(|e| e.expect("decodes")).collect();
-    let kinds: BTreeSet<u8> = events
-        .iter()
-        .filter_map(|e| e.to_record())
-        .map(|r| r.kind)
-        .collect();
     assert_eq!(
-        kinds,
+        kinds_of(&events),
         (kind::CONFIG_ENTER..=kind::COUNTER_VALUE).collect(),
         "all 19 kinds"
     );

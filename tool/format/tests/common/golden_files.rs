@@ -186,9 +186,13 @@ fn v2_header() -> Header {
 
 /// The 2.0 golden (`v2.0.krp`), frozen: as the 2.0 writer wrote it.
 pub fn v2_0() -> Vec<u8> {
-    let recs = v2_0_records();
-    let mut w = FileWriter::with_version(Vec::new(), FormatVersion::V2_0, &v2_header().encode())
+    let w = FileWriter::with_version(Vec::new(), FormatVersion::V2_0, &v2_header().encode())
         .expect("header");
+    names_records_trailer(w, &v2_0_records())
+}
+
+/// The 2.0 and 3.0 goldens' body: the names, the records in two blocks, the trailer.
+fn names_records_trailer(mut w: FileWriter<Vec<u8>>, recs: &[Record]) -> Vec<u8> {
     w.write_names(&v2_names()).expect("names");
     let half = recs.len() / 2;
     w.write_records(&recs[..half]).expect("block 1");
@@ -317,14 +321,8 @@ pub fn v3_header() -> Header {
 
 /// The 3.0 golden (`v3.0.krp`), as today's writer writes it.
 pub fn v3_0() -> Vec<u8> {
-    let recs = v3_0_records();
-    let mut w = FileWriter::new(Vec::new(), &v3_header()).expect("header");
-    w.write_names(&v2_names()).expect("names");
-    let half = recs.len() / 2;
-    w.write_records(&recs[..half]).expect("block 1");
-    w.write_records(&recs[half..]).expect("block 2");
-    w.write_trailer(&v2_trailer()).expect("trailer");
-    w.into_inner()
+    let w = FileWriter::new(Vec::new(), &v3_header()).expect("header");
+    names_records_trailer(w, &v3_0_records())
 }
 
 /// A "newer major" file (`v4.0-newer-major.krp`): what a 4.0 writer's file starts with. A 3.0
