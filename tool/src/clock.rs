@@ -20,6 +20,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 static TSC: AtomicBool = AtomicBool::new(false);
 /// Clock units in one millisecond (1 000 000 for BOOTTIME; the TSC's rate, measured at start).
 static UNITS_PER_MS: AtomicU64 = AtomicU64::new(1_000_000);
+/// The two pairs the rate was measured with (2 ms apart): the file's first calibration pairs,
+/// so that a run killed before the writer's first periodic pair still converts.
+static START_PAIRS: std::sync::OnceLock<[Pair; 2]> = std::sync::OnceLock::new();
 
 /// Where the kernel names its current clocksource.
 const CLOCKSOURCE: &str = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
@@ -78,11 +81,17 @@ fn measure_tsc_per_ms() -> u64 {
     let a = raw_pair();
     std::thread::sleep(std::time::Duration::from_millis(2));
     let b = raw_pair();
+    let _ = START_PAIRS.set([a, b]);
     let (dt, dn) = (b.tsc.saturating_sub(a.tsc), b.ns.saturating_sub(a.ns));
     if dn == 0 {
         return 1_000_000;
     }
     (u128::from(dt) * 1_000_000 / u128::from(dn)).clamp(1, u128::from(u64::MAX)) as u64
+}
+
+/// The two pairs taken at [`init`] (TSC clock only).
+pub fn start_pairs() -> Option<[Pair; 2]> {
+    START_PAIRS.get().copied().filter(|_| kind() == Clock::Tsc)
 }
 
 /// A calibration pair for a CLOCK_PAIR record: the narrowest of [`PAIR_TRIES`] back-to-back

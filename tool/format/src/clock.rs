@@ -2,8 +2,8 @@
 //!
 //! A 3.0 file whose header says [`Clock::Tsc`](crate::header::Clock) stores every host time as
 //! raw TSC ticks (one `rdtsc`, the cheapest clock read there is) and carries CLOCK_PAIR records:
-//! (TSC, BOOTTIME ns) pairs the writer thread takes at its start, every [`PAIR_INTERVAL_MS`] ms
-//! and at finish. Each pair is the narrowest of several back-to-back (TSC, BOOTTIME, TSC)
+//! (TSC, BOOTTIME ns) pairs the writer thread writes at its start (with the two the tool took
+//! 2 ms apart when it chose the clock), every [`PAIR_INTERVAL_MS`] ms and at finish. Each pair is the narrowest of several back-to-back (TSC, BOOTTIME, TSC)
 //! readings, its TSC the midpoint of the two reads, and its `width` the ticks between them: a
 //! pair whose reading was preempted is wide, and the writer does not write one wider than
 //! [`MAX_PAIR_WIDTH_NS`].
@@ -26,7 +26,7 @@
 //! runs backwards against their neighbours. Before the first pair and after the last (a file cut
 //! short: the last pair is then up to one interval old) the conversion extrapolates with the
 //! median rate of all segments. A file with fewer than two usable pairs cannot be converted: the
-//! reader refuses it.
+//! reader refuses its first record with a host time.
 
 use crate::event::Event;
 use crate::event::own_time;

@@ -120,6 +120,9 @@ pub struct FileReader<R: Read + Seek> {
     done: bool,
     /// The tick conversion of a TSC-clock file.
     calibration: Option<Calibration>,
+    /// Why a TSC-clock file's ticks cannot be converted: said at its first record with a host
+    /// time (a file cut before any has none to convert, and reads).
+    unconvertible: Option<String>,
 }
 
 impl FileReader<BufReader<File>> {
@@ -200,6 +203,7 @@ impl<R: Read + Seek> FileReader<R> {
             truncated: false,
             done: false,
             calibration: None,
+            unconvertible: None,
         };
         match r.read_block()? {
             Some(tag::HEADER) => {
@@ -275,11 +279,10 @@ impl<R: Read + Seek> FileReader<R> {
             })?;
         self.offset = start;
         self.truncated = false;
-        let cal = Calibration::fit(&pairs).map_err(|e| ReadError {
-            offset: HEADER_OFFSET,
-            kind: ReadErrorKind::Clock(e.to_string()),
-        })?;
-        self.calibration = Some(cal);
+        match Calibration::fit(&pairs) {
+            Ok(cal) => self.calibration = Some(cal),
+            Err(e) => self.unconvertible = Some(e.to_string()),
+        }
         Ok(())
     }
 
@@ -396,7 +399,16 @@ impl<R: Read + Seek> FileReader<R> {
                     self.buf[o..o + RECORD_SIZE].try_into().expect("record");
                 self.last_offset = self.block_at + (FRAME_SIZE + o) as u64;
                 self.rec_pos += 1;
-                let ev = self.decode(&Record::decode(b));
+                let ev = match self.decode(&Record::decode(b)) {
+                    Ok(ev) => ev,
+                    Err(m) => {
+                        self.done = true;
+                        return Some(Err(ReadError {
+                            offset: self.last_offset,
+                            kind: ReadErrorKind::Clock(m),
+                        }));
+                    }
+                };
                 if let Event::Unknown { kind, .. } = ev {
                     self.skipped.kind(kind);
                 }
@@ -423,22 +435,24 @@ impl<R: Read + Seek> FileReader<R> {
         }
     }
 
-    /// A record as an event of the file's version, its host times in BOOTTIME ns.
-    fn decode(&mut self, r: &Record) -> Event {
+    /// A record as an event of the file's version, its host times in BOOTTIME ns; the reason
+    /// when its ticks cannot be converted.
+    fn decode(&mut self, r: &Record) -> Result<Event, String> {
         if self.version.major < 3 && r.kind >= kind::CLOCK_PAIR {
             // Kinds added in 3.0 are a 2.x newer minor's own kinds in a 2.x file.
-            return Event::Unknown {
+            return Ok(Event::Unknown {
                 kind: r.kind,
                 small8: r.small8,
                 small16: r.small16,
                 thread: r.thread,
                 payload: r.payload,
-            };
+            });
         }
         let ev = Event::from_record(r);
-        match &mut self.calibration {
-            Some(c) => c.convert(ev),
-            None => ev,
+        match (&mut self.calibration, &self.unconvertible) {
+            (Some(c), _) => Ok(c.convert(ev)),
+            (None, Some(why)) if ev.host_time().is_some() => Err(why.clone()),
+            _ => Ok(ev),
         }
     }
 

@@ -58,20 +58,28 @@ fn ticks_come_out_as_boottime_ns_and_a_cut_file_extrapolates() {
 }
 
 #[test]
-fn a_tsc_file_with_one_pair_or_an_unknown_clock_is_refused_with_one_line() {
+fn ticks_without_two_pairs_or_an_unknown_clock_are_refused_with_one_line() {
     let one = file(
         &tsc_header(),
         &[vec![pair(1_000), Record::enqueue_enter(7, 2_400, 1, 9)]],
     );
-    let e = FileReader::from_bytes(&one)
-        .err()
-        .expect("refused")
-        .to_string();
+    // Refused at its first record with a host time (the one after the pair).
+    let mut r = FileReader::from_bytes(&one).expect("the header reads");
+    assert!(matches!(r.next(), Some(Ok(Event::ClockPair { .. }))));
+    let at = r.last_offset() + 32;
+    let e = r.next().expect("an item").expect_err("refused").to_string();
     assert!(
-        e.starts_with("offset 8: a TSC-clock file with 1 usable clock calibration pair(s)"),
+        e.starts_with(&format!(
+            "offset {at}: a TSC-clock file with 1 usable clock calibration pair(s)"
+        )),
         "{e}"
     );
     assert!(!e.contains('\n'));
+    assert!(r.next().is_none(), "nothing after the refusal");
+    // A file cut before any record with a host time reads (nothing to convert).
+    let bare = file(&tsc_header(), &[vec![pair(1_000)]]);
+    let evs: Vec<_> = FileReader::from_bytes(&bare).expect("open").collect();
+    assert_eq!(evs.len(), 1);
     let unknown = file(
         &Header {
             clock: Clock::Unknown(9),

@@ -8,7 +8,7 @@ use crate::output::open::open_output;
 use crate::{clock, sys};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use krphase_format::block::MAX_RECORDS_PER_BLOCK;
-use krphase_format::clock::{PAIR_INTERVAL_MS, pair_when};
+use krphase_format::clock::{PAIR_INTERVAL_MS, Pair, pair_when};
 use krphase_format::{FileWriter, Header, NameSpace, Record, Trailer};
 use std::fs::File;
 use std::io::{self, BufWriter};
@@ -113,14 +113,28 @@ impl Output {
     /// try), after everything gathered so far, as a block of its own: it is not a producer's
     /// record, so it stays out of the hand-over accounting.
     fn write_pair(&mut self, when: u8) {
-        let Some(p) = clock::pair() else { return };
-        self.write_pending();
+        if let Some(p) = clock::pair() {
+            self.write_pending();
+            self.write_clock_pair(p, when);
+        }
+    }
+
+    fn write_clock_pair(&mut self, p: Pair, when: u8) {
         let r = Record::clock_pair(sys::gettid(), p.tsc, p.ns, p.width, when);
         if self.failed.is_none()
             && let Err(e) = self.file.write_words(&[r.to_words()])
         {
             self.fail(e);
         }
+    }
+
+    /// The pairs taken when the clock was chosen, then one now: the file's START pairs, ahead of
+    /// every record (a run killed at once still has two).
+    fn write_start_pairs(&mut self) {
+        for p in clock::start_pairs().into_iter().flatten() {
+            self.write_clock_pair(p, pair_when::START);
+        }
+        self.write_pair(pair_when::START);
     }
 
     /// The channel is idle: everything gathered goes to the file now.
@@ -266,7 +280,7 @@ fn writer_loop(
         observed: Observed::default(),
     };
     let mut pair_due = (clock::kind() == krphase_format::header::Clock::Tsc).then(|| {
-        out.write_pair(pair_when::START);
+        out.write_start_pairs();
         Instant::now() + PAIR_INTERVAL
     });
     while let Some(first) = next_message(&ch.messages, &mut out, &mut pair_due) {
