@@ -1,20 +1,45 @@
 //! Import and report throughput on synthetic phase files: `cargo bench -p krphase-analyzer
-//! --bench import`. Prints events/s and the importing process's peak RSS for 1 M- and 10 M-event
-//! files, and the `report` time on 1 M windows. Goals: ≥ 2 M events/s, memory flat in file size,
-//! report ≤ 0.5 s (the compare bench times it beside the window-by-window path).
-//! `KRPHASE_BENCH_QUICK=1` shrinks every size tenfold.
+//! --bench import`. For 1 M- and 10 M-event files it prints, as medians of `ROUNDS` rounds that
+//! alternate the two:
+//!
+//! - `krphase import` into a fresh database (a whole process: start, file hash, decoding, window
+//!   reconstruction, inserts, per-run summaries, commit), with events/s and peak RSS;
+//! - the reference timed in the same run: a bare rusqlite program inserting the very rows that
+//!   import stored (summaries included), from memory, into a fresh database with the same schema
+//!   and settings (`common/bare_insert.rs`);
+//! - their ratio beside the goal (≤ 1.15×), their CPU-time ratio (which other work on the
+//!   machine does not move: import's is both its threads), and the file hash alone (in this
+//!   process), so a slow hash shows as such.
+//!
+//! Then `report` on one run of 1 M windows beside its goal (≤ 0.5 s). `KRPHASE_BENCH_QUICK=1`
+//! shrinks every size tenfold.
 
 use std::path::Path;
+use std::time::Instant;
 
+use krphase_analyzer::import::krp::file_hash;
 use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
 
+#[path = "common/bare_insert.rs"]
+mod bare_insert;
 mod common;
-use common::krphase;
+use common::{children_cpu_s, krphase, thread_cpu_s};
 
 /// Events per replayed 2-pass window in the synthetic files (plus an opt-out every tenth).
 const EVENTS_PER_WINDOW: f64 = 17.6;
+/// Rounds of each measurement (import and bare insert alternate within a round).
+const ROUNDS: usize = 3;
+/// Import's goal against the bare insert of the same rows.
+const GOAL_RATIO: f64 = 1.15;
+/// `report`'s goal on 1 M windows, seconds.
+const GOAL_REPORT_S: f64 = 0.5;
 
-fn import(dir: &Path, events: u64) -> (u64, f64, u64) {
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn synthetic(dir: &Path, events: u64) -> (std::path::PathBuf, u64) {
     let windows = (events as f64 / EVENTS_PER_WINDOW).round() as u64;
     let file = dir.join(format!("{events}.krp"));
     let truth = write_synthetic_file(
@@ -25,15 +50,110 @@ fn import(dir: &Path, events: u64) -> (u64, f64, u64) {
         },
     )
     .expect("write synthetic file");
-    let db = dir.join(format!("{events}.db"));
-    let (wall, rss) = krphase(&[
-        "--db",
-        db.to_str().unwrap(),
-        "import",
-        file.to_str().unwrap(),
-    ]);
+    (file, truth.events)
+}
+
+/// One size: import and bare insert alternated `ROUNDS` times; prints the rows.
+fn import_case(dir: &Path, events: u64) {
+    let (file, n) = synthetic(dir, events);
+    let f = file.to_str().unwrap();
+    let (mut import_s, mut bare_s, mut hash_s, mut rss) = (vec![], vec![], vec![], 0);
+    let (mut import_cpu, mut bare_cpu) = (vec![], vec![]);
+    let mut rows = None;
+    for round in 0..ROUNDS {
+        let db = dir.join(format!("{events}-{round}.db"));
+        let cpu = children_cpu_s();
+        let (wall, r) = krphase(&["--db", db.to_str().unwrap(), "import", f]);
+        import_cpu.push(children_cpu_s() - cpu);
+        import_s.push(wall);
+        rss = rss.max(r);
+        let tables = rows.get_or_insert_with(|| bare_insert::load(&db));
+        let bare_db = dir.join(format!("{events}-{round}-bare.db"));
+        let cpu = thread_cpu_s();
+        bare_s.push(bare_insert::insert(&bare_db, tables));
+        bare_cpu.push(thread_cpu_s() - cpu);
+        let t = Instant::now();
+        file_hash(&file).expect("hash");
+        hash_s.push(t.elapsed().as_secs_f64());
+        for d in [db, bare_db] {
+            std::fs::remove_file(&d).ok();
+        }
+    }
+    let (imp, bare, hash) = (median(import_s), median(bare_s), median(hash_s));
+    let (imp_cpu, bare_cpu) = (median(import_cpu), median(bare_cpu));
+    let stored = rows.as_deref().map_or(0, bare_insert::count);
+    let label = format!("{}M events", events as f64 / 1e6);
+    println!(
+        "{:<34} {:>9.2} s {:>12.0} ev/s {:>9} KiB peak",
+        format!("import {label}"),
+        imp,
+        n as f64 / imp,
+        rss
+    );
+    println!(
+        "{:<34} {:>9.2} s {:>12} rows",
+        format!("  bare insert, same {label} rows"),
+        bare,
+        stored
+    );
+    println!(
+        "{:<34} {:>9.3} s",
+        format!(
+            "  file hash alone ({} MB)",
+            file.metadata().map_or(0, |m| m.len()) >> 20
+        ),
+        hash
+    );
+    let ratio = imp / bare;
+    println!(
+        "{:<34} {:>9.2} ×  goal ≤ {GOAL_RATIO}×: {}",
+        "  import / bare insert, wall",
+        ratio,
+        if ratio <= GOAL_RATIO {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+    // CPU time does not depend on what else the machine runs; import's is both its threads.
+    println!(
+        "{:<34} {:>9.2} ×  ({imp_cpu:.2} s / {bare_cpu:.2} s)",
+        "  import / bare insert, CPU",
+        imp_cpu / bare_cpu
+    );
     std::fs::remove_file(&file).ok();
-    (truth.events, wall, rss)
+}
+
+fn report_case(dir: &Path, windows: u64) {
+    let file = dir.join("report.krp");
+    write_synthetic_file(
+        &file,
+        &SynthSpec {
+            windows,
+            ..SynthSpec::default()
+        },
+    )
+    .expect("write");
+    let db = dir.join("report.db");
+    let db = db.to_str().unwrap();
+    krphase(&["--db", db, "import", file.to_str().unwrap()]);
+    std::fs::remove_file(&file).ok();
+    for format in ["table", "json"] {
+        let walls: Vec<f64> = (0..ROUNDS)
+            .map(|_| krphase(&["--db", db, "report", "--format", format]).0)
+            .collect();
+        let wall = median(walls);
+        println!(
+            "{:<34} {:>9.3} s  goal ≤ {GOAL_REPORT_S} s: {}",
+            format!("report {format}, {windows} windows"),
+            wall,
+            if wall <= GOAL_REPORT_S {
+                "met"
+            } else {
+                "NOT met"
+            }
+        );
+    }
 }
 
 fn main() {
@@ -43,49 +163,9 @@ fn main() {
         1
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    println!(
-        "{:<28} {:>12} {:>10} {:>14} {:>12}",
-        "case", "events", "wall s", "events/s", "peak RSS"
-    );
+    println!("medians of {ROUNDS} rounds; import and its bare reference alternate in each round");
     for events in [1_000_000 / scale, 10_000_000 / scale] {
-        let (n, wall, rss) = import(dir.path(), events);
-        println!(
-            "{:<28} {:>12} {:>10.2} {:>14.0} {:>9} KiB",
-            format!("import {}M events", events as f64 / 1e6),
-            n,
-            wall,
-            n as f64 / wall,
-            rss
-        );
+        import_case(dir.path(), events);
     }
-    let windows = 1_000_000 / scale;
-    let file = dir.path().join("report.krp");
-    write_synthetic_file(
-        &file,
-        &SynthSpec {
-            windows,
-            ..SynthSpec::default()
-        },
-    )
-    .expect("write");
-    let db = dir.path().join("report.db");
-    krphase(&[
-        "--db",
-        db.to_str().unwrap(),
-        "import",
-        file.to_str().unwrap(),
-    ]);
-    std::fs::remove_file(&file).ok();
-    let db = db.to_str().unwrap();
-    for format in ["table", "json"] {
-        let (wall, rss) = krphase(&["--db", db, "report", "--format", format]);
-        println!(
-            "{:<28} {:>12} {:>10.2} {:>14} {:>9} KiB",
-            format!("report {format}, {windows} windows"),
-            "",
-            wall,
-            "",
-            rss
-        );
-    }
+    report_case(dir.path(), 1_000_000 / scale);
 }

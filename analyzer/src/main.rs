@@ -28,7 +28,9 @@ fn db_of(cli: &Cli, db_given: bool) -> Option<PathBuf> {
 fn run(cli: Cli, db_given: bool) -> Result<()> {
     let db = cli.db.as_path();
     match cli.cmd {
-        Cmd::Import { files, label } => import::import_command(db, &files, label.label.as_deref()),
+        Cmd::Import { files, label, jobs } => {
+            import::import_command(db, &files, label.label.as_deref(), jobs.map(usize::from))
+        }
         Cmd::Runs { format } => report::runs_list::runs_command(db, format.format),
         Cmd::ImportLog { file, run, force } => {
             import::import_log_command(db, &file, run.as_deref(), force)

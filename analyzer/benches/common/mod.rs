@@ -22,3 +22,30 @@ pub fn krphase(args: &[&str]) -> (f64, u64) {
         .unwrap_or(0);
     (wall, rss)
 }
+
+/// CPU seconds (user + system) in `/proc/<what>/stat`'s fields from `first` (the 14th field is
+/// utime; the 16th, cutime), at the kernel's clock-tick resolution.
+fn proc_cpu_s(what: &str, first: usize) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{what}/stat")).unwrap_or_default();
+    // The command name may hold spaces; the fields after it are plain numbers.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    // Fields after the name start at the 3rd; ticks are 100 a second on Linux.
+    let at = |n: usize| f.get(n - 3).copied().unwrap_or(0.0);
+    (at(first) + at(first + 1)) / 100.0
+}
+
+/// CPU seconds of this process's waited-for children so far.
+#[allow(dead_code)]
+pub fn children_cpu_s() -> f64 {
+    proc_cpu_s("self", 16)
+}
+
+/// CPU seconds of the calling thread so far.
+#[allow(dead_code)]
+pub fn thread_cpu_s() -> f64 {
+    proc_cpu_s("thread-self", 14)
+}

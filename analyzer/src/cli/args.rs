@@ -39,6 +39,10 @@ pub enum Cmd {
         files: Vec<PathBuf>,
         #[command(flatten)]
         label: ImportLabel,
+        /// Files decoded at once, ahead of the one being written (default: one per core; 1
+        /// imports one file at a time). The database gets the same rows in the same order.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+        jobs: Option<u16>,
     },
     /// List the imported runs: id, label, pid, host, mode, windows, declines, wall, file.
     #[command(after_help = "Example:\n  krphase runs --format csv")]

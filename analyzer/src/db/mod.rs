@@ -31,7 +31,7 @@ const MIGRATIONS: &[&str] = &[
 CREATE TABLE IF NOT EXISTS krphase_run (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL,
-    file_hash TEXT NOT NULL UNIQUE,     -- sha256 of the phase file: import is idempotent by content
+    file_hash TEXT NOT NULL UNIQUE,     -- the phase file's content hash: import is idempotent by content
     label TEXT,
     pid INTEGER, ppid INTEGER, host TEXT, command TEXT,
     sdk_version TEXT, format_version INTEGER,

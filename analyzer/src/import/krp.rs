@@ -11,16 +11,20 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use krphase_format::event::{Event, Notice};
-use krphase_format::windows::{
-    CounterReading, Decline, Outcome, Output, PlainDispatch, Reconstructor, Source, Window,
-};
+use krphase_format::windows::{CounterReading, Output, PlainDispatch, Reconstructor};
 use krphase_format::{FileReader, Mode};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
 
 use crate::db;
+
+#[path = "krp_rows.rs"]
+mod krp_rows;
+use krp_rows::WindowRows;
 
 /// What one import did.
 #[derive(Debug, Clone, Default)]
@@ -41,21 +45,46 @@ pub struct Imported {
     pub drop_note: String,
 }
 
-/// sha256 of a file, streamed.
-pub fn file_hash(path: &Path) -> Result<String> {
+/// The connection settings an import runs under (the import benchmark's bare-insert baseline
+/// uses the same). A 16 MiB page cache: inserts append in key order, so a small cache suffices
+/// and memory stays flat however large the file.
+pub const IMPORT_PRAGMAS: &str = "PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY;";
+
+/// How a phase file's content is named in `krphase_run.file_hash`: `blake3:` and the BLAKE3
+/// digest in hex. Databases made before it hold the bare SHA-256 hex of their files; an import
+/// looks for those too ([`already_imported`]), so they keep deduplicating without a rewrite.
+const HASH_PREFIX: &str = "blake3:";
+
+/// Streams `path` through `update`.
+fn stream(path: &Path, mut update: impl FnMut(&[u8])) -> Result<()> {
     let mut f =
         std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
         let n = f
             .read(&mut buf)
             .with_context(|| format!("{}: read error", path.display()))?;
         if n == 0 {
-            break;
+            return Ok(());
         }
-        h.update(&buf[..n]);
+        update(&buf[..n]);
     }
+}
+
+/// The content name of a file as new rows store it (BLAKE3: several times SHA-256's speed, so
+/// the hash that makes import idempotent costs a few ms even on a 10 M-event file).
+pub fn file_hash(path: &Path) -> Result<String> {
+    let mut h = blake3::Hasher::new();
+    stream(path, |b| {
+        h.update(b);
+    })?;
+    Ok(format!("{HASH_PREFIX}{}", h.finalize().to_hex()))
+}
+
+/// The SHA-256 hex of a file, as databases before BLAKE3 named their runs.
+fn legacy_hash(path: &Path) -> Result<String> {
+    let mut h = Sha256::new();
+    stream(path, |b| h.update(b))?;
     Ok(format!("{:x}", h.finalize()))
 }
 
@@ -66,16 +95,104 @@ pub fn import_phase_file(conn: &mut Connection, path: &Path, label: Option<&str>
 }
 
 /// As [`import_phase_file`], with counts.
+pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> Result<Imported> {
+    import_started(conn, start(path), label)
+}
+
+/// What a decoding thread learns first: the file's content hash and its header.
+struct Opened {
+    hash: String,
+    header: krphase_format::Header,
+    version: krphase_format::FormatVersion,
+}
+
+/// A phase file being hashed and decoded on its own thread (named `krphase-decode`), its rows
+/// waiting in bounded batches for [`import_started`]. Several can be started ahead of the one
+/// being inserted: a many-file import decodes in parallel while one connection writes.
+pub struct Started {
+    path: PathBuf,
+    opened: Receiver<Opened>,
+    batches: Receiver<Vec<Row>>,
+    /// Emptied batches going back to be refilled (their capacity kept).
+    done: SyncSender<Vec<Row>>,
+    /// The decoding thread (taken when joined), or why it could not start.
+    decoder: Option<std::io::Result<JoinHandle<Result<Decoded>>>>,
+}
+
+/// Starts hashing and decoding `path` on a thread of its own. Never fails here: an error (the
+/// file cannot be read, a bad magic, a corrupt block) is the one [`import_started`] returns.
+pub fn start(path: &Path) -> Started {
+    let (opened_tx, opened) = sync_channel::<Opened>(1);
+    let (full, batches) = sync_channel::<Vec<Row>>(BATCHES);
+    let (done, empty) = sync_channel::<Vec<Row>>(BATCHES + 1);
+    let p = path.to_path_buf();
+    let decoder = std::thread::Builder::new()
+        .name("krphase-decode".into())
+        .spawn(move || {
+            let hash = file_hash(&p)?;
+            let reader = FileReader::open(&p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
+            let header = reader.header().clone();
+            let version = reader.version();
+            let o = Opened {
+                hash,
+                header: header.clone(),
+                version,
+            };
+            if opened_tx.send(o).is_err() {
+                return Err(anyhow!("{}: import abandoned", p.display()));
+            }
+            decode(reader, &header, Batches { full, empty })
+                .map_err(|e| anyhow!("{}: {e}", p.display()))
+        });
+    Started {
+        path: path.to_path_buf(),
+        opened,
+        batches,
+        done,
+        decoder: Some(decoder),
+    }
+}
+
+impl Started {
+    /// Waits for the decoding thread to end; its error, if it had one.
+    fn join(&mut self) -> Result<Decoded> {
+        let h = match self.decoder.take() {
+            Some(Ok(h)) => h,
+            Some(Err(e)) => bail!(
+                "{}: cannot start a decoding thread: {e}",
+                self.path.display()
+            ),
+            None => bail!(
+                "{}: the decoding thread was joined before",
+                self.path.display()
+            ),
+        };
+        h.join()
+            .map_err(|_| anyhow!("{}: the decoding thread panicked", self.path.display()))?
+    }
+}
+
+/// Imports a started phase file: checks its content was not imported before, then inserts its
+/// rows as its thread decodes them, in one transaction.
 ///
 /// The already-imported check and the inserts are one IMMEDIATE transaction: a process importing
 /// the same file at the same time waits for this one and then finds the run, never a duplicate.
-pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> Result<Imported> {
-    let hash = file_hash(path)?;
-    // A 16 MiB page cache: inserts append in key order, so a small cache suffices and memory
-    // stays flat however large the file.
-    conn.execute_batch("PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY;")?;
+pub fn import_started(
+    conn: &mut Connection,
+    mut s: Started,
+    label: Option<&str>,
+) -> Result<Imported> {
+    let Ok(opened) = s.opened.recv() else {
+        return Err(s
+            .join()
+            .err()
+            .unwrap_or_else(|| anyhow!("{}: the decoding thread ended early", s.path.display())));
+    };
+    let path = s.path.clone();
+    let path = path.as_path();
+    conn.execute_batch(IMPORT_PRAGMAS)?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    if let Some(id) = already_imported(&tx, &hash, label)? {
+    if let Some(id) = already_imported(&tx, path, &opened.hash, label)? {
         tx.commit()?;
         return Ok(Imported {
             run_id: id,
@@ -83,64 +200,26 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
             ..Imported::default()
         });
     }
-    let reader = FileReader::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    let h = reader.header().clone();
-    tx.execute(
-        "INSERT INTO krphase_run (path, file_hash, label, pid, ppid, host, command, sdk_version,
-           format_version, mode, passes, kernel_filter, clock_boottime_ns, clock_realtime_ns,
-           imported_at, utc_offset_s)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-        params![
-            path.display().to_string(),
-            hash,
-            label,
-            h.pid,
-            h.ppid,
-            h.hostname,
-            h.command_line,
-            format!(
-                "{}.{}.{}",
-                h.sdk_version.0, h.sdk_version.1, h.sdk_version.2
-            ),
-            reader.version().major,
-            h.mode.name(),
-            h.passes,
-            (!h.filter.is_empty()).then_some(h.filter.as_str()),
-            h.boottime_ns as i64,
-            h.realtime_ns as i64,
-            db::now_utc(),
-            h.utc_offset_s,
-        ],
-    )?;
-    let run_id = tx.last_insert_rowid();
-    // Window ids this transaction will assign start above the current maximum.
-    let first_window_id: i64 = tx.query_row(
-        "SELECT COALESCE(MAX(id), 0) + 1 FROM krphase_window",
-        [],
-        |r| r.get(0),
-    )?;
+    let (run_id, first_window_id) = insert_run(&tx, path, &opened, label)?;
     let mut out = Imported {
         run_id,
         ..Imported::default()
     };
-    // Decoding and window reconstruction run on a second thread, feeding the inserts here in
-    // bounded batches: the two halves of an import cost about the same, and overlap.
-    let (decoded, summary) =
-        std::thread::scope(|scope| -> Result<(Decoded, db::summary::Builder)> {
-            let (tx_batches, rx_batches) = std::sync::mpsc::sync_channel::<Vec<Output>>(8);
-            let decoder = scope.spawn(move || decode(reader, &h, tx_batches));
-            let mut ins = Inserter::new(&tx, run_id)?;
-            for batch in rx_batches {
-                for o in batch {
-                    ins.output(o, &mut out)?;
-                }
-            }
-            let decoded = decoder
-                .join()
-                .map_err(|_| anyhow!("{}: the decoder thread panicked", path.display()))?
-                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-            Ok((decoded, ins.summary))
-        })?;
+    // Decoding, window reconstruction, row values and the run's summary run on the decoding
+    // thread, feeding the inserts here in bounded batches: this thread only binds and steps, the
+    // slower half, and the two overlap.
+    let mut ins = Inserter::new(&tx, run_id)?;
+    while let Ok(mut batch) = s.batches.recv() {
+        for r in &batch {
+            ins.row(r, &mut out)?;
+        }
+        // Back to the decoder, its capacity kept (a full batch is half a MiB).
+        batch.clear();
+        let _ = s.done.try_send(batch);
+    }
+    drop(ins);
+    let mut decoded = s.join()?;
+    let summary = std::mem::take(&mut decoded.summary);
     let h = &decoded.header;
     let (mut first, last, mode, layout, trailer) = (
         decoded.first,
@@ -197,15 +276,77 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     Ok(out)
 }
 
-/// The run imported from the same content before, if any; `label` names it when it has none.
-fn already_imported(tx: &Transaction<'_>, hash: &str, label: Option<&str>) -> Result<Option<i64>> {
-    let id = tx
-        .query_row(
+/// Inserts the run's row; returns its id and the first window id this transaction will assign.
+fn insert_run(
+    tx: &Transaction<'_>,
+    path: &Path,
+    o: &Opened,
+    label: Option<&str>,
+) -> Result<(i64, i64)> {
+    let h = &o.header;
+    tx.execute(
+        "INSERT INTO krphase_run (path, file_hash, label, pid, ppid, host, command, sdk_version,
+           format_version, mode, passes, kernel_filter, clock_boottime_ns, clock_realtime_ns,
+           imported_at, utc_offset_s)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        params![
+            path.display().to_string(),
+            o.hash,
+            label,
+            h.pid,
+            h.ppid,
+            h.hostname,
+            h.command_line,
+            format!(
+                "{}.{}.{}",
+                h.sdk_version.0, h.sdk_version.1, h.sdk_version.2
+            ),
+            o.version.major,
+            h.mode.name(),
+            h.passes,
+            (!h.filter.is_empty()).then_some(h.filter.as_str()),
+            h.boottime_ns as i64,
+            h.realtime_ns as i64,
+            db::now_utc(),
+            h.utc_offset_s,
+        ],
+    )?;
+    let run_id = tx.last_insert_rowid();
+    let first_window_id: i64 = tx.query_row(
+        "SELECT COALESCE(MAX(id), 0) + 1 FROM krphase_window",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok((run_id, first_window_id))
+}
+
+/// The run imported from the same content before, if any (named by `hash`, or by the file's
+/// SHA-256 when the database holds runs named that way); `label` names it when it has none.
+fn already_imported(
+    tx: &Transaction<'_>,
+    path: &Path,
+    hash: &str,
+    label: Option<&str>,
+) -> Result<Option<i64>> {
+    let find = |h: &str| {
+        tx.query_row(
             "SELECT id FROM krphase_run WHERE file_hash = ?1",
-            [hash],
+            [h],
             |r| r.get::<_, i64>(0),
         )
-        .optional()?;
+        .optional()
+    };
+    let mut id = find(hash)?;
+    if id.is_none() {
+        let legacy: bool = tx.query_row(
+            "SELECT EXISTS (SELECT 1 FROM krphase_run WHERE file_hash NOT LIKE 'blake3:%')",
+            [],
+            |r| r.get(0),
+        )?;
+        if legacy {
+            id = find(&legacy_hash(path)?)?;
+        }
+    }
     if let (Some(id), Some(l)) = (id, label) {
         tx.execute(
             "UPDATE krphase_run SET label = ?1 WHERE id = ?2 AND label IS NULL",
@@ -252,9 +393,21 @@ struct Decoded {
     layout: Option<&'static str>,
     truncated: bool,
     trailer: Option<krphase_format::Trailer>,
+    /// The run's summary, gathered from the windows' rows.
+    summary: db::summary::Builder,
 }
 
-/// Outputs per batch sent to the inserting thread.
+/// The channels between the two threads of an import: batches of rows, and emptied batches
+/// going back to be refilled.
+struct Batches {
+    full: std::sync::mpsc::SyncSender<Vec<Row>>,
+    empty: std::sync::mpsc::Receiver<Vec<Row>>,
+}
+
+/// Batches in flight to the inserting thread.
+const BATCHES: usize = 8;
+
+/// Rows per batch sent to the inserting thread.
 const BATCH: usize = 1024;
 
 /// The one-line note of what the reader skipped (a newer minor's additions) and how many
@@ -280,12 +433,13 @@ fn reader_note(
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-/// Reads every event, reconstructs windows and sends them in batches (kernel names resolved).
+/// Reads every event, reconstructs windows and sends their rows in batches (kernel names
+/// resolved), summarising the run as it goes.
 /// Stops early, without error, if the receiver has gone (the inserts failed).
 fn decode(
     mut reader: FileReader<std::io::BufReader<std::fs::File>>,
     header: &krphase_format::Header,
-    tx: std::sync::mpsc::SyncSender<Vec<Output>>,
+    batches: Batches,
 ) -> Result<Decoded> {
     let mut d = Decoded {
         header: header.clone(),
@@ -302,6 +456,11 @@ fn decode(
         },
         truncated: false,
         trailer: None,
+        summary: db::summary::Builder::default(),
+    };
+    let mut maker = RowMaker {
+        summary: db::summary::Builder::default(),
+        scratch: db::phases::WindowRow::default(),
     };
     // Events mean what the file's version says (a 1.x file's placements, see for_version).
     let mut rec = Reconstructor::for_version(reader.version());
@@ -347,13 +506,20 @@ fn decode(
             }
         }
         while let Some(o) = rec.pop() {
-            batch.push(named(&rec, o));
+            batch.push(maker.row(named(&rec, o)));
         }
         if batch.len() >= BATCH || (finished && !batch.is_empty()) {
-            if tx.send(std::mem::take(&mut batch)).is_err() {
+            let next = batches
+                .empty
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+            if batches
+                .full
+                .send(std::mem::replace(&mut batch, next))
+                .is_err()
+            {
                 break;
             }
-            batch.reserve(BATCH);
         }
         if finished {
             break;
@@ -362,6 +528,8 @@ fn decode(
     d.truncated = reader.truncated();
     d.trailer = reader.trailer().copied();
     d.note = reader_note(d.version, reader.skipped(), rec.evicted());
+    maker.summary.summarise_phases();
+    d.summary = maker.summary;
     Ok(d)
 }
 
@@ -375,6 +543,11 @@ fn timestamp(ev: &Event) -> Option<u64> {
     .filter(|&t| t > 0)
 }
 
+/// `a - b` when both are known (SQL's NULL arithmetic).
+fn minus(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    Some(a? - b?)
+}
+
 fn i(v: Option<u64>) -> Option<i64> {
     v.map(|x| x as i64)
 }
@@ -382,6 +555,65 @@ fn i(v: Option<u64>) -> Option<i64> {
 /// Columns of a `krphase_pass` row, and the most rows one INSERT carries.
 const PASS_COLUMNS: usize = 12;
 const MAX_PASS_ROWS: usize = 8;
+
+/// What the decoding thread hands the inserting thread: rows ready to bind.
+// Rows travel by value in batches that are reused: boxing the large variant would add an
+// allocation (and a cross-thread free) per window.
+#[allow(clippy::large_enum_variant)]
+enum Row {
+    /// A window or an opt-out, with the counter values of its passes.
+    Window(WindowRows, Vec<CounterReading>),
+    Plain(PlainDispatch),
+    Counter(CounterReading),
+}
+
+/// Turns one reconstructed output into its rows, adding windows to the run's summary.
+struct RowMaker {
+    summary: db::summary::Builder,
+    scratch: db::phases::WindowRow,
+}
+
+impl RowMaker {
+    fn row(&mut self, o: Output) -> Row {
+        let rows = match o {
+            Output::Window(mut w) => {
+                let kernel = w.kernel_name.take();
+                let counters = w
+                    .passes
+                    .iter_mut()
+                    .flat_map(|p| p.counters.drain(..))
+                    .collect();
+                (WindowRows::window(&w, kernel), counters)
+            }
+            Output::Decline(mut d) => {
+                let kernel = d.kernel_name.take();
+                (WindowRows::decline(&d, kernel), Vec::new())
+            }
+            Output::Plain(p) => {
+                let enqueue = minus(i(p.enqueue_exit), i(p.enqueue_enter));
+                let seen = self.summary.rows_seen();
+                seen.plain(p.dispatch_id as i64, p.had_config, enqueue);
+                return Row::Plain(p);
+            }
+            Output::Counter(c) => return Row::Counter(c),
+        };
+        let seen = self.summary.rows_seen();
+        if rows.0.outcome != "replayed" {
+            seen.declined(rows.0.dispatch_id);
+        }
+        for p in &rows.0.passes {
+            seen.pass(
+                p[0].unwrap_or(0),
+                minus(p[2], p[1]),
+                minus(p[4], p[3]),
+                p[7] == Some(1),
+            );
+        }
+        db::summary::fill(&rows.0.fresh(), &mut self.scratch);
+        self.summary.add(&self.scratch);
+        Row::Window(rows.0, rows.1)
+    }
+}
 
 /// Cached insert statements for one run.
 struct Inserter<'t> {
@@ -392,9 +624,6 @@ struct Inserter<'t> {
     dispatch: rusqlite::CachedStatement<'t>,
     counter: rusqlite::CachedStatement<'t>,
     conn: &'t Transaction<'t>,
-    /// The run's summary, gathered from the rows as they are written.
-    summary: db::summary::Builder,
-    row: db::phases::WindowRow,
 }
 
 impl<'t> Inserter<'t> {
@@ -433,15 +662,7 @@ impl<'t> Inserter<'t> {
                    WHERE run_id = ?1 AND dispatch_id = ?3)), ?3,?4,?5,?6,?7,?8)",
             )?,
             conn: tx,
-            summary: db::summary::Builder::default(),
-            row: db::phases::WindowRow::default(),
         })
-    }
-
-    /// Adds a window just written to the run's summary.
-    fn summarise(&mut self, f: &db::summary::FreshWindow<'_>) {
-        db::summary::fill(f, &mut self.row);
-        self.summary.add(&self.row);
     }
 
     /// One counter value; without `window_id`, the run's window of that dispatch (if any).
@@ -459,221 +680,86 @@ impl<'t> Inserter<'t> {
         Ok(())
     }
 
-    fn output(&mut self, o: Output, out: &mut Imported) -> Result<()> {
-        match o {
-            Output::Window(mut w) => {
-                out.windows += 1;
-                let kernel = w.kernel_name.take();
-                self.window(&w, kernel)?;
-                out.counters += w
-                    .passes
-                    .iter()
-                    .map(|p| p.counters.len() as u64)
-                    .sum::<u64>();
+    fn row(&mut self, r: &Row, out: &mut Imported) -> Result<()> {
+        match r {
+            Row::Window(w, counters) => {
+                if w.outcome == "opt_out" {
+                    out.declines += 1;
+                } else {
+                    out.windows += 1;
+                }
+                out.counters += counters.len() as u64;
+                let window_id = self.window(w)?;
+                for c in counters {
+                    self.counter(c, Some(window_id))?;
+                }
             }
-            Output::Decline(mut d) => {
-                out.declines += 1;
-                let kernel = d.kernel_name.take();
-                self.decline(&d, kernel)?;
-            }
-            Output::Plain(mut p) => {
+            Row::Plain(p) => {
                 out.dispatches += 1;
-                let kernel = p.kernel_name.take();
-                self.plain(&p, kernel)?;
+                self.plain(p)?;
             }
-            Output::Counter(c) => {
+            Row::Counter(c) => {
                 out.counters += 1;
-                self.counter(&c, None)?;
+                self.counter(c, None)?;
             }
         }
         Ok(())
     }
 
-    fn window(&mut self, w: &Window, kernel: Option<String>) -> Result<()> {
-        let sum = |f: &dyn Fn(&krphase_format::windows::Pass) -> Option<u64>| -> Option<i64> {
-            let v: Vec<u64> = w.passes.iter().filter_map(f).collect();
-            (!v.is_empty()).then(|| v.iter().sum::<u64>() as i64)
-        };
-        let pass_ns = sum(&|p| Some(p.exit?.saturating_sub(p.enter?)));
-        let gpu_ns = sum(&|p| Some(p.gpu_end?.saturating_sub(p.gpu_start?)));
-        let restore_ns: u64 = w
-            .restores
-            .iter()
-            .map(|r| r.end.saturating_sub(r.start))
-            .sum();
-        let phase_ns = |i: &krphase_format::windows::Interval| i.end.saturating_sub(i.start);
-        let continues: Vec<u64> = w
-            .restores
-            .iter()
-            .filter_map(|r| r.continue_phase.as_ref().map(phase_ns))
-            .collect();
-        let continue_ns = (!continues.is_empty()).then(|| continues.iter().sum::<u64>() as i64);
-        let stuck_ns = w.stuck.as_ref().map(|s| phase_ns(s) as i64);
-        let first_enter = w
-            .pre_pass
-            .map(|p| p.end)
-            .or_else(|| w.passes.first().and_then(|p| p.enter));
-        let last_exit = w
-            .tail
-            .map(|t| t.start)
-            .or_else(|| w.passes.last().and_then(|p| p.exit));
-        let (outcome, reason) = match w.outcome {
-            Outcome::Replayed => ("replayed", "none"),
-            // The SDK's reason is only in its log; the view takes it from a joined log line.
-            // ... except a stuck pass: the SDK broke the loop inside it.
-            Outcome::Declined if w.stuck.is_some() => ("declined", "pass_drain_stuck"),
-            Outcome::Declined => ("declined", "unknown"),
-        };
-        // Observe-mode windows have no CONFIG pair: span the passes instead, to the last
-        // completion the host saw (its GPU end in files without COMPLETE_HOST).
-        let start = w.config_enter.or_else(|| {
-            w.passes
-                .first()
-                .and_then(|p| p.enqueue_enter.or(p.gpu_start))
-        });
-        let end = w.config_exit.or_else(|| {
-            w.passes
-                .last()
-                .and_then(|p| p.complete_host.or(p.gpu_end).or(p.exit))
-        });
-        let source = match w.source {
-            Source::Drive => "drive",
-            Source::Observe => "observe",
-        };
+    /// Inserts a window row and its passes (in multi-row INSERTs: statement overhead
+    /// dominates); returns the window's id.
+    fn window(&mut self, w: &WindowRows) -> Result<i64> {
         self.window.execute(params![
             self.run_id,
-            w.dispatch_id as i64,
-            i(w.correlation_id),
-            i(w.kernel_id),
-            kernel,
-            i(w.agent),
-            i(w.queue),
+            w.dispatch_id,
+            w.correlation_id,
+            w.kernel_id,
+            w.kernel,
+            w.agent,
+            w.queue,
             w.thread,
-            outcome,
-            reason,
-            i(w.requested_passes),
-            w.executed_passes as i64,
-            i(start),
-            i(end),
-            i(w.pass_count_return),
-            i(first_enter),
-            i(last_exit),
-            pass_ns,
-            gpu_ns,
-            (!w.restores.is_empty()).then_some(restore_ns as i64),
-            w.restores.len() as i64,
-            w.bytes.map(|b| b.classified as i64),
-            w.bytes.map(|b| b.upper_bound as i64),
-            w.bytes.map(|b| i64::from(b.classified_regions)),
-            continue_ns,
-            stuck_ns,
-            source,
+            w.outcome,
+            w.reason.as_ref(),
+            w.requested_passes,
+            w.executed_passes,
+            w.start,
+            w.end,
+            w.pass_count_return,
+            w.first_pass_enter,
+            w.last_pass_exit,
+            w.pass_ns,
+            w.gpu_ns,
+            w.restore_ns,
+            w.restores,
+            w.bytes_estimate,
+            w.bytes_upper,
+            w.regions,
+            w.continue_ns,
+            w.stuck_ns,
+            w.source,
         ])?;
         let window_id = self.conn.last_insert_rowid();
-        self.summarise(&db::summary::FreshWindow {
-            kernel: kernel.as_deref(),
-            outcome,
-            reason,
-            executed_passes: Some(w.executed_passes as i64),
-            start: i(start),
-            end: i(end),
-            pass_count_return: i(w.pass_count_return),
-            first_pass_enter: i(first_enter),
-            last_pass_exit: i(last_exit),
-            pass_ns,
-            gpu_ns,
-            restore_ns: (!w.restores.is_empty()).then_some(restore_ns as i64),
-            restores: Some(w.restores.len() as i64),
-            bytes_estimate: w.bytes.map(|b| b.classified as i64),
-            continue_ns,
-            stuck_ns,
-            source: Some(source),
-        });
-        // All of a window's passes in one multi-row INSERT (statement overhead dominates).
         for chunk in w.passes.chunks(MAX_PASS_ROWS) {
             let stmt = &mut self.passes[chunk.len() - 1];
-            for (k, p) in chunk.iter().enumerate() {
-                let r = w.restores.iter().find(|r| r.after_pass == p.index);
-                let values: [Option<i64>; PASS_COLUMNS] = [
-                    Some(window_id),
-                    Some(self.run_id),
-                    Some(i64::from(p.index)),
-                    i(p.enter),
-                    i(p.exit),
-                    i(p.gpu_start),
-                    i(p.gpu_end),
-                    r.map(|r| r.start as i64),
-                    r.map(|r| r.end as i64),
-                    Some(i64::from(p.incomplete)),
-                    r.and_then(|r| r.continue_phase.as_ref().map(|c| phase_ns(c) as i64)),
-                    i(p.complete_host),
-                ];
+            for (k, values) in chunk.iter().enumerate() {
+                let at = k * PASS_COLUMNS;
+                stmt.raw_bind_parameter(at + 1, window_id)?;
+                stmt.raw_bind_parameter(at + 2, self.run_id)?;
                 for (c, v) in values.iter().enumerate() {
-                    stmt.raw_bind_parameter(k * PASS_COLUMNS + c + 1, v)?;
+                    stmt.raw_bind_parameter(at + c + 3, v)?;
                 }
             }
             stmt.raw_execute()?;
         }
-        for c in w.passes.iter().flat_map(|p| &p.counters) {
-            self.counter(c, Some(window_id))?;
-        }
-        Ok(())
+        Ok(window_id)
     }
 
-    fn decline(&mut self, d: &Decline, kernel: Option<String>) -> Result<()> {
-        let reason = serde_json::to_value(d.reason)?
-            .as_str()
-            .unwrap_or("unknown")
-            .to_string();
-        self.window.execute(params![
-            self.run_id,
-            d.dispatch_id as i64,
-            None::<i64>,
-            i(d.kernel_id),
-            kernel,
-            None::<i64>,
-            None::<i64>,
-            d.thread,
-            "opt_out",
-            reason,
-            None::<i64>,
-            0i64,
-            i(d.config_enter),
-            i(d.config_exit),
-            None::<i64>,
-            None::<i64>,
-            None::<i64>,
-            None::<i64>,
-            None::<i64>,
-            None::<i64>,
-            0i64,
-            None::<i64>,
-            None::<i64>,
-            None::<i64>,
-            None::<i64>,
-            None::<i64>,
-            "drive",
-        ])?;
-        self.summarise(&db::summary::FreshWindow {
-            kernel: kernel.as_deref(),
-            outcome: "opt_out",
-            reason: &reason,
-            executed_passes: Some(0),
-            start: i(d.config_enter),
-            end: i(d.config_exit),
-            restores: Some(0),
-            source: Some("drive"),
-            ..db::summary::FreshWindow::default()
-        });
-        Ok(())
-    }
-
-    fn plain(&mut self, p: &PlainDispatch, kernel: Option<String>) -> Result<()> {
+    fn plain(&mut self, p: &PlainDispatch) -> Result<()> {
         self.dispatch.execute(params![
             self.run_id,
             p.dispatch_id as i64,
             i(p.correlation_id),
-            kernel,
+            p.kernel_name,
             i(p.agent),
             i(p.queue),
             p.thread,
@@ -751,6 +837,48 @@ mod tests {
         assert!(again.already);
         assert_eq!(again.run_id, r.run_id);
         assert_eq!(count(&c, "krphase_run"), 1);
+    }
+
+    /// A run an older krphase imported is named by the file's SHA-256: importing that file again
+    /// finds it, and a different file is still imported.
+    #[test]
+    fn runs_named_by_sha256_still_deduplicate() {
+        let dir = tempfile::tempdir().unwrap();
+        let (f, g) = (dir.path().join("f.krp"), dir.path().join("g.krp"));
+        write_synthetic_file(
+            &f,
+            &SynthSpec {
+                windows: 20,
+                ..SynthSpec::default()
+            },
+        )
+        .unwrap();
+        write_synthetic_file(
+            &g,
+            &SynthSpec {
+                windows: 20,
+                seed: 2,
+                ..SynthSpec::default()
+            },
+        )
+        .unwrap();
+        let mut c = db::open_in_memory().unwrap();
+        let first = import_file(&mut c, &f, None).unwrap();
+        let stored: String = c
+            .query_row("SELECT file_hash FROM krphase_run", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(stored, file_hash(&f).unwrap());
+        assert!(stored.starts_with("blake3:") && stored.len() == 7 + 64);
+        c.execute(
+            "UPDATE krphase_run SET file_hash = ?1",
+            [legacy_hash(&f).unwrap()],
+        )
+        .unwrap();
+        let again = import_file(&mut c, &f, Some("old")).unwrap();
+        assert!(again.already, "the SHA-256-named run is found");
+        assert_eq!(again.run_id, first.run_id);
+        assert!(!import_file(&mut c, &g, None).unwrap().already);
+        assert_eq!(count(&c, "krphase_run"), 2);
     }
 
     /// The format crate's golden file: one 2-pass window, one opt-out, one plain dispatch, with

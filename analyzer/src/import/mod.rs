@@ -9,6 +9,7 @@ pub mod krp;
 pub mod measurement_csv;
 pub mod sdk_log;
 
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
@@ -19,11 +20,30 @@ use crate::db;
 /// `--label` it is relabelled, and the line says so. Files are imported in order, one transaction
 /// each, up to the first that fails: the ones before it stay imported. A database this command
 /// would create appears only when at least one file was imported ([`db::create::write_with`]).
-pub fn import_command(db_path: &Path, files: &[PathBuf], label: Option<&str>) -> Result<()> {
+///
+/// Many files (one per rank) decode in parallel: up to `jobs` files (default: one per core) are
+/// hashed and decoded on their own threads while one connection inserts the oldest, so the
+/// database gets the same rows, in the same order, as importing them one by one.
+pub fn import_command(
+    db_path: &Path,
+    files: &[PathBuf],
+    label: Option<&str>,
+    jobs: Option<usize>,
+) -> Result<()> {
+    let ahead = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
     let (lines, failed) = db::create::write_with(db_path, |conn| {
         let mut lines = Vec::new();
-        for f in files {
-            match import_one(conn, f, label) {
+        let mut next = files.iter();
+        let mut started: VecDeque<(&PathBuf, krp::Started)> = next
+            .by_ref()
+            .take(ahead.max(1))
+            .map(|f| (f, krp::start(f)))
+            .collect();
+        while let Some((f, s)) = started.pop_front() {
+            if let Some(n) = next.next() {
+                started.push_back((n, krp::start(n)));
+            }
+            match import_one(conn, f, s, label) {
                 Ok(line) => lines.push(line),
                 Err(e) if lines.is_empty() => return Err(e),
                 Err(e) => return Ok((lines, Some(e))),
@@ -40,13 +60,14 @@ pub fn import_command(db_path: &Path, files: &[PathBuf], label: Option<&str>) ->
     failed.map_or(Ok(()), Err)
 }
 
-/// Imports one phase file; returns its stdout line and a note for stderr.
+/// Imports one started phase file; returns its stdout line and a note for stderr.
 fn import_one(
     conn: &mut rusqlite::Connection,
     f: &Path,
+    s: krp::Started,
     label: Option<&str>,
 ) -> Result<(String, Option<String>)> {
-    let r = krp::import_file(conn, f, label)?;
+    let r = krp::import_started(conn, s, label)?;
     if r.already {
         let note = match label {
             None => String::new(),

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use rusqlite::Connection;
 
-use super::{PhaseSummary, REST_INDEX, RunSummary, Tallies, needed_ranks};
+use super::{PhaseSummary, REST_INDEX, RowsSeen, RunSummary, Tallies, needed_ranks};
 use crate::db::basis::Basis;
 use crate::db::phases::{self, PHASES, WINDOW, WindowRow};
 
@@ -121,11 +121,22 @@ pub struct Builder {
     kernel_index: BTreeMap<String, usize>,
     /// Per kernel: each phase of [`PHASES`], then the rest.
     kernels: Vec<Vec<Values>>,
+    /// The phases' summaries, once taken ([`Builder::summarise_phases`]).
+    summarised: Option<Phases>,
+    /// The run's other rows, when the caller saw them all ([`Builder::rows_seen`]).
+    rows: Option<RowsSeen>,
 }
+
+/// The whole run's phase summaries, then each kernel's.
+type Phases = (Vec<PhaseSummary>, BTreeMap<String, Vec<PhaseSummary>>);
 
 impl Builder {
     /// Adds one window (replayed or declined) with its figures as the view gives them.
     pub fn add(&mut self, w: &WindowRow) {
+        debug_assert!(
+            self.summarised.is_none(),
+            "a window added after the phases were summarised"
+        );
         if w.replayed() {
             self.replayed(w);
         } else {
@@ -136,15 +147,40 @@ impl Builder {
     /// The summary of the windows added, with the run's passes and plain dispatches (read in
     /// SQL: they are not windows).
     pub fn finish(mut self, conn: &Connection, run: i64) -> Result<RunSummary> {
-        self.tallies.declined_without_plain = declined_without_plain(conn, run)?;
-        let (phases, kernels) = phase_summaries(&mut self);
+        let (without_plain, passes, plain) = match self.rows.take() {
+            Some(r) => (r.declined_without_plain(), r.passes(), r.plain_summary()),
+            None => (
+                declined_without_plain(conn, run)?,
+                pass_gpu(conn, run)?,
+                plain_dispatches(conn, run)?,
+            ),
+        };
+        self.tallies.declined_without_plain = without_plain;
+        self.summarise_phases();
+        let (phases, kernels) = self.summarised.take().expect("summarised");
         Ok(RunSummary {
             tallies: std::mem::take(&mut self.tallies),
             phases,
             kernels,
-            passes: pass_gpu(conn, run)?,
-            plain: plain_dispatches(conn, run)?,
+            passes,
+            plain,
         })
+    }
+
+    /// Where the caller notes every pass, plain dispatch and declined window of the run as it
+    /// writes them; [`Builder::finish`] then takes those figures from here instead of reading
+    /// them back.
+    pub fn rows_seen(&mut self) -> &mut RowsSeen {
+        self.rows.get_or_insert_with(RowsSeen::default)
+    }
+
+    /// Takes the phases' exact quantiles now (the costly part of [`Builder::finish`], which needs
+    /// no database): import does it on its decoding thread while the inserts finish. Windows
+    /// added after it are not counted; idempotent.
+    pub fn summarise_phases(&mut self) {
+        if self.summarised.is_none() {
+            self.summarised = Some(phase_summaries(self));
+        }
     }
 
     fn declined(&mut self, w: &WindowRow) {
@@ -238,7 +274,7 @@ fn merge_bases(into: &mut BTreeMap<Basis, u64>, from: &BTreeMap<Basis, u64>) {
 }
 
 /// The whole run's phases (the kernels' values pooled), then each kernel's.
-fn phase_summaries(g: &mut Builder) -> (Vec<PhaseSummary>, BTreeMap<String, Vec<PhaseSummary>>) {
+fn phase_summaries(g: &mut Builder) -> Phases {
     let whole = (0..=PHASES.len())
         .map(|k| {
             let mut pooled = Column::default();

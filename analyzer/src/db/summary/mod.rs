@@ -34,9 +34,11 @@ use crate::order_stats::{interpolated, median_bound_ranks, quantile_ranks};
 mod build;
 mod fresh;
 mod rows;
+mod rows_seen;
 
 pub use build::{Builder, PassSummary, PlainSummary, build, pass_gpu, plain_dispatches, tiles};
 pub use fresh::{FreshWindow, fill};
+pub use rows_seen::RowsSeen;
 
 /// The summaries' layout; a row of another version is ignored (and replaced by the next writer or
 /// migration).
