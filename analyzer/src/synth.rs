@@ -75,6 +75,8 @@ pub fn header(spec: &SynthSpec) -> Header {
         pass_op: 2,
         output_path: String::new(),
         utc_offset_s: Some(0),
+        // Synthetic times are BOOTTIME ns already: no calibration pairs to write.
+        clock: krphase_format::header::Clock::Boottime,
     }
 }
 

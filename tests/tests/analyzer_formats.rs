@@ -49,20 +49,20 @@ fn every_format_versions_golden_imports_and_a_newer_major_is_refused() {
     assert_eq!(
         err.trim_end(),
         format!(
-            "krphase: note: {}: format 2.1 (this reader: 2.0): skipped 1 optional block with tag \
+            "krphase: note: {}: format 2.1 (this reader: 3.0): skipped 1 optional block with tag \
              200 (16 bytes), 2 records of kind 20, 8 header bytes, 2 trailer counters",
             golden("v2.1-future-minor.krp").display()
         )
     );
 
     let before = std::fs::read(&db).expect("db");
-    let newer = golden("v3.0-newer-major.krp");
+    let newer = golden("v4.0-newer-major.krp");
     let (ok, _, err) = import(&db, &newer);
     assert!(!ok, "a newer major imported");
     assert_eq!(
         err.trim_end(),
         format!(
-            "krphase: error: {}: offset 4: written by a newer krphase, format 3.0; upgrade krphase",
+            "krphase: error: {}: offset 4: written by a newer krphase, format 4.0; upgrade krphase",
             newer.display()
         )
     );

@@ -14,6 +14,7 @@
 //! The `test-support` feature adds `test_support` (a tool without an SDK, driven with synthetic
 //! records), a panic injector and a hand-over delay; the shipped library never enables it.
 
+pub mod clock;
 pub mod config;
 pub mod events;
 pub mod fork_local;
@@ -25,6 +26,7 @@ mod sys;
 #[cfg(feature = "test-support")]
 pub mod test_support;
 
+pub use clock::now as clock_now;
 pub use sdk::finalize::finalize;
 pub use sys::boottime_ns;
 

@@ -9,6 +9,22 @@ pub fn boottime_ns() -> u64 {
     clock_ns(libc::CLOCK_BOOTTIME)
 }
 
+/// The time-stamp counter (`rdtsc`): the hot path's clock where [`invariant_tsc`] holds.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn rdtsc() -> u64 {
+    // SAFETY: `rdtsc` exists on every x86_64 CPU, reads no memory and has no preconditions.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// Whether the CPU says its TSC runs at a constant rate in every power state (CPUID leaf
+/// 0x8000_0007, EDX bit 8: "invariant TSC").
+#[cfg(target_arch = "x86_64")]
+pub fn invariant_tsc() -> bool {
+    use core::arch::x86_64::__cpuid;
+    __cpuid(0x8000_0000).eax >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0
+}
+
 /// CLOCK_REALTIME in ns (only for the header's clock anchor).
 pub fn realtime_ns() -> u64 {
     clock_ns(libc::CLOCK_REALTIME)

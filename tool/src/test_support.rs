@@ -37,6 +37,7 @@ pub fn install_synthetic(vars: &[(&str, &str)], path: &Path) -> Result<(), Strin
         boottime_ns: sys::boottime_ns(),
         realtime_ns: sys::realtime_ns(),
         output_path: path.display().to_string(),
+        clock: crate::clock::init(cfg.force_boottime),
         ..Header::default()
     };
     recorder::set_caps(cfg.wait);

@@ -74,7 +74,7 @@ fn finalize_racing_hand_overs_loses_nothing_before_the_trailer() {
     let mut r = FileReader::open(&path).expect("open");
     let mut per_thread: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     for e in r.by_ref() {
-        if let Event::Complete { dispatch_id, .. } = e.expect("event") {
+        if let Event::CompleteAt { dispatch_id, .. } = e.expect("event") {
             per_thread
                 .entry(dispatch_id / STRIDE)
                 .or_default()

@@ -48,7 +48,7 @@ fn a_record_after_the_thread_local_destructor_reaches_the_file() {
     let ids: BTreeSet<u64> = r
         .by_ref()
         .filter_map(|e| match e.expect("event") {
-            Event::Complete { dispatch_id, .. } => Some(dispatch_id),
+            Event::CompleteAt { dispatch_id, .. } => Some(dispatch_id),
             _ => None,
         })
         .collect();

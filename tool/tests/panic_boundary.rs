@@ -42,8 +42,10 @@ fn panic_in_a_callback_stops_recording_only() {
     let mut r = FileReader::open(&path).expect("file");
     let mut n = 0;
     for e in r.by_ref() {
-        e.expect("event");
-        n += 1;
+        // The writer's own calibration pairs are not the application's records.
+        if !matches!(e.expect("event"), krphase_format::Event::ClockPair { .. }) {
+            n += 1;
+        }
     }
     assert_eq!(n, 0, "nothing recorded after the panic");
     let t = r.trailer().expect("trailer still written");

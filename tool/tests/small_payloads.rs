@@ -62,7 +62,7 @@ fn payloads_smaller_than_their_type_are_skipped_and_counted() {
         .filter(|e| {
             matches!(
                 e,
-                Ok(Event::Complete { .. } | Event::EnqueueEnter { .. } | Event::Alloc { .. })
+                Ok(Event::CompleteAt { .. } | Event::EnqueueEnter { .. } | Event::Alloc { .. })
             )
         })
         .count();

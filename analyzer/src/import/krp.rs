@@ -533,21 +533,12 @@ fn decode(
     Ok(d)
 }
 
-/// The host or GPU time an event carries, for the run's first/last timestamp.
+/// The host or GPU time an event carries, for the run's first/last timestamp (a completion's GPU
+/// end, which follows its host time).
 fn timestamp(ev: &Event) -> Option<u64> {
     match *ev {
-        Event::ConfigEnter { ts, .. }
-        | Event::PassCountEnter { ts, .. }
-        | Event::PassCountReturn { ts, .. }
-        | Event::ConfigExit { ts, .. }
-        | Event::PassEnter { ts, .. }
-        | Event::PassExit { ts, .. }
-        | Event::Continue { ts, .. }
-        | Event::EnqueueEnter { ts, .. }
-        | Event::EnqueueExit { ts, .. }
-        | Event::Notice { ts, .. } => Some(ts),
-        Event::Complete { gpu_end, .. } => Some(gpu_end),
-        _ => None,
+        Event::Complete { gpu_end, .. } | Event::CompleteAt { gpu_end, .. } => Some(gpu_end),
+        _ => ev.host_time(),
     }
     .filter(|&t| t > 0)
 }

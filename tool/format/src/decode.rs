@@ -27,7 +27,7 @@ pub struct Decoded {
 /// [`Reconstructor`], as `krphase import` does. The first read error ends the decode and is
 /// returned; what was decoded before it is discarded, as an import discards it.
 pub fn decode_file(bytes: &[u8]) -> Result<Decoded, ReadError> {
-    let mut reader = FileReader::new(bytes)?;
+    let mut reader = FileReader::from_bytes(bytes)?;
     let mut rec = Reconstructor::for_version(reader.version());
     let mut d = Decoded::default();
     while let Some(ev) = reader.next_event() {

@@ -5,7 +5,8 @@
 //! sdk_minor u32, sdk_patch u32, requested_mode u8, mode u8, payload_layout u8, on_full u8,
 //! passes u32, filter str, boottime_ns u64, realtime_ns u64, record_size u32, replay_kind u32,
 //! config_op u32, pass_op u32, output_path str`, then (appended in 2.0, optional)
-//! `utc_offset_s i32`. Readers skip (and count) bytes after the known fields: a newer minor may
+//! `utc_offset_s i32`, then (3.0, optional) `clock u8` ([`Clock`]: the unit of every host time
+//! in the records). Readers skip (and count) bytes after the known fields: a newer minor may
 //! append fields.
 
 use crate::block::{Cursor, put_str};
@@ -58,6 +59,42 @@ impl Mode {
     }
 }
 
+/// What the records' host times (`ts` fields, a CONTINUE's own time) count. GPU start/end are
+/// always the SDK's CLOCK_BOOTTIME nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Clock {
+    /// CLOCK_BOOTTIME nanoseconds (every file before 3.0; a 3.0 writer on a machine without an
+    /// invariant TSC the kernel uses as its clocksource, or off x86_64).
+    #[default]
+    Boottime,
+    /// Raw TSC ticks: the reader converts them to CLOCK_BOOTTIME nanoseconds through the file's
+    /// CLOCK_PAIR records (see [`crate::clock`]).
+    Tsc,
+    /// A value this reader does not know (its times cannot be converted).
+    Unknown(u8),
+}
+
+impl Clock {
+    pub fn to_u8(self) -> u8 {
+        match self {
+            Clock::Boottime => 0,
+            Clock::Tsc => 1,
+            Clock::Unknown(v) => v,
+        }
+    }
+    pub fn decode(v: u8) -> Clock {
+        match v {
+            0 => Clock::Boottime,
+            1 => Clock::Tsc,
+            v => Clock::Unknown(v),
+        }
+    }
+    fn is_boottime(&self) -> bool {
+        *self == Clock::Boottime
+    }
+}
+
 /// Value of `replay_kind`/`config_op`/`pass_op` when not found.
 pub const NOT_FOUND: u32 = u32::MAX;
 
@@ -95,6 +132,10 @@ pub struct Header {
     /// anchor. `None`: not recorded (1.x files, 2.0 files written before the field existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub utc_offset_s: Option<i32>,
+    /// The unit of the records' host times (appended in 3.0; earlier files: BOOTTIME ns). A
+    /// writer that stores it also stores `utc_offset_s` (or its "unknown" value) before it.
+    #[serde(default, skip_serializing_if = "Clock::is_boottime")]
+    pub clock: Clock,
 }
 
 /// The stored `utc_offset_s` value that means "unknown": a writer that knows no offset but
@@ -125,20 +166,25 @@ impl Header {
             o.extend_from_slice(&v.to_le_bytes());
         }
         put_str(&mut o, &self.output_path);
-        if let Some(off) = self.utc_offset_s {
+        if self.utc_offset_s.is_some() || !self.clock.is_boottime() {
+            let off = self.utc_offset_s.unwrap_or(UTC_OFFSET_UNKNOWN);
             o.extend_from_slice(&off.to_le_bytes());
+        }
+        if !self.clock.is_boottime() {
+            o.push(self.clock.to_u8());
         }
         o
     }
 
-    /// Decodes the fields this reader knows; bytes after them (fields of a newer minor) are
-    /// ignored.
-    pub fn decode(payload: &[u8]) -> Result<Header, String> {
-        Header::decode_counting(payload).map(|(h, _)| h)
+    /// Decodes the fields this reader knows of a header of format `major`; bytes after them
+    /// (fields of a newer minor) are ignored.
+    pub fn decode(payload: &[u8], major: u16) -> Result<Header, String> {
+        Header::decode_counting(payload, major).map(|(h, _)| h)
     }
 
-    /// As [`Header::decode`], also returning how many bytes followed the known fields.
-    pub fn decode_counting(payload: &[u8]) -> Result<(Header, usize), String> {
+    /// As [`Header::decode`], also returning how many bytes followed the known fields. `clock`
+    /// is read only in a 3.x header (a 2.x newer minor's appended bytes are not a clock).
+    pub fn decode_counting(payload: &[u8], major: u16) -> Result<(Header, usize), String> {
         let mut c = Cursor::new(payload);
         let mode = |v: u8| -> Result<Mode, String> { Ok(Mode::decode(v)) };
         let h = Header {
@@ -162,12 +208,16 @@ impl Header {
             pass_op: c.u32()?,
             output_path: c.str()?,
             utc_offset_s: None,
+            clock: Clock::Boottime,
         };
         let mut h = h;
         // Optional: a file that ends its header before the field has no offset.
         if c.remaining() >= 4 {
             let off = c.u32()? as i32;
             h.utc_offset_s = (off != UTC_OFFSET_UNKNOWN).then_some(off);
+        }
+        if major >= 3 && c.remaining() >= 1 {
+            h.clock = Clock::decode(c.u8()?);
         }
         Ok((h, c.remaining()))
     }
@@ -184,7 +234,7 @@ mod tests {
             ..Header::default()
         };
         let without = h.encode();
-        let (back, rest) = Header::decode_counting(&without).unwrap();
+        let (back, rest) = Header::decode_counting(&without, 3).unwrap();
         assert_eq!((back.utc_offset_s, rest), (None, 0));
         let with = Header {
             utc_offset_s: Some(-5 * 3600),
@@ -197,11 +247,24 @@ mod tests {
             &without[..],
             "appended after output_path"
         );
-        assert_eq!(Header::decode_counting(&bytes).unwrap(), (with, 0));
+        assert_eq!(Header::decode_counting(&bytes, 3).unwrap(), (with, 0));
         // The sentinel reads as unknown, and what follows it is still counted as skipped.
         let mut sentinel = without.clone();
         sentinel.extend_from_slice(&UTC_OFFSET_UNKNOWN.to_le_bytes());
         sentinel.extend_from_slice(&[1, 2, 3]);
-        assert_eq!(Header::decode_counting(&sentinel).unwrap(), (h, 3));
+        assert_eq!(
+            Header::decode_counting(&sentinel, 2).unwrap(),
+            (h.clone(), 3)
+        );
+        // 3.0: the clock follows the offset (written with the "unknown" offset when none).
+        let tsc = Header {
+            clock: Clock::Tsc,
+            ..h.clone()
+        };
+        let bytes = tsc.encode();
+        assert_eq!(bytes.len(), without.len() + 5);
+        assert_eq!(Header::decode_counting(&bytes, 3).unwrap(), (tsc, 0));
+        // A 2.x header's byte there is a newer minor's field, not a clock.
+        assert_eq!(Header::decode_counting(&bytes, 2).unwrap(), (h, 1));
     }
 }

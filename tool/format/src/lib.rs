@@ -8,6 +8,7 @@
 //! specifies every byte.
 
 pub mod block;
+pub mod clock;
 pub mod decode;
 pub mod event;
 pub mod header;
@@ -34,6 +35,6 @@ pub use write::FileWriter;
 pub const MAGIC: [u8; 4] = *b"KRPH";
 /// The format version this crate writes (the `u32` after the magic; see [`version`]). A reader
 /// reads every minor of its own major and of the older majors from [`MIN_READ_MAJOR`] on.
-pub const FORMAT_VERSION: FormatVersion = FormatVersion::V2_0;
+pub const FORMAT_VERSION: FormatVersion = FormatVersion::V3_0;
 /// The oldest format major this crate reads.
 pub const MIN_READ_MAJOR: u16 = 1;

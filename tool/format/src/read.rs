@@ -8,7 +8,10 @@
 //! [`FileReader::skipped`].
 
 use crate::block::{self, FRAME_SIZE, MAX_PAYLOAD, tag};
+use crate::clock::{self, Calibration, Pair};
+use crate::event::kind;
 use crate::event::{Event, NameSpace};
+use crate::header::Clock;
 use crate::header::Header;
 use crate::record::{RECORD_SIZE, Record};
 use crate::skipped::Skipped;
@@ -17,7 +20,7 @@ use crate::version::FormatVersion;
 use crate::{FORMAT_VERSION, MAGIC, MIN_READ_MAJOR};
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 /// The longest record a newer minor may define that this reader still reads (by its first
@@ -66,18 +69,29 @@ pub enum ReadErrorKind {
     NoHeader,
     #[error("corrupt block: {0}")]
     Corrupt(String),
+    #[error("{0}")]
+    Clock(String),
 }
 
 /// Whether a file of `version` may carry records of `size` bytes: 32 always; longer ones only
-/// in a newer minor of this reader's major, whose additions it skips.
+/// in a newer minor of a major this reader knows, whose additions it skips.
 fn record_size_ok(version: FormatVersion, size: u32) -> bool {
     let size = size as usize;
     size == RECORD_SIZE
-        || (version.major == FORMAT_VERSION.major
-            && version.minor > FORMAT_VERSION.minor
+        || (version.minor > newest_minor(version.major)
             && size > RECORD_SIZE
             && size <= MAX_RECORD_SIZE
             && size.is_multiple_of(8))
+}
+
+/// The newest minor of `major` this reader knows (every major it reads stops at .0: 1.0, 2.0,
+/// and this crate's own).
+fn newest_minor(major: u16) -> u16 {
+    if major == FORMAT_VERSION.major {
+        FORMAT_VERSION.minor
+    } else {
+        0
+    }
 }
 
 /// Trailer counters this reader knows.
@@ -85,8 +99,10 @@ fn known_trailer_counters() -> u64 {
     crate::trailer::KNOWN_COUNTERS as u64
 }
 
-/// Streams the events of one `.krp` file.
-pub struct FileReader<R: Read> {
+/// Streams the events of one `.krp` file. Host times come out in CLOCK_BOOTTIME ns whatever the
+/// file's clock: a TSC-clock file is read twice, first for its CLOCK_PAIR records (the
+/// conversion, [`crate::clock`]), then for its events.
+pub struct FileReader<R: Read + Seek> {
     src: R,
     offset: u64,
     header: Header,
@@ -106,6 +122,11 @@ pub struct FileReader<R: Read> {
     last_offset: u64,
     truncated: bool,
     done: bool,
+    /// The tick conversion of a TSC-clock file.
+    calibration: Option<Calibration>,
+    /// Why a TSC-clock file's ticks cannot be converted: said at its first record with a host
+    /// time (a file cut before any has none to convert, and reads).
+    unconvertible: Option<String>,
 }
 
 impl FileReader<BufReader<File>> {
@@ -116,6 +137,13 @@ impl FileReader<BufReader<File>> {
             kind: e.into(),
         })?;
         FileReader::new(BufReader::with_capacity(1 << 16, f))
+    }
+}
+
+impl<'a> FileReader<io::Cursor<&'a [u8]>> {
+    /// Reads a whole file held in memory.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, ReadError> {
+        FileReader::new(io::Cursor::new(bytes))
     }
 }
 
@@ -138,8 +166,9 @@ fn read_full<R: Read>(src: &mut R, buf: &mut [u8]) -> io::Result<(Fill, usize)> 
     Ok((Fill::Complete, n))
 }
 
-impl<R: Read> FileReader<R> {
-    /// Reads the magic, version and header block.
+impl<R: Read + Seek> FileReader<R> {
+    /// Reads the magic, version and header block (and, for a TSC-clock file, its calibration
+    /// pairs).
     pub fn new(mut src: R) -> Result<Self, ReadError> {
         let mut start = [0u8; 8];
         let err = |offset, kind| ReadError { offset, kind };
@@ -178,15 +207,18 @@ impl<R: Read> FileReader<R> {
             last_offset: HEADER_OFFSET,
             truncated: false,
             done: false,
+            calibration: None,
+            unconvertible: None,
         };
         match r.read_block()? {
             Some(tag::HEADER) => {
-                let (header, rest) = Header::decode_counting(&r.buf).map_err(|m| {
-                    err(
-                        HEADER_OFFSET,
-                        ReadErrorKind::Corrupt(format!("header: {m}")),
-                    )
-                })?;
+                let (header, rest) =
+                    Header::decode_counting(&r.buf, version.major).map_err(|m| {
+                        err(
+                            HEADER_OFFSET,
+                            ReadErrorKind::Corrupt(format!("header: {m}")),
+                        )
+                    })?;
                 if !record_size_ok(version, header.record_size) {
                     return Err(err(
                         HEADER_OFFSET,
@@ -205,7 +237,63 @@ impl<R: Read> FileReader<R> {
             }
             None => return Err(err(HEADER_OFFSET, ReadErrorKind::NoHeader)),
         }
+        match r.header.clock {
+            Clock::Boottime => {}
+            Clock::Tsc => r.calibrate()?,
+            Clock::Unknown(v) => {
+                return Err(err(
+                    HEADER_OFFSET,
+                    ReadErrorKind::Clock(format!(
+                        "header: clock {v} is not one this reader converts; upgrade krphase"
+                    )),
+                ));
+            }
+        }
         Ok(r)
+    }
+
+    /// Reads every CLOCK_PAIR record of the file, fits the conversion and returns to the first
+    /// block. A corrupt or cut block ends the scan (the event pass reports it).
+    fn calibrate(&mut self) -> Result<(), ReadError> {
+        let start = self.offset;
+        let mut pairs: Vec<Pair> = Vec::new();
+        while let Ok(Some(t)) = self.read_block() {
+            if t != crate::block::tag::EVENTS || !self.buf.len().is_multiple_of(self.record_size) {
+                continue;
+            }
+            for b in self.buf.chunks_exact(self.record_size) {
+                if b[0] != kind::CLOCK_PAIR {
+                    continue;
+                }
+                let r = Record::decode(b[..RECORD_SIZE].try_into().expect("record"));
+                pairs.push(Pair {
+                    tsc: r.payload[0],
+                    ns: r.payload[1],
+                    width: r.payload[2],
+                });
+                if pairs.len() >= clock::MAX_PAIRS {
+                    thin(&mut pairs);
+                }
+            }
+        }
+        self.src
+            .seek(SeekFrom::Start(start))
+            .map_err(|e| ReadError {
+                offset: start,
+                kind: e.into(),
+            })?;
+        self.offset = start;
+        self.truncated = false;
+        match Calibration::fit(&pairs) {
+            Ok(cal) => self.calibration = Some(cal),
+            Err(e) => self.unconvertible = Some(e.to_string()),
+        }
+        Ok(())
+    }
+
+    /// The tick conversion of a TSC-clock file (`None` for a BOOTTIME one).
+    pub fn calibration(&self) -> Option<&Calibration> {
+        self.calibration.as_ref()
     }
 
     pub fn header(&self) -> &Header {
@@ -316,7 +404,16 @@ impl<R: Read> FileReader<R> {
                     self.buf[o..o + RECORD_SIZE].try_into().expect("record");
                 self.last_offset = self.block_at + (FRAME_SIZE + o) as u64;
                 self.rec_pos += 1;
-                let ev = Event::from_record(&Record::decode(b));
+                let ev = match self.decode(&Record::decode(b)) {
+                    Ok(ev) => ev,
+                    Err(m) => {
+                        self.done = true;
+                        return Some(Err(ReadError {
+                            offset: self.last_offset,
+                            kind: ReadErrorKind::Clock(m),
+                        }));
+                    }
+                };
                 if let Event::Unknown { kind, .. } = ev {
                     self.skipped.kind(kind);
                 }
@@ -340,6 +437,27 @@ impl<R: Read> FileReader<R> {
                     return Some(Err(e));
                 }
             }
+        }
+    }
+
+    /// A record as an event of the file's version, its host times in BOOTTIME ns; the reason
+    /// when its ticks cannot be converted.
+    fn decode(&mut self, r: &Record) -> Result<Event, String> {
+        if self.version.major < 3 && r.kind >= kind::CLOCK_PAIR {
+            // Kinds added in 3.0 are a 2.x newer minor's own kinds in a 2.x file.
+            return Ok(Event::Unknown {
+                kind: r.kind,
+                small8: r.small8,
+                small16: r.small16,
+                thread: r.thread,
+                payload: r.payload,
+            });
+        }
+        let ev = Event::from_record(r);
+        match (&mut self.calibration, &self.unconvertible) {
+            (Some(c), _) => Ok(c.convert(ev)),
+            (None, Some(why)) if ev.host_time().is_some() => Err(why.clone()),
+            _ => Ok(ev),
         }
     }
 
@@ -382,7 +500,16 @@ impl<R: Read> FileReader<R> {
     }
 }
 
-impl<R: Read> Iterator for FileReader<R> {
+/// Lets every other pair go (a run long enough to fill [`clock::MAX_PAIRS`]).
+fn thin(pairs: &mut Vec<Pair>) {
+    let mut i = 0;
+    pairs.retain(|_| {
+        i += 1;
+        i % 2 == 1
+    });
+}
+
+impl<R: Read + Seek> Iterator for FileReader<R> {
     type Item = Result<Event, ReadError>;
     fn next(&mut self) -> Option<Self::Item> {
         self.next_event()

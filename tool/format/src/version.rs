@@ -23,6 +23,9 @@ impl FormatVersion {
     /// Sticky enqueue placement, CONTINUE with total and own time, MODULE_VARS, COMPLETE_HOST,
     /// COUNTER_VALUE.
     pub const V2_0: FormatVersion = FormatVersion::new(2, 0);
+    /// Host times in the header's clock (raw TSC ticks, converted by the reader through the
+    /// CLOCK_PAIR calibration records), and one COMPLETE_AT record per completion.
+    pub const V3_0: FormatVersion = FormatVersion::new(3, 0);
 
     pub const fn new(major: u16, minor: u16) -> Self {
         FormatVersion { major, minor }
@@ -56,6 +59,7 @@ mod tests {
     fn the_old_version_word_reads_as_1_0_and_words_round_trip() {
         assert_eq!(FormatVersion::from_word(1), FormatVersion::V1_0);
         assert_eq!(FormatVersion::V2_0.to_word(), 2);
+        assert_eq!(FormatVersion::V3_0.to_word(), 3);
         let v = FormatVersion::new(2, 1);
         assert_eq!(v.to_word(), 2 | 1 << 16);
         assert_eq!(FormatVersion::from_word(v.to_word()), v);

@@ -2,9 +2,12 @@
 //!
 //! * `small.krp` / `small.json`: format 1.0, frozen. The test writer must still reproduce its
 //!   bytes and today's reader must still decode it to the same JSON.
-//! * `v2.0.krp` / `v2.0.json`: format 2.0, every record kind, a stuck and an indefinite window.
-//! * `v2.1-future-minor.krp` / `.json`: a newer minor; read with what was skipped.
-//! * `v3.0-newer-major.krp`: a newer major; refused with the upgrade line.
+//! * `v2.0.krp` / `v2.0.json`: format 2.0, frozen: every 2.0 record kind, a stuck and an
+//!   indefinite window.
+//! * `v2.1-future-minor.krp` / `.json`: a newer minor of 2; read with what was skipped.
+//! * `v3.0.krp` / `v3.0.json`: format 3.0, the 2.0 timeline in TSC ticks with calibration
+//!   pairs and COMPLETE_AT records; it reads back as the 2.0 golden's windows.
+//! * `v4.0-newer-major.krp`: a newer major; refused with the upgrade line.
 //!
 //! `KRPHASE_BLESS=1 cargo test -p krphase-format --test golden` rewrites the current version's
 //! files and the fixtures from the test writers (never the frozen older versions). A change that
@@ -90,7 +93,42 @@ fn v1_0_golden_is_reproduced_and_still_decodes_to_its_json() {
 
 #[test]
 fn v2_0_golden_is_reproduced_and_decodes_to_its_json() {
-    check("v2.0.krp", &golden_files::v2_0(), Some("v2.0.json"), false);
+    check("v2.0.krp", &golden_files::v2_0(), Some("v2.0.json"), true);
+}
+
+#[test]
+fn v3_0_golden_is_reproduced_and_decodes_to_its_json() {
+    check("v3.0.krp", &golden_files::v3_0(), Some("v3.0.json"), false);
+}
+
+/// The record kinds among `events`.
+fn kinds_of(events: &[krphase_format::Event]) -> BTreeSet<u8> {
+    events
+        .iter()
+        .filter_map(|e| e.to_record())
+        .map(|r| r.kind)
+        .collect()
+}
+
+/// The outputs of a golden, as JSON.
+fn outputs_of(name: &str) -> serde_json::Value {
+    decode_to_json(&golden_dir().join(name))["outputs"].clone()
+}
+
+#[test]
+fn v3_0_golden_covers_every_kind_and_reads_back_as_the_2_0_timeline() {
+    let mut r = FileReader::open(golden_dir().join("v3.0.krp")).expect("open");
+    assert_eq!(r.version(), FormatVersion::V3_0);
+    assert!(r.calibration().is_some(), "a TSC-clock file is converted");
+    let events: Vec<_> = r.by_ref().map(|e| e.expect("decodes")).collect();
+    assert_eq!(
+        kinds_of(&events),
+        (kind::CONFIG_ENTER..=kind::COMPLETE_AT).collect(),
+        "all 21 kinds"
+    );
+    // Ticks converted through the pairs: the same windows, phases and own times, in ns, as
+    // the 2.0 golden's (which stores ns).
+    assert_eq!(outputs_of("v3.0.krp"), outputs_of("v2.0.krp"));
 }
 
 #[test]
@@ -98,13 +136,8 @@ fn v2_0_golden_covers_every_kind_a_stuck_and_an_indefinite_window() {
     let mut r = FileReader::open(golden_dir().join("v2.0.krp")).expect("open");
     assert_eq!(r.version(), FormatVersion::V2_0);
     let events: Vec<_> = r.by_ref().map(|e| e.expect("decodes")).collect();
-    let kinds: BTreeSet<u8> = events
-        .iter()
-        .filter_map(|e| e.to_record())
-        .map(|r| r.kind)
-        .collect();
     assert_eq!(
-        kinds,
+        kinds_of(&events),
         (kind::CONFIG_ENTER..=kind::COUNTER_VALUE).collect(),
         "all 19 kinds"
     );
@@ -186,17 +219,17 @@ fn future_minor_fixture_reads_and_says_what_it_skipped() {
 #[test]
 fn newer_major_fixture_is_refused_with_the_upgrade_line() {
     check(
-        "v3.0-newer-major.krp",
-        &golden_files::v3_0_newer_major(),
+        "v4.0-newer-major.krp",
+        &golden_files::v4_0_newer_major(),
         None,
         false,
     );
-    let e = FileReader::open(golden_dir().join("v3.0-newer-major.krp"))
+    let e = FileReader::open(golden_dir().join("v4.0-newer-major.krp"))
         .err()
         .expect("refused");
-    assert!(matches!(e.kind, ReadErrorKind::TooNew(v) if v == FormatVersion::new(3, 0)));
+    assert!(matches!(e.kind, ReadErrorKind::TooNew(v) if v == FormatVersion::new(4, 0)));
     assert_eq!(
         e.to_string(),
-        "offset 4: written by a newer krphase, format 3.0; upgrade krphase"
+        "offset 4: written by a newer krphase, format 4.0; upgrade krphase"
     );
 }

@@ -343,7 +343,7 @@ fn record_size_is_checked_and_a_newer_minors_longer_record_is_read_by_its_prefix
         (FormatVersion::new(2, 1), 264),
     ] {
         let bytes = file_with(version, &h(size), 32);
-        let e = FileReader::new(&bytes[..]).err().expect("refused");
+        let e = FileReader::from_bytes(&bytes[..]).err().expect("refused");
         assert!(
             matches!(e.kind, ReadErrorKind::RecordSize(s) if s == size),
             "{version} {size}: {e}"
@@ -354,7 +354,7 @@ fn record_size_is_checked_and_a_newer_minors_longer_record_is_read_by_its_prefix
         );
     }
     let bytes = file_with(FormatVersion::new(2, 1), &h(40), 40);
-    let mut r = FileReader::new(&bytes[..]).expect("a 2.1 file with 40-byte records");
+    let mut r = FileReader::from_bytes(&bytes[..]).expect("a 2.1 file with 40-byte records");
     let evs: Vec<_> = r.by_ref().map(|e| e.expect("decodes")).collect();
     assert!(
         matches!(evs[1], Event::ConfigExit { ts: 20, .. }),
@@ -384,7 +384,7 @@ fn an_unknown_header_mode_is_kept_not_refused() {
     let bytes = FileWriter::with_version(Vec::new(), FormatVersion::V2_0, &head)
         .expect("header")
         .into_inner();
-    let r = FileReader::new(&bytes[..]).expect("lenient");
+    let r = FileReader::from_bytes(&bytes[..]).expect("lenient");
     assert_eq!(
         (r.header().requested_mode, r.header().mode),
         (Mode::Unknown(7), Mode::Unknown(9))

@@ -6,8 +6,8 @@ use krphase_format::read::ReadErrorKind;
 use krphase_format::windows::{DeclineReason, Outcome, Output, Reconstructor, Source};
 use krphase_format::{Event, FileReader, FormatVersion};
 
-fn read_all(bytes: &[u8]) -> (Vec<Event>, FileReader<&[u8]>) {
-    let mut r = FileReader::new(bytes).expect("open");
+fn read_all(bytes: &[u8]) -> (Vec<Event>, FileReader<std::io::Cursor<&[u8]>>) {
+    let mut r = FileReader::from_bytes(bytes).expect("open");
     let mut evs = Vec::new();
     for e in r.by_ref() {
         evs.push(e.expect("event"));
@@ -46,7 +46,7 @@ fn truncated_file_yields_every_complete_block() {
     let n_all = all.len();
     let mut saw_partial = false;
     for cut in (20..full.len()).step_by(7) {
-        let (evs, r) = match FileReader::new(&full[..cut]) {
+        let (evs, r) = match FileReader::from_bytes(&full[..cut]) {
             Ok(mut r) => {
                 let mut v = Vec::new();
                 for e in r.by_ref() {
@@ -75,7 +75,7 @@ fn flipped_byte_is_a_checksum_error_naming_the_offset() {
     let mut bytes = common::write_file();
     let n = bytes.len();
     bytes[n - 20] ^= 0x40; // inside the trailer block
-    let mut r = FileReader::new(&bytes[..]).expect("header intact");
+    let mut r = FileReader::from_bytes(&bytes[..]).expect("header intact");
     let err = r.find_map(|e| e.err()).expect("an error");
     assert!(matches!(err.kind, ReadErrorKind::Corrupt(_)));
     let msg = err.to_string();
@@ -87,20 +87,20 @@ fn flipped_byte_is_a_checksum_error_naming_the_offset() {
 fn bad_magic_and_newer_version_are_errors() {
     let mut bytes = common::write_file();
     bytes[0] = b'X';
-    let e = FileReader::new(&bytes[..]).err().expect("bad magic");
+    let e = FileReader::from_bytes(&bytes[..]).err().expect("bad magic");
     assert!(matches!(e.kind, ReadErrorKind::BadMagic));
     let mut bytes = common::write_file();
     bytes[4] = 99;
-    let e = FileReader::new(&bytes[..]).err().expect("too new");
+    let e = FileReader::from_bytes(&bytes[..]).err().expect("too new");
     assert!(matches!(e.kind, ReadErrorKind::TooNew(v) if v == FormatVersion::new(99, 0)));
     assert_eq!(
         e.to_string(),
         "offset 4: written by a newer krphase, format 99.0; upgrade krphase"
     );
-    let e = FileReader::new(&b""[..]).err().expect("empty");
+    let e = FileReader::from_bytes(&b""[..]).err().expect("empty");
     assert!(matches!(e.kind, ReadErrorKind::Empty), "{e}");
     assert!(e.to_string().contains("empty file"), "{e}");
-    let e = FileReader::new(&b"KR"[..]).err().expect("two bytes");
+    let e = FileReader::from_bytes(&b"KR"[..]).err().expect("two bytes");
     assert!(!matches!(e.kind, ReadErrorKind::Empty), "{e}");
 }
 
@@ -221,7 +221,7 @@ fn any_single_byte_corruption_is_an_error_or_a_clean_prefix_never_a_panic() {
         for flip in [0x01u8, 0x80, 0xff] {
             let mut b = full.clone();
             b[pos] ^= flip;
-            let Ok(mut r) = FileReader::new(&b[..]) else {
+            let Ok(mut r) = FileReader::from_bytes(&b[..]) else {
                 continue;
             };
             let mut evs = Vec::new();

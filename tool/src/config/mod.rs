@@ -57,6 +57,8 @@ pub struct Config {
     pub pmc_warning: Option<String>,
     /// The wait budget's caps (`KRPHASE_WAIT_BUDGET_MS`, `KRPHASE_THREAD_WAIT_BUDGET_MS`).
     pub wait: Caps,
+    /// `KRPHASE_CLOCK=boottime`: time with `clock_gettime` even where the TSC is usable.
+    pub force_boottime: bool,
 }
 
 impl Config {
@@ -158,6 +160,14 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
         },
     };
     let wait = wait_caps(&set)?;
+    let force_boottime = match set("KRPHASE_CLOCK") {
+        None => false,
+        Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "auto" => false,
+            "boottime" => true,
+            _ => return Err(format!("KRPHASE_CLOCK={v:?} is not auto or boottime")),
+        },
+    };
     Ok(Some(Config {
         requested_mode,
         passes,
@@ -171,6 +181,7 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
         pmc,
         pmc_warning,
         wait,
+        force_boottime,
     }))
 }
 
@@ -226,6 +237,7 @@ pub const KNOWN: &[&str] = &[
     "KRPHASE_PMC",
     "KRPHASE_WAIT_BUDGET_MS",
     "KRPHASE_THREAD_WAIT_BUDGET_MS",
+    "KRPHASE_CLOCK",
 ];
 
 /// Prefixes of `KRPHASE_*` variables other krphase programs read (the emulator, the benchmarks)

@@ -3,7 +3,7 @@
 
 use super::tool::Tool;
 use crate::recorder::{self, Flush};
-use crate::{say_once, sys};
+use crate::say_once;
 use krphase_ffi::Sdk;
 use krphase_format::{NameSpace, Record};
 use std::sync::atomic::AtomicBool;
@@ -42,7 +42,7 @@ impl Tool {
                 ),
             );
         }
-        let ts = sys::boottime_ns();
+        let ts = crate::clock::now();
         for c in changes {
             let n = c.bytes.variables.min(u64::from(u16::MAX)) as u16;
             recorder::record(

@@ -59,7 +59,7 @@ impl Tool {
                 None => {}
             }
         }
-        let ts = crate::sys::boottime_ns();
+        let ts = crate::clock::now();
         let pass = pass.min(u32::from(u16::MAX)) as u16;
         for &(counter, value, n) in &table[..used] {
             recorder::record(

@@ -5,6 +5,7 @@ use super::tool::Tool;
 use crate::recorder::{Flush, Thread};
 use krphase_ffi::KernelDispatchInfo;
 use krphase_format::Record;
+use krphase_format::event::HEAD56_LIMIT;
 
 impl Tool {
     /// ENQUEUE ENTER: the enqueue record, and the placement when it changed for this thread
@@ -30,11 +31,16 @@ impl Tool {
         th.record(Record::enqueue_exit(tid, ts, d, corr), ts, Flush::Lazy);
     }
 
-    /// COMPLETE: the host time first (COMPLETE_HOST, naming the completion by its GPU end), then
-    /// the GPU interval, so a reader has the host time when the COMPLETE closes the dispatch.
+    /// COMPLETE: one COMPLETE_AT record (host time, GPU interval, dispatch id in 56 bits); a
+    /// dispatch id beyond 56 bits (no SDK numbers them so) takes the two-record form, the host
+    /// time first (COMPLETE_HOST, naming the completion by its GPU end), then COMPLETE.
     #[inline(always)]
     pub fn on_complete(&self, th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
-        th.record(Record::complete_host(tid, ts, d, end), ts, Flush::Lazy);
-        th.record(Record::complete(tid, d, start, end), ts, Flush::Lazy);
+        if d < HEAD56_LIMIT {
+            th.record_exact(Record::complete_at(ts, d, start, end), ts);
+        } else {
+            th.record(Record::complete_host(tid, ts, d, end), ts, Flush::Lazy);
+            th.record(Record::complete(tid, d, start, end), ts, Flush::Lazy);
+        }
     }
 }

@@ -5,7 +5,7 @@
 use super::layout::{ConfirmBy, LayoutState};
 use super::tool::Tool;
 use crate::recorder::{self, Flush};
-use crate::{say_once, sys};
+use crate::{clock, say_once};
 use krphase_ffi::{
     CounterConfigId, KernelDispatchInfo, ReplayContinueFn, ReplayPassCountFn, ReplayPayload,
 };
@@ -203,7 +203,7 @@ impl Tool {
 
     /// The pass-count callback the SDK calls after CONFIG ENTER.
     pub fn on_pass_count(&self, info: &KernelDispatchInfo) -> u64 {
-        let ts = sys::boottime_ns();
+        let ts = clock::now();
         let d = info.dispatch_id;
         WINDOW.with(|w| {
             let mut st = w.get();
@@ -220,7 +220,7 @@ impl Tool {
         // One thread-local access for both records.
         recorder::with_thread(|th| {
             th.record(Record::pass_count_enter(0, ts, d), ts, Flush::Lazy);
-            let ts2 = sys::boottime_ns();
+            let ts2 = clock::now();
             th.record(Record::pass_count_return(0, ts2, d, n), ts2, Flush::Lazy);
         });
         n
@@ -234,7 +234,7 @@ impl Tool {
     /// record itself never hands over, and a slow hand-over counts in the continue phase, not
     /// in the restore that follows.
     pub fn on_continue(&self, info: &KernelDispatchInfo, current: u64, total: u64) -> bool {
-        let ts = sys::boottime_ns();
+        let ts = clock::now();
         let done = current.saturating_add(1);
         let more = !self.panicked()
             && if total > 0 {
@@ -246,7 +246,7 @@ impl Tool {
         // One thread-local access for both the room and the record.
         recorder::with_thread(|t| {
             t.make_room(ts);
-            let own = own_time::encode(sys::boottime_ns().saturating_sub(ts));
+            let own = own_time::encode(clock::now().saturating_sub(ts));
             let r = Record::replay_continue(0, ts, info.dispatch_id, current, more, total, own);
             t.record(r, ts, Flush::Lazy);
         });

@@ -4,14 +4,14 @@
 use super::current::{RECORDER_STATE, RECORDING_BIT, current_with_state, peek};
 use super::slot::{SLOT_RECORDS, Slot, free_slot, give_back};
 use super::{Counters, Recorder};
-use crate::sys;
+use crate::{clock, sys};
 use krphase_format::Record;
 use krphase_format::event::Notice;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A partly filled slot older than this is sent at its thread's next event.
-const FLUSH_AGE_NS: u64 = 50_000_000;
+/// A partly filled slot older than this (ms) is sent at its thread's next event.
+const FLUSH_AGE_MS: u64 = 50;
 
 /// A thread's attached state before it attached (never a value of [`RECORDER_STATE`]'s form
 /// with a generation that can be reached).
@@ -165,7 +165,7 @@ fn flush_to(h: &ThreadBuffer, rec: Option<&'static Recorder>) {
         h.len.set(kept);
         if kept > 0 {
             h.flush_at
-                .set(sys::boottime_ns().saturating_add(FLUSH_AGE_NS));
+                .set(clock::now().saturating_add(clock::units(FLUSH_AGE_MS)));
         }
     }
 }
@@ -204,15 +204,15 @@ pub fn with_thread<R>(f: impl FnOnce(Thread<'_>) -> R) -> Option<R> {
     THREAD_BUFFER.try_with(|h| f(Thread(h))).ok()
 }
 
-/// Records one event from the calling thread. `now` is a recent BOOTTIME reading used only for
-/// the buffer-age check (the caller already has one).
+/// Records one event from the calling thread. `now` is a recent [`clock::now`] reading used
+/// only for the buffer-age check (the caller already has one).
 pub fn record(r: Record, now: u64, flush: Flush) {
     with_thread(|t| t.record(r, now, flush));
 }
 
 /// Records a tool notice now, flushed at once (notices are rare and explain what follows).
 pub fn notice(n: Notice, a: u64, b: u64) {
-    let ts = sys::boottime_ns();
+    let ts = clock::now();
     record(Record::notice(0, ts, n, a, b), ts, Flush::Now);
 }
 
@@ -221,7 +221,14 @@ impl Thread<'_> {
     #[inline(always)]
     pub fn record(self, r: Record, now: u64, flush: Flush) {
         let [head, w0, w1, w2] = r.to_words();
-        push(self.0, head, w0, w1, w2, now, flush == Flush::Now);
+        push(self.0, [head, w0, w1, w2], now, flush == Flush::Now, true);
+    }
+
+    /// Records `r` as it is: no thread id is filled in (a kind whose head bits hold a value,
+    /// COMPLETE_AT's dispatch id).
+    #[inline(always)]
+    pub fn record_exact(self, r: Record, now: u64) {
+        push(self.0, r.to_words(), now, false, false);
     }
 
     /// Hands the buffer over now if the next record would (its slot one short of full, or past
@@ -257,13 +264,14 @@ impl Thread<'_> {
 /// store of its length; no lock, allocation, system call or read-modify-write. Everything else
 /// is a cold call.
 #[inline(always)]
-fn push(h: &ThreadBuffer, head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
+fn push(h: &ThreadBuffer, words: [u64; 4], now: u64, flush_now: bool, fill_tid: bool) {
     if h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed) {
-        return attach_and_record(head, w0, w1, w2, now, flush_now);
+        return attach_and_record(words, now, flush_now, fill_tid);
     }
     let Some(slot) = h.slot.get() else { return };
+    let [head, w0, w1, w2] = words;
     // A record without a thread id gets the recording thread's.
-    let head = if head >> 32 == 0 {
+    let head = if fill_tid && head >> 32 == 0 {
         head | (u64::from(h.tid.get()) << 32)
     } else {
         head
@@ -279,7 +287,8 @@ fn push(h: &ThreadBuffer, head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_
     slot.len.store(i + 1, Ordering::Release);
     h.len.set(i + 1);
     if i == 0 {
-        h.flush_at.set(now.saturating_add(FLUSH_AGE_NS));
+        h.flush_at
+            .set(now.saturating_add(clock::units(FLUSH_AGE_MS)));
     }
     if i + 1 == SLOT_RECORDS || now > h.flush_at.get() {
         flush_thread_buffer(h);
@@ -291,15 +300,15 @@ fn push(h: &ThreadBuffer, head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_
 /// First event of a thread, the recorder changed (fork), or recording is off.
 #[cold]
 #[inline(never)]
-fn attach_and_record(head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: bool) {
+fn attach_and_record(words: [u64; 4], now: u64, flush_now: bool, fill_tid: bool) {
     let _ = THREAD_BUFFER.try_with(|h| {
         if RECORDER_STATE.load(Ordering::Relaxed) & RECORDING_BIT == 0 {
             return;
         }
         if attach(h) {
-            push(h, head, w0, w1, w2, now, flush_now);
+            push(h, words, now, flush_now, fill_tid);
         } else if THREAD_RECORDER.try_with(|_| ()).is_err() {
-            orphan(h, head, [w0, w1, w2]);
+            orphan(h, words, fill_tid);
         }
     });
 }
@@ -308,18 +317,19 @@ fn attach_and_record(head: u64, w0: u64, w1: u64, w2: u64, now: u64, flush_now: 
 /// `exit()` runs them before the atexit handlers, and callbacks still come (the SDK's own exit
 /// handlers, completions delivered at its finalize). Sent on its own to the writer (rare).
 #[cold]
-fn orphan(h: &ThreadBuffer, head: u64, w: [u64; 3]) {
+fn orphan(h: &ThreadBuffer, words: [u64; 4], fill_tid: bool) {
     let Some(rec) = peek() else { return };
     let tid = match h.tid.get() {
         0 => sys::gettid(),
         t => t,
     };
-    let head = if head >> 32 == 0 {
+    let [head, w0, w1, w2] = words;
+    let head = if fill_tid && head >> 32 == 0 {
         head | (u64::from(tid) << 32)
     } else {
         head
     };
-    rec.send_words(vec![[head, w[0], w[1], w[2]]]);
+    rec.send_words(vec![[head, w0, w1, w2]]);
 }
 
 /// Flushes the calling thread's buffer (finalize on the finalizing thread).

@@ -5,13 +5,16 @@ use super::Recorder;
 use super::observed::Observed;
 use super::slot::{RecordWords, SLOT_RECORDS, Slot};
 use crate::output::open::open_output;
-use crossbeam_channel::{Receiver, Sender};
+use crate::{clock, sys};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use krphase_format::block::MAX_RECORDS_PER_BLOCK;
-use krphase_format::{FileWriter, Header, NameSpace, Trailer};
+use krphase_format::clock::{PAIR_INTERVAL_MS, Pair, pair_when};
+use krphase_format::{FileWriter, Header, NameSpace, Record, Trailer};
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 /// Bytes the writer gathers before a system call: under load whole blocks go out in ~1 MiB
 /// writes; whatever is gathered is written as soon as the channel is idle.
@@ -106,6 +109,34 @@ impl Output {
         }
     }
 
+    /// A CLOCK_PAIR record (a TSC-clock file only; nothing when the pair was preempted every
+    /// try), after everything gathered so far, as a block of its own: it is not a producer's
+    /// record, so it stays out of the hand-over accounting.
+    fn write_pair(&mut self, when: u8) {
+        if let Some(p) = clock::pair() {
+            self.write_pending();
+            self.write_clock_pair(p, when);
+        }
+    }
+
+    fn write_clock_pair(&mut self, p: Pair, when: u8) {
+        let r = Record::clock_pair(sys::gettid(), p.tsc, p.ns, p.width, when);
+        if self.failed.is_none()
+            && let Err(e) = self.file.write_words(&[r.to_words()])
+        {
+            self.fail(e);
+        }
+    }
+
+    /// The pairs taken when the clock was chosen, then one now: the file's START pairs, ahead of
+    /// every record (a run killed at once still has two).
+    fn write_start_pairs(&mut self) {
+        for p in clock::start_pairs().into_iter().flatten() {
+            self.write_clock_pair(p, pair_when::START);
+        }
+        self.write_pair(pair_when::START);
+    }
+
     /// The channel is idle: everything gathered goes to the file now.
     fn flush(&mut self) {
         self.write_pending();
@@ -117,6 +148,7 @@ impl Output {
     }
 
     fn finish(mut self, trailer: &Trailer) -> io::Result<Written> {
+        self.write_pair(pair_when::FINISH);
         self.write_pending();
         if let Some(e) = self.failed {
             return Err(e);
@@ -190,6 +222,50 @@ fn discard(rec: &'static Recorder, ch: &WriterChannels) {
     }
 }
 
+/// How often the writer adds a calibration pair to a TSC-clock file.
+const PAIR_INTERVAL: Duration = Duration::from_millis(PAIR_INTERVAL_MS);
+
+/// The next message (`None` once every producer is gone). With `pair_due` (a TSC-clock file),
+/// waits no longer than the next calibration pair is due, and writes the pairs that fall due,
+/// so the file has one every [`PAIR_INTERVAL`] whether the writer is busy or idle.
+fn next_message(
+    rx: &Receiver<WriterMessage>,
+    out: &mut Output,
+    pair_due: &mut Option<Instant>,
+) -> Option<WriterMessage> {
+    loop {
+        if pair_if_due(out, pair_due) {
+            // Idle: the pair goes to the file now, as a batch would.
+            out.flush();
+        }
+        let Some(due) = *pair_due else {
+            return rx.recv().ok();
+        };
+        match rx.recv_deadline(due) {
+            Ok(m) => return Some(m),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return None,
+        }
+    }
+}
+
+/// Writes a periodic calibration pair when one is due (true when it did).
+fn pair_if_due(out: &mut Output, pair_due: &mut Option<Instant>) -> bool {
+    let now = Instant::now();
+    let Some(due) = pair_due.filter(|&due| now >= due) else {
+        return false;
+    };
+    out.write_pair(pair_when::PERIODIC);
+    // On the interval's grid (late wake-ups do not push later pairs back), never in the past.
+    let next = due + PAIR_INTERVAL;
+    *pair_due = Some(if next > now {
+        next
+    } else {
+        now + PAIR_INTERVAL
+    });
+    true
+}
+
 /// Runs until the Finish message (or until every producer is gone).
 fn writer_loop(
     file: OutputFile,
@@ -203,7 +279,11 @@ fn writer_loop(
         rec,
         observed: Observed::default(),
     };
-    while let Ok(first) = ch.messages.recv() {
+    let mut pair_due = (clock::kind() == krphase_format::header::Clock::Tsc).then(|| {
+        out.write_start_pairs();
+        Instant::now() + PAIR_INTERVAL
+    });
+    while let Some(first) = next_message(&ch.messages, &mut out, &mut pair_due) {
         let mut msg = Some(first);
         while let Some(m) = msg.take() {
             match m {
@@ -230,6 +310,7 @@ fn writer_loop(
                 WriterMessage::Names(names) => out.write_names(&names),
                 WriterMessage::Finish(t) => return out.finish(&t),
             }
+            let _ = pair_if_due(&mut out, &mut pair_due);
             msg = ch.messages.try_recv().ok();
         }
         out.flush();

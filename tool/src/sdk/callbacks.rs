@@ -160,8 +160,8 @@ pub(crate) unsafe extern "C" fn tracing_callback(
     _data: *mut c_void,
 ) {
     // The timestamp comes first: everything below is the tool's own cost. A completion's host
-    // time is what observe mode bounds the restore with (COMPLETE_HOST).
-    let ts = crate::sys::boottime_ns();
+    // time is what observe mode bounds the restore with (COMPLETE_AT).
+    let ts = crate::clock::now();
     guard((), || {
         let Some(t) = tool::get() else { return };
         match t.routes.get(record.kind) {

@@ -194,6 +194,8 @@ fn build_header(
         output_path: path.display().to_string(),
         // glog stamps are local time without a zone: the offset lets a reader place them.
         utc_offset_s: sys::utc_offset_s(realtime_ns),
+        // Decided here, before the first record; the writer adds the calibration pairs.
+        clock: crate::clock::init(cfg.force_boottime),
     }
 }
 

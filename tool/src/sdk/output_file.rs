@@ -85,7 +85,7 @@ fn fork_child_recorder() -> Option<(Starting, recorder::OpenFailed)> {
         .ok()?;
     // First record of the child's file: whose fork it is (recorded directly: this runs while
     // the calling thread's buffer is being re-attached).
-    let ts = sys::boottime_ns();
+    let ts = crate::clock::now();
     starting.rec.send_records(&[Record::notice(
         sys::gettid(),
         ts,

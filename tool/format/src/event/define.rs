@@ -3,8 +3,9 @@
 //! [`Record`] constructor (what the tool's hot path calls), the decoding, and the drop class.
 //!
 //! A field is stored in one *slot* of the record: `thread`, `small8`, `small16`, `payload0`,
-//! `payload1`, `payload2`, or one half of the last payload word (`payload2_low`: bits 0..32,
-//! `payload2_high`: bits 32..64). Values pass through [`RawField`], so each field's type states
+//! `payload1`, `payload2`, one half of the last payload word (`payload2_low`: bits 0..32,
+//! `payload2_high`: bits 32..64), or the 56 bits after the kind byte (`head56`: `small8`, then
+//! `small16`, then `thread`, low bits first; a value must be below [`HEAD56_LIMIT`]). Values pass through [`RawField`], so each field's type states
 //! how it is stored (a `bool` as 0/1, a [`Decision`] or [`Notice`] as its code).
 
 use super::codes::{CounterValue, Decision, Notice};
@@ -102,6 +103,12 @@ macro_rules! slot_put {
     ($r:ident, payload2_high, $v:expr) => {
         $r.payload[2] |= $v << 32
     };
+    ($r:ident, head56, $v:expr) => {{
+        let v: u64 = $v;
+        $r.small8 = v as u8;
+        $r.small16 = (v >> 8) as u16;
+        $r.thread = (v >> 24) as u32;
+    }};
 }
 
 /// The raw bits of one slot.
@@ -130,7 +137,13 @@ macro_rules! slot_get {
     ($r:ident, payload2_high) => {
         $r.payload[2] >> 32
     };
+    ($r:ident, head56) => {
+        u64::from($r.small8) | u64::from($r.small16) << 8 | u64::from($r.thread) << 24
+    };
 }
+
+/// Values a `head56` slot holds are below this.
+pub const HEAD56_LIMIT: u64 = 1 << 56;
 
 /// The low half of a payload word (where a pass index sits).
 pub(crate) const LOW_HALF_MASK: u64 = 0xffff_ffff;

@@ -3,7 +3,10 @@
 //! drop class, and where each field is stored (see `define.rs` for the slots). Encoding,
 //! decoding, the constructors and the drop class are all generated from it.
 //!
-//! `ts` fields are CLOCK_BOOTTIME nanoseconds (the SDK's clock; GPU start/end share the domain).
+//! `ts` fields are host times in the header's clock ([`crate::header::Clock`]): CLOCK_BOOTTIME
+//! nanoseconds (the SDK's clock; GPU start/end are always in it), or raw TSC ticks in a 3.0 file
+//! that says so, which [`crate::read::FileReader`] converts to BOOTTIME nanoseconds through the
+//! CLOCK_PAIR records before any reader sees them.
 
 use super::codes::{CounterValue, Decision, DropClass, NameSpace, Notice};
 use super::define::RawField;
@@ -186,5 +189,26 @@ record_kinds! {
         value: CounterValue => payload2,
         pass: u16 => small16,
         instances: u8 => small8,
+    }
+    /// A calibration pair of a TSC-clock file, taken by the writer thread at its start, every
+    /// [`crate::clock::PAIR_INTERVAL_MS`] ms and at finish: the TSC (midpoint of the two reads
+    /// around the clock read), CLOCK_BOOTTIME ns read between them, and the ticks between the
+    /// two TSC reads (the pair's uncertainty; the narrowest of several tries). `when` is a
+    /// [`crate::clock::pair_when`] value. Never converted itself.
+    20 CLOCK_PAIR clock_pair ClockPair (Window) {
+        thread: u32 => thread,
+        tsc: u64 => payload0,
+        boottime_ns: u64 => payload1,
+        width: u64 => payload2,
+        when: u8 => small8,
+    }
+    /// KERNEL_DISPATCH COMPLETE with its host time, in one record (3.0): the host time at the
+    /// callback's entry, the GPU interval, and the dispatch id in the 56 bits after the kind (no
+    /// thread id). A dispatch id of 2^56 or more is written as COMPLETE_HOST + COMPLETE instead.
+    21 COMPLETE_AT complete_at CompleteAt (Dispatch) {
+        ts: u64 => payload0,
+        dispatch_id: u64 => head56,
+        gpu_start: u64 => payload1,
+        gpu_end: u64 => payload2,
     }
 }

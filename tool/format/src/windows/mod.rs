@@ -261,6 +261,7 @@ fn entry_adding_dispatch(ev: &Event) -> Option<u64> {
         | Event::EnqueueEnter { dispatch_id, .. }
         | Event::Complete { dispatch_id, .. }
         | Event::CompleteHost { dispatch_id, .. }
+        | Event::CompleteAt { dispatch_id, .. }
         | Event::CounterValue { dispatch_id, .. } => Some(dispatch_id),
         _ => None,
     }
@@ -742,16 +743,16 @@ impl Reconstructor {
                 ts,
                 dispatch_id,
                 gpu_end,
+            } => self.on_complete_host(thread, ts, dispatch_id, gpu_end)?,
+            Event::CompleteAt {
+                ts,
+                dispatch_id,
+                gpu_start,
+                gpu_end,
             } => {
-                // Written just before its COMPLETE, which closes the dispatch: held until then.
-                let held = self
-                    .groups
-                    .get(&dispatch_id)
-                    .map_or(0, |g| g.complete_hosts.len());
-                self.check_per_dispatch(dispatch_id, held)?;
-                self.group(dispatch_id, thread)
-                    .complete_hosts
-                    .push((gpu_end, ts));
+                // COMPLETE_HOST and COMPLETE in one record (3.0); it carries no thread id.
+                self.on_complete_host(0, ts, dispatch_id, gpu_end)?;
+                self.on_complete(0, dispatch_id, gpu_start, gpu_end)?;
             }
             _ => self.push_footprint(ev)?,
         }
@@ -922,6 +923,26 @@ impl Reconstructor {
                 }
             }
         }
+    }
+
+    /// Host time of a completion (COMPLETE_HOST, written just before its COMPLETE, which closes
+    /// the dispatch): held until then.
+    fn on_complete_host(
+        &mut self,
+        thread: u32,
+        ts: u64,
+        dispatch_id: u64,
+        gpu_end: u64,
+    ) -> Result<(), LimitError> {
+        let held = self
+            .groups
+            .get(&dispatch_id)
+            .map_or(0, |g| g.complete_hosts.len());
+        self.check_per_dispatch(dispatch_id, held)?;
+        self.group(dispatch_id, thread)
+            .complete_hosts
+            .push((gpu_end, ts));
+        Ok(())
     }
 
     fn on_complete(

@@ -3,7 +3,9 @@
 //! rewrites the current version's with `KRPHASE_BLESS=1`; older versions' are frozen).
 
 use krphase_format::block::tag;
-use krphase_format::event::{CounterValue, Decision, Notice, attribution};
+use krphase_format::clock;
+use krphase_format::event::{CounterValue, Decision, Notice, attribution, kind, own_time};
+use krphase_format::header::Clock;
 use krphase_format::synthetic::Synthetic;
 use krphase_format::trailer::flags;
 use krphase_format::{Event, FileWriter, FormatVersion, Header, NameSpace, Record, Trailer};
@@ -182,10 +184,15 @@ fn v2_header() -> Header {
     }
 }
 
-/// The 2.0 golden (`v2.0.krp`), as today's writer writes it.
+/// The 2.0 golden (`v2.0.krp`), frozen: as the 2.0 writer wrote it.
 pub fn v2_0() -> Vec<u8> {
-    let recs = v2_0_records();
-    let mut w = FileWriter::new(Vec::new(), &v2_header()).expect("header");
+    let w = FileWriter::with_version(Vec::new(), FormatVersion::V2_0, &v2_header().encode())
+        .expect("header");
+    names_records_trailer(w, &v2_0_records())
+}
+
+/// The 2.0 and 3.0 goldens' body: the names, the records in two blocks, the trailer.
+fn names_records_trailer(mut w: FileWriter<Vec<u8>>, recs: &[Record]) -> Vec<u8> {
     w.write_names(&v2_names()).expect("names");
     let half = recs.len() / 2;
     w.write_records(&recs[..half]).expect("block 1");
@@ -235,10 +242,93 @@ pub fn v2_1_future_minor() -> Vec<u8> {
     w.into_inner()
 }
 
-/// A "newer major" file (`v3.0-newer-major.krp`): what a 3.0 writer's file starts with. A 2.0
+/// TSC ticks per ns in the 3.0 golden: its CLOCK_PAIR records put BOOTTIME at ticks / 3.
+pub const V3_TICKS_PER_NS: u64 = 3;
+
+/// The 3.0 golden's records: the 2.0 timeline with every host time in TSC ticks (3 per ns,
+/// the CONTINUE own times too), calibration pairs at the start, in the middle and at finish,
+/// and each completion as one COMPLETE_AT record, but dispatch 7's, written in the two-record
+/// form a dispatch id beyond 56 bits takes. Read back, its host times are the 2.0 golden's.
+pub fn v3_0_records() -> Vec<Record> {
+    let tick = |ns: u64| ns * V3_TICKS_PER_NS;
+    let pair = |ns: u64, when: u8| Record::clock_pair(0xFFFF, tick(ns), ns, 40, when);
+    let mut v = vec![pair(500, clock::pair_when::START)];
+    let mut host_end = None;
+    for r in v2_0_records() {
+        let ev = Event::from_record(&r);
+        match ev {
+            Event::CompleteHost {
+                dispatch_id, ts, ..
+            } if dispatch_id != 7 => host_end = Some(ts),
+            Event::Complete {
+                dispatch_id,
+                gpu_start,
+                gpu_end,
+                ..
+            } if dispatch_id != 7 => {
+                let ts = host_end.take().expect("host time first");
+                v.push(Record::complete_at(
+                    tick(ts),
+                    dispatch_id,
+                    gpu_start,
+                    gpu_end,
+                ));
+            }
+            _ => v.push(in_ticks(r)),
+        }
+        if r.kind == kind::CONFIG_EXIT && r.payload[1] == 2 {
+            v.push(pair(10_500, clock::pair_when::PERIODIC));
+        }
+    }
+    v.push(pair(20_500, clock::pair_when::FINISH));
+    v
+}
+
+/// A 2.0 record with its host time (and a CONTINUE's own time) in the 3.0 golden's ticks.
+fn in_ticks(r: Record) -> Record {
+    let mut r = r;
+    let ts_in_payload0 = [
+        kind::CONFIG_ENTER,
+        kind::PASS_COUNT_ENTER,
+        kind::PASS_COUNT_RETURN,
+        kind::CONFIG_EXIT,
+        kind::PASS_ENTER,
+        kind::PASS_EXIT,
+        kind::CONTINUE,
+        kind::ENQUEUE_ENTER,
+        kind::ENQUEUE_EXIT,
+        kind::NOTICE,
+        kind::MODULE_VARS,
+        kind::COMPLETE_HOST,
+    ];
+    if ts_in_payload0.contains(&r.kind) {
+        r.payload[0] *= V3_TICKS_PER_NS;
+    }
+    if r.kind == kind::CONTINUE {
+        let ns = own_time::decode(r.small16);
+        r.small16 = own_time::encode(ns * V3_TICKS_PER_NS);
+    }
+    r
+}
+
+/// The header of the 3.0 golden: the 2.0 one, host times in TSC ticks.
+pub fn v3_header() -> Header {
+    Header {
+        clock: Clock::Tsc,
+        ..v2_header()
+    }
+}
+
+/// The 3.0 golden (`v3.0.krp`), as today's writer writes it.
+pub fn v3_0() -> Vec<u8> {
+    let w = FileWriter::new(Vec::new(), &v3_header()).expect("header");
+    names_records_trailer(w, &v3_0_records())
+}
+
+/// A "newer major" file (`v4.0-newer-major.krp`): what a 4.0 writer's file starts with. A 3.0
 /// reader refuses it at the version word.
-pub fn v3_0_newer_major() -> Vec<u8> {
-    let mut w = FileWriter::with_version(Vec::new(), FormatVersion::new(3, 0), &header().encode())
+pub fn v4_0_newer_major() -> Vec<u8> {
+    let mut w = FileWriter::with_version(Vec::new(), FormatVersion::new(4, 0), &header().encode())
         .expect("header");
     w.write_records(&v2_0_records()[..8]).expect("events");
     w.write_trailer(&v2_trailer()).expect("trailer");

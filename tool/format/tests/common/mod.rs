@@ -30,6 +30,7 @@ pub fn header() -> Header {
         output_path: "krphase-node01-4242.krp".into(),
         // The 1.0 golden predates the field; the 2.0 writers set it (`golden_files.rs`).
         utc_offset_s: None,
+        clock: krphase_format::header::Clock::Boottime,
     }
 }
 
