@@ -1,11 +1,11 @@
 //! The writer thread: takes batches and slots off the channel, gathers them into EVENTS blocks
 //! and writes the file; at the end, the trailer.
 
-use super::Recorder;
 use super::observed::Observed;
 use super::slot::{RecordWords, SLOT_RECORDS, Slot};
+use super::{Recorder, wake};
 use crate::output::open::open_output;
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use krphase_format::block::MAX_RECORDS_PER_BLOCK;
 use krphase_format::{FileWriter, Header, NameSpace, Trailer};
 use std::fs::File;
@@ -190,7 +190,9 @@ fn discard(rec: &'static Recorder, ch: &WriterChannels) {
     }
 }
 
-/// Runs until the Finish message (or until every producer is gone).
+/// Runs until the Finish message (or until every producer is gone). The writer polls its
+/// channel and naps when it is empty (see `wake`): it never blocks on the channel, so a
+/// producer's send never has a sleeping receiver to wake.
 fn writer_loop(
     file: OutputFile,
     ch: WriterChannels,
@@ -203,40 +205,65 @@ fn writer_loop(
         rec,
         observed: Observed::default(),
     };
-    while let Ok(first) = ch.messages.recv() {
-        let mut msg = Some(first);
-        while let Some(m) = msg.take() {
-            match m {
-                WriterMessage::Records(v) if out.pending.is_empty() && v.len() == SLOT_RECORDS => {
-                    // A full slot's batch is a block on its own: no copy into `pending`.
-                    let _ = ch.empty_buffers.try_send(out.write(v));
+    rec.wake.register();
+    let mut nap = wake::MIN_NAP;
+    loop {
+        match ch.messages.try_recv() {
+            Ok(first) => {
+                if let Some(t) = drain(&mut out, &ch, rec, first) {
+                    return out.finish(&t);
                 }
-                WriterMessage::Slot(slot, n) => {
-                    slot.read(n, &mut out.pending);
-                    slot.len.store(0, Ordering::Release);
-                    rec.pool.put(slot);
-                    if out.pending.len() >= SLOT_RECORDS {
-                        out.write_pending();
-                    }
-                }
-                WriterMessage::Records(mut v) => {
-                    out.pending.extend_from_slice(&v);
-                    v.clear();
-                    let _ = ch.empty_buffers.try_send(v);
-                    if out.pending.len() >= MAX_RECORDS_PER_BLOCK {
-                        out.write_pending();
-                    }
-                }
-                WriterMessage::Names(names) => out.write_names(&names),
-                WriterMessage::Finish(t) => return out.finish(&t),
+                out.flush();
+                nap = wake::MIN_NAP;
             }
-            msg = ch.messages.try_recv().ok();
+            Err(TryRecvError::Empty) => {
+                rec.wake.nap(nap, || !ch.messages.is_empty());
+                nap = wake::longer(nap);
+            }
+            Err(TryRecvError::Disconnected) => break,
         }
-        out.flush();
     }
     // Every producer is gone without a Finish (cannot happen while the recorder lives).
     out.write_pending();
     Err(out
         .failed
         .unwrap_or_else(|| io::Error::other("the recorder closed without a trailer")))
+}
+
+/// Handles `first` and every message already queued after it; the trailer once Finish came.
+fn drain(
+    out: &mut Output,
+    ch: &WriterChannels,
+    rec: &'static Recorder,
+    first: WriterMessage,
+) -> Option<Trailer> {
+    let mut msg = Some(first);
+    while let Some(m) = msg.take() {
+        match m {
+            WriterMessage::Records(v) if out.pending.is_empty() && v.len() == SLOT_RECORDS => {
+                // A full slot's batch is a block on its own: no copy into `pending`.
+                let _ = ch.empty_buffers.try_send(out.write(v));
+            }
+            WriterMessage::Slot(slot, n) => {
+                slot.read(n, &mut out.pending);
+                slot.len.store(0, Ordering::Release);
+                rec.pool.put(slot);
+                if out.pending.len() >= SLOT_RECORDS {
+                    out.write_pending();
+                }
+            }
+            WriterMessage::Records(mut v) => {
+                out.pending.extend_from_slice(&v);
+                v.clear();
+                let _ = ch.empty_buffers.try_send(v);
+                if out.pending.len() >= MAX_RECORDS_PER_BLOCK {
+                    out.write_pending();
+                }
+            }
+            WriterMessage::Names(names) => out.write_names(&names),
+            WriterMessage::Finish(t) => return Some(t),
+        }
+        msg = ch.messages.try_recv().ok();
+    }
+    None
 }
