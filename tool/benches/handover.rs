@@ -8,7 +8,9 @@
 //!   ENQUEUE EXIT records at 2 M/s (a hand-over every 1 024 records), and drive-mode replay
 //!   windows at 10 000 a second (a hand-over at the end of each window while the writer is
 //!   idle), 5 000 hand-overs each.
-//!   Needs `strace` (`apt-get install strace`); said and skipped when it is not on PATH.
+//!   Each is run twice: every system call traced, and `sched_yield` left out of the trace (see
+//!   [`strace_run`]). Needs `strace` (`apt-get install strace`); said and skipped when it is
+//!   not on PATH.
 //! * **slots made mid-run**: 32 KiB buffers allocated after the warm-up (goal: 0).
 //! * **ns per hand-over**: the median time of the record that hands the buffer over minus the
 //!   median of the records that do not, each record timed alone (`Instant` around one call).
@@ -119,11 +121,21 @@ fn count_between_marks(log: &str, tid: &str) -> Option<Vec<(String, usize)>> {
     (marks == 2).then(|| by_name.into_iter().collect())
 }
 
-/// Runs the strace child; the producer's system calls by name and the slots made.
-fn strace_run(windows: bool) -> Result<(Vec<(String, usize)>, u64), String> {
+/// Runs the strace child; the producer's system calls by name and the slots made. With
+/// `all`, every system call of every thread stops under strace, which slows a writer that
+/// yields while it spins for work so much that it seldom parks (and so is seldom woken); without
+/// it, `sched_yield` is left out of the trace by a seccomp filter and does not stop, so the
+/// threads wait as they would untraced (the producer's own yields are then not counted).
+fn strace_run(windows: bool, all: bool) -> Result<(Vec<(String, usize)>, u64), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let log = std::env::temp_dir().join(format!("krphase-strace-{}.log", std::process::id()));
+    let filter: &[&str] = if all {
+        &[]
+    } else {
+        &["--seccomp-bpf", "-e", "trace=!sched_yield"]
+    };
     let out = Command::new("strace")
+        .args(filter)
         .args(["-f", "-qq", "-o"])
         .arg(&log)
         .arg(&exe)
@@ -242,17 +254,25 @@ fn syscall_row(what: &str, r: &Result<(Vec<(String, usize)>, u64), String>) {
 }
 
 fn measure(path: &Path) {
-    let events = strace_run(false);
-    let windows = strace_run(true);
+    let runs: Vec<(String, _)> = [(false, true), (true, true), (false, false), (true, false)]
+        .into_iter()
+        .map(|(windows, all)| {
+            let what = if windows {
+                format!("drive-mode windows at {WINDOWS_PER_SEC}/s")
+            } else {
+                format!("ENQUEUE EXIT records at {} M/s", RECORDS_PER_SEC / 1_000_000)
+            };
+            let how = if all { "every call traced" } else { "sched_yield untraced" };
+            (format!("{what}, {how}"), strace_run(windows, all))
+        })
+        .collect();
     let (ns, plain) = handover_ns(path);
     let ir = handover_ir();
     println!("| measurement | value | goal | met? |");
     println!("|---|---|---|---|");
-    syscall_row(&format!("ENQUEUE EXIT records at {} M/s", RECORDS_PER_SEC / 1_000_000), &events);
-    syscall_row(
-        &format!("drive-mode windows at {WINDOWS_PER_SEC}/s"),
-        &windows,
-    );
+    for (what, r) in &runs {
+        syscall_row(what, r);
+    }
     println!(
         "| one hand-over, median, beyond a record's own cost ({plain:.0} ns, timer included) | {ns:.0} ns | | |"
     );
