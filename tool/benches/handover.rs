@@ -139,7 +139,10 @@ fn strace_run(windows: bool, all: bool) -> Result<(Vec<(String, usize)>, u64), S
         .args(["-f", "-qq", "-o"])
         .arg(&log)
         .arg(&exe)
-        .env("KRPHASE_BENCH_STRACE", if windows { "windows" } else { "events" })
+        .env(
+            "KRPHASE_BENCH_STRACE",
+            if windows { "windows" } else { "events" },
+        )
         .output()
         .map_err(|e| format!("strace not found ({e}): apt-get install strace"))?;
     let text = std::fs::read_to_string(&log).map_err(|e| e.to_string())?;
@@ -212,10 +215,17 @@ fn handover_ir() -> Result<f64, String> {
             std::process::id()
         ));
         let st = Command::new("valgrind")
-            .args(["--tool=callgrind", "--quiet", "--toggle-collect=*flush_thread_buffer*"])
+            .args([
+                "--tool=callgrind",
+                "--quiet",
+                "--toggle-collect=*flush_thread_buffer*",
+            ])
             .arg(format!("--callgrind-out-file={}", out.display()))
             .arg(&exe)
-            .env("KRPHASE_BENCH_CALLGRIND_EVENTS", (hand_overs * SLOT).to_string())
+            .env(
+                "KRPHASE_BENCH_CALLGRIND_EVENTS",
+                (hand_overs * SLOT).to_string(),
+            )
             .stderr(std::process::Stdio::null())
             .status()
             .map_err(|e| format!("valgrind not found ({e})"))?;
@@ -225,7 +235,10 @@ fn handover_ir() -> Result<f64, String> {
         let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
         let _ = std::fs::remove_file(&out);
         text.lines()
-            .find_map(|l| l.strip_prefix("summary: ").or_else(|| l.strip_prefix("totals: ")))
+            .find_map(|l| {
+                l.strip_prefix("summary: ")
+                    .or_else(|| l.strip_prefix("totals: "))
+            })
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .ok_or_else(|| "no totals in the callgrind output".into())
     };
@@ -241,7 +254,11 @@ fn syscall_row(what: &str, r: &Result<(Vec<(String, usize)>, u64), String>) {
             let names: Vec<String> = calls.iter().map(|(k, c)| format!("{k} {c}")).collect();
             println!(
                 "| recording thread's system calls in steady state, {what}, {HAND_OVERS} hand-overs | {n} ({}) | 0 | {} |",
-                if names.is_empty() { "none".into() } else { names.join(", ") },
+                if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                },
                 if n == 0 { "met" } else { "NOT met" }
             );
             println!(
@@ -260,9 +277,16 @@ fn measure(path: &Path) {
             let what = if windows {
                 format!("drive-mode windows at {WINDOWS_PER_SEC}/s")
             } else {
-                format!("ENQUEUE EXIT records at {} M/s", RECORDS_PER_SEC / 1_000_000)
+                format!(
+                    "ENQUEUE EXIT records at {} M/s",
+                    RECORDS_PER_SEC / 1_000_000
+                )
             };
-            let how = if all { "every call traced" } else { "sched_yield untraced" };
+            let how = if all {
+                "every call traced"
+            } else {
+                "sched_yield untraced"
+            };
             (format!("{what}, {how}"), strace_run(windows, all))
         })
         .collect();
@@ -277,7 +301,9 @@ fn measure(path: &Path) {
         "| one hand-over, median, beyond a record's own cost ({plain:.0} ns, timer included) | {ns:.0} ns | | |"
     );
     match ir {
-        Ok(ir) => println!("| one hand-over, callgrind (flush_thread_buffer inclusive) | {ir:.0} Ir | | |"),
+        Ok(ir) => println!(
+            "| one hand-over, callgrind (flush_thread_buffer inclusive) | {ir:.0} Ir | | |"
+        ),
         Err(e) => println!("| one hand-over, callgrind | not measured: {e} | | |"),
     }
 }

@@ -5,7 +5,9 @@
 //! The tool's code is the test-support build statically linked into this binary (release
 //! profile): its thread-locals are reached without the `__tls_get_addr` call a dlopen'ed
 //! library makes, so the shipped `.so` pays a little more per callback than what is printed
-//! here in ns; the callgrind rows count the same code.
+//! here in ns; the callgrind rows count the same code. One row measures the shipped `.so`
+//! itself: its instructions per non-replayed dispatch, loaded by the emulator through the C ABI
+//! (built in the release profile first).
 //!
 //! `cargo bench -p krphase-tool --bench hot_path` prints a table (figure, reference in the same
 //! run, goal, met?):
@@ -126,8 +128,12 @@ fn count_dispatch_records(path: &Path, n: usize) {
 /// Only the writer measurement (for profiling it).
 fn writer_only(path: &Path) {
     install(path, false);
-    let (records, secs) = one_producer(path, 10_000_000);
-    println!("{:.1} M records/s", records as f64 / secs / 1e6);
+    let (records, secs, dropped, waited) = one_producer(path, 10_000_000);
+    println!(
+        "{:.1} M records/s, {dropped} dropped, waited {:.1} ms",
+        records as f64 / secs / 1e6,
+        waited as f64 / 1e6
+    );
 }
 
 /// The window child: prints the median ns per drive-mode window and per continue decision.
@@ -210,6 +216,62 @@ fn instructions() -> Result<Instructions, String> {
     })
 }
 
+/// Instructions per non-replayed dispatch in the shipped `libkrphase.so`'s tracing callback,
+/// observe mode, under the emulator (`multi-queue`, one thread), the real C ABI: callgrind
+/// totals with the callback's instructions collected, for two dispatch counts, the difference
+/// taken.
+fn shipped_dispatch_ir(dir: &Path) -> Result<f64, String> {
+    if std::env::var_os("KRPHASE_BENCH_NO_CALLGRIND").is_some() {
+        return Err("callgrind switched off (KRPHASE_BENCH_NO_CALLGRIND)".into());
+    }
+    let (emu, lib) = drivers::release_build();
+    let run = |n: usize| -> Result<u64, String> {
+        let out = dir.join(format!("cg-so-{n}.out"));
+        let st = Command::new("valgrind")
+            .args([
+                "--tool=callgrind",
+                "--quiet",
+                "--toggle-collect=*callbacks::tracing_callback*",
+            ])
+            .arg(format!("--callgrind-out-file={}", out.display()))
+            .arg(&emu)
+            .args(["run", "multi-queue", "--threads", "1", "--elements", "64"])
+            .args(["--iterations", &n.to_string()])
+            .env("ROCP_TOOL_LIBRARIES", &lib)
+            .env("KRPHASE_MODE", "observe")
+            .env("KRPHASE_OUTPUT", dir.join("so-%pid%.krp"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    "valgrind not found (apt-get install valgrind)".to_string()
+                }
+                _ => format!("valgrind did not start: {e}"),
+            })?;
+        if !st.success() {
+            return Err(format!("valgrind failed: {st}"));
+        }
+        totals(&out)
+    };
+    let (a, b) = (2_000usize, 6_000usize);
+    let (ia, ib) = (run(a)?, run(b)?);
+    Ok(ib.saturating_sub(ia) as f64 / (b - a) as f64)
+}
+
+/// The total instructions in a callgrind output file.
+fn totals(out: &Path) -> Result<u64, String> {
+    let text = std::fs::read_to_string(out).map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(out);
+    text.lines()
+        .find_map(|l| {
+            l.strip_prefix("summary: ")
+                .or_else(|| l.strip_prefix("totals: "))
+        })
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .ok_or_else(|| "no totals in the callgrind output".into())
+}
+
 /// The main table.
 fn measure(dir: &Path, path: &Path) {
     let rss0 = vm_kib("VmRSS:");
@@ -239,27 +301,30 @@ fn measure(dir: &Path, path: &Path) {
     let dispatch = median_ns(401, 1_000, || d.dispatch());
     let floor = floor.min(floor2);
 
-    let (records, secs) = one_producer(path, 10_000_000);
+    let (records, secs, dropped, waited) = one_producer(path, 10_000_000);
     let peak = vm_kib("VmHWM:").saturating_sub(rss0);
     let raw = writer_alone(dir);
-    let per_dispatch = child(&[("KRPHASE_BENCH_COUNT_DISPATCH", "100000")])
-        .and_then(|v| v.first().copied());
+    let per_dispatch =
+        child(&[("KRPHASE_BENCH_COUNT_DISPATCH", "100000")]).and_then(|v| v.first().copied());
     let window = child(&[("KRPHASE_BENCH_WINDOW", "1")]).filter(|v| v.len() == 2);
     let ir = instructions();
+    let so_ir = shipped_dispatch_ir(dir);
 
     println!("| measurement | figure | reference in the same run | goal | met? |");
     println!("|---|---|---|---|---|");
     let (ir_event, ir_dispatch, ir_floor) = match &ir {
         Ok(i) => (
-            format!("{:.1} Ir in the callback ({:.1} Ir a record with the writer's share)", i.event_cb, i.event_all),
+            format!(
+                "{:.1} Ir in the callback ({:.1} Ir a record with the writer's share)",
+                i.event_cb, i.event_all
+            ),
             format!("{:.1} Ir", i.dispatch_cb),
             format!("{:.1} Ir", i.floor),
         ),
         Err(e) => (e.clone(), e.clone(), e.clone()),
     };
-    let ir_ok = |f: fn(&Instructions) -> f64, goal: f64| {
-        ir.as_ref().map(|i| f(i) <= goal).unwrap_or(false)
-    };
+    let ir_ok =
+        |f: fn(&Instructions) -> f64, goal: f64| ir.as_ref().map(|i| f(i) <= goal).unwrap_or(false);
     println!(
         "| one recorded event (ENQUEUE EXIT: clock + record), median | {event:.1} ns; {ir_event} | floor (TSC read + 32-byte thread-local store) {floor:.1} ns, {ir_floor}: **{:.2}×**; clock_gettime(CLOCK_BOOTTIME) alone {clock:.1} ns ({:.2}× the floor) | ≤ 1.25× the floor; ≤ 60 Ir | {} |",
         event / floor,
@@ -276,13 +341,25 @@ fn measure(dir: &Path, path: &Path) {
         dispatch / floor,
         met(dispatch <= 100.0 && ir_ok(|i| i.dispatch_cb, 150.0))
     );
+    println!(
+        "| observe mode, per non-replayed dispatch, the shipped libkrphase.so under the emulator (multi-queue, 1 thread), callgrind in the tool's tracing callback | {} | {:.2}× the floor's instructions | ≤ 150 Ir | {} |",
+        so_ir
+            .as_ref()
+            .map_or_else(|e| e.clone(), |i| format!("{i:.1} Ir")),
+        match (&so_ir, &ir) {
+            (Ok(s), Ok(i)) => s / i.floor,
+            _ => f64::NAN,
+        },
+        met(so_ir.as_ref().is_ok_and(|i| *i <= 150.0))
+    );
     let rate = records as f64 / secs;
     let mib = peak as f64 / 1024.0;
     println!(
-        "| writer, 1 producer (COMPLETE records), block policy, first record to trailer on disk | {:.1} M records/s ({records} records in the file); peak RSS growth {mib:.1} MiB | the writer alone (encode + CRC + write, 8 192-record blocks) {:.1} M records/s | ≥ 20 M records/s, ≤ 32 MiB | {} |",
+        "| writer, 1 producer (COMPLETE records), block policy, first record to trailer on disk | {:.1} M records/s ({records} records in the file, {dropped} dropped, the producer waited {:.1} ms); peak RSS growth {mib:.1} MiB | the writer alone (encode + CRC + write, 8 192-record blocks) {:.1} M records/s | ≥ 20 M records/s, ≤ 32 MiB | {} |",
         rate / 1e6,
+        waited as f64 / 1e6,
         raw / 1e6,
-        met(rate >= 20e6 && mib <= 32.0)
+        met(rate >= 20e6 && mib <= 32.0 && dropped == 0)
     );
     if let Some(w) = window {
         println!(
@@ -316,9 +393,11 @@ fn writer_alone(dir: &Path) -> f64 {
 }
 
 /// One thread makes `calls` COMPLETE callbacks, then the file is finished; returns the records
-/// in the file (all of them: the warm-up's and the other rows' too) and the wall seconds from
-/// the first of these callbacks to the trailer on disk.
-fn one_producer(path: &Path, calls: usize) -> (u64, f64) {
+/// in the file (all of them: the warm-up's and the other rows' too), the wall seconds from the
+/// first of these callbacks to the trailer on disk, the records dropped and the ns the
+/// application waited on the writer (a loaded machine can starve the writer past the wait
+/// budget: then records are dropped, as they are meant to be, and the row says so).
+fn one_producer(path: &Path, calls: usize) -> (u64, f64, u64, u64) {
     let t = Instant::now();
     std::thread::spawn(move || {
         let mut d = driver();
@@ -333,8 +412,8 @@ fn one_producer(path: &Path, calls: usize) -> (u64, f64) {
     let mut r = krphase_format::FileReader::open(path).expect("read back");
     let n = r.by_ref().count() as u64;
     let tr = *r.trailer().expect("trailer");
-    assert_eq!(tr.dropped_dispatch + tr.dropped_allocation + tr.dropped_window, 0);
-    (n, secs)
+    let dropped = tr.dropped_dispatch + tr.dropped_allocation + tr.dropped_window;
+    (n, secs, dropped, tr.stall_ns)
 }
 
 /// Runs this binary under callgrind for 200 000 and 400 000 of `what`; the instructions per
@@ -353,21 +432,15 @@ fn callgrind_diff(what: &str, toggle: Option<&str>) -> Result<f64, String> {
             .stderr(std::process::Stdio::null())
             .status()
             .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => "valgrind not found (apt-get install valgrind)".to_string(),
+                std::io::ErrorKind::NotFound => {
+                    "valgrind not found (apt-get install valgrind)".to_string()
+                }
                 _ => format!("valgrind did not start: {e}"),
             })?;
         if !st.success() {
             return Err(format!("valgrind failed: {st}"));
         }
-        let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
-        let _ = std::fs::remove_file(&out);
-        text.lines()
-            .find_map(|l| {
-                l.strip_prefix("summary: ")
-                    .or_else(|| l.strip_prefix("totals: "))
-            })
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .ok_or_else(|| "no totals in the callgrind output".into())
+        totals(&out)
     };
     let (a, b) = (200_000usize, 400_000usize);
     let (ia, ib) = (run(a)?, run(b)?);

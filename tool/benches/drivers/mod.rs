@@ -8,6 +8,9 @@ use krphase_ffi::{
     kernel_dispatch_op,
 };
 
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
 #[path = "../../tests/common/mod.rs"]
 mod common;
 use common::{Cb, Payload};
@@ -155,3 +158,39 @@ pub fn window_driver() -> WindowDriver {
     }
 }
 
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("exe");
+    let deps = exe.parent().expect("deps");
+    deps.parent().expect("profile").to_path_buf()
+}
+
+/// Builds `krphase-emu`, the shipped `libkrphase.so` and the emulator's bare driver client in
+/// the release profile (into this bench's target directory); the emulator's and the library's
+/// paths.
+pub fn release_build() -> (PathBuf, PathBuf) {
+    let dir = profile_dir();
+    let target = dir.parent().expect("target");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let ws = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace");
+    let st = Command::new(cargo)
+        .current_dir(ws)
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "krphase-emu",
+            "-p",
+            "krphase-tool",
+            // The bare driver is a client library `krphase-emu` preloads.
+            "-p",
+            "krphase-emu-driver",
+        ])
+        .env("CARGO_TARGET_DIR", target)
+        .status()
+        .expect("cargo build");
+    assert!(st.success());
+    let rel = target.join("release");
+    (rel.join("krphase-emu"), rel.join("libkrphase.so"))
+}
