@@ -121,12 +121,15 @@ fn count_between_marks(log: &str, tid: &str) -> Option<Vec<(String, usize)>> {
     (marks == 2).then(|| by_name.into_iter().collect())
 }
 
+/// The producer's system calls in steady state by name, and the slots made meanwhile.
+type StraceRun = (Vec<(String, usize)>, u64);
+
 /// Runs the strace child; the producer's system calls by name and the slots made. With
 /// `all`, every system call of every thread stops under strace, which slows a writer that
 /// yields while it spins for work so much that it seldom parks (and so is seldom woken); without
 /// it, `sched_yield` is left out of the trace by a seccomp filter and does not stop, so the
 /// threads wait as they would untraced (the producer's own yields are then not counted).
-fn strace_run(windows: bool, all: bool) -> Result<(Vec<(String, usize)>, u64), String> {
+fn strace_run(windows: bool, all: bool) -> Result<StraceRun, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let log = std::env::temp_dir().join(format!("krphase-strace-{}.log", std::process::id()));
     let filter: &[&str] = if all {
@@ -247,7 +250,7 @@ fn handover_ir() -> Result<f64, String> {
     Ok(ib.saturating_sub(ia) as f64 / (b - a) as f64)
 }
 
-fn syscall_row(what: &str, r: &Result<(Vec<(String, usize)>, u64), String>) {
+fn syscall_row(what: &str, r: &Result<StraceRun, String>) {
     match r {
         Ok((calls, made)) => {
             let n: usize = calls.iter().map(|(_, c)| c).sum();

@@ -246,6 +246,9 @@ fn measure(dir: &Path) {
                 .ok()
         });
     let ir = window_ir();
+    // One pair first, not counted: the first runs after a build fault in the binaries and
+    // their memory.
+    let _ = window_pairs(&emu, &lib, dir, 1);
     let w = window_pairs(&emu, &lib, dir, pairs);
     let ratios: Vec<f64> = w.iter().map(|p| p[1] as f64 / p[0] as f64).collect();
     let (m, hw) = mean_ci(&ratios);
