@@ -23,6 +23,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod callgrind;
 mod drivers;
 use drivers::{driver, install, window_driver};
 
@@ -208,46 +209,16 @@ fn callgrind_child(path: &Path, n: usize) {
 /// Instructions per hand-over: `flush_thread_buffer` inclusive, over two runs of different
 /// lengths (the difference cancels start-up and finalize).
 fn handover_ir() -> Result<f64, String> {
-    if std::env::var_os("KRPHASE_BENCH_NO_CALLGRIND").is_some() {
-        return Err("callgrind off (KRPHASE_BENCH_NO_CALLGRIND)".into());
-    }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let run = |hand_overs: usize| -> Result<u64, String> {
-        let out = std::env::temp_dir().join(format!(
-            "krphase-cg-h-{}-{hand_overs}.out",
-            std::process::id()
-        ));
-        let st = Command::new("valgrind")
-            .args([
-                "--tool=callgrind",
-                "--quiet",
-                "--toggle-collect=*flush_thread_buffer*",
-            ])
-            .arg(format!("--callgrind-out-file={}", out.display()))
-            .arg(&exe)
-            .env(
-                "KRPHASE_BENCH_CALLGRIND_EVENTS",
-                (hand_overs * SLOT).to_string(),
-            )
-            .stderr(std::process::Stdio::null())
-            .status()
-            .map_err(|e| format!("valgrind not found ({e})"))?;
-        if !st.success() {
-            return Err(format!("valgrind failed: {st}"));
-        }
-        let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
-        let _ = std::fs::remove_file(&out);
-        text.lines()
-            .find_map(|l| {
-                l.strip_prefix("summary: ")
-                    .or_else(|| l.strip_prefix("totals: "))
-            })
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .ok_or_else(|| "no totals in the callgrind output".into())
-    };
-    let (a, b) = (100, 900);
-    let (ia, ib) = (run(a)?, run(b)?);
-    Ok(ib.saturating_sub(ia) as f64 / (b - a) as f64)
+    callgrind::per_unit(100, 900, |hand_overs| {
+        let n = (hand_overs * SLOT).to_string();
+        callgrind::total(
+            &exe,
+            &[],
+            &[("KRPHASE_BENCH_CALLGRIND_EVENTS", &n)],
+            Some("*flush_thread_buffer*"),
+        )
+    })
 }
 
 fn syscall_row(what: &str, r: &Result<StraceRun, String>) {

@@ -31,6 +31,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
+mod callgrind;
 mod drivers;
 use drivers::{driver, install, window_driver};
 
@@ -204,9 +205,6 @@ struct Instructions {
 }
 
 fn instructions() -> Result<Instructions, String> {
-    if std::env::var_os("KRPHASE_BENCH_NO_CALLGRIND").is_some() {
-        return Err("callgrind switched off (KRPHASE_BENCH_NO_CALLGRIND)".into());
-    }
     let cb = Some("--toggle-collect=*tracing_callback*");
     Ok(Instructions {
         event_cb: callgrind_diff("event", cb)?,
@@ -221,55 +219,21 @@ fn instructions() -> Result<Instructions, String> {
 /// totals with the callback's instructions collected, for two dispatch counts, the difference
 /// taken.
 fn shipped_dispatch_ir(dir: &Path) -> Result<f64, String> {
-    if std::env::var_os("KRPHASE_BENCH_NO_CALLGRIND").is_some() {
-        return Err("callgrind switched off (KRPHASE_BENCH_NO_CALLGRIND)".into());
-    }
+    callgrind::switched_off()?;
     let (emu, lib) = drivers::release_build();
-    let run = |n: usize| -> Result<u64, String> {
-        let out = dir.join(format!("cg-so-{n}.out"));
-        let st = Command::new("valgrind")
-            .args([
-                "--tool=callgrind",
-                "--quiet",
-                "--toggle-collect=*callbacks::tracing_callback*",
-            ])
-            .arg(format!("--callgrind-out-file={}", out.display()))
-            .arg(&emu)
-            .args(["run", "multi-queue", "--threads", "1", "--elements", "64"])
-            .args(["--iterations", &n.to_string()])
-            .env("ROCP_TOOL_LIBRARIES", &lib)
-            .env("KRPHASE_MODE", "observe")
-            .env("KRPHASE_OUTPUT", dir.join("so-%pid%.krp"))
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    "valgrind not found (apt-get install valgrind)".to_string()
-                }
-                _ => format!("valgrind did not start: {e}"),
-            })?;
-        if !st.success() {
-            return Err(format!("valgrind failed: {st}"));
-        }
-        totals(&out)
-    };
-    let (a, b) = (2_000usize, 6_000usize);
-    let (ia, ib) = (run(a)?, run(b)?);
-    Ok(ib.saturating_sub(ia) as f64 / (b - a) as f64)
-}
-
-/// The total instructions in a callgrind output file.
-fn totals(out: &Path) -> Result<u64, String> {
-    let text = std::fs::read_to_string(out).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(out);
-    text.lines()
-        .find_map(|l| {
-            l.strip_prefix("summary: ")
-                .or_else(|| l.strip_prefix("totals: "))
-        })
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .ok_or_else(|| "no totals in the callgrind output".into())
+    let (lib, out) = (lib.display().to_string(), dir.join("so-%pid%.krp"));
+    let out = out.display().to_string();
+    callgrind::per_unit(2_000, 6_000, |n| {
+        let n = n.to_string();
+        let args = ["run", "multi-queue", "--threads", "1", "--elements", "64"];
+        let args: Vec<&str> = args.into_iter().chain(["--iterations", &n]).collect();
+        let envs = [
+            ("ROCP_TOOL_LIBRARIES", lib.as_str()),
+            ("KRPHASE_MODE", "observe"),
+            ("KRPHASE_OUTPUT", out.as_str()),
+        ];
+        callgrind::total(&emu, &args, &envs, Some("*callbacks::tracing_callback*"))
+    })
 }
 
 /// The main table.
@@ -416,33 +380,16 @@ fn one_producer(path: &Path, calls: usize) -> (u64, f64, u64, u64) {
     (n, secs, dropped, tr.stall_ns)
 }
 
-/// Runs this binary under callgrind for 200 000 and 400 000 of `what`; the instructions per
-/// one (the difference cancels start-up and finalize). `Err` says why there is no figure.
+/// Instructions per one of `what` (this binary re-run under callgrind for 200 000 and 400 000;
+/// the difference cancels start-up and finalize).
 fn callgrind_diff(what: &str, toggle: Option<&str>) -> Result<f64, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let run = |n: usize| -> Result<u64, String> {
-        let out = std::env::temp_dir().join(format!("krphase-cg-{}-{n}.out", std::process::id()));
-        let st = Command::new("valgrind")
-            .args(["--tool=callgrind", "--quiet"])
-            .args(toggle)
-            .arg(format!("--callgrind-out-file={}", out.display()))
-            .arg(&exe)
-            .env("KRPHASE_BENCH_CALLGRIND_EVENTS", n.to_string())
-            .env("KRPHASE_BENCH_CALLGRIND_WHAT", what)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    "valgrind not found (apt-get install valgrind)".to_string()
-                }
-                _ => format!("valgrind did not start: {e}"),
-            })?;
-        if !st.success() {
-            return Err(format!("valgrind failed: {st}"));
-        }
-        totals(&out)
-    };
-    let (a, b) = (200_000usize, 400_000usize);
-    let (ia, ib) = (run(a)?, run(b)?);
-    Ok(ib.saturating_sub(ia) as f64 / (b - a) as f64)
+    callgrind::per_unit(200_000, 400_000, |n| {
+        let n = n.to_string();
+        let envs = [
+            ("KRPHASE_BENCH_CALLGRIND_EVENTS", n.as_str()),
+            ("KRPHASE_BENCH_CALLGRIND_WHAT", what),
+        ];
+        callgrind::total(&exe, &[], &envs, toggle)
+    })
 }

@@ -24,6 +24,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
+mod callgrind;
 mod drivers;
 
 fn windows(truth: &Path) -> Vec<(u64, u64)> {
@@ -96,41 +97,11 @@ fn callgrind_child(path: &Path, n: usize) {
 /// Instructions per window (whole process, the writer's share included): callgrind totals of
 /// 4 000 and 8 000 windows, the difference taken.
 fn window_ir() -> Result<f64, String> {
-    if std::env::var_os("KRPHASE_BENCH_NO_CALLGRIND").is_some() {
-        return Err("callgrind switched off (KRPHASE_BENCH_NO_CALLGRIND)".into());
-    }
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let run = |n: usize| -> Result<u64, String> {
-        let out = std::env::temp_dir().join(format!("krphase-cg-w-{}-{n}.out", std::process::id()));
-        let st = Command::new("valgrind")
-            .args(["--tool=callgrind", "--quiet"])
-            .arg(format!("--callgrind-out-file={}", out.display()))
-            .arg(&exe)
-            .env("KRPHASE_BENCH_CALLGRIND_WINDOWS", n.to_string())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    "valgrind not found (apt-get install valgrind)".to_string()
-                }
-                _ => format!("valgrind did not start: {e}"),
-            })?;
-        if !st.success() {
-            return Err(format!("valgrind failed: {st}"));
-        }
-        let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
-        let _ = std::fs::remove_file(&out);
-        text.lines()
-            .find_map(|l| {
-                l.strip_prefix("summary: ")
-                    .or_else(|| l.strip_prefix("totals: "))
-            })
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .ok_or_else(|| "no totals in the callgrind output".into())
-    };
-    let (a, b) = (4_000usize, 8_000usize);
-    let (ia, ib) = (run(a)?, run(b)?);
-    Ok(ib.saturating_sub(ia) as f64 / (b - a) as f64)
+    callgrind::per_unit(4_000, 8_000, |n| {
+        let n = n.to_string();
+        callgrind::total(&exe, &[], &[("KRPHASE_BENCH_CALLGRIND_WINDOWS", &n)], None)
+    })
 }
 
 fn main() {
