@@ -205,12 +205,12 @@ struct Instructions {
 }
 
 fn instructions() -> Result<Instructions, String> {
-    let cb = Some("--toggle-collect=*tracing_callback*");
+    let cb = Some("*tracing_callback*");
     Ok(Instructions {
         event_cb: callgrind_diff("event", cb)?,
         event_all: callgrind_diff("event", None)?,
         dispatch_cb: callgrind_diff("dispatch", cb)?,
-        floor: callgrind_diff("floor", Some("--toggle-collect=*floor_record*"))?,
+        floor: callgrind_diff("floor", Some("*floor_record*"))?,
     })
 }
 

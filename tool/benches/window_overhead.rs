@@ -263,7 +263,7 @@ fn measure(dir: &Path) {
         mb as f64 / 1e6,
         mt as f64 / 1e6,
         if !resolved {
-            "not resolved: run-to-run noise on this machine is larger than the goal"
+            "not resolved: the interval is wider than the goal"
         } else if (m + hw - 1.0) * 100.0 <= 0.5 {
             "met"
         } else {
