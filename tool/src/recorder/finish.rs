@@ -53,10 +53,10 @@ impl Recorder {
             flags |= flags::STALLED;
         }
         let trailer = self.trailer(flags);
-        if self
-            .send_bounded(WriterMessage::Finish(trailer), Use::Finalize)
-            .is_err()
-        {
+        let sent = self.send_bounded(WriterMessage::Finish(trailer), Use::Finalize);
+        // A napping writer would see the trailer only at the end of its nap.
+        self.wake.wake();
+        if sent.is_err() {
             return Some(Finished::NotWritten(
                 trailer,
                 NotWritten::Budget,

@@ -5,6 +5,11 @@
 //! pool. Every wait an application thread makes on the writer is charged to the wait budget
 //! (`budget`); past it, records are dropped and counted.
 //!
+//! Hand-over (per full buffer, and at the end of a window while the writer is idle): a
+//! compare-exchange on the slot's state, a spare taken from the lock-free pool, a lock-free
+//! channel send, and a wake of the writer only when it is parked and the pool runs low (see
+//! `wake`). No lock, no allocation, no system call in steady state.
+//!
 //! Hot path (per event): one relaxed load of the state word (generation and recording flag), a
 //! thread-local base with no destructor and no borrow flag, four 64-bit stores into the thread's
 //! slot and one store of its length (all plain `mov`s on x86-64). No lock, no allocation, no
@@ -15,7 +20,7 @@
 //! `slot` holds a thread's buffer (and the list exited threads leave theirs in), `pool` the
 //! recorder's spare buffers, `budget` the wait budget, `thread` the thread-local side (the hot
 //! path), `current` the process's current recorder, `writer` the writer thread (`observed` its
-//! count of observe-mode windows), `finish` finalize; this file the [`Recorder`] of one output
+//! count of observe-mode windows, `wake` how it waits and is woken), `finish` finalize; this file the [`Recorder`] of one output
 //! file and its hand-overs. `handover_delay` (test support only) holds hand-overs on purpose.
 
 mod budget;
@@ -27,6 +32,7 @@ mod observed;
 mod pool;
 mod slot;
 mod thread;
+mod wake;
 mod writer;
 
 pub use budget::{Caps, DEFAULT_PROCESS, DEFAULT_THREAD, set_caps, spent_ns as stall_ns};
@@ -53,6 +59,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
+use wake::WriterWake;
 use writer::{Opened, WriterChannels, WriterMessage};
 
 /// Messages other than slots the writer's channel holds before producers see it full (record
@@ -135,6 +142,8 @@ pub struct Recorder {
     empty_buffers: Receiver<Vec<RecordWords>>,
     /// Spare slots for threads handing theirs over (the writer puts them back).
     pool: Pool,
+    /// Where the writer naps; producers wake it only when the pool runs low.
+    wake: WriterWake,
     writer_done: Receiver<io::Result<Written>>,
     on_full: OnFull,
     recording: AtomicBool,
@@ -146,8 +155,11 @@ pub struct Recorder {
     pub counters: Counters,
     /// The wait budget ran out while this recorder was current (said once).
     stalled: AtomicBool,
-    /// Slots of the threads attached to this recorder (locked only in its own process, for a
-    /// push, a swap or a copy: never across a wait).
+    /// Every slot a thread of this recorder may be writing into: the pool's, and each
+    /// attaching thread's. Slots circulate between threads, the writer and the pool, so the
+    /// list only grows (bounded by the slots made); finalize closes the ones still open. Locked
+    /// only in its own process, at a thread's attach and at finalize (never at a hand-over, never
+    /// across a wait).
     slots: Mutex<Vec<&'static Slot>>,
     pub pid: u32,
     /// The fork depth of the process that made it.
@@ -196,6 +208,7 @@ impl Recorder {
     /// `output/open.rs`) and writes the header. Does not wait.
     pub fn start(path: PathBuf, header: &Header, on_full: OnFull) -> io::Result<Starting> {
         let pool = Pool::new(pool::slots_for(budget::Caps::current().process));
+        let registered = pool.slots();
         let (to_writer, messages) = bounded::<WriterMessage>(pool.size() + CHANNEL_BATCHES);
         let (buffers_tx, empty_buffers) = bounded::<Vec<RecordWords>>(CHANNEL_BATCHES);
         let (done_tx, writer_done) = bounded(1);
@@ -204,6 +217,7 @@ impl Recorder {
             to_writer,
             empty_buffers,
             pool,
+            wake: WriterWake::default(),
             writer_done,
             on_full,
             recording: AtomicBool::new(true),
@@ -212,7 +226,7 @@ impl Recorder {
             in_flight: AtomicUsize::new(0),
             counters: Counters::default(),
             stalled: AtomicBool::new(false),
-            slots: Mutex::new(Vec::new()),
+            slots: Mutex::new(registered),
             pid: sys::getpid(),
             depth: fork_local::depth(),
             path,
@@ -271,23 +285,14 @@ impl Recorder {
         self.to_writer.is_empty()
     }
 
-    /// Registers an attaching thread's slot (finalize collects the registered slots).
+    /// Registers an attaching thread's slot unless it is already (finalize collects the
+    /// registered slots that are still open).
     fn adopt_slot(&self, slot: &'static Slot) {
         if self.is_ours() {
-            self.slots
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(slot);
-        }
-    }
-
-    /// Unregisters a detaching thread's slot.
-    fn forget_slot(&self, slot: &'static Slot) {
-        if self.is_ours() {
-            self.slots
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .retain(|s| !std::ptr::eq(*s, slot));
+            let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            if !g.iter().any(|s| std::ptr::eq(*s, slot)) {
+                g.push(slot);
+            }
         }
     }
 
@@ -363,14 +368,8 @@ impl Recorder {
                 }
             },
         };
+        // Registered already: every pool slot is, and so is every slot the writer puts back.
         fresh.reopen();
-        {
-            let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-            match g.iter_mut().find(|s| std::ptr::eq(**s, slot)) {
-                Some(e) => *e = fresh,
-                None => g.push(fresh),
-            }
-        }
         slot.state.store(SENT, Ordering::Release);
         #[cfg(feature = "test-support")]
         handover_delay::wait_if_injected();
@@ -385,7 +384,16 @@ impl Recorder {
                 }
             }
         }
+        if self.pool_low() {
+            self.wake.wake();
+        }
         (fresh, 0)
+    }
+
+    /// The pool is under its low-water mark (a quarter spare): a parked writer is worth a
+    /// system call to wake now rather than at the end of its nap.
+    fn pool_low(&self) -> bool {
+        self.pool.spare() < self.pool.size() / 4
     }
 
     /// The pool is empty: the writer has not emptied a slot for as long as the pool lasts (the
@@ -402,6 +410,7 @@ impl Recorder {
                 return Err(n);
             }
         }
+        self.wake.wake();
         if let Some(f) = budget::wait(Use::Run, Duration::MAX, |t| self.pool.take_within(t)) {
             return Ok((f, n));
         }
@@ -418,6 +427,7 @@ impl Recorder {
             Err(TrySendError::Disconnected(m)) => return Err(m),
             Err(TrySendError::Full(m)) => m,
         };
+        self.wake.wake();
         let mut m = Some(m);
         let sent = budget::wait(u, Duration::MAX, |t| {
             let msg = m.take()?;

@@ -6,8 +6,8 @@
 //! a slow write) costs the application neither a wait nor a record.
 
 use super::slot::{SLOT_RECORDS, Slot, give_back, new_slot};
-use crossbeam_channel::{Receiver, Sender, bounded};
-use std::time::Duration;
+use crossbeam_queue::ArrayQueue;
+use std::time::{Duration, Instant};
 
 /// The busiest demo workload's record rate, measured with the tool in drive mode on the
 /// emulator (STREAM, 1 024 elements: 20 records a window, ~214 000 records/s with one thread),
@@ -18,6 +18,9 @@ const SPANS: u64 = 4;
 /// Bounds of the pool, in slots of [`SLOT_RECORDS`] records (32 KiB each): 2 MiB to 32 MiB.
 pub const MIN_SLOTS: usize = 64;
 pub const MAX_SLOTS: usize = 1024;
+/// A thread waiting for a spare slot looks again this often (the writer puts slots back without
+/// waking anyone: no producer is ever parked on the pool).
+const TAKE_POLL: Duration = Duration::from_micros(50);
 
 /// Slots for a process wait cap of `budget`: [`SPANS`] spans of it at the peak rate, within
 /// [`MIN_SLOTS`]..=[`MAX_SLOTS`] (the default 50 ms cap: 64 slots, 2 MiB, ~260 ms of records
@@ -28,48 +31,66 @@ pub fn slots_for(budget: Duration) -> usize {
     slots.clamp(MIN_SLOTS, MAX_SLOTS)
 }
 
-/// Spare slots, as a bounded channel that can hold them all (a put never waits).
+/// Spare slots, in a fixed lock-free ring that can hold them all: a take or a put is a
+/// compare-exchange or two, never a lock, an allocation or a system call, so a thread handing
+/// its slot over touches nothing a fork child could find held.
 pub struct Pool {
-    tx: Sender<&'static Slot>,
-    rx: Receiver<&'static Slot>,
-    size: usize,
+    spare: ArrayQueue<&'static Slot>,
+    /// The slots it was made with.
+    made: Vec<&'static Slot>,
 }
 
 impl Pool {
-    /// A pool of `size` new slots.
+    /// A pool of `size` new slots (`size` ≥ 1).
     pub fn new(size: usize) -> Pool {
-        let (tx, rx) = bounded(size);
-        for _ in 0..size {
-            let _ = tx.try_send(new_slot());
+        let spare = ArrayQueue::new(size.max(1));
+        let made: Vec<&'static Slot> = (0..size).map(|_| new_slot()).collect();
+        for s in &made {
+            let _ = spare.push(*s);
         }
-        Pool { tx, rx, size }
+        Pool { spare, made }
     }
 
-    /// Slots the pool was made with.
+    /// The slots it was made with (wherever they are now).
+    pub fn slots(&self) -> Vec<&'static Slot> {
+        self.made.clone()
+    }
+
+    /// The slots the pool was made with (what it can hold).
     pub fn size(&self) -> usize {
-        self.size
+        self.spare.capacity()
     }
 
     /// Spare slots now.
     pub fn spare(&self) -> usize {
-        self.rx.len()
+        self.spare.len()
     }
 
     /// A spare slot if one is free now.
     pub fn try_take(&self) -> Option<&'static Slot> {
-        self.rx.try_recv().ok()
+        self.spare.pop()
     }
 
-    /// A spare slot within `t`.
+    /// A spare slot within `t`, looking every [`TAKE_POLL`].
     pub fn take_within(&self, t: Duration) -> Option<&'static Slot> {
-        self.rx.recv_timeout(t).ok()
+        let end = Instant::now() + t;
+        loop {
+            if let Some(s) = self.spare.pop() {
+                return Some(s);
+            }
+            let now = Instant::now();
+            if now >= end {
+                return None;
+            }
+            std::thread::sleep(TAKE_POLL.min(end - now));
+        }
     }
 
-    /// Puts an emptied slot back (into the process's list should the pool be full, which the
-    /// slot count rules out).
+    /// Puts an emptied slot back (into the process's list of free slots when the pool is
+    /// full: a leaving thread's slot that the writer recycles may find it so).
     pub fn put(&self, slot: &'static Slot) {
-        if let Err(e) = self.tx.try_send(slot) {
-            give_back(e.into_inner());
+        if let Err(s) = self.spare.push(slot) {
+            give_back(s);
         }
     }
 }

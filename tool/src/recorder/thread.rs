@@ -93,7 +93,8 @@ pub fn count(counter: fn(&Counters) -> &AtomicU64) {
 }
 
 /// Detaches the thread's slot from `rec`: delivers its records (in a fork child they are the
-/// parent's, which the parent writes: dropped here) and unregisters it.
+/// parent's, which the parent writes: dropped here). The slot stays registered: it circulates
+/// (another thread may be writing into it by the time finalize runs).
 fn leave(h: &ThreadBuffer, rec: &'static Recorder) {
     if !rec.is_ours() {
         // Fork child: the parent's recorder is not touched (its locks may be held by threads
@@ -104,7 +105,6 @@ fn leave(h: &ThreadBuffer, rec: &'static Recorder) {
     let n = h.len.replace(0);
     h.flush_at.set(u64::MAX);
     let Some(slot) = h.slot.get() else { return };
-    rec.forget_slot(slot);
     // The slot itself goes to the writer (no spare is taken: the thread is leaving), unless it
     // is empty or finalize has begun (it takes the records).
     if n > 0 && rec.retire_slot(slot, n) {

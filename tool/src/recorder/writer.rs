@@ -1,12 +1,12 @@
 //! The writer thread: takes batches and slots off the channel, gathers them into EVENTS blocks
 //! and writes the file; at the end, the trailer.
 
-use super::Recorder;
 use super::observed::Observed;
 use super::slot::{RecordWords, SLOT_RECORDS, Slot};
+use super::{Recorder, wake};
 use crate::output::open::open_output;
 use crate::{clock, sys};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use krphase_format::block::MAX_RECORDS_PER_BLOCK;
 use krphase_format::clock::{PAIR_INTERVAL_MS, Pair, pair_when};
 use krphase_format::{FileWriter, Header, NameSpace, Record, Trailer};
@@ -225,30 +225,6 @@ fn discard(rec: &'static Recorder, ch: &WriterChannels) {
 /// How often the writer adds a calibration pair to a TSC-clock file.
 const PAIR_INTERVAL: Duration = Duration::from_millis(PAIR_INTERVAL_MS);
 
-/// The next message (`None` once every producer is gone). With `pair_due` (a TSC-clock file),
-/// waits no longer than the next calibration pair is due, and writes the pairs that fall due,
-/// so the file has one every [`PAIR_INTERVAL`] whether the writer is busy or idle.
-fn next_message(
-    rx: &Receiver<WriterMessage>,
-    out: &mut Output,
-    pair_due: &mut Option<Instant>,
-) -> Option<WriterMessage> {
-    loop {
-        if pair_if_due(out, pair_due) {
-            // Idle: the pair goes to the file now, as a batch would.
-            out.flush();
-        }
-        let Some(due) = *pair_due else {
-            return rx.recv().ok();
-        };
-        match rx.recv_deadline(due) {
-            Ok(m) => return Some(m),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return None,
-        }
-    }
-}
-
 /// Writes a periodic calibration pair when one is due (true when it did).
 fn pair_if_due(out: &mut Output, pair_due: &mut Option<Instant>) -> bool {
     let now = Instant::now();
@@ -266,7 +242,10 @@ fn pair_if_due(out: &mut Output, pair_due: &mut Option<Instant>) -> bool {
     true
 }
 
-/// Runs until the Finish message (or until every producer is gone).
+/// Runs until the Finish message (or until every producer is gone). The writer polls its
+/// channel and naps when it is empty (see `wake`): it never blocks on the channel, so a
+/// producer's send never has a sleeping receiver to wake. A TSC-clock file gets a calibration
+/// pair every [`PAIR_INTERVAL`] whether the writer is busy or idle (a nap is far shorter).
 fn writer_loop(
     file: OutputFile,
     ch: WriterChannels,
@@ -283,41 +262,71 @@ fn writer_loop(
         out.write_start_pairs();
         Instant::now() + PAIR_INTERVAL
     });
-    while let Some(first) = next_message(&ch.messages, &mut out, &mut pair_due) {
-        let mut msg = Some(first);
-        while let Some(m) = msg.take() {
-            match m {
-                WriterMessage::Records(v) if out.pending.is_empty() && v.len() == SLOT_RECORDS => {
-                    // A full slot's batch is a block on its own: no copy into `pending`.
-                    let _ = ch.empty_buffers.try_send(out.write(v));
+    rec.wake.register();
+    let mut nap = wake::MIN_NAP;
+    loop {
+        match ch.messages.try_recv() {
+            Ok(first) => {
+                if let Some(t) = drain(&mut out, &ch, rec, first, &mut pair_due) {
+                    return out.finish(&t);
                 }
-                WriterMessage::Slot(slot, n) => {
-                    slot.read(n, &mut out.pending);
-                    slot.len.store(0, Ordering::Release);
-                    rec.pool.put(slot);
-                    if out.pending.len() >= SLOT_RECORDS {
-                        out.write_pending();
-                    }
-                }
-                WriterMessage::Records(mut v) => {
-                    out.pending.extend_from_slice(&v);
-                    v.clear();
-                    let _ = ch.empty_buffers.try_send(v);
-                    if out.pending.len() >= MAX_RECORDS_PER_BLOCK {
-                        out.write_pending();
-                    }
-                }
-                WriterMessage::Names(names) => out.write_names(&names),
-                WriterMessage::Finish(t) => return out.finish(&t),
+                out.flush();
+                nap = wake::MIN_NAP;
             }
-            let _ = pair_if_due(&mut out, &mut pair_due);
-            msg = ch.messages.try_recv().ok();
+            Err(TryRecvError::Empty) => {
+                if pair_if_due(&mut out, &mut pair_due) {
+                    // Idle: the pair goes to the file now, as a batch would.
+                    out.flush();
+                }
+                rec.wake.nap(nap, || !ch.messages.is_empty());
+                nap = wake::longer(nap);
+            }
+            Err(TryRecvError::Disconnected) => break,
         }
-        out.flush();
     }
     // Every producer is gone without a Finish (cannot happen while the recorder lives).
     out.write_pending();
     Err(out
         .failed
         .unwrap_or_else(|| io::Error::other("the recorder closed without a trailer")))
+}
+
+/// Handles `first` and every message already queued after it; the trailer once Finish came.
+fn drain(
+    out: &mut Output,
+    ch: &WriterChannels,
+    rec: &'static Recorder,
+    first: WriterMessage,
+    pair_due: &mut Option<Instant>,
+) -> Option<Trailer> {
+    let mut msg = Some(first);
+    while let Some(m) = msg.take() {
+        match m {
+            WriterMessage::Records(v) if out.pending.is_empty() && v.len() == SLOT_RECORDS => {
+                // A full slot's batch is a block on its own: no copy into `pending`.
+                let _ = ch.empty_buffers.try_send(out.write(v));
+            }
+            WriterMessage::Slot(slot, n) => {
+                slot.read(n, &mut out.pending);
+                slot.len.store(0, Ordering::Release);
+                rec.pool.put(slot);
+                if out.pending.len() >= SLOT_RECORDS {
+                    out.write_pending();
+                }
+            }
+            WriterMessage::Records(mut v) => {
+                out.pending.extend_from_slice(&v);
+                v.clear();
+                let _ = ch.empty_buffers.try_send(v);
+                if out.pending.len() >= MAX_RECORDS_PER_BLOCK {
+                    out.write_pending();
+                }
+            }
+            WriterMessage::Names(names) => out.write_names(&names),
+            WriterMessage::Finish(t) => return Some(t),
+        }
+        let _ = pair_if_due(out, pair_due);
+        msg = ch.messages.try_recv().ok();
+    }
+    None
 }
