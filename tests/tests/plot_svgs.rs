@@ -14,7 +14,7 @@ fn demo_without_stack() -> PathBuf {
     let a = krphase_tests::artifacts();
     let out = krphase_tests::scratch_dir("plot-svgs");
     let mut cmd = Command::new(&a.krphase);
-    cmd.args(["demo", "--no-build", "--out"]).arg(&out);
+    cmd.args(["demo", "--no-build", "-d"]).arg(&out);
     for r in krphase_analyzer::demo::RUNS {
         cmd.args(["--only", r.label]);
     }
@@ -96,11 +96,11 @@ fn every_plot_keeps_its_text_inside_and_its_legend_to_drawn_series() {
     let one = out.join("plot-stream-2p");
     let listed = krphase_tests::krphase_db_ok(
         &db,
-        &["plot", "stream-2p", "-o", one.to_str().unwrap(), "--png"],
+        &["plot", "stream-2p", "-d", one.to_str().unwrap(), "--png"],
     );
     check_pngs(&one, &listed);
     let none = out.join("plot-graph");
-    krphase_tests::krphase_db_ok(&db, &["plot", "graph", "-o", none.to_str().unwrap()]);
+    krphase_tests::krphase_db_ok(&db, &["plot", "graph", "-d", none.to_str().unwrap()]);
     check_all(&[out, one, none]);
 }
 

@@ -32,6 +32,8 @@ pub struct Imported {
     pub run_id: i64,
     /// The same content was imported before; nothing was added.
     pub already: bool,
+    /// Records in the file: what the tool's finalize line counts as events (string-table
+    /// entries are not records).
     pub events: u64,
     pub windows: u64,
     pub declines: u64,
@@ -485,7 +487,8 @@ fn decode(
         };
         match &ev {
             Some(ev) => {
-                d.events += 1;
+                // The tool's count is of records: a string-table entry is not one.
+                d.events += u64::from(!matches!(ev, Event::Name { .. }));
                 if let Some(t) = timestamp(ev) {
                     d.first = d.first.min(t);
                     d.last = d.last.max(t);
@@ -819,6 +822,7 @@ mod tests {
         let mut c = db::open(dir.path().join("k.db")).unwrap();
         let r = import_file(&mut c, &f, Some("synthetic")).unwrap();
         assert!(!r.already && !r.truncated);
+        assert_eq!(r.events, truth.events, "the records the writer wrote");
         assert_eq!((r.windows, r.declines), (truth.windows, truth.opt_outs));
         let rep = report::run_report(&c, r.run_id).unwrap();
         let total = |n: &str| rep.phases.iter().find(|p| p.phase == n).unwrap().total_ns as u64;
