@@ -23,8 +23,9 @@ const PASSES: u64 = 400;
 /// Continue calls that must have met a hand-over for the test to say anything.
 const WANT_SLOW: usize = 3;
 /// Windows, each with a full buffer inside it: with the alignment varied, the record that fills
-/// it is a CONTINUE about every fourth time.
-const WINDOWS: u64 = 24;
+/// it is a CONTINUE about every fourth time. A buffer flushed by age (a loaded machine's slow
+/// window) moves the alignment, so there are enough windows for a few to remain.
+const WINDOWS: u64 = 96;
 
 /// One Layout B window of an indefinite loop; returns each continue call's (pass, return time).
 fn window(cb: Cb, d: u64) -> Vec<(u64, u64)> {
