@@ -373,12 +373,14 @@ impl Recorder {
         slot.state.store(SENT, Ordering::Release);
         #[cfg(feature = "test-support")]
         handover_delay::wait_if_injected();
-        // The channel holds every slot of the pool: it is never full of slots; it is
-        // disconnected only once the writer has returned.
-        match self.to_writer.try_send(WriterMessage::Slot(slot, n)) {
+        // The channel is full only when the writer is behind on slots and batches together
+        // (threads' own slots travel beside the pool's): then the send waits out of the wait
+        // budget like any other, and a slot dropped past it is a stall, said and flagged.
+        match self.send_bounded(WriterMessage::Slot(slot, n), Use::Run) {
             Ok(()) => self.handed(n),
-            Err(e) => {
-                if let WriterMessage::Slot(s, n) = e.into_inner() {
+            // What comes back is the slot sent.
+            Err(m) => {
+                if let WriterMessage::Slot(s, n) = m {
                     self.drop_from(s, n, |_| false);
                     self.pool.put(s);
                 }
