@@ -151,11 +151,22 @@ pub fn kernel_stats(conn: &Connection, run: i64) -> Result<Vec<KernelStats>> {
     Ok(out)
 }
 
-/// Every agent of `run` that had a window, in agent order.
+/// Every agent of `run` that had a window, in agent order, when it had several (none with one).
 pub fn agent_stats(conn: &Connection, run: i64) -> Result<Vec<AgentStats>> {
     let Some((lo, hi)) = crate::db::phases::window_range(conn, run)? else {
         return Ok(Vec::new());
     };
+    // With one agent the table would repeat the run's own window row, and reading every window
+    // through the view to say so costs seconds at a million windows: only several agents get one.
+    let agents: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM (SELECT DISTINCT agent FROM krphase_window
+           WHERE id BETWEEN ?2 AND ?3 AND +run_id = ?1 AND agent IS NOT NULL LIMIT 2)",
+        rusqlite::params![run, lo, hi],
+        |r| r.get(0),
+    )?;
+    if agents < 2 {
+        return Ok(Vec::new());
+    }
     let mut stmt = conn.prepare_cached(
         "SELECT agent,
                 SUM(outcome = 'replayed'), SUM(outcome <> 'replayed'),
