@@ -213,7 +213,7 @@ struct Errors {
     vs_phases: HashMap<&'static str, Vec<(i64, u64)>>,
 }
 
-/// Median |error| ≤ 2 µs and p99 |error| ≤ max(20 µs, 1 % of the p99 truth interval) once
+/// Median |error| ≤ 2 µs and p99 |error| ≤ max(50 µs, 1 % of the p99 truth interval) once
 /// `p99_min_samples` samples make the p99 more than the maximum; with fewer, at most one error
 /// over that limit (one preempted window of a loaded machine).
 fn check_errors(what: &str, k: &str, v: &[(i64, u64)], p99_min_samples: usize) {
@@ -224,7 +224,9 @@ fn check_errors(what: &str, k: &str, v: &[(i64, u64)], p99_min_samples: usize) {
     let p99 = p99_of(&abs);
     let mut truths: Vec<u64> = v.iter().map(|(_, t)| *t).collect();
     truths.sort_unstable();
-    let limit = 20_000u64.max(p99_of(&truths) / 100);
+    // A preemption between the truth's stamp and the tool's reaches tens of µs on a loaded
+    // 2-core machine (34 µs seen in one CI run); a misplaced stamp is a whole phase (ms).
+    let limit = 50_000u64.max(p99_of(&truths) / 100);
     eprintln!(
         "{k} vs {what}: n={} median |err|={median} ns p99 |err|={p99} ns (limit {limit})",
         abs.len()
