@@ -16,6 +16,8 @@ pub const LOW_GPU_SHARE: f64 = 0.50;
 pub const TAIL_FACTOR: f64 = 3.0;
 /// Windows a kernel needs before its tail is judged.
 pub const TAIL_MIN_WINDOWS: u64 = 20;
+/// The slowest rank's replay at or above this many times the median rank's is a finding.
+pub const RANK_IMBALANCE: f64 = 1.25;
 
 /// One finding: which rule said it, and the sentence.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -36,6 +38,7 @@ pub const RULES: &[(&str, Rule)] = &[
     ("no_sdk_log", no_sdk_log),
     ("dropped_records", dropped_records),
     ("stuck_windows", stuck_windows),
+    ("rank_imbalance", rank_imbalance),
 ];
 
 /// What the rules find in `o`.
@@ -233,6 +236,37 @@ pub fn stuck_windows(o: &Overview) -> Option<Finding> {
             o.stuck
         ),
     })
+}
+
+/// The slowest rank far behind the median rank, and whether it replayed more windows or slower
+/// ones: the job waits for it at every step it synchronises.
+pub fn rank_imbalance(o: &Overview) -> Option<Finding> {
+    let (slow, median, median_windows, median_mean) =
+        o.cross_rank.as_ref()?.imbalance(RANK_IMBALANCE)?;
+    let mean = slow.mean_window_ns?;
+    let why = if slow.replayed as f64 >= 1.2 * median_windows && mean < 1.2 * median_mean {
+        "more windows, not slower ones: the kernels it replays are unevenly spread over the ranks"
+    } else if mean >= 1.2 * median_mean {
+        "slower windows: look at its phases (`krphase report --run ID`)"
+    } else {
+        "neither many more windows nor much slower ones alone"
+    };
+    finding(
+        "rank_imbalance",
+        format!(
+            "rank {} (run {}) spends {} in replay, {:.2}× the median rank's {}: {} windows against \
+             a median of {:.0}, at a mean window of {} against {} — {why}.",
+            slow.rank,
+            slow.run_id,
+            duration(slow.replay_ns as f64),
+            slow.replay_ns as f64 / median,
+            duration(median),
+            slow.replayed,
+            median_windows,
+            duration(mean),
+            duration(median_mean),
+        ),
+    )
 }
 
 /// The findings as a list (Markdown or terminal text), or a line saying there are none.

@@ -179,3 +179,77 @@ fn every_rule_is_listed_once_under_its_own_name() {
     assert_eq!(names.len(), RULES.len());
     assert!(found.iter().any(|f| f.rule == "stuck_windows"));
 }
+
+fn rank_row(rank: i64, windows: u64, mean_ms: f64) -> crate::report::ranks::RankRow {
+    crate::report::ranks::RankRow {
+        rank,
+        run_id: rank + 1,
+        label: None,
+        host: None,
+        pid: None,
+        replayed: windows,
+        declined: 0,
+        replay_ns: (windows as f64 * mean_ms * 1e6) as i64,
+        mean_window_ns: Some(mean_ms * 1e6),
+        p50_window_ns: None,
+        p99_window_ns: None,
+        max_window_ns: None,
+        largest_phase: None,
+        window_basis: vec![],
+    }
+}
+
+fn ranked(rows: Vec<crate::report::ranks::RankRow>) -> Overview {
+    use crate::report::ranks::{CrossRank, Spread};
+    let spread = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let median = (v[v.len() / 2] + v[(v.len() - 1) / 2]) / 2.0;
+        Some(Spread {
+            n: v.len(),
+            min: v[0],
+            median,
+            max: v[v.len() - 1],
+            max_over_median: Some(v[v.len() - 1] / median),
+        })
+    };
+    let slowest = rows.iter().max_by_key(|r| r.replay_ns).map(|r| r.rank);
+    let mut o = overview(0.3, 0.5);
+    o.cross_rank = Some(CrossRank {
+        replay: spread(rows.iter().map(|r| r.replay_ns as f64).collect()),
+        mean_window: spread(rows.iter().filter_map(|r| r.mean_window_ns).collect()),
+        slowest,
+        world_size: None,
+        missing: vec![],
+        repeated: vec![],
+        vars: vec![],
+        unranked_runs: vec![],
+        ranks: rows,
+    });
+    o
+}
+
+#[test]
+fn rank_imbalance_tells_more_windows_from_slower_ones() {
+    let even = ranked((0..4).map(|k| rank_row(k, 100, 1.0)).collect());
+    assert!(
+        rank_imbalance(&even).is_none(),
+        "balanced ranks say nothing"
+    );
+    let more = ranked(vec![
+        rank_row(0, 100, 1.0),
+        rank_row(1, 100, 1.0),
+        rank_row(2, 200, 1.0),
+    ]);
+    let s = said(rank_imbalance, &more);
+    assert!(s.starts_with("rank 2 (run 3) spends 200.000 ms"), "{s}");
+    assert!(s.contains("2.00× the median rank's"), "{s}");
+    assert!(s.contains("more windows, not slower ones"), "{s}");
+    let slower = ranked(vec![
+        rank_row(0, 100, 1.0),
+        rank_row(1, 100, 1.0),
+        rank_row(2, 100, 3.0),
+    ]);
+    assert!(said(rank_imbalance, &slower).contains("slower windows"));
+    let no_ranks = overview(0.3, 0.5);
+    assert!(rank_imbalance(&no_ranks).is_none());
+}

@@ -170,6 +170,23 @@ impl CrossRank {
         })
     }
 
+    /// The slowest rank against the median rank, when it is at least `factor` times slower:
+    /// (its row, the median replay, the median windows, the median mean window).
+    pub fn imbalance(&self, factor: f64) -> Option<(&RankRow, f64, f64, f64)> {
+        let s = self.replay?;
+        if s.n < 2 || s.max_over_median? < factor {
+            return None;
+        }
+        let active = || self.ranks.iter().filter(|r| r.replayed > 0);
+        let windows = spread(active().map(|r| r.replayed as f64).collect())?;
+        Some((
+            self.slowest_row()?,
+            s.median,
+            windows.median,
+            self.mean_window?.median,
+        ))
+    }
+
     fn slowest_row(&self) -> Option<&RankRow> {
         let k = self.slowest?;
         self.ranks
