@@ -11,9 +11,10 @@
 //!   machine does not move: import's is both its threads), and the file hash alone (in this
 //!   process), so a slow hash shows as such.
 //!
-//! Then 256 rank files in one import, one at a time and decoded in parallel (their ratio), and
-//! `report` on one run of 1 M windows beside its goal (≤ 0.5 s). `KRPHASE_BENCH_QUICK=1`
-//! shrinks every size tenfold.
+//! Then 256 rank files (each carrying its rank) in one import, one at a time and decoded in
+//! parallel (their ratio), `report --by rank` over them, and `report` on one run of 1 M windows
+//! beside its goal (≤ 0.5 s). `KRPHASE_BENCH_QUICK=1` shrinks every size tenfold;
+//! `KRPHASE_BENCH_CASES=import,ranks,report` picks cases.
 
 use std::path::Path;
 use std::time::Instant;
@@ -137,6 +138,11 @@ fn ranks_case(dir: &Path, ranks: u64, windows: u64) {
                     windows,
                     pid: 10_000 + r as u32,
                     seed: r + 1,
+                    rank: Some(krphase_format::Rank {
+                        rank: r as u32,
+                        world_size: Some(ranks as u32),
+                        var: "OMPI_COMM_WORLD_RANK".into(),
+                    }),
                     ..SynthSpec::default()
                 },
             )
@@ -154,7 +160,9 @@ fn ranks_case(dir: &Path, ranks: u64, windows: u64) {
             }
             args.extend(files.iter().map(String::as_str));
             walls.push(krphase(&args).0);
-            std::fs::remove_file(&db).ok();
+            if round > 0 || jobs.is_some() {
+                std::fs::remove_file(&db).ok();
+            }
         }
     }
     let (s, p) = (median(serial), median(parallel));
@@ -168,6 +176,16 @@ fn ranks_case(dir: &Path, ranks: u64, windows: u64) {
     for f in files {
         std::fs::remove_file(f).ok();
     }
+    let db = dir.join("ranks-0-n.db");
+    let walls: Vec<f64> = (0..ROUNDS)
+        .map(|_| krphase(&["--db", db.to_str().unwrap(), "report", "--by", "rank"]).0)
+        .collect();
+    println!(
+        "{:<34} {:>9.3} s",
+        format!("report --by rank, {ranks} ranks"),
+        median(walls)
+    );
+    std::fs::remove_file(&db).ok();
 }
 
 fn report_case(dir: &Path, windows: u64) {
@@ -210,9 +228,18 @@ fn main() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     println!("medians of {ROUNDS} rounds; import and its bare reference alternate in each round");
-    for events in [1_000_000 / scale, 10_000_000 / scale] {
-        import_case(dir.path(), events);
+    // KRPHASE_BENCH_CASES=ranks,report runs only those cases (default: every case).
+    let cases = std::env::var("KRPHASE_BENCH_CASES").unwrap_or_default();
+    let on = |c: &str| cases.is_empty() || cases.split(',').any(|x| x == c);
+    if on("import") {
+        for events in [1_000_000 / scale, 10_000_000 / scale] {
+            import_case(dir.path(), events);
+        }
     }
-    ranks_case(dir.path(), 256, 2_000 / scale);
-    report_case(dir.path(), 1_000_000 / scale);
+    if on("ranks") {
+        ranks_case(dir.path(), 256, 2_000 / scale);
+    }
+    if on("report") {
+        report_case(dir.path(), 1_000_000 / scale);
+    }
 }
