@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::export::perfetto::export_perfetto;
+use crate::export::perfetto::{TraceFormat, export};
 use crate::export::plot::plot;
 use crate::import::krp::import_phase_file;
 use crate::report::compare::{compare, render_table};
@@ -25,7 +25,7 @@ fn trace_is_valid_json_with_nested_slices() {
     let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
     let run = import_phase_file(&mut c, &f, None).unwrap();
     let out = dir.path().join("trace.json");
-    let n = export_perfetto(&c, run, &out).unwrap();
+    let n = export(&c, &[run], &out, TraceFormat::Json).unwrap().events;
     let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let ev = v["traceEvents"].as_array().unwrap();
     assert_eq!(ev.len() as u64, n);
@@ -57,7 +57,7 @@ fn trace_is_valid_json_with_nested_slices() {
         let (s, d) = (p["ts"].as_f64().unwrap(), p["dur"].as_f64().unwrap());
         assert!(windows.iter().any(|&(a, b)| a <= s && s + d <= b + 1e-6));
     }
-    assert!(export_perfetto(&c, 99, &out).is_err());
+    assert!(export(&c, &[99], &out, TraceFormat::Json).is_err());
 }
 
 #[test]

@@ -220,7 +220,7 @@ fn perfetto_export_nests_continue_before_the_restore() {
     let dir = tempfile::tempdir().unwrap();
     let (c, run) = imported(dir.path());
     let out = dir.path().join("t.json");
-    export::perfetto::export_perfetto(&c, run, &out).unwrap();
+    export::perfetto::export(&c, &[run], &out, export::perfetto::TraceFormat::Json).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let slices: Vec<&serde_json::Value> = v["traceEvents"]
         .as_array()
