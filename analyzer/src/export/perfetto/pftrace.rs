@@ -18,16 +18,17 @@
 //! @d8adfc9b): both traces of one run share one time axis. Its thread tracks are named
 //! `THREAD n (tid)` and its queue tracks `COMPUTE … QUEUE [n] …`; ours follow that pattern.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use anyhow::Result;
 use prost::Message;
+use prost::encoding::{WireType, encode_key, encode_varint};
+use rustc_hash::FxHashMap as HashMap;
 
 use super::model::{Arg, Counter, Flow, RunInfo, Sink, Slice, Track, Val};
-use super::proto::{self as pb, Data, TracePacket, TrackEvent};
+use super::proto::{self as pb, Data, TracePacket};
 
 /// The packet sequence krphase writes on: far from the small ids a tracing service hands out,
 /// so a krphase trace concatenated with another keeps its interned strings apart.
@@ -182,6 +183,19 @@ impl Bundler {
     fn push(&mut self, p: &TracePacket) -> Result<()> {
         self.raw.push(0x0a);
         p.encode_length_delimited(&mut self.raw)?;
+        self.full()
+    }
+
+    /// Appends one encoded packet as a `Trace.packet` field.
+    fn push_raw(&mut self, p: &[u8]) -> Result<()> {
+        self.raw.push(0x0a);
+        encode_varint(p.len() as u64, &mut self.raw);
+        self.raw.extend_from_slice(p);
+        self.full()
+    }
+
+    /// Sends the bundle once it is full.
+    fn full(&mut self) -> Result<()> {
         if self.raw.len() >= BUNDLE_RAW_BYTES {
             self.send()?;
         }
@@ -233,6 +247,12 @@ pub struct PftraceSink {
     open: HashMap<u64, Open>,
     /// Queues of the run in order of first use, for their names.
     queues: HashMap<i64, usize>,
+    /// The run's counter tracks: snapshot bytes, windows in flight.
+    counters: [u64; 2],
+    /// Reused buffers: the event's fields, one annotation, the packet.
+    body: Vec<u8>,
+    scratch: Vec<u8>,
+    packet: Vec<u8>,
     pub packets: u64,
 }
 
@@ -245,9 +265,13 @@ impl PftraceSink {
             run: 0,
             pid: 0,
             process: 0,
-            described: HashMap::new(),
-            open: HashMap::new(),
-            queues: HashMap::new(),
+            described: HashMap::default(),
+            open: HashMap::default(),
+            queues: HashMap::default(),
+            counters: [0; 2],
+            body: Vec::new(),
+            scratch: Vec::new(),
+            packet: Vec::new(),
             packets: 0,
         };
         // The sequence's first packet: its state starts here, and its timestamps are BOOTTIME.
@@ -320,36 +344,79 @@ impl PftraceSink {
         Ok(id)
     }
 
-    /// A track event on `track` at `ts`, with the strings it interned on its packet.
-    fn event(&mut self, ts: i64, mut e: TrackEvent, track: u64) -> Result<()> {
-        e.track_uuid = Some(track);
-        let interned = self.strings.take();
-        self.push(TracePacket {
-            timestamp: Some(ts as u64),
-            trusted_packet_sequence_id: Some(SEQUENCE_ID),
-            sequence_flags: Some(pb::SEQ_NEEDS_INCREMENTAL_STATE),
-            interned_data: interned,
-            data: Some(Data::TrackEvent(e)),
-            ..Default::default()
-        })
+    /// A track event on `track` at `ts`: `body` holds its fields (track_uuid is added here),
+    /// encoded straight into the bundle (a million windows are twenty million events), with the
+    /// strings it interned on its packet.
+    fn event(&mut self, ts: i64, track: u64) -> Result<()> {
+        encode_key(11, WireType::Varint, &mut self.body);
+        encode_varint(track, &mut self.body);
+        let pk = &mut self.packet;
+        pk.clear();
+        encode_key(8, WireType::Varint, pk);
+        encode_varint(ts as u64, pk);
+        encode_key(10, WireType::Varint, pk);
+        encode_varint(u64::from(SEQUENCE_ID), pk);
+        encode_key(13, WireType::Varint, pk);
+        encode_varint(u64::from(pb::SEQ_NEEDS_INCREMENTAL_STATE), pk);
+        if let Some(i) = self.strings.take() {
+            encode_key(12, WireType::LengthDelimited, pk);
+            i.encode_length_delimited(pk)?;
+        }
+        encode_key(11, WireType::LengthDelimited, pk);
+        encode_varint(self.body.len() as u64, pk);
+        pk.extend_from_slice(&self.body);
+        self.body.clear();
+        self.packets += 1;
+        self.out.push_raw(&self.packet)
     }
 
-    fn annotations(&mut self, args: &[Arg<'_>]) -> Vec<pb::DebugAnnotation> {
-        args.iter()
-            .map(|(k, v)| {
-                let mut a = pb::DebugAnnotation {
-                    name_iid: Some(self.strings.key(k)),
-                    ..Default::default()
-                };
-                match *v {
-                    Val::Int(i) => a.int_value = Some(i),
-                    Val::Str(s) => a.string_value_iid = Some(self.strings.value(s)),
-                    Val::Bool(b) => a.bool_value = Some(b),
-                    Val::Pmc(x) => a.double_value = Some(x),
+    /// The begin fields of a slice or instant: type, name, category, annotations, flows.
+    fn head(&mut self, kind: i32, name: &str, cat: &'static str, args: &[Arg<'_>], flow: Flow) {
+        let (name, cat) = (self.strings.name(name), self.strings.cat(cat));
+        let b = &mut self.body;
+        b.clear();
+        encode_key(3, WireType::Varint, b);
+        encode_varint(cat, b);
+        for (k, v) in args {
+            let a = &mut self.scratch;
+            a.clear();
+            encode_key(1, WireType::Varint, a);
+            encode_varint(self.strings.key(k), a);
+            match *v {
+                Val::Int(i) => {
+                    encode_key(4, WireType::Varint, a);
+                    encode_varint(i as u64, a);
                 }
-                a
-            })
-            .collect()
+                Val::Bool(x) => {
+                    encode_key(2, WireType::Varint, a);
+                    encode_varint(u64::from(x), a);
+                }
+                Val::Pmc(x) => {
+                    encode_key(5, WireType::SixtyFourBit, a);
+                    a.extend_from_slice(&x.to_le_bytes());
+                }
+                Val::Str(s) => {
+                    encode_key(17, WireType::Varint, a);
+                    encode_varint(self.strings.value(s), a);
+                }
+            }
+            let b = &mut self.body;
+            encode_key(4, WireType::LengthDelimited, b);
+            encode_varint(a.len() as u64, b);
+            b.extend_from_slice(a);
+        }
+        let b = &mut self.body;
+        encode_key(9, WireType::Varint, b);
+        encode_varint(kind as u64, b);
+        encode_key(10, WireType::Varint, b);
+        encode_varint(name, b);
+        let (tag, id) = match flow {
+            Flow::None => return,
+            Flow::Out(id) => (47, id),
+            Flow::In(id) => (48, id),
+        };
+        encode_key(tag, WireType::SixtyFourBit, b);
+        b.extend_from_slice(&id.to_le_bytes());
     }
 
     /// Ends the open slices of `track` that end before a slice from `start` to `end` begins.
@@ -368,11 +435,10 @@ impl PftraceSink {
     }
 
     fn end_slice(&mut self, track: u64, ts: i64) -> Result<()> {
-        let e = TrackEvent {
-            r#type: Some(pb::TYPE_SLICE_END),
-            ..Default::default()
-        };
-        self.event(ts, e, track)
+        self.body.clear();
+        encode_key(9, WireType::Varint, &mut self.body);
+        encode_varint(pb::TYPE_SLICE_END as u64, &mut self.body);
+        self.event(ts, track)
     }
 
     fn close_all(&mut self) -> Result<()> {
@@ -411,6 +477,7 @@ impl Sink for PftraceSink {
             (0, "snapshot bytes", pb::UNIT_SIZE_BYTES),
             (1, "windows in flight", pb::UNIT_COUNT),
         ] {
+            self.counters[which as usize] = uuid(run.id, KIND_COUNTER, which);
             self.describe(pb::TrackDescriptor {
                 uuid: Some(uuid(run.id, KIND_COUNTER, which)),
                 parent_uuid: Some(self.process),
@@ -425,19 +492,8 @@ impl Sink for PftraceSink {
     fn slice(&mut self, s: &Slice<'_>, args: &[Arg<'_>], flow: Flow) -> Result<()> {
         let track = self.track(s.track)?;
         self.close_before(track, s.start, s.end)?;
-        let mut e = TrackEvent {
-            r#type: Some(pb::TYPE_SLICE_BEGIN),
-            name_iid: Some(self.strings.name(s.name)),
-            category_iids: vec![self.strings.cat(s.cat)],
-            debug_annotations: self.annotations(args),
-            ..Default::default()
-        };
-        match flow {
-            Flow::None => {}
-            Flow::Out(id) => e.flow_ids.push(id),
-            Flow::In(id) => e.terminating_flow_ids.push(id),
-        }
-        self.event(s.start, e, track)?;
+        self.head(pb::TYPE_SLICE_BEGIN, s.name, s.cat, args, flow);
+        self.event(s.start, track)?;
         self.open.entry(track).or_default().push(s.end);
         Ok(())
     }
@@ -452,14 +508,8 @@ impl Sink for PftraceSink {
     ) -> Result<()> {
         let track = self.track(track)?;
         self.close_before(track, ts, ts + 1)?;
-        let e = TrackEvent {
-            r#type: Some(pb::TYPE_INSTANT),
-            name_iid: Some(self.strings.name(name)),
-            category_iids: vec![self.strings.cat(cat)],
-            debug_annotations: self.annotations(args),
-            ..Default::default()
-        };
-        self.event(ts, e, track)
+        self.head(pb::TYPE_INSTANT, name, cat, args, Flow::None);
+        self.event(ts, track)
     }
 
     fn counter(&mut self, which: Counter, ts: i64, value: i64) -> Result<()> {
@@ -467,12 +517,14 @@ impl Sink for PftraceSink {
             Counter::SnapshotBytes => 0,
             Counter::InFlight => 1,
         };
-        let e = TrackEvent {
-            r#type: Some(pb::TYPE_COUNTER),
-            counter_value: Some(value),
-            ..Default::default()
-        };
-        self.event(ts, e, uuid(self.run, KIND_COUNTER, key))
+        let b = &mut self.body;
+        b.clear();
+        encode_key(9, WireType::Varint, b);
+        encode_varint(pb::TYPE_COUNTER as u64, b);
+        encode_key(30, WireType::Varint, b);
+        encode_varint(value as u64, b);
+        let track = self.counters[key];
+        self.event(ts, track)
     }
 
     fn end_run(&mut self) -> Result<()> {

@@ -56,7 +56,12 @@ const WINDOWS_SQL: &str =
         w.stuck_ns, v.window_basis, COALESCE(v.restore_bound_basis, v.restore_basis),
         v.snapshot_bytes_basis, v.restore_bound_basis IS NOT NULL, v.snapshot_basis
  FROM krphase_window w JOIN krphase_window_phase v ON v.window_id = w.id
- WHERE w.run_id = ?1 ORDER BY w.id";
+ WHERE w.id BETWEEN (SELECT MIN(id) FROM krphase_window WHERE run_id = ?1)
+                AND (SELECT MAX(id) FROM krphase_window WHERE run_id = ?1)
+   -- A run's windows are one id range: walked in id order, no sort (the unary + keeps the
+   -- planner off the run index).
+   AND +w.run_id = ?1
+ ORDER BY w.id";
 
 const PASSES_SQL: &str = "SELECT window_id, pass_index, \"start\", \"end\", gpu_start, gpu_end,
         restore_start, restore_end, continue_ns, incomplete
