@@ -6,7 +6,10 @@ timestamp order, as a trace viewer does), instants, flows and counter values, ev
 resolved through the sequence's clock defaults. The trace is read as any producer's would be:
 nothing here knows how krphase wrote it.
 
-Usage: decode.py TRACE  (exit 2 with one line when the modules are missing)
+Usage: decode.py TRACE         the trace's contents as JSON
+       decode.py --text TRACE  every packet in protobuf text format (bundles opened), for a
+                               golden file: a field the schema does not know shows as a number
+Exit 2 with one line when the modules are missing.
 """
 
 import json
@@ -146,7 +149,20 @@ def assemble(tracks, events):
     }
 
 
+def text(data):
+    from google.protobuf import text_format
+
+    for p in packets(data):
+        print("packet {")
+        print(text_format.MessageToString(p, indent=2, print_unknown_fields=True), end="")
+        print("}")
+
+
 def main():
+    if sys.argv[1] == "--text":
+        with open(sys.argv[2], "rb") as f:
+            text(f.read())
+        return
     with open(sys.argv[1], "rb") as f:
         tracks, events, clocks = decode(f.read())
     out = assemble(tracks, events)
