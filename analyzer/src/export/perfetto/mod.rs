@@ -56,8 +56,10 @@ pub fn export(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    // A trace is an ordinary output file: the umask decides its mode, as for any other.
     let tmp = tempfile::Builder::new()
         .prefix(".krphase-trace-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666))
         .tempfile_in(dir)
         .with_context(|| format!("cannot write {}", path.display()))?;
     let file = tmp.as_file().try_clone()?;
