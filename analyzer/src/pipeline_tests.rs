@@ -248,3 +248,44 @@ fn dropped_records_are_reported_by_kind_and_the_figures_built_on_them_marked() {
         assert!(t.contains(marked), "{marked}: {t}");
     }
 }
+
+/// An export that cannot write says so in one line and leaves nothing behind: no file at the
+/// destination, no temporary file beside it; an earlier trace there survives a failed export.
+#[test]
+fn a_failed_trace_export_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.krp");
+    write_synthetic_file(
+        &f,
+        &SynthSpec {
+            windows: 5,
+            ..SynthSpec::default()
+        },
+    )
+    .unwrap();
+    let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
+    let run = import_phase_file(&mut c, &f, None).unwrap();
+    for format in [TraceFormat::Pftrace, TraceFormat::Json] {
+        let out = dir.path().join("missing").join("t.pftrace");
+        let e = export(&c, &[run], &out, format).unwrap_err();
+        let line = format!("{e:#}");
+        assert!(
+            line.starts_with("cannot write ") && !line.contains('\n'),
+            "{line}"
+        );
+        assert!(!dir.path().join("missing").exists());
+        // A run that does not exist fails after the temporary file was made: it goes.
+        let kept = dir.path().join("kept.pftrace");
+        std::fs::write(&kept, b"earlier").unwrap();
+        assert!(export(&c, &[run, 99], &kept, format).is_err());
+        assert_eq!(std::fs::read(&kept).unwrap(), b"earlier");
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().all(|n| !n.starts_with(".krphase-trace-")),
+            "{names:?}"
+        );
+    }
+}

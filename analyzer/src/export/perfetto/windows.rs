@@ -205,10 +205,10 @@ fn write_window<S: Sink>(
     }
     let name = format!("window {}", w.kernel);
     let t = Track::Thread(w.tid);
-    if out.slice(t, &name, "window", (w.start, w.end), &args, Flow::None)? {
-        if let (Some(s), Some(e)) = (w.start, w.end) {
-            out.window_span(s, e);
-        }
+    if out.slice(t, &name, "window", (w.start, w.end), &args, Flow::None)?
+        && let (Some(s), Some(e)) = (w.start, w.end)
+    {
+        out.window_span(s, e);
     }
     write_prepass(w, out)?;
     for p in passes {
@@ -262,11 +262,11 @@ fn bytes_counter<S: Sink>(
     span: (Option<i64>, Option<i64>),
     out: &mut RunWriter<'_, S>,
 ) -> Result<()> {
-    if let (Some(b), (Some(s), Some(e))) = (w.snapshot_bytes, span) {
-        if s <= e {
-            out.sink.counter(Counter::SnapshotBytes, s, b)?;
-            out.sink.counter(Counter::SnapshotBytes, e, 0)?;
-        }
+    if let (Some(b), (Some(s), Some(e))) = (w.snapshot_bytes, span)
+        && s <= e
+    {
+        out.sink.counter(Counter::SnapshotBytes, s, b)?;
+        out.sink.counter(Counter::SnapshotBytes, e, 0)?;
     }
     Ok(())
 }
