@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
+use crate::export::perfetto::TraceFormat;
 use crate::{db, export, import, report};
 
 /// One emulator run of the demo.
@@ -349,6 +350,8 @@ struct Answers {
     report_md: PathBuf,
     report_html: PathBuf,
     trace: PathBuf,
+    /// What the trace holds: runs, windows, sizes.
+    trace_note: String,
     plots: Vec<PathBuf>,
 }
 
@@ -389,14 +392,13 @@ fn write_answers(
     )?;
     std::fs::write(&report_html, page)
         .with_context(|| format!("cannot write {}", report_html.display()))?;
-    let trace = out.join("trace.json");
-    let trace_run = ids
-        .iter()
-        .find(|(l, _)| l == "stream-2p")
-        .or(ids.first())
-        .map(|(_, id)| *id)
-        .context("no runs")?;
-    export::perfetto::export_perfetto(conn, trace_run, &trace)?;
+    // Every run's windows in one trace, the protobuf for the Perfetto UI and the JSON beside it
+    // for tools that read only JSON.
+    let trace = out.join("trace.pftrace");
+    let pf = export::perfetto::export(conn, &run_ids, &trace, TraceFormat::Pftrace)?;
+    let json =
+        export::perfetto::export(conn, &run_ids, &out.join("trace.json"), TraceFormat::Json)?;
+    let trace_note = trace_note(conn, &run_ids, pf.bytes, json.bytes)?;
     let plots = export::plot::plot(conn, &run_ids, out)?;
     print!("{}", report::summary_screen(&reports));
     if let Some(st) = &extras.stack {
@@ -406,8 +408,34 @@ fn write_answers(
         report_md,
         report_html,
         trace,
+        trace_note,
         plots,
     })
+}
+
+/// What the demo's trace holds, for its file list: runs, windows (replayed and declined) and
+/// the two files' sizes.
+fn trace_note(conn: &rusqlite::Connection, runs: &[i64], pf: u64, json: u64) -> Result<String> {
+    let (mut replayed, mut declined) = (0i64, 0i64);
+    for &r in runs {
+        let (a, b): (i64, i64) = conn.query_row(
+            "SELECT COUNT(*) FILTER (WHERE outcome = 'replayed'),
+                    COUNT(*) FILTER (WHERE outcome <> 'replayed')
+             FROM krphase_window WHERE run_id = ?1",
+            [r],
+            |x| Ok((x.get(0)?, x.get(1)?)),
+        )?;
+        replayed += a;
+        declined += b;
+    }
+    Ok(format!(
+        "every run: {} runs, {} windows ({replayed} replayed, {declined} declined); {} KB, \
+         trace.json beside it {} KB",
+        runs.len(),
+        replayed + declined,
+        pf.div_ceil(1000),
+        json.div_ceil(1000)
+    ))
 }
 
 /// The comparison of the 2- and 4-pass STREAM runs, when the demo ran both.
@@ -540,7 +568,8 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
         Answers {
             report_md: out.join("report.md"),
             report_html: out.join("report.html"),
-            trace: out.join("trace.json"),
+            trace: out.join("trace.pftrace"),
+            trace_note: "no runs".into(),
             plots: Vec::new(),
         }
     } else {
@@ -560,14 +589,15 @@ pub fn demo(opts: &DemoOpts) -> Result<DemoResult> {
 fn print_files(out: &Path, db_path: &Path, a: &Answers, stack: bool, started: Instant) {
     eprintln!(
         "done in {:.1} s; the files, in {}:\n  database {}\n  report   {}\n  page     {} (one \
-         page: summary, findings, tables, plots, comparison, stack)\n  trace    {} (open it in \
-         the Perfetto UI)\n  plots    {} SVG files in {}",
+         page: summary, findings, tables, plots, comparison, stack)\n  trace    {} ({}; open it \
+         in the Perfetto UI)\n  plots    {} SVG files in {}",
         started.elapsed().as_secs_f64(),
         out.display(),
         db_path.display(),
         a.report_md.display(),
         a.report_html.display(),
         a.trace.display(),
+        a.trace_note,
         a.plots.len(),
         out.display()
     );

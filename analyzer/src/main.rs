@@ -91,8 +91,13 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
             output_file.as_deref(),
         ),
         Cmd::Export {
-            what: ExportCmd::Perfetto { run, output },
-        } => export::perfetto_command(db, &run, &output),
+            what:
+                ExportCmd::Perfetto {
+                    runs,
+                    output,
+                    format,
+                },
+        } => export::perfetto_command(db, &runs, &output, format),
         Cmd::Plot { runs, output, png } => export::plot_command(db, &runs, &output, png),
         Cmd::Demo {
             out,

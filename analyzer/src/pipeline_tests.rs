@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::export::perfetto::export_perfetto;
+use crate::export::perfetto::{TraceFormat, export};
 use crate::export::plot::plot;
 use crate::import::krp::import_phase_file;
 use crate::report::compare::{compare, render_table};
@@ -25,7 +25,7 @@ fn trace_is_valid_json_with_nested_slices() {
     let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
     let run = import_phase_file(&mut c, &f, None).unwrap();
     let out = dir.path().join("trace.json");
-    let n = export_perfetto(&c, run, &out).unwrap();
+    let n = export(&c, &[run], &out, TraceFormat::Json).unwrap().events;
     let v: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let ev = v["traceEvents"].as_array().unwrap();
     assert_eq!(ev.len() as u64, n);
@@ -57,7 +57,7 @@ fn trace_is_valid_json_with_nested_slices() {
         let (s, d) = (p["ts"].as_f64().unwrap(), p["dur"].as_f64().unwrap());
         assert!(windows.iter().any(|&(a, b)| a <= s && s + d <= b + 1e-6));
     }
-    assert!(export_perfetto(&c, 99, &out).is_err());
+    assert!(export(&c, &[99], &out, TraceFormat::Json).is_err());
 }
 
 #[test]
@@ -246,5 +246,46 @@ fn dropped_records_are_reported_by_kind_and_the_figures_built_on_them_marked() {
         "dispatch tax (!)",
     ] {
         assert!(t.contains(marked), "{marked}: {t}");
+    }
+}
+
+/// An export that cannot write says so in one line and leaves nothing behind: no file at the
+/// destination, no temporary file beside it; an earlier trace there survives a failed export.
+#[test]
+fn a_failed_trace_export_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.krp");
+    write_synthetic_file(
+        &f,
+        &SynthSpec {
+            windows: 5,
+            ..SynthSpec::default()
+        },
+    )
+    .unwrap();
+    let mut c = crate::db::open(dir.path().join("k.db")).unwrap();
+    let run = import_phase_file(&mut c, &f, None).unwrap();
+    for format in [TraceFormat::Pftrace, TraceFormat::Json] {
+        let out = dir.path().join("missing").join("t.pftrace");
+        let e = export(&c, &[run], &out, format).unwrap_err();
+        let line = format!("{e:#}");
+        assert!(
+            line.starts_with("cannot write ") && !line.contains('\n'),
+            "{line}"
+        );
+        assert!(!dir.path().join("missing").exists());
+        // A run that does not exist fails after the temporary file was made: it goes.
+        let kept = dir.path().join("kept.pftrace");
+        std::fs::write(&kept, b"earlier").unwrap();
+        assert!(export(&c, &[run, 99], &kept, format).is_err());
+        assert_eq!(std::fs::read(&kept).unwrap(), b"earlier");
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().all(|n| !n.starts_with(".krphase-trace-")),
+            "{names:?}"
+        );
     }
 }

@@ -548,7 +548,7 @@ fn one_selection_rule_across_report_compare_export_and_plot() {
         Some(replayed[0] + replayed[1])
     );
     assert_eq!(c["runs"]["b_windows"].as_i64(), Some(replayed[2]));
-    // export: one trace per run of the label; a single run writes the file named.
+    // export: one trace holding every run of the label, a process per run.
     let out = krphase_db_ok(
         &db,
         &[
@@ -559,22 +559,30 @@ fn one_selection_rule_across_report_compare_export_and_plot() {
             dir.join("t.json").as_os_str(),
         ],
     );
-    assert_eq!(out.lines().count(), 2, "{out}");
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.contains("of 2 runs (1, 2)"), "{out}");
+    let t = json(&std::fs::read_to_string(dir.join("t.json")).unwrap());
+    let events = t["traceEvents"].as_array().unwrap();
+    let processes: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .collect();
+    assert_eq!(processes.len(), 2, "one process per run");
     for run in [1, 2] {
-        let t = json(&std::fs::read_to_string(dir.join(format!("t-run{run}.json"))).unwrap());
-        let slices: Vec<&Value> = t["traceEvents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|e| e["ph"] == "X")
-            .collect();
-        assert!(!slices.is_empty());
         assert!(
-            slices.iter().all(|e| e["args"]["basis"].is_string()),
-            "every slice names its basis"
+            processes.iter().any(|p| p["args"]["name"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("run {run},"))),
+            "{processes:?}"
         );
     }
-    assert!(!dir.join("t.json").exists());
+    let slices: Vec<&Value> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert!(!slices.is_empty());
+    assert!(
+        slices.iter().all(|e| e["args"]["basis"].is_string()),
+        "every slice names its basis"
+    );
     krphase_db_ok(
         &db,
         &[

@@ -89,12 +89,29 @@ fn demo_prints_one_screen_before_its_file_list() {
         .split_once("done in")
         .map(|x| x.1)
         .unwrap_or_default();
-    for f in ["report.md", "report.html", "trace.json", "krphase.db"] {
+    for f in [
+        "report.md",
+        "report.html",
+        "trace.pftrace",
+        "trace.json",
+        "krphase.db",
+    ] {
         assert!(
             files.contains(f),
             "the file list does not name {f}: {files}"
         );
     }
+    // It says what the trace holds: every run and every window of the database.
+    let c = rusqlite::Connection::open(demo_dir().join("krphase.db")).unwrap();
+    let (runs, windows): (i64, i64) = c
+        .query_row(
+            "SELECT (SELECT COUNT(*) FROM krphase_run), (SELECT COUNT(*) FROM krphase_window)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let says = format!("every run: {runs} runs, {windows} windows");
+    assert!(files.contains(&says), "{says:?} not in: {files}");
 }
 
 /// The demo's report.html loaded in headless Chromium: no console message, a first screen that
@@ -158,9 +175,20 @@ fn demo_writes_database_trace_plots_and_report() {
     let trace: Value = serde_json::from_slice(&std::fs::read(out.join("trace.json")).unwrap())
         .expect("trace is JSON");
     let events = trace["traceEvents"].as_array().expect("traceEvents array");
-    for ph in ["X", "M"] {
+    for ph in ["X", "M", "i", "s", "f", "C"] {
         assert!(events.iter().any(|e| e["ph"] == ph), "no {ph} events");
     }
+    // Every run of the database is a process of the trace.
+    let c = rusqlite::Connection::open(out.join("krphase.db")).unwrap();
+    let runs: usize = c
+        .query_row("SELECT COUNT(*) FROM krphase_run", [], |r| r.get(0))
+        .unwrap();
+    let processes = events
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .count();
+    assert_eq!(processes, runs, "one process per run");
+    assert!(out.join("trace.pftrace").is_file());
     assert!(events.iter().any(|e| e["cat"] == "gpu"), "no GPU slices");
     let svgs = std::fs::read_dir(out)
         .unwrap()

@@ -121,7 +121,7 @@ fn the_examples_run_as_written() {
         let o = run_example(&dir, &line);
         assert!(o.status.success(), "{line}: {}", output_text(&o));
     }
-    assert!(dir.join("trace.json").is_file());
+    assert!(dir.join("trace.pftrace").is_file());
     assert!(dir.join(".local/share/man/man1/krphase.1").is_file());
     let bash = dir.join(".local/share/bash-completion/completions/krphase");
     assert!(std::fs::metadata(bash).unwrap().len() > 0);

@@ -147,8 +147,8 @@ pub enum Cmd {
         #[arg(short = 'o', long = "output-file", value_name = "FILE")]
         output_file: Option<PathBuf>,
     },
-    /// Export a run as a trace.
-    #[command(after_help = "Example:\n  krphase export perfetto stream-2p -o trace.json")]
+    /// Export runs as a trace.
+    #[command(after_help = "Example:\n  krphase export perfetto stream-2p -o trace.pftrace")]
     Export {
         #[command(subcommand)]
         what: ExportCmd,
@@ -257,20 +257,31 @@ pub enum Cmd {
 
 #[derive(Subcommand)]
 pub enum ExportCmd {
-    /// Chrome trace-event JSON for the Perfetto UI.
-    #[command(after_help = "Example:\n  krphase export perfetto 1 -o trace.json")]
+    /// One trace of the selected runs for the Perfetto UI: Perfetto protobuf (default) or
+    /// Chrome JSON.
+    ///
+    /// Every run is a process track (label, run id, pid) with its host threads and GPU queues:
+    /// nested window, pre-pass, pass, continue, restore and tail slices, each pass's GPU slice
+    /// with a flow from its host pass, declines as instants, and counter tracks for snapshot
+    /// bytes and windows in flight. Timestamps are absolute CLOCK_BOOTTIME nanoseconds, the
+    /// clock of the SDK's records, so the trace lines up with rocprofv3's of the same run.
+    #[command(after_help = "Example:\n  krphase export perfetto stream-2p -o trace.pftrace")]
     Perfetto {
-        /// Run id, or a label: one trace per run it selects (`STEM-runID.json` when several).
-        #[arg(value_name = "RUN")]
-        run: String,
-        /// Trace file to write (JSON).
+        /// Run ids or labels, a label meaning all its runs (default: every run).
+        #[arg(value_name = "RUNS")]
+        runs: Vec<String>,
+        /// Trace file to write (written whole or not at all).
         #[arg(
             short = 'o',
             long = "output-file",
             alias = "output",
-            default_value = "trace.json",
+            default_value = "trace.pftrace",
             value_name = "FILE"
         )]
         output: PathBuf,
+        /// Encoding: pftrace (Perfetto protobuf) or json (Chrome trace-event JSON). Default: json
+        /// when FILE ends in .json, else pftrace.
+        #[arg(long, value_enum, value_name = "FORMAT")]
+        format: Option<crate::export::perfetto::TraceFormat>,
     },
 }

@@ -7,38 +7,43 @@ pub mod plot;
 pub mod png;
 pub mod svg;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 
 use crate::db;
 
-/// Where the trace of `run` goes when a selector picks `n` runs: `output` itself for one run,
-/// else `output` with `-run<ID>` before its extension (`trace.json` → `trace-run7.json`).
-pub fn trace_path(output: &Path, run: i64, n: usize) -> PathBuf {
-    if n <= 1 {
-        return output.to_path_buf();
-    }
-    let stem = output
-        .file_stem()
-        .map_or_else(|| "trace".into(), |s| s.to_string_lossy().into_owned());
-    let name = match output.extension() {
-        Some(ext) => format!("{stem}-run{run}.{}", ext.to_string_lossy()),
-        None => format!("{stem}-run{run}"),
-    };
-    output.with_file_name(name)
-}
-
-/// `krphase export perfetto RUN -o FILE`: a run id writes `FILE`; a label writes one trace per
-/// run it selects (`FILE` for one run, `STEM-runID.EXT` for several), one line each.
-pub fn perfetto_command(db_path: &Path, run: &str, output: &Path) -> Result<()> {
+/// `krphase export perfetto [RUNS...] -o FILE [--format F]`: ONE trace of every selected run
+/// (a label: all its runs; none given: every run), in `format` or, when none is given, the one
+/// the file's extension asks for (`.json`: JSON; anything else: Perfetto protobuf).
+pub fn perfetto_command(
+    db_path: &Path,
+    runs: &[String],
+    output: &Path,
+    format: Option<perfetto::TraceFormat>,
+) -> Result<()> {
     let conn = db::open_existing(db_path)?;
-    let ids = db::runs::select(&conn, run)?;
-    for &id in &ids {
-        let path = trace_path(output, id, ids.len());
-        let n = perfetto::export_perfetto(&conn, id, &path)?;
-        println!("{}: {n} trace events of run {id}", path.display());
-    }
+    let ids = db::runs::select_all(&conn, runs)?;
+    let format = format.unwrap_or_else(|| perfetto::TraceFormat::for_path(output));
+    let w = perfetto::export(&conn, &ids, output, format)?;
+    let what = match format {
+        perfetto::TraceFormat::Pftrace => "Perfetto protobuf",
+        perfetto::TraceFormat::Json => "Chrome JSON",
+    };
+    println!(
+        "{}: {what}, {} bytes, {} {} of {} run{} ({})",
+        output.display(),
+        w.bytes,
+        w.events,
+        if format == perfetto::TraceFormat::Json {
+            "trace events"
+        } else {
+            "packets"
+        },
+        ids.len(),
+        if ids.len() == 1 { "" } else { "s" },
+        db::runs::id_list(&ids)
+    );
     Ok(())
 }
 
@@ -71,17 +76,4 @@ pub fn inline_plots(conn: &rusqlite::Connection, runs: &[i64]) -> Result<Vec<(St
         plots.push((name, svg));
     }
     Ok(plots)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn several_runs_get_one_trace_file_each() {
-        let o = Path::new("out/trace.json");
-        assert_eq!(trace_path(o, 7, 1), PathBuf::from("out/trace.json"));
-        assert_eq!(trace_path(o, 7, 2), PathBuf::from("out/trace-run7.json"));
-        assert_eq!(trace_path(Path::new("t"), 3, 2), PathBuf::from("t-run3"));
-    }
 }

@@ -220,7 +220,7 @@ fn perfetto_export_nests_continue_before_the_restore() {
     let dir = tempfile::tempdir().unwrap();
     let (c, run) = imported(dir.path());
     let out = dir.path().join("t.json");
-    export::perfetto::export_perfetto(&c, run, &out).unwrap();
+    export::perfetto::export(&c, &[run], &out, export::perfetto::TraceFormat::Json).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let slices: Vec<&serde_json::Value> = v["traceEvents"]
         .as_array()
@@ -245,8 +245,9 @@ fn perfetto_export_nests_continue_before_the_restore() {
     assert!((cont[0].1 - 0.070).abs() < 1e-9 && (cont[1].1 - 0.050).abs() < 1e-9);
     // The stuck window keeps its slices: pass 0, its continue phase, and the stuck pass 1 up to
     // CONFIG EXIT; plus the decline marker.
-    assert_eq!(named("pass 1 (stuck)"), vec![(11.0, 48.0)]);
-    assert!((cont[2].0 - 10.5).abs() < 1e-9 && (cont[2].1 - 0.070).abs() < 1e-9);
+    // Timestamps are absolute: the run starts 1 µs after the clock's zero.
+    assert_eq!(named("pass 1 (stuck)"), vec![(12.0, 48.0)]);
+    assert!((cont[2].0 - 11.5).abs() < 1e-9 && (cont[2].1 - 0.070).abs() < 1e-9);
     let marker = v["traceEvents"]
         .as_array()
         .unwrap()

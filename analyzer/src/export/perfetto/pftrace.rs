@@ -1,0 +1,533 @@
+//! The trace as Perfetto protobuf (`.pftrace`, the format rocprofv3 writes): a stream of
+//! `TracePacket`s on one packet sequence, its strings interned (event names, categories,
+//! annotation names and string values: each sent once, then referred to by id), grouped into
+//! deflate-compressed `compressed_packets` bundles as Perfetto's own tracing service writes
+//! them when compression is on.
+//!
+//! Tracks: one process track per run (its pid, named with label, run id and pid), a thread track
+//! per host thread (pid and tid, so the Perfetto UI merges it with the same thread in another
+//! trace of the process), a track per GPU queue, and two counter tracks per run. Slices are
+//! begin/end pairs, nested per track (a parent's end is written after its children's, so equal
+//! timestamps keep their nesting); a pass's slice starts a flow that its GPU slice ends.
+//!
+//! Clock: every timestamp is CLOCK_BOOTTIME nanoseconds, declared once in the sequence's
+//! `TracePacketDefaults.timestamp_clock_id` (BUILTIN_CLOCK_BOOTTIME). rocprofv3 writes its
+//! `.pftrace` through the Perfetto SDK with the SDK's own record timestamps (CLOCK_BOOTTIME ns)
+//! as explicit event times and the SDK's default trace clock, BOOTTIME (read in
+//! `projects/rocprofiler-sdk/source/lib/output/generatePerfetto.cpp`, ROCm/rocm-systems
+//! @d8adfc9b): both traces of one run share one time axis. Its thread tracks are named
+//! `THREAD n (tid)` and its queue tracks `COMPUTE … QUEUE [n] …`; ours follow that pattern.
+
+use std::io::Write;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
+
+use anyhow::Result;
+use prost::Message;
+use prost::encoding::{WireType, encode_key, encode_varint};
+use rustc_hash::FxHashMap as HashMap;
+
+use super::model::{Arg, Counter, Flow, RunInfo, Sink, Slice, Track, Val};
+use super::proto::{self as pb, Data, TracePacket};
+
+/// The packet sequence krphase writes on: far from the small ids a tracing service hands out,
+/// so a krphase trace concatenated with another keeps its interned strings apart.
+pub const SEQUENCE_ID: u32 = 0x6b72_7068; // "krph"
+
+/// Raw bytes of packets per compressed bundle: deflate never grows data by more than a few
+/// bytes per 16 KiB block, so each bundle stays under Perfetto's 512 KiB per packet.
+const BUNDLE_RAW_BYTES: usize = 448 << 10;
+
+/// A 64-bit mix (SplitMix64's finalizer): track uuids from (run, kind, key), stable from one
+/// export to the next and unlikely to meet another producer's.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn uuid(run: i64, kind: u64, key: i64) -> u64 {
+    mix(mix(mix(0x6b72_7068_0000_0000 ^ run as u64) ^ kind) ^ key as u64)
+}
+
+const KIND_PROCESS: u64 = 1;
+const KIND_THREAD: u64 = 2;
+const KIND_QUEUE: u64 = 3;
+const KIND_COUNTER: u64 = 4;
+
+/// Strings interned on the sequence, one table per kind.
+#[derive(Default)]
+struct Interner {
+    names: HashMap<String, u64>,
+    cats: HashMap<&'static str, u64>,
+    keys: HashMap<String, u64>,
+    values: HashMap<String, u64>,
+    /// What the next packet must carry: the entries not sent yet.
+    pending: pb::InternedData,
+}
+
+impl Interner {
+    fn name(&mut self, s: &str) -> u64 {
+        if let Some(&i) = self.names.get(s) {
+            return i;
+        }
+        let i = self.names.len() as u64 + 1;
+        self.names.insert(s.to_string(), i);
+        self.pending.event_names.push(pb::Interned {
+            iid: Some(i),
+            name: Some(s.to_string()),
+        });
+        i
+    }
+
+    fn cat(&mut self, s: &'static str) -> u64 {
+        if let Some(&i) = self.cats.get(s) {
+            return i;
+        }
+        let i = self.cats.len() as u64 + 1;
+        self.cats.insert(s, i);
+        self.pending.event_categories.push(pb::Interned {
+            iid: Some(i),
+            name: Some(s.to_string()),
+        });
+        i
+    }
+
+    fn key(&mut self, s: &str) -> u64 {
+        if let Some(&i) = self.keys.get(s) {
+            return i;
+        }
+        let i = self.keys.len() as u64 + 1;
+        self.keys.insert(s.to_string(), i);
+        self.pending.debug_annotation_names.push(pb::Interned {
+            iid: Some(i),
+            name: Some(s.to_string()),
+        });
+        i
+    }
+
+    fn value(&mut self, s: &str) -> u64 {
+        if let Some(&i) = self.values.get(s) {
+            return i;
+        }
+        let i = self.values.len() as u64 + 1;
+        self.values.insert(s.to_string(), i);
+        self.pending
+            .debug_annotation_string_values
+            .push(pb::InternedBytes {
+                iid: Some(i),
+                str: Some(s.as_bytes().to_vec()),
+            });
+        i
+    }
+
+    fn take(&mut self) -> Option<pb::InternedData> {
+        let p = &self.pending;
+        let empty = p.event_names.is_empty()
+            && p.event_categories.is_empty()
+            && p.debug_annotation_names.is_empty()
+            && p.debug_annotation_string_values.is_empty();
+        (!empty).then(|| std::mem::take(&mut self.pending))
+    }
+}
+
+/// Bundles leave the exporting thread for a writer thread that compresses and writes them, so
+/// reading the database and compressing run on two cores.
+struct Bundler {
+    raw: Vec<u8>,
+    tx: Option<SyncSender<Vec<u8>>>,
+    worker: Option<JoinHandle<Result<u64>>>,
+}
+
+fn compress_and_write<W: Write>(mut w: W, rx: Receiver<Vec<u8>>, compress: bool) -> Result<u64> {
+    let mut bytes = 0u64;
+    let mut packet = Vec::new();
+    for raw in rx {
+        let body = if compress {
+            let mut z = flate2::write::ZlibEncoder::new(
+                Vec::with_capacity(raw.len() / 4),
+                flate2::Compression::fast(),
+            );
+            z.write_all(&raw)?;
+            let data = z.finish()?;
+            packet.clear();
+            TracePacket {
+                data: Some(Data::CompressedPackets(data)),
+                ..Default::default()
+            }
+            .encode_length_delimited(&mut packet)?;
+            w.write_all(&[0x0a])?;
+            &packet[..]
+        } else {
+            &raw[..]
+        };
+        w.write_all(body)?;
+        bytes += body.len() as u64 + u64::from(compress);
+    }
+    w.flush()?;
+    Ok(bytes)
+}
+
+impl Bundler {
+    fn new<W: Write + Send + 'static>(w: W, compress: bool) -> Self {
+        let (tx, rx) = sync_channel::<Vec<u8>>(4);
+        let worker = std::thread::spawn(move || compress_and_write(w, rx, compress));
+        Bundler {
+            raw: Vec::with_capacity(BUNDLE_RAW_BYTES + 4096),
+            tx: Some(tx),
+            worker: Some(worker),
+        }
+    }
+
+    /// Appends one packet as a `Trace.packet` field (tag 1, length-delimited).
+    fn push(&mut self, p: &TracePacket) -> Result<()> {
+        self.raw.push(0x0a);
+        p.encode_length_delimited(&mut self.raw)?;
+        self.full()
+    }
+
+    /// Appends one encoded packet as a `Trace.packet` field.
+    fn push_raw(&mut self, p: &[u8]) -> Result<()> {
+        self.raw.push(0x0a);
+        encode_varint(p.len() as u64, &mut self.raw);
+        self.raw.extend_from_slice(p);
+        self.full()
+    }
+
+    /// Sends the bundle once it is full.
+    fn full(&mut self) -> Result<()> {
+        if self.raw.len() >= BUNDLE_RAW_BYTES {
+            self.send()?;
+        }
+        Ok(())
+    }
+
+    fn send(&mut self) -> Result<()> {
+        if self.raw.is_empty() {
+            return Ok(());
+        }
+        let full = std::mem::replace(&mut self.raw, Vec::with_capacity(BUNDLE_RAW_BYTES + 4096));
+        let sent = self.tx.as_ref().is_some_and(|tx| tx.send(full).is_ok());
+        if !sent {
+            // The writer stopped on an error: take it.
+            return self.join().map(|_| ());
+        }
+        Ok(())
+    }
+
+    /// Sends the rest and waits for the writer; returns the bytes written.
+    fn finish(&mut self) -> Result<u64> {
+        self.send()?;
+        self.join()
+    }
+
+    fn join(&mut self) -> Result<u64> {
+        self.tx = None;
+        match self.worker.take() {
+            Some(h) => h
+                .join()
+                .map_err(|_| anyhow::anyhow!("the trace writer thread panicked"))?,
+            None => anyhow::bail!("the trace writer has already stopped"),
+        }
+    }
+}
+
+/// An open slice on a track: its end, for the end event written after its children's.
+type Open = Vec<i64>;
+
+/// The protobuf writer.
+pub struct PftraceSink {
+    out: Bundler,
+    strings: Interner,
+    run: i64,
+    pid: i32,
+    process: u64,
+    /// Tracks described so far (uuid → ()), and each track's open slices.
+    described: HashMap<u64, ()>,
+    open: HashMap<u64, Open>,
+    /// Queues of the run in order of first use, for their names.
+    queues: HashMap<i64, usize>,
+    /// The run's counter tracks: snapshot bytes, windows in flight.
+    counters: [u64; 2],
+    /// Reused buffers: the event's fields, one annotation, the packet.
+    body: Vec<u8>,
+    scratch: Vec<u8>,
+    packet: Vec<u8>,
+    pub packets: u64,
+}
+
+impl PftraceSink {
+    /// A writer into `w`; `compress` bundles packets into deflate-compressed bundles.
+    pub fn new<W: Write + Send + 'static>(w: W, compress: bool) -> Result<Self> {
+        let mut s = PftraceSink {
+            out: Bundler::new(w, compress),
+            strings: Interner::default(),
+            run: 0,
+            pid: 0,
+            process: 0,
+            described: HashMap::default(),
+            open: HashMap::default(),
+            queues: HashMap::default(),
+            counters: [0; 2],
+            body: Vec::new(),
+            scratch: Vec::new(),
+            packet: Vec::new(),
+            packets: 0,
+        };
+        // The sequence's first packet: its state starts here, and its timestamps are BOOTTIME.
+        s.push(TracePacket {
+            trusted_packet_sequence_id: Some(SEQUENCE_ID),
+            sequence_flags: Some(pb::SEQ_INCREMENTAL_STATE_CLEARED),
+            trace_packet_defaults: Some(pb::TracePacketDefaults {
+                timestamp_clock_id: Some(pb::BUILTIN_CLOCK_BOOTTIME),
+            }),
+            ..Default::default()
+        })?;
+        Ok(s)
+    }
+
+    /// Writes what is left; returns the file's size in bytes.
+    pub fn finish(mut self) -> Result<u64> {
+        self.out.finish()
+    }
+
+    fn push(&mut self, p: TracePacket) -> Result<()> {
+        self.packets += 1;
+        self.out.push(&p)
+    }
+
+    fn describe(&mut self, d: pb::TrackDescriptor) -> Result<()> {
+        let id = d.uuid.unwrap_or(0);
+        if self.described.insert(id, ()).is_some() {
+            return Ok(());
+        }
+        self.push(TracePacket {
+            trusted_packet_sequence_id: Some(SEQUENCE_ID),
+            data: Some(Data::TrackDescriptor(d)),
+            ..Default::default()
+        })
+    }
+
+    /// The uuid of `track`, described at its first use.
+    fn track(&mut self, track: Track) -> Result<u64> {
+        let (kind, key) = match track {
+            Track::Thread(t) => (KIND_THREAD, t),
+            Track::Queue(q) => (KIND_QUEUE, q),
+        };
+        let id = uuid(self.run, kind, key);
+        if self.described.contains_key(&id) {
+            return Ok(id);
+        }
+        let mut d = pb::TrackDescriptor {
+            uuid: Some(id),
+            parent_uuid: Some(self.process),
+            ..Default::default()
+        };
+        match track {
+            Track::Thread(t) => match i32::try_from(t) {
+                Ok(tid) => {
+                    d.thread = Some(pb::ThreadDescriptor {
+                        pid: Some(self.pid),
+                        tid: Some(tid),
+                        thread_name: Some(format!("THREAD {tid}")),
+                    })
+                }
+                Err(_) => d.name = Some(format!("THREAD {t}")),
+            },
+            Track::Queue(q) => {
+                let n = self.queues.len();
+                let n = *self.queues.entry(q).or_insert(n);
+                d.name = Some(format!("COMPUTE QUEUE [{n}] {q:#x}"));
+            }
+        }
+        self.describe(d)?;
+        Ok(id)
+    }
+
+    /// A track event on `track` at `ts`: `body` holds its fields (track_uuid is added here),
+    /// encoded straight into the bundle (a million windows are twenty million events), with the
+    /// strings it interned on its packet.
+    fn event(&mut self, ts: i64, track: u64) -> Result<()> {
+        encode_key(11, WireType::Varint, &mut self.body);
+        encode_varint(track, &mut self.body);
+        let pk = &mut self.packet;
+        pk.clear();
+        encode_key(8, WireType::Varint, pk);
+        encode_varint(ts as u64, pk);
+        encode_key(10, WireType::Varint, pk);
+        encode_varint(u64::from(SEQUENCE_ID), pk);
+        encode_key(13, WireType::Varint, pk);
+        encode_varint(u64::from(pb::SEQ_NEEDS_INCREMENTAL_STATE), pk);
+        if let Some(i) = self.strings.take() {
+            encode_key(12, WireType::LengthDelimited, pk);
+            i.encode_length_delimited(pk)?;
+        }
+        encode_key(11, WireType::LengthDelimited, pk);
+        encode_varint(self.body.len() as u64, pk);
+        pk.extend_from_slice(&self.body);
+        self.body.clear();
+        self.packets += 1;
+        self.out.push_raw(&self.packet)
+    }
+
+    /// The begin fields of a slice or instant: type, name, category, annotations, flows.
+    fn head(&mut self, kind: i32, name: &str, cat: &'static str, args: &[Arg<'_>], flow: Flow) {
+        let (name, cat) = (self.strings.name(name), self.strings.cat(cat));
+        let b = &mut self.body;
+        b.clear();
+        encode_key(3, WireType::Varint, b);
+        encode_varint(cat, b);
+        for (k, v) in args {
+            let a = &mut self.scratch;
+            a.clear();
+            encode_key(1, WireType::Varint, a);
+            encode_varint(self.strings.key(k), a);
+            match *v {
+                Val::Int(i) => {
+                    encode_key(4, WireType::Varint, a);
+                    encode_varint(i as u64, a);
+                }
+                Val::Bool(x) => {
+                    encode_key(2, WireType::Varint, a);
+                    encode_varint(u64::from(x), a);
+                }
+                Val::Pmc(x) => {
+                    encode_key(5, WireType::SixtyFourBit, a);
+                    a.extend_from_slice(&x.to_le_bytes());
+                }
+                Val::Str(s) => {
+                    encode_key(17, WireType::Varint, a);
+                    encode_varint(self.strings.value(s), a);
+                }
+            }
+            let b = &mut self.body;
+            encode_key(4, WireType::LengthDelimited, b);
+            encode_varint(a.len() as u64, b);
+            b.extend_from_slice(a);
+        }
+        let b = &mut self.body;
+        encode_key(9, WireType::Varint, b);
+        encode_varint(kind as u64, b);
+        encode_key(10, WireType::Varint, b);
+        encode_varint(name, b);
+        let (tag, id) = match flow {
+            Flow::None => return,
+            Flow::Out(id) => (47, id),
+            Flow::In(id) => (48, id),
+        };
+        encode_key(tag, WireType::SixtyFourBit, b);
+        b.extend_from_slice(&id.to_le_bytes());
+    }
+
+    /// Ends the open slices of `track` that end before a slice from `start` to `end` begins.
+    fn close_before(&mut self, track: u64, start: i64, end: i64) -> Result<()> {
+        while let Some(&top) = self.open.get(&track).and_then(|o| o.last()) {
+            // A slice that starts where the open one ends follows it, unless it has no length
+            // (then it is the open one's last instant, inside it).
+            if top < start || (top == start && end > start) {
+                self.open.get_mut(&track).map(Vec::pop);
+                self.end_slice(track, top)?;
+            } else {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn end_slice(&mut self, track: u64, ts: i64) -> Result<()> {
+        self.body.clear();
+        encode_key(9, WireType::Varint, &mut self.body);
+        encode_varint(pb::TYPE_SLICE_END as u64, &mut self.body);
+        self.event(ts, track)
+    }
+
+    fn close_all(&mut self) -> Result<()> {
+        let mut tracks: Vec<u64> = self.open.keys().copied().collect();
+        tracks.sort_unstable();
+        for t in tracks {
+            while let Some(top) = self.open.get_mut(&t).and_then(Vec::pop) {
+                self.end_slice(t, top)?;
+            }
+        }
+        self.open.clear();
+        Ok(())
+    }
+}
+
+impl Sink for PftraceSink {
+    fn begin_run(&mut self, run: &RunInfo) -> Result<()> {
+        self.run = run.id;
+        self.pid = i32::try_from(run.pid).unwrap_or(0);
+        self.process = uuid(run.id, KIND_PROCESS, 0);
+        self.queues.clear();
+        let mut d = pb::TrackDescriptor {
+            uuid: Some(self.process),
+            ..Default::default()
+        };
+        if self.pid > 0 {
+            d.process = Some(pb::ProcessDescriptor {
+                pid: Some(self.pid),
+                process_name: Some(run.name()),
+            });
+        } else {
+            d.name = Some(run.name());
+        }
+        self.describe(d)?;
+        for (which, name, unit) in [
+            (0, "snapshot bytes", pb::UNIT_SIZE_BYTES),
+            (1, "windows in flight", pb::UNIT_COUNT),
+        ] {
+            self.counters[which as usize] = uuid(run.id, KIND_COUNTER, which);
+            self.describe(pb::TrackDescriptor {
+                uuid: Some(uuid(run.id, KIND_COUNTER, which)),
+                parent_uuid: Some(self.process),
+                name: Some(name.into()),
+                counter: Some(pb::CounterDescriptor { unit: Some(unit) }),
+                ..Default::default()
+            })?;
+        }
+        Ok(())
+    }
+
+    fn slice(&mut self, s: &Slice<'_>, args: &[Arg<'_>], flow: Flow) -> Result<()> {
+        let track = self.track(s.track)?;
+        self.close_before(track, s.start, s.end)?;
+        self.head(pb::TYPE_SLICE_BEGIN, s.name, s.cat, args, flow);
+        self.event(s.start, track)?;
+        self.open.entry(track).or_default().push(s.end);
+        Ok(())
+    }
+
+    fn instant(
+        &mut self,
+        track: Track,
+        name: &str,
+        cat: &'static str,
+        ts: i64,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        let track = self.track(track)?;
+        self.close_before(track, ts, ts + 1)?;
+        self.head(pb::TYPE_INSTANT, name, cat, args, Flow::None);
+        self.event(ts, track)
+    }
+
+    fn counter(&mut self, which: Counter, ts: i64, value: i64) -> Result<()> {
+        let key = match which {
+            Counter::SnapshotBytes => 0,
+            Counter::InFlight => 1,
+        };
+        let b = &mut self.body;
+        b.clear();
+        encode_key(9, WireType::Varint, b);
+        encode_varint(pb::TYPE_COUNTER as u64, b);
+        encode_key(30, WireType::Varint, b);
+        encode_varint(value as u64, b);
+        let track = self.counters[key];
+        self.event(ts, track)
+    }
+
+    fn end_run(&mut self) -> Result<()> {
+        self.close_all()
+    }
+}
