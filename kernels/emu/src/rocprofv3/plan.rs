@@ -89,6 +89,14 @@ pub fn plan(o: &Options) -> Result<(Collection, Option<String>), String> {
         }
         None => (o.groups.clone(), None),
     };
+    let rocpd = o.output_formats.iter().any(|f| f == "rocpd");
+    if rocpd && !kernel_mode {
+        return Err(
+            "--output-format rocpd: the stand-in writes rocpd only under --replay-mode kernel, \
+             where its counter tool runs in the application"
+                .into(),
+        );
+    }
     if kernel_mode {
         if groups.is_empty() {
             return Err("--replay-mode kernel requires counters (--pmc or -i pmc_groups)".into());
