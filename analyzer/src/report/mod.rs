@@ -23,6 +23,7 @@ pub mod kernels;
 pub mod measurements;
 pub mod overview;
 pub mod provenance;
+pub mod rocpd_counters;
 pub mod run_report;
 pub mod run_test;
 pub mod runs_list;

@@ -63,6 +63,9 @@ pub fn render_run(r: &RunReport, markdown: bool, out: &mut String) {
     render_bytes_and_gpu(r, out);
     render_per_pass(r, markdown, out);
     render_counters(r, markdown, out);
+    if let Some(s) = &r.rocpd {
+        super::rocpd_counters::render(s, markdown, out);
+    }
     render_dispatch_tax(r, out);
     if let Some(m) = &r.measurement {
         render_measurement(m, markdown, out);
