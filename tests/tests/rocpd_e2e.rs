@@ -275,6 +275,22 @@ fn rocpd_written_imported_exported_and_read_back() {
         assert_eq!(waves["rows_per_dispatch"], 2.0);
         assert!(kr["overhead_mean_ns"].as_f64().unwrap() > 0.0);
     }
+    // Compare shows each side's counters beside its overhead too.
+    let cmp: Value = serde_json::from_str(&krphase_db_ok(
+        &db,
+        &["compare", "1", "1", "--format", "json"],
+    ))
+    .unwrap();
+    let sides: Vec<(String, usize)> = cmp["rocpd"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let n = s["section"]["kernels"].as_array().unwrap().len();
+            (s["side"].as_str().unwrap().to_string(), n)
+        })
+        .collect();
+    assert_eq!(sides, vec![("A".to_string(), 5), ("B".to_string(), 5)]);
     export_and_read_back(&run, &db);
 }
 

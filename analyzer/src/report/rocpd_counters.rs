@@ -187,3 +187,37 @@ pub fn render(s: &RocpdSection, markdown: bool, out: &mut String) {
     push_table(out, &t, markdown);
     out.push('\n');
 }
+
+/// One run of one side of a comparison, with its rocpd section.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideRocpd {
+    /// `A` or `B`.
+    pub side: String,
+    pub run_id: i64,
+    pub section: RocpdSection,
+}
+
+/// The rocpd sections of the compared runs (those with an imported rocpd database).
+pub fn sides(conn: &Connection, a: &[i64], b: &[i64]) -> Result<Vec<SideRocpd>> {
+    let mut out = Vec::new();
+    for (side, runs) in [("A", a), ("B", b)] {
+        for &run_id in runs {
+            if let Some(section) = rocpd_section(conn, run_id)? {
+                out.push(SideRocpd {
+                    side: side.into(),
+                    run_id,
+                    section,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Each compared run's table, headed by its side and run.
+pub fn render_sides(sides: &[SideRocpd], markdown: bool, out: &mut String) {
+    for s in sides {
+        let _ = writeln!(out, "\n{} (run {}):", s.side, s.run_id);
+        render(&s.section, markdown, out);
+    }
+}
