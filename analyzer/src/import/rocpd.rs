@@ -95,12 +95,11 @@ fn windows(conn: &Connection, run_id: i64) -> Result<HashMap<i64, i64>> {
 fn pass_at(conn: &Connection, window: i64, start: Option<i64>) -> Result<Option<i64>> {
     let Some(t) = start else { return Ok(None) };
     Ok(conn
-        .query_row(
+        .prepare_cached(
             "SELECT pass_index FROM krphase_pass WHERE window_id = ?1
                AND gpu_start <= ?2 AND ?2 <= gpu_end ORDER BY pass_index LIMIT 1",
-            params![window, t],
-            |r| r.get(0),
-        )
+        )?
+        .query_row(params![window, t], |r| r.get(0))
         .optional()?)
 }
 
@@ -149,33 +148,33 @@ fn store(
             Some(w) => pass_at(&tx, w, d.start)?,
             None => None,
         };
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO krphase_rocpd_dispatch (rocpd_file_id, run_id, window_id, pass_index,
                rocpd_id, dispatch_id, kernel_id, kernel, agent_abs_index, queue_id, \"start\", \"end\")
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![
+        )?
+        .execute(params![
                 file, run_id, window, pass, d.rocpd_id, d.dispatch_id, d.kernel_id, d.name,
                 d.agent, d.queue, d.start, d.end
-            ],
-        )?;
+            ])?;
     }
     let mut seen: HashMap<(i64, &str), i64> = HashMap::new();
     for c in cs {
         let n = seen.entry((c.dispatch_id, c.name.as_str())).or_insert(0);
-        tx.execute(
+        tx.prepare_cached(
             "INSERT INTO krphase_rocpd_counter (rocpd_file_id, run_id, window_id, rocpd_id,
                dispatch_id, counter, value, occurrence) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                file,
-                run_id,
-                by_dispatch.get(&c.dispatch_id),
-                c.rocpd_id,
-                c.dispatch_id,
-                c.name,
-                c.value,
-                *n
-            ],
-        )?;
+        )?
+        .execute(params![
+            file,
+            run_id,
+            by_dispatch.get(&c.dispatch_id),
+            c.rocpd_id,
+            c.dispatch_id,
+            c.name,
+            c.value,
+            *n
+        ])?;
         *n += 1;
     }
     tx.commit()?;
@@ -191,7 +190,15 @@ fn store(
 
 /// Imports every process of the rocpd database at `path` that proves an imported run; refuses
 /// (storing nothing) when none does.
-pub fn import_rocpd(conn: &mut Connection, path: &Path) -> Result<(Checked, Vec<Imported>)> {
+/// What `import_rocpd` did: the checked database, the processes stored, and why each other
+/// process of a multi-process database was left out.
+pub struct Outcome {
+    pub checked: Checked,
+    pub imported: Vec<Imported>,
+    pub skipped: Vec<String>,
+}
+
+pub fn import_rocpd(conn: &mut Connection, path: &Path) -> Result<Outcome> {
     let (rocpd, checked) = schema::open(path, schema::IMPORT_NEEDS, false)?;
     let procs = proof::processes(&rocpd)
         .with_context(|| format!("{}: cannot read its processes", path.display()))?;
@@ -199,31 +206,39 @@ pub fn import_rocpd(conn: &mut Connection, path: &Path) -> Result<(Checked, Vec<
         bail!("{}: the rocpd database has no process", path.display());
     }
     let mut proven = Vec::new();
-    let mut first_refusal = None;
+    let mut skipped = Vec::new();
     for p in &procs {
         match proof::run_of(conn, p) {
             Ok(run) => proven.push((run, p)),
-            Err(e) => {
-                first_refusal.get_or_insert(e);
-            }
+            Err(e) => skipped.push(e.to_string()),
         }
     }
     if proven.is_empty() {
-        let e = first_refusal.expect("a process was refused");
-        bail!("{}: {e}; nothing stored", path.display());
+        bail!("{}: {}; nothing stored", path.display(), skipped[0]);
     }
     let mut out = Vec::new();
     for (run, p) in proven {
         let rows = (read_dispatches(&rocpd, p)?, read_counters(&rocpd, p)?);
         out.push(store(conn, path, &checked, run, p, (&rows.0, &rows.1))?);
     }
-    Ok((checked, out))
+    Ok(Outcome {
+        checked,
+        imported: out,
+        skipped,
+    })
 }
 
 /// `krphase import-rocpd DB`: one line per process attached.
 pub fn import_rocpd_command(db_path: &Path, file: &Path) -> Result<()> {
     let mut conn = db::open_existing(db_path)?;
-    let (checked, imported) = import_rocpd(&mut conn, file)?;
+    let Outcome {
+        checked,
+        imported,
+        skipped,
+    } = import_rocpd(&mut conn, file)?;
+    for why in skipped {
+        println!("{}: a process left out: {why}", file.display());
+    }
     for i in imported {
         println!(
             "{}: rocpd schema {}, process {} on {} is run {}: {} dispatches ({} on its windows), \

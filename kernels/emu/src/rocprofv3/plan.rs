@@ -219,6 +219,21 @@ mod tests {
     }
 
     #[test]
+    fn rocpd_output_only_under_kernel_replay() {
+        let o = parse(&args("--pmc A --pmc B --output-format rocpd -- app")).unwrap();
+        assert!(
+            plan(&o)
+                .unwrap_err()
+                .contains("only under --replay-mode kernel")
+        );
+        let o = parse(&args(
+            "--replay-mode kernel --kernel-replay-beta-enabled --pmc A --output-format rocpd -- app",
+        ))
+        .unwrap();
+        assert!(matches!(plan(&o).unwrap().0, Collection::KernelReplay(_)));
+    }
+
+    #[test]
     fn beta_flag_alone_is_application_replay_with_a_warning() {
         let o = parse(&args("--pmc A --pmc B --kernel-replay-beta-enabled -- app")).unwrap();
         let (c, warning) = plan(&o).unwrap();
