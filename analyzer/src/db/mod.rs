@@ -329,7 +329,7 @@ CREATE TABLE IF NOT EXISTS krphase_rocpd_dispatch (
     agent_abs_index INTEGER, queue_id INTEGER,
     "start" BIGINT, "end" BIGINT        -- as rocpd has them (SDK clock)
 );
-CREATE INDEX IF NOT EXISTS krphase_rocpd_dispatch_window ON krphase_rocpd_dispatch(window_id);
+CREATE INDEX IF NOT EXISTS krphase_rocpd_dispatch_run ON krphase_rocpd_dispatch(run_id, window_id);
 CREATE TABLE IF NOT EXISTS krphase_rocpd_counter (
     rocpd_file_id INTEGER NOT NULL REFERENCES krphase_rocpd_file(id) ON DELETE CASCADE,
     run_id INTEGER NOT NULL,
@@ -339,7 +339,7 @@ CREATE TABLE IF NOT EXISTS krphase_rocpd_counter (
     counter TEXT NOT NULL, value REAL NOT NULL,
     occurrence INTEGER NOT NULL         -- 0, 1, ...: this counter's rows for this dispatch
 );
-CREATE INDEX IF NOT EXISTS krphase_rocpd_counter_window ON krphase_rocpd_counter(window_id);
+CREATE INDEX IF NOT EXISTS krphase_rocpd_counter_run ON krphase_rocpd_counter(run_id, window_id);
 "#,
 ];
 

@@ -6,6 +6,7 @@
 //! the value shown is their mean, with the rows per dispatch beside it (rocpd's own
 //! `counters_collection` view sums them instead, which multiplies such a counter).
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 
 use anyhow::Result;
@@ -53,56 +54,131 @@ pub struct RocpdSection {
     pub kernels: Vec<RocpdKernel>,
 }
 
-fn kernels(conn: &Connection, run: i64) -> Result<Vec<RocpdKernel>> {
-    let mut st = conn.prepare_cached(
-        "SELECT COALESCE(d.kernel, v.kernel, '?'), COUNT(*), AVG(v.window_ns), AVG(v.gpu_ns),
-                AVG(v.window_ns - v.gpu_ns), GROUP_CONCAT(DISTINCT v.window_basis)
-         FROM (SELECT DISTINCT window_id, kernel FROM krphase_rocpd_dispatch
-               WHERE run_id = ?1 AND window_id IS NOT NULL) d
-         JOIN krphase_window_phase v ON v.window_id = d.window_id
-         WHERE v.outcome = 'replayed'
-         GROUP BY 1 ORDER BY SUM(v.window_ns - v.gpu_ns) DESC, 1",
-    )?;
-    let rows = st.query_map([run], |r| {
-        let bases: Option<String> = r.get(5)?;
-        Ok(RocpdKernel {
-            kernel: r.get(0)?,
-            windows: r.get::<_, i64>(1)? as u64,
-            window_mean_ns: r.get(2)?,
-            gpu_mean_ns: r.get(3)?,
-            overhead_mean_ns: r.get(4)?,
-            overhead_basis: bases
-                .unwrap_or_default()
-                .split(',')
-                .filter_map(Basis::parse)
-                .collect(),
-            counters: Vec::new(),
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+/// One replayed window with a rocpd dispatch row: its kernel and figures.
+struct Window {
+    kernel: String,
+    window_ns: Option<i64>,
+    gpu_ns: Option<i64>,
+    basis: Option<Basis>,
 }
 
-fn counters(conn: &Connection, run: i64, k: &RocpdKernel) -> Result<Vec<RocpdCounter>> {
+/// The run's replayed windows that rocpd rows attach to, by window id (one pass over the
+/// window view, one over the rocpd rows: the report stays linear in windows).
+fn windows(conn: &Connection, run: i64) -> Result<HashMap<i64, Window>> {
+    let mut names: HashMap<i64, Option<String>> = HashMap::new();
     let mut st = conn.prepare_cached(
-        "SELECT c.counter, AVG(c.value), COUNT(*) * 1.0 / COUNT(DISTINCT c.window_id)
-         FROM krphase_rocpd_counter c
-         JOIN krphase_window_phase v ON v.window_id = c.window_id AND v.outcome = 'replayed'
-         WHERE c.run_id = ?1 AND COALESCE((SELECT d.kernel FROM krphase_rocpd_dispatch d
-                 WHERE d.rocpd_file_id = c.rocpd_file_id AND d.dispatch_id = c.dispatch_id
-                 LIMIT 1), v.kernel, '?') = ?2
-         GROUP BY c.counter ORDER BY c.counter",
+        "SELECT window_id, kernel FROM krphase_rocpd_dispatch
+         WHERE run_id = ?1 AND window_id IS NOT NULL ORDER BY rowid",
     )?;
-    let rows = st.query_map(rusqlite::params![run, k.kernel], |r| {
-        let mean: f64 = r.get(1)?;
-        Ok(RocpdCounter {
-            counter: r.get(0)?,
-            mean,
-            rows_per_dispatch: r.get(2)?,
-            overhead_ns_per_count: k.overhead_mean_ns.filter(|_| mean > 0.0).map(|o| o / mean),
-            basis: Basis::Rocpd,
+    let mut rows = st.query([run])?;
+    while let Some(r) = rows.next()? {
+        names.entry(r.get(0)?).or_insert(r.get(1)?);
+    }
+    let mut out = HashMap::new();
+    let mut st = conn.prepare_cached(
+        "SELECT window_id, kernel, window_ns, gpu_ns, window_basis FROM krphase_window_phase
+         WHERE run_id = ?1 AND outcome = 'replayed'",
+    )?;
+    let mut rows = st.query([run])?;
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        let Some(rocpd_name) = names.get(&id) else {
+            continue;
+        };
+        let kernel = rocpd_name
+            .clone()
+            .or(r.get::<_, Option<String>>(1)?)
+            .unwrap_or_else(|| "?".into());
+        out.insert(
+            id,
+            Window {
+                kernel,
+                window_ns: r.get(2)?,
+                gpu_ns: r.get(3)?,
+                basis: Basis::from_sql(r.get_ref(4)?),
+            },
+        );
+    }
+    Ok(out)
+}
+
+fn mean(sum: f64, n: u64) -> Option<f64> {
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// Per kernel: (windows, Σ window, n window, Σ gpu, n gpu, Σ overhead, n overhead, bases).
+#[derive(Default)]
+struct Tally {
+    windows: u64,
+    sums: [(f64, u64); 3],
+    bases: Vec<Basis>,
+    /// Per counter: Σ value, rows, windows with a row.
+    counters: BTreeMap<String, (f64, u64, HashSet<i64>)>,
+}
+
+fn kernels(conn: &Connection, run: i64) -> Result<Vec<RocpdKernel>> {
+    let ws = windows(conn, run)?;
+    let mut by_kernel: BTreeMap<&str, Tally> = BTreeMap::new();
+    for w in ws.values() {
+        let t = by_kernel.entry(&w.kernel).or_default();
+        t.windows += 1;
+        let overhead = w.window_ns.zip(w.gpu_ns).map(|(a, b)| a - b);
+        for (slot, v) in t.sums.iter_mut().zip([w.window_ns, w.gpu_ns, overhead]) {
+            if let Some(v) = v {
+                slot.0 += v as f64;
+                slot.1 += 1;
+            }
+        }
+        if let Some(b) = w.basis.filter(|b| !t.bases.contains(b)) {
+            t.bases.push(b);
+        }
+    }
+    let mut st = conn.prepare_cached(
+        "SELECT window_id, counter, value FROM krphase_rocpd_counter
+         WHERE run_id = ?1 AND window_id IS NOT NULL",
+    )?;
+    let mut rows = st.query([run])?;
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        let Some(w) = ws.get(&id) else { continue };
+        let t = by_kernel.get_mut(w.kernel.as_str()).expect("tallied above");
+        let c = t.counters.entry(r.get(1)?).or_default();
+        c.0 += r.get::<_, f64>(2)?;
+        c.1 += 1;
+        c.2.insert(id);
+    }
+    let mut out: Vec<RocpdKernel> = by_kernel
+        .into_iter()
+        .map(|(kernel, t)| {
+            let overhead = mean(t.sums[2].0, t.sums[2].1);
+            RocpdKernel {
+                kernel: kernel.to_string(),
+                windows: t.windows,
+                window_mean_ns: mean(t.sums[0].0, t.sums[0].1),
+                gpu_mean_ns: mean(t.sums[1].0, t.sums[1].1),
+                overhead_mean_ns: overhead,
+                overhead_basis: t.bases,
+                counters: t
+                    .counters
+                    .into_iter()
+                    .map(|(counter, (sum, rows, wins))| {
+                        let m = sum / rows as f64;
+                        RocpdCounter {
+                            counter,
+                            mean: m,
+                            rows_per_dispatch: rows as f64 / wins.len() as f64,
+                            overhead_ns_per_count: overhead.filter(|_| m > 0.0).map(|o| o / m),
+                            basis: Basis::Rocpd,
+                        }
+                    })
+                    .collect(),
+            }
         })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+        .collect();
+    // Largest total overhead first.
+    let total = |k: &RocpdKernel| k.overhead_mean_ns.unwrap_or(0.0) * k.windows as f64;
+    out.sort_by(|a, b| total(b).total_cmp(&total(a)));
+    Ok(out)
 }
 
 /// The section of run `run`, `None` when no rocpd database was imported for it.
@@ -117,27 +193,26 @@ pub fn rocpd_section(conn: &Connection, run: i64) -> Result<Option<RocpdSection>
     if databases.is_empty() {
         return Ok(None);
     }
-    let mut ks = kernels(conn, run)?;
-    for k in &mut ks {
-        k.counters = counters(conn, run, k)?;
-    }
     Ok(Some(RocpdSection {
         databases,
-        kernels: ks,
+        kernels: kernels(conn, run)?,
     }))
 }
 
 /// The table: one row per kernel and counter.
 pub fn render(s: &RocpdSection, markdown: bool, out: &mut String) {
-    let bases: Vec<Basis> = s
+    let mut bases: Vec<Basis> = s
         .kernels
         .iter()
         .flat_map(|k| k.overhead_basis.iter().copied())
         .collect();
+    bases.sort();
+    bases.dedup();
     let _ = writeln!(
         out,
-        "counters from rocpd [{}] beside replay overhead [{}] (window − pass GPU time), per kernel; \
-         from {}:",
+        "counters from rocpd [{}] beside replay overhead [{}] (window − its passes' GPU time), per \
+         kernel; rows: rocpd rows per dispatch (one per pass that collected the counter); per \
+         count: overhead / value; from {}:",
         Basis::Rocpd.marker(),
         markers(&bases),
         s.databases.join(", ")
@@ -151,12 +226,12 @@ pub fn render(s: &RocpdSection, markdown: bool, out: &mut String) {
             "kernel",
             "n",
             "window",
-            "pass GPU",
+            "GPU",
             "overhead",
             "counter",
             "value",
-            "rows/dispatch",
-            "overhead/count",
+            "rows",
+            "per count",
         ],
     );
     let ns = |v: Option<f64>| v.map_or("-".into(), duration_short);
