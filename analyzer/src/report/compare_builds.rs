@@ -259,7 +259,7 @@ pub fn render_text(c: &BuildComparison) -> String {
     if let Some(r) = &c.runs {
         s.push_str(&render_table(r));
     }
-    super::rocpd_counters::render_sides(&c.rocpd, false, &mut s);
+    super::text::render_rocpd_sides(&c.rocpd, false, &mut s);
     if let Some(rows) = &c.rows {
         s.push_str(&super::compare_measurements::render_table(rows));
     }

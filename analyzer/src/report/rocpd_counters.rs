@@ -7,14 +7,11 @@
 //! `counters_collection` view sums them instead, which multiplies such a counter).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt::Write as _;
 
 use anyhow::Result;
 use rusqlite::Connection;
 use serde::Serialize;
 
-use super::fmt::{duration_short, markers};
-use super::text::{push_table, table};
 use crate::db::basis::Basis;
 
 /// One counter of one kernel, from rocpd.
@@ -199,70 +196,6 @@ pub fn rocpd_section(conn: &Connection, run: i64) -> Result<Option<RocpdSection>
     }))
 }
 
-/// The table: one row per kernel and counter.
-pub fn render(s: &RocpdSection, markdown: bool, out: &mut String) {
-    let mut bases: Vec<Basis> = s
-        .kernels
-        .iter()
-        .flat_map(|k| k.overhead_basis.iter().copied())
-        .collect();
-    bases.sort();
-    bases.dedup();
-    let _ = writeln!(
-        out,
-        "counters from rocpd [{}] beside replay overhead [{}] (window − its passes' GPU time), per \
-         kernel; rows: rocpd rows per dispatch (one per pass that collected the counter); per \
-         count: overhead / value; from {}:",
-        Basis::Rocpd.marker(),
-        markers(&bases),
-        s.databases.join(", ")
-    );
-    if markdown {
-        out.push('\n');
-    }
-    let mut t = table(
-        markdown,
-        &[
-            "kernel",
-            "n",
-            "window",
-            "GPU",
-            "overhead",
-            "counter",
-            "value",
-            "rows",
-            "per count",
-        ],
-    );
-    let ns = |v: Option<f64>| v.map_or("-".into(), duration_short);
-    for k in &s.kernels {
-        let head = [
-            k.kernel.clone(),
-            k.windows.to_string(),
-            ns(k.window_mean_ns),
-            ns(k.gpu_mean_ns),
-            ns(k.overhead_mean_ns),
-        ];
-        if k.counters.is_empty() {
-            let mut row = head.to_vec();
-            row.extend(["-".into(), "-".into(), "-".into(), "-".into()]);
-            t.add_row(row);
-        }
-        for c in &k.counters {
-            let mut row = head.to_vec();
-            row.extend([
-                c.counter.clone(),
-                format!("{}", c.mean),
-                format!("{:.2}", c.rows_per_dispatch),
-                c.overhead_ns_per_count.map_or("-".into(), duration_short),
-            ]);
-            t.add_row(row);
-        }
-    }
-    push_table(out, &t, markdown);
-    out.push('\n');
-}
-
 /// One run of one side of a comparison, with its rocpd section.
 #[derive(Debug, Clone, Serialize)]
 pub struct SideRocpd {
@@ -287,12 +220,4 @@ pub fn sides(conn: &Connection, a: &[i64], b: &[i64]) -> Result<Vec<SideRocpd>> 
         }
     }
     Ok(out)
-}
-
-/// Each compared run's table, headed by its side and run.
-pub fn render_sides(sides: &[SideRocpd], markdown: bool, out: &mut String) {
-    for s in sides {
-        let _ = writeln!(out, "\n{} (run {}):", s.side, s.run_id);
-        render(&s.section, markdown, out);
-    }
 }
