@@ -77,3 +77,53 @@ pub fn run_of(conn: &Connection, p: &Process) -> Result<i64> {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_runs(runs: &[(i64, &str, i64, i64)]) -> Connection {
+        let c = crate::db::open_in_memory().unwrap();
+        for (i, (pid, host, s, e)) in runs.iter().enumerate() {
+            c.execute(
+                "INSERT INTO krphase_run (path, file_hash, pid, host, \"start\", \"end\", imported_at)
+                 VALUES ('p', ?1, ?2, ?3, ?4, ?5, 'now')",
+                rusqlite::params![format!("h{i}"), pid, host, s, e],
+            )
+            .unwrap();
+        }
+        c
+    }
+
+    fn process(pid: i64, start: i64, end: i64) -> Process {
+        Process {
+            guid: "g".into(),
+            pid,
+            hostname: "node".into(),
+            start: Some(start),
+            end: Some(end),
+        }
+    }
+
+    #[test]
+    fn pid_host_and_overlapping_time_prove_one_run() {
+        let c = with_runs(&[
+            (7, "node", 100, 200),
+            (7, "node", 1_000, 2_000),
+            (8, "other", 100, 200),
+        ]);
+        assert_eq!(run_of(&c, &process(7, 150, 250)).unwrap(), 1);
+        assert_eq!(run_of(&c, &process(7, 1_500, 1_600)).unwrap(), 2);
+        let reused = run_of(&c, &process(7, 300, 400)).unwrap_err().to_string();
+        assert!(reused.contains("is another process"), "{reused}");
+        let none = run_of(&c, &process(9, 100, 200)).unwrap_err().to_string();
+        assert!(none.contains("no imported run is process 9"), "{none}");
+        let other_host = run_of(&c, &process(8, 100, 200)).unwrap_err().to_string();
+        assert!(other_host.contains("no imported run"), "{other_host}");
+        let both = run_of(&c, &process(7, 150, 1_500)).unwrap_err().to_string();
+        assert!(both.contains("several imported runs"), "{both}");
+        let mut timeless = process(7, 0, 0);
+        timeless.end = None;
+        assert!(run_of(&c, &timeless).is_err());
+    }
+}
