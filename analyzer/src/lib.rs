@@ -20,6 +20,7 @@ pub mod export;
 pub mod import;
 pub mod order_stats;
 pub mod report;
+pub mod rocpd;
 pub mod synth;
 pub mod synth_benchmark;
 

@@ -52,6 +52,7 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
         Cmd::ImportLog { file, run, force } => {
             import::import_log_command(db, &file, run.as_deref(), force)
         }
+        Cmd::ImportRocpd { file } => import::rocpd::import_rocpd_command(db, &file),
         Cmd::ImportHarness {
             csv,
             workdir,
@@ -98,6 +99,9 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
                     format,
                 },
         } => export::perfetto_command(db, &runs, &output, format),
+        Cmd::Export {
+            what: ExportCmd::Rocpd { output },
+        } => export::rocpd::export_rocpd_command(db, &output),
         Cmd::Plot { runs, output, png } => export::plot_command(db, &runs, &output, png),
         Cmd::Demo {
             out,

@@ -68,6 +68,17 @@ pub enum Cmd {
         #[arg(long, requires = "run")]
         force: bool,
     },
+    /// Import a rocprofv3 rocpd database: kernel names, dispatches and counter values, attached
+    /// by dispatch id to the run it proves.
+    ///
+    /// The proof: the same pid and host as an imported run, and time overlapping the run's. The
+    /// database is read through its views (rocpd schema 3.0.3; a newer one where its views still
+    /// match) and never modified. Re-importing it replaces the rows it stored.
+    #[command(after_help = "Example:\n  krphase import-rocpd out/run_results.db")]
+    ImportRocpd {
+        /// The rocpd database (rocprofv3 --output-format rocpd: `<dir>/<name>_results.db`).
+        file: PathBuf,
+    },
     /// Import replay_perf.py's CSV (or `krphase bench`'s) as whole-run measurements.
     ///
     /// Each row is linked to the phase files in its output directory (the `-d` of its command).
@@ -257,6 +268,17 @@ pub enum Cmd {
 
 #[derive(Subcommand)]
 pub enum ExportCmd {
+    /// Add the run's windows, passes and declines to its rocpd database, as tables and views
+    /// beside rocpd's own.
+    ///
+    /// The run is the one the database's process proves (as import-rocpd proves it). rocpd's
+    /// own tables are never changed; exporting again replaces only krphase's objects.
+    #[command(after_help = "Example:\n  krphase export rocpd -o out/run_results.db")]
+    Rocpd {
+        /// The existing rocpd database to write into.
+        #[arg(short = 'o', long = "output-file", value_name = "FILE")]
+        output: PathBuf,
+    },
     /// One trace of the selected runs for the Perfetto UI: Perfetto protobuf (default) or
     /// Chrome JSON.
     ///

@@ -30,6 +30,9 @@ pub enum Basis {
     /// Measured in process by the SDK's dispatch counting service: hardware counter values the
     /// SDK reported for a pass (drive mode with `KRPHASE_PMC`), as the tool received them.
     SdkCounting,
+    /// Read from a rocprofv3 rocpd database (`import-rocpd`): counter values its writer stored
+    /// by dispatch id, with no pass (a counter collected in several passes has one row each).
+    Rocpd,
     /// A rest: one figure minus the others beside it, each with its own basis (`compare`'s
     /// attribution: the window time no measured phase covers, the wall change no figure
     /// explains).
@@ -37,7 +40,7 @@ pub enum Basis {
 }
 
 impl Basis {
-    pub const ALL: [Basis; 9] = [
+    pub const ALL: [Basis; 10] = [
         Basis::InProcess,
         Basis::SdkLog,
         Basis::SdkPhaseLine,
@@ -46,6 +49,7 @@ impl Basis {
         Basis::Estimate,
         Basis::Harness,
         Basis::SdkCounting,
+        Basis::Rocpd,
         Basis::Rest,
     ];
 
@@ -60,6 +64,7 @@ impl Basis {
             Basis::Estimate => "estimate",
             Basis::Harness => "harness",
             Basis::SdkCounting => "sdk_counting",
+            Basis::Rocpd => "rocpd",
             Basis::Rest => "rest",
         }
     }
@@ -75,6 +80,7 @@ impl Basis {
             Basis::Estimate => "E",
             Basis::Harness => "H",
             Basis::SdkCounting => "C",
+            Basis::Rocpd => "RD",
             Basis::Rest => "R",
         }
     }
@@ -90,6 +96,7 @@ impl Basis {
             Basis::Estimate => "estimated",
             Basis::Harness => "harness",
             Basis::SdkCounting => "SDK counters",
+            Basis::Rocpd => "counters from rocpd",
             Basis::Rest => "rest",
         }
     }
@@ -105,6 +112,7 @@ impl Basis {
             Basis::Estimate => "estimated (byte estimate, rate over a lower bound, projection)",
             Basis::Harness => "measured by the harness around the whole run",
             Basis::SdkCounting => "measured in process (SDK counting service)",
+            Basis::Rocpd => "counters from a rocpd database (by dispatch id; no pass)",
             Basis::Rest => "a rest: one figure minus the others beside it (each its own basis)",
         }
     }

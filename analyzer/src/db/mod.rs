@@ -21,7 +21,7 @@ pub mod samples;
 pub mod summary;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 13;
+pub const SCHEMA_VERSION: i64 = 14;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one immediate transaction from the version recorded when it began, so each
@@ -307,6 +307,43 @@ ALTER TABLE krphase_run ADD COLUMN rank INTEGER;
 ALTER TABLE krphase_run ADD COLUMN world_size INTEGER;
 ALTER TABLE krphase_run ADD COLUMN rank_var TEXT;
 CREATE INDEX IF NOT EXISTS krphase_run_rank ON krphase_run(rank);
+"#,
+    // 14: a rocprofv3 rocpd database attached to the run it proves (`import-rocpd`): its
+    // dispatch rows and counter rows by dispatch id. rocpd keeps no pass number: a dispatch row
+    // carries the first pass's record, and a counter collected in several passes has several
+    // rows (`occurrence` numbers them in rocpd's row order).
+    r#"
+CREATE TABLE IF NOT EXISTS krphase_rocpd_file (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES krphase_run(id) ON DELETE CASCADE,
+    guid TEXT NOT NULL,                 -- the rocpd process's guid: re-import replaces its rows
+    path TEXT NOT NULL, schema_version TEXT NOT NULL,
+    pid INTEGER, host TEXT, "start" BIGINT, "end" BIGINT, -- the rocpd process (SDK clock)
+    dispatches INTEGER NOT NULL, matched INTEGER NOT NULL, counter_rows INTEGER NOT NULL,
+    imported_at TEXT NOT NULL,
+    UNIQUE (guid, run_id)
+);
+CREATE TABLE IF NOT EXISTS krphase_rocpd_dispatch (
+    rocpd_file_id INTEGER NOT NULL REFERENCES krphase_rocpd_file(id) ON DELETE CASCADE,
+    run_id INTEGER NOT NULL,
+    window_id INTEGER REFERENCES krphase_window(id) ON DELETE SET NULL, -- by dispatch id
+    pass_index INTEGER,                 -- the window's pass whose GPU span holds `start`
+    rocpd_id INTEGER,                   -- rocpd_kernel_dispatch.id
+    dispatch_id BIGINT NOT NULL, kernel_id BIGINT, kernel TEXT,
+    agent_abs_index INTEGER, queue_id INTEGER,
+    "start" BIGINT, "end" BIGINT        -- as rocpd has them (SDK clock)
+);
+CREATE INDEX IF NOT EXISTS krphase_rocpd_dispatch_run ON krphase_rocpd_dispatch(run_id, window_id);
+CREATE TABLE IF NOT EXISTS krphase_rocpd_counter (
+    rocpd_file_id INTEGER NOT NULL REFERENCES krphase_rocpd_file(id) ON DELETE CASCADE,
+    run_id INTEGER NOT NULL,
+    window_id INTEGER REFERENCES krphase_window(id) ON DELETE SET NULL,
+    rocpd_id INTEGER,                   -- rocpd_pmc_event.id
+    dispatch_id BIGINT NOT NULL,
+    counter TEXT NOT NULL, value REAL NOT NULL,
+    occurrence INTEGER NOT NULL         -- 0, 1, ...: this counter's rows for this dispatch
+);
+CREATE INDEX IF NOT EXISTS krphase_rocpd_counter_run ON krphase_rocpd_counter(run_id, window_id);
 "#,
 ];
 

@@ -5,6 +5,7 @@ pub mod palette;
 pub mod perfetto;
 pub mod plot;
 pub mod png;
+pub mod rocpd;
 pub mod svg;
 
 use std::path::Path;

@@ -7,6 +7,7 @@ pub mod benchmark_db;
 pub mod harness_launches;
 pub mod krp;
 pub mod measurement_csv;
+pub mod rocpd;
 pub mod sdk_log;
 
 use std::collections::VecDeque;

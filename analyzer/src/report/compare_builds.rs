@@ -62,6 +62,9 @@ pub struct BuildComparison {
     pub runs: Option<Comparison>,
     /// Where the compared rows came from (measurements only).
     pub provenance: Option<Provenance>,
+    /// Counters from rocpd beside the replay overhead, per run of each side that has an
+    /// imported rocpd database (runs compared only).
+    pub rocpd: Vec<super::rocpd_counters::SideRocpd>,
 }
 
 /// Rows whose mode is kernel replay get the details (P6's filtered row too: its tax).
@@ -114,6 +117,7 @@ pub fn compare_builds(
         details: Vec::new(),
         runs: None,
         provenance: None,
+        rocpd: Vec::new(),
     };
     let measured = what != CompareWhat::Runs
         && !side_rows(conn, a)?.is_empty()
@@ -144,6 +148,7 @@ pub fn compare_builds(
     let ra = crate::db::runs::select(conn, a)?;
     let rb = crate::db::runs::select(conn, b)?;
     out.runs = Some(compare_with(conn, &ra, &rb, margin_pct)?);
+    out.rocpd = super::rocpd_counters::sides(conn, &ra, &rb)?;
     let (attribution, refused) = match attribute_runs(conn, (&ra, Wall::Spans), (&rb, Wall::Spans))?
     {
         Ok(x) => (Some(x), None),
@@ -254,6 +259,7 @@ pub fn render_text(c: &BuildComparison) -> String {
     if let Some(r) = &c.runs {
         s.push_str(&render_table(r));
     }
+    super::text::render_rocpd_sides(&c.rocpd, false, &mut s);
     if let Some(rows) = &c.rows {
         s.push_str(&super::compare_measurements::render_table(rows));
     }

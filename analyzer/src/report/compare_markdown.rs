@@ -134,6 +134,7 @@ pub fn render_markdown(c: &BuildComparison) -> String {
     if let Some(rows) = &c.rows {
         end_to_end(&mut s, rows);
     }
+    super::text::render_rocpd_sides(&c.rocpd, true, &mut s);
     let phases: Vec<(String, &Comparison)> = c
         .details
         .iter()

@@ -184,6 +184,7 @@ fn write_run(w: &mut Writer, r: &RunReport) -> Result<()> {
         m,
     )?;
     write_counters(w, r, &id, &label)?;
+    write_rocpd(w, r, &id, &label)?;
     write_kernels_and_agents(w, r, &id, &label)
 }
 
@@ -253,6 +254,42 @@ fn write_counters(w: &mut Writer, r: &RunReport, id: &str, label: &str) -> Resul
         };
         row(w, &k, "value", format!("{}", c.value), c.basis.code())?;
         row(w, &k, "instances", c.instances.to_string(), "")?;
+    }
+    Ok(())
+}
+
+/// Section `rocpd`: per kernel `<kernel>` its `overhead_mean_ns`, and per counter
+/// `<kernel>/<counter>` its `value` (mean of rocpd's rows) and `rows_per_dispatch`.
+fn write_rocpd(w: &mut Writer, r: &RunReport, id: &str, label: &str) -> Result<()> {
+    let Some(s) = &r.rocpd else { return Ok(()) };
+    for k in &s.kernels {
+        let key = Key {
+            run_id: id,
+            label,
+            section: "rocpd",
+            name: &k.kernel,
+        };
+        let basis: Vec<&str> = k.overhead_basis.iter().map(|b| b.code()).collect();
+        let v = |x: Option<f64>| x.map_or(String::new(), |x| format!("{x}"));
+        row(
+            w,
+            &key,
+            "overhead_mean_ns",
+            v(k.overhead_mean_ns),
+            &basis.join("+"),
+        )?;
+        for c in &k.counters {
+            let name = format!("{}/{}", k.kernel, c.counter);
+            let key = Key { name: &name, ..key };
+            row(w, &key, "value", format!("{}", c.mean), c.basis.code())?;
+            row(
+                w,
+                &key,
+                "rows_per_dispatch",
+                format!("{}", c.rows_per_dispatch),
+                "",
+            )?;
+        }
     }
     Ok(())
 }

@@ -25,6 +25,7 @@ pub mod overview;
 pub mod provenance;
 pub mod ranks;
 pub mod ranks_report;
+pub mod rocpd_counters;
 pub mod run_report;
 pub mod run_test;
 pub mod runs_list;

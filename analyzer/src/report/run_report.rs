@@ -183,6 +183,8 @@ pub struct RunReport {
     pub counters: Vec<crate::db::counters::CounterValue>,
     /// Per kernel: its windows, slowest total first.
     pub kernels: Vec<super::kernels::KernelStats>,
+    /// Counters from imported rocpd databases beside the kernels' replay overhead.
+    pub rocpd: Option<super::rocpd_counters::RocpdSection>,
     /// Per agent (device): its windows.
     pub agents: Vec<super::kernels::AgentStats>,
     /// The process's rank in a parallel job, as its launcher announced it (format 3.1).
@@ -760,6 +762,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         measurement,
         counters: crate::db::counters::run_counters(conn, run_id)?,
         kernels: super::kernels::kernel_stats(conn, run_id)?,
+        rocpd: super::rocpd_counters::rocpd_section(conn, run_id)?,
         agents: super::kernels::agent_stats(conn, run_id)?,
     })
 }

@@ -7,7 +7,9 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
 use super::fmt::{
     bytes, duration, duration_or_dash, duration_short, fixed2, markers, percent, wrap,
 };
+use super::rocpd_counters::{RocpdSection, SideRocpd};
 use super::run_report::{Drops, Measurement, PhaseStats, RunReport};
+use crate::db::basis::Basis;
 use crate::db::phases::{PHASES, WINDOW};
 
 /// A table in the report's style: first column left-aligned, the rest right-aligned. For the
@@ -63,6 +65,9 @@ pub fn render_run(r: &RunReport, markdown: bool, out: &mut String) {
     render_bytes_and_gpu(r, out);
     render_per_pass(r, markdown, out);
     render_counters(r, markdown, out);
+    if let Some(s) = &r.rocpd {
+        render_rocpd(s, markdown, out);
+    }
     render_dispatch_tax(r, out);
     if let Some(m) = &r.measurement {
         render_measurement(m, markdown, out);
@@ -561,4 +566,76 @@ fn render_measurement(m: &Measurement, markdown: bool, out: &mut String) {
         "P5 drain as a fraction of a window: {}",
         percent(m.drain_fraction_of_window)
     );
+}
+
+/// Counters from rocpd beside each kernel's replay overhead: one row per kernel and counter.
+pub fn render_rocpd(s: &RocpdSection, markdown: bool, out: &mut String) {
+    let mut bases: Vec<Basis> = s
+        .kernels
+        .iter()
+        .flat_map(|k| k.overhead_basis.iter().copied())
+        .collect();
+    bases.sort();
+    bases.dedup();
+    let _ = writeln!(
+        out,
+        "counters from rocpd [{}] beside replay overhead [{}] (window − its passes' GPU time), per \
+         kernel; rows: rocpd rows per dispatch (one per pass that collected the counter); per \
+         count: overhead / value; from {}:",
+        Basis::Rocpd.marker(),
+        markers(&bases),
+        s.databases.join(", ")
+    );
+    if markdown {
+        out.push('\n');
+    }
+    let mut t = table(
+        markdown,
+        &[
+            "kernel",
+            "n",
+            "window",
+            "GPU",
+            "overhead",
+            "counter",
+            "value",
+            "rows",
+            "per count",
+        ],
+    );
+    let ns = |v: Option<f64>| v.map_or("-".into(), duration_short);
+    for k in &s.kernels {
+        let head = [
+            k.kernel.clone(),
+            k.windows.to_string(),
+            ns(k.window_mean_ns),
+            ns(k.gpu_mean_ns),
+            ns(k.overhead_mean_ns),
+        ];
+        if k.counters.is_empty() {
+            let mut row = head.to_vec();
+            row.extend(["-".into(), "-".into(), "-".into(), "-".into()]);
+            t.add_row(row);
+        }
+        for c in &k.counters {
+            let mut row = head.to_vec();
+            row.extend([
+                c.counter.clone(),
+                format!("{}", c.mean),
+                format!("{:.2}", c.rows_per_dispatch),
+                c.overhead_ns_per_count.map_or("-".into(), duration_short),
+            ]);
+            t.add_row(row);
+        }
+    }
+    push_table(out, &t, markdown);
+    out.push('\n');
+}
+
+/// Each compared run's table, headed by its side and run.
+pub fn render_rocpd_sides(sides: &[SideRocpd], markdown: bool, out: &mut String) {
+    for s in sides {
+        let _ = writeln!(out, "\n{} (run {}):", s.side, s.run_id);
+        render_rocpd(&s.section, markdown, out);
+    }
 }

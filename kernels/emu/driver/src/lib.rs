@@ -10,11 +10,13 @@
 //! - it collects one counter group per pass through the callback dispatch counting service (the
 //!   form rocprofv3's tool uses), the pass taken from PASS ENTER on the dispatching thread;
 //! - at finalize it writes the records it received (`KRPHASE_EMU_DRIVER_RECORDS`, JSON Lines)
-//!   and prints how many.
+//!   and prints how many; with `KRPHASE_EMU_DRIVER_ROCPD` it also writes, there, what the
+//!   launcher's rocpd writer needs (`rocpd_buffer.rs`).
 //!
 //! It depends only on `krphase-ffi` (the C ABI), like any tool built against the SDK's headers.
 
 mod counters;
+mod rocpd_buffer;
 mod settings;
 
 use krphase_ffi::{
@@ -35,6 +37,8 @@ struct Driver {
     settings: Settings,
     config_op: i32,
     pass_op: i32,
+    /// The SDK's timestamp at initialize: the process's start as rocpd records it.
+    start: u64,
 }
 
 static DRIVER: OnceLock<Driver> = OnceLock::new();
@@ -120,7 +124,8 @@ unsafe extern "C" fn driver_initialize(_fini: ClientFinalizeFn, _data: *mut c_vo
                 e,
             );
         }
-        if settings.filter.is_some()
+        // Kernel names serve the include regex, and the rocpd writer's kernel symbols.
+        if (settings.filter.is_some() || settings.rocpd.is_some())
             && let Ok(Some(co)) = sdk.find_kind("CODE_OBJECT")
         {
             let _ = sdk.configure_callback_tracing(
@@ -132,11 +137,13 @@ unsafe extern "C" fn driver_initialize(_fini: ClientFinalizeFn, _data: *mut c_vo
             );
         }
         let counting = (!settings.groups.is_empty()).then(|| counting_context(&sdk));
+        let start = sdk.timestamp().unwrap_or(0);
         let _ = DRIVER.set(Driver {
             sdk,
             settings,
             config_op,
             pass_op,
+            start,
         });
         let d = DRIVER.get().expect("just set");
         for c in [Some(ctx), counting].into_iter().flatten() {
@@ -183,6 +190,12 @@ unsafe extern "C" fn driver_finalize(_data: *mut c_void) {
         }
         if !d.settings.groups.is_empty() {
             eprintln!("[rocprofiler-sdk-tool] {n} counter records");
+        }
+        if let Some(path) = &d.settings.rocpd {
+            let doc = rocpd_buffer::document(&d.sdk, d.start);
+            if let Err(e) = std::fs::write(path, doc.to_string()) {
+                eprintln!("[rocprofiler-sdk-tool] cannot write {path}: {e}");
+            }
         }
     });
 }
@@ -252,13 +265,10 @@ unsafe extern "C" fn code_object_cb(
         }
         // SAFETY: kernel-symbol payloads are `KernelSymbolData`, live for this callback.
         let k = unsafe { &*(record.payload as *const KernelSymbolData) };
-        if k.kernel_name.is_null() {
+        let Some(name) = rocpd_buffer::symbol_name(k) else {
             return;
-        }
-        // SAFETY: the SDK's kernel name is a NUL-terminated string live for this callback.
-        let name = unsafe { CStr::from_ptr(k.kernel_name) }
-            .to_string_lossy()
-            .into_owned();
+        };
+        rocpd_buffer::keep_symbol(k, &name);
         let mut names = KERNELS.lock().unwrap_or_else(|p| p.into_inner());
         names
             .get_or_insert_with(HashMap::new)
@@ -312,6 +322,6 @@ unsafe extern "C" fn counting_record(
             // SAFETY: the SDK hands `count` readable records for the duration of the callback.
             unsafe { std::slice::from_raw_parts(records, count) }
         };
-        counters::keep(&d.sdk, data.dispatch_info.dispatch_id, pass, recs);
+        counters::keep(&d.sdk, &data, pass, recs);
     });
 }

@@ -14,6 +14,8 @@ pub struct Settings {
     pub layout: PayloadLayout,
     /// JSON Lines file of the counter records, written at finalize.
     pub records: Option<String>,
+    /// The rocpd writer's buffer file, written at finalize (`rocpd_buffer.rs`).
+    pub rocpd: Option<String>,
 }
 
 fn var(k: &str) -> Option<String> {
@@ -64,6 +66,7 @@ impl Settings {
                 .unwrap_or_default(),
             layout,
             records: var("KRPHASE_EMU_DRIVER_RECORDS"),
+            rocpd: var("KRPHASE_EMU_DRIVER_ROCPD"),
         })
     }
 }

@@ -14,6 +14,10 @@
 //! - `--kernel-include-regex R` -> `KRPHASE_EMU_DRIVER_FILTER` (the driver's include regex).
 //! - `-d`, `-o`, `--output-format json|csv`: a small per-run file listing the group each
 //!   dispatch was counted with, under the run's output directory.
+//! - `--output-format rocpd` (kernel replay only): the counter tool writes its records into the
+//!   output directory at finalize, and once the APP exited the stand-in turns them into
+//!   `<d>/<o>_results.db` (`<pid>_results.db` without `-o`), as rocprofv3's rocpd writer lays
+//!   them out ([`rocpd`]).
 //!
 //! The tool entry: as rocprofv3 appends `librocprofiler-sdk-tool.so` to `ROCP_TOOL_LIBRARIES`
 //! and `LD_PRELOAD`, the stand-in appends its counter tool, `libkrphase_emu_driver.so` (a client
@@ -25,6 +29,7 @@
 mod options;
 mod outputs;
 mod plan;
+pub mod rocpd;
 
 use options::parse;
 use outputs::{dispatches_from_stdout, write_outputs};
@@ -69,10 +74,15 @@ pub fn main(args: &[String]) -> i32 {
         let out_abs = std::fs::canonicalize(&launch.output_path)
             .unwrap_or_else(|_| launch.output_path.clone());
         let mut env = launch.env.clone();
+        let rocpd = o.output_formats.iter().any(|f| f == "rocpd");
         if matches!(collection, plan::Collection::KernelReplay(_)) {
             match krphase_emu::driver_client::library_path() {
                 Ok(lib) => env.extend(tool_entry(&lib.display().to_string())),
                 Err(e) => return fail(e, 1),
+            }
+            if rocpd {
+                let buffer = out_abs.join(rocpd::BUFFER).display().to_string();
+                env.push(("KRPHASE_EMU_DRIVER_ROCPD".into(), buffer));
             }
         }
         let mut cmd = Command::new(&o.app[0]);
@@ -103,6 +113,9 @@ pub fn main(args: &[String]) -> i32 {
         }
         let dispatches = dispatches_from_stdout(&stdout).unwrap_or(0);
         if let Err(e) = write_outputs(&o, &collection, &launch, dispatches) {
+            return fail(e, 1);
+        }
+        if rocpd && let Err(e) = rocpd::finish(&out_abs, o.output_file.as_deref()) {
             return fail(e, 1);
         }
     }

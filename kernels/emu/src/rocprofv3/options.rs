@@ -126,9 +126,9 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                     i += 1;
                 }
                 for f in formats.iter().flat_map(|f| f.split(',')) {
-                    if f != "json" && f != "csv" {
+                    if !["json", "csv", "rocpd"].contains(&f) {
                         return Err(format!(
-                            "--output-format {f:?}: the stand-in writes json or csv"
+                            "--output-format {f:?}: the stand-in writes json, csv or rocpd"
                         ));
                     }
                     o.output_formats.push(f.to_string());
@@ -159,7 +159,7 @@ mod tests {
             "--bogus -- app",
             "--kernel-replay-beta-enabled=maybe -- app",
             "--kernel-include-regex ( -- app",
-            "--output-format rocpd -- app",
+            "--output-format pftrace -- app",
             "--replay-mode sometimes -- app",
         ] {
             assert!(parse(&args(s)).is_err(), "{s}");

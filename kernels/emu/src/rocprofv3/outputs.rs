@@ -64,7 +64,7 @@ pub fn write_outputs(
     } else {
         o.output_formats.clone()
     };
-    for f in formats {
+    for f in formats.into_iter().filter(|f| f != "rocpd") {
         let (path, text) = if f == "json" {
             let doc = serde_json::json!({
                 "collection": collection_name(c),

@@ -89,6 +89,14 @@ pub fn plan(o: &Options) -> Result<(Collection, Option<String>), String> {
         }
         None => (o.groups.clone(), None),
     };
+    let rocpd = o.output_formats.iter().any(|f| f == "rocpd");
+    if rocpd && !kernel_mode {
+        return Err(
+            "--output-format rocpd: the stand-in writes rocpd only under --replay-mode kernel, \
+             where its counter tool runs in the application"
+                .into(),
+        );
+    }
     if kernel_mode {
         if groups.is_empty() {
             return Err("--replay-mode kernel requires counters (--pmc or -i pmc_groups)".into());
@@ -208,6 +216,21 @@ mod tests {
         );
         let missing_ack = parse(&args("--replay-mode kernel --pmc A -- app")).unwrap();
         assert!(plan(&missing_ack).is_err());
+    }
+
+    #[test]
+    fn rocpd_output_only_under_kernel_replay() {
+        let o = parse(&args("--pmc A --pmc B --output-format rocpd -- app")).unwrap();
+        assert!(
+            plan(&o)
+                .unwrap_err()
+                .contains("only under --replay-mode kernel")
+        );
+        let o = parse(&args(
+            "--replay-mode kernel --kernel-replay-beta-enabled --pmc A --output-format rocpd -- app",
+        ))
+        .unwrap();
+        assert!(matches!(plan(&o).unwrap().0, Collection::KernelReplay(_)));
     }
 
     #[test]

@@ -1,0 +1,105 @@
+//! What rocprofv3's tool keeps for its rocpd writer, written at finalize into the output
+//! directory as one JSON document (rocprofv3's tool leaves its buffers there the same way, and
+//! its launcher turns them into `<name>_results.db` after the application exits): the process
+//! (pid, parent, host, command line, its span in the SDK's clock), the kernel symbols the SDK
+//! reported, the counters the groups use and every counter record delivered, in delivery order
+//! (under kernel replay one per pass, each with its pass).
+
+use crate::counters::{self, DELIVERIES};
+use krphase_ffi::{KernelSymbolData, Sdk};
+use serde_json::{Value, json};
+use std::ffi::CStr;
+use std::sync::Mutex;
+
+/// Kernel symbols as the SDK's code-object callbacks reported them.
+static SYMBOLS: Mutex<Vec<Value>> = Mutex::new(Vec::new());
+
+/// Keeps one kernel symbol (`name` already read from the payload).
+pub fn keep_symbol(k: &KernelSymbolData, name: &str) {
+    let v = json!({
+        "kernel_id": k.kernel_id, "code_object_id": k.code_object_id, "name": name,
+        "kernel_object": k.kernel_object,
+        "kernarg_segment_size": k.kernarg_segment_size,
+        "kernarg_segment_alignment": k.kernarg_segment_alignment,
+        "group_segment_size": k.group_segment_size,
+        "private_segment_size": k.private_segment_size,
+        "sgpr_count": k.sgpr_count, "arch_vgpr_count": k.arch_vgpr_count,
+        "accum_vgpr_count": k.accum_vgpr_count,
+    });
+    SYMBOLS.lock().unwrap_or_else(|p| p.into_inner()).push(v);
+}
+
+/// The kernel name of a kernel-symbol payload, if it has one.
+pub fn symbol_name(k: &KernelSymbolData) -> Option<String> {
+    if k.kernel_name.is_null() {
+        return None;
+    }
+    // SAFETY: the SDK's kernel name is a NUL-terminated string live for the callback that
+    // handed `k` over.
+    Some(
+        unsafe { CStr::from_ptr(k.kernel_name) }
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+fn command_line() -> Vec<String> {
+    std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|c| *c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn records() -> Vec<Value> {
+    let d = DELIVERIES.lock().unwrap_or_else(|p| p.into_inner());
+    d.iter()
+        .map(|r| {
+            let i = &r.info;
+            let dim = |d: krphase_ffi::Dim3| json!([d.x, d.y, d.z]);
+            json!({
+                "dispatch_id": r.dispatch_id, "pass": r.pass, "kernel_id": i.kernel_id,
+                "agent": i.agent_id.handle, "queue": i.queue_id.handle, "thread": r.thread,
+                "correlation": r.correlation, "start": r.start, "end": r.end,
+                "grid": dim(i.grid_size), "workgroup": dim(i.workgroup_size),
+                "private_segment_size": i.private_segment_size,
+                "group_segment_size": i.group_segment_size,
+                "values": r.values,
+            })
+        })
+        .collect()
+}
+
+/// The whole buffer; `start` is the SDK's timestamp at the tool's initialize.
+pub fn document(sdk: &Sdk, start: u64) -> Value {
+    let counters: Vec<Value> = counters::infos()
+        .into_iter()
+        .map(|(agent, c)| {
+            json!({
+                "id": c.id.handle, "agent": agent, "name": c.name,
+                "description": c.description, "block": c.block, "expression": c.expression,
+                "is_constant": c.is_constant, "is_derived": c.is_derived,
+            })
+        })
+        .collect();
+    json!({
+        "pid": std::process::id(),
+        "ppid": std::os::unix::process::parent_id(),
+        "hostname": hostname(),
+        "command": command_line(),
+        "start": start,
+        "end": sdk.timestamp().unwrap_or(start),
+        "kernel_symbols": *SYMBOLS.lock().unwrap_or_else(|p| p.into_inner()),
+        "counters": counters,
+        "records": records(),
+    })
+}
