@@ -93,6 +93,9 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
         Cmd::Export {
             what: ExportCmd::Perfetto { run, output },
         } => export::perfetto_command(db, &run, &output),
+        Cmd::Export {
+            what: ExportCmd::Parquet { runs, output },
+        } => export::parquet::parquet_command(db, &runs, &output),
         Cmd::Plot { runs, output, png } => export::plot_command(db, &runs, &output, png),
         Cmd::Demo {
             out,

@@ -143,8 +143,9 @@ pub enum Cmd {
         #[arg(short = 'o', long = "output-file", value_name = "FILE")]
         output_file: Option<PathBuf>,
     },
-    /// Export a run as a trace.
-    #[command(after_help = "Example:\n  krphase export perfetto stream-2p -o trace.json")]
+    /// Export runs: a trace for the Perfetto UI, or a Parquet dataset for DuckDB and Spark.
+    #[command(after_help = "Examples:\n  krphase export perfetto stream-2p -o trace.json\n  \
+                            krphase export parquet -d krphase-parquet")]
     Export {
         #[command(subcommand)]
         what: ExportCmd,
@@ -266,6 +267,28 @@ pub enum ExportCmd {
             alias = "output",
             default_value = "trace.json",
             value_name = "FILE"
+        )]
+        output: PathBuf,
+    },
+    /// A Parquet dataset of the runs, for DuckDB, Spark or pandas across thousands of ranks.
+    ///
+    /// Tables runs, windows, passes, dispatches and measurements, each hive-partitioned by run
+    /// (DIR/windows/run=ID/part-0.parquet); the per-run tables repeat the run's label, hostname
+    /// and rank on every row. The new dataset replaces DIR whole (an empty directory or an
+    /// earlier export; nothing else is replaced).
+    #[command(after_help = "Example:\n  krphase export parquet -d krphase-parquet\n  \
+                            duckdb -c \"SELECT rank, count(*) FROM 'krphase-parquet/windows/*/*.parquet' GROUP BY rank\"")]
+    Parquet {
+        /// Run ids or labels, a label meaning all its runs (default: every run, and the
+        /// measurements linked to none).
+        #[arg(value_name = "RUNS")]
+        runs: Vec<String>,
+        /// Directory of the dataset (replaced whole; created if missing).
+        #[arg(
+            short = 'd',
+            long = "output-directory",
+            default_value = "krphase-parquet",
+            value_name = "DIR"
         )]
         output: PathBuf,
     },

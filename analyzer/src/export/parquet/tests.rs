@@ -1,0 +1,1 @@
+//! The dataset read back with the parquet crate's Arrow reader.
