@@ -144,8 +144,10 @@ pub enum Cmd {
         output_file: Option<PathBuf>,
     },
     /// Export runs: a trace for the Perfetto UI, or a Parquet dataset for DuckDB and Spark.
-    #[command(after_help = "Examples:\n  krphase export perfetto stream-2p -o trace.json\n  \
-                            krphase export parquet -d krphase-parquet")]
+    #[command(
+        after_help = "Examples:\n  krphase export perfetto stream-2p -o trace.json\n  \
+                            krphase export parquet -d krphase-parquet"
+    )]
     Export {
         #[command(subcommand)]
         what: ExportCmd,
@@ -276,8 +278,10 @@ pub enum ExportCmd {
     /// (DIR/windows/run=ID/part-0.parquet); the per-run tables repeat the run's label, hostname
     /// and rank on every row. The new dataset replaces DIR whole (an empty directory or an
     /// earlier export; nothing else is replaced).
-    #[command(after_help = "Example:\n  krphase export parquet -d krphase-parquet\n  \
-                            duckdb -c \"SELECT rank, count(*) FROM 'krphase-parquet/windows/*/*.parquet' GROUP BY rank\"")]
+    #[command(
+        after_help = "Example:\n  krphase export parquet -d krphase-parquet\n  \
+                            duckdb -c \"SELECT rank, count(*) FROM 'krphase-parquet/windows/*/*.parquet' GROUP BY rank\""
+    )]
     Parquet {
         /// Run ids or labels, a label meaning all its runs (default: every run, and the
         /// measurements linked to none).

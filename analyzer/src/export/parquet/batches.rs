@@ -41,10 +41,9 @@ impl Builder {
             Kind::Float64 => Builder::Float64(Float64Builder::with_capacity(BATCH_ROWS)),
             Kind::Utf8 => Builder::Utf8(StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16)),
             Kind::Bool => Builder::Bool(BooleanBuilder::with_capacity(BATCH_ROWS)),
-            Kind::Float64List => Builder::List(
-                ListBuilder::new(Float64Builder::new())
-                    .with_field(Arc::new(Field::new("item", arrow_schema::DataType::Float64, false))),
-            ),
+            Kind::Float64List => Builder::List(ListBuilder::new(Float64Builder::new()).with_field(
+                Arc::new(Field::new("item", arrow_schema::DataType::Float64, false)),
+            )),
         }
     }
 
@@ -98,8 +97,9 @@ fn context_array(name: &str, ctx: &RunContext, rows: usize) -> Result<ArrayRef> 
 }
 
 /// Reads `table`'s rows of run `run_id` (all of them for a table without parameters) and hands
-/// `emit` one record batch per [`BATCH_ROWS`] rows, then the rest (an empty batch when the run
+/// `emit` one record batch per `batch_rows` rows ([`BATCH_ROWS`] but in tests), then the rest (an empty batch when the run
 /// has no rows, so every file carries the schema). `windows` is the run's window id range.
+#[allow(clippy::too_many_arguments)] // the query's inputs, each needed
 pub fn read_batches(
     conn: &rusqlite::Connection,
     table: &Table,
@@ -107,6 +107,7 @@ pub fn read_batches(
     run_id: i64,
     windows: Option<(i64, i64)>,
     ctx: &RunContext,
+    batch_rows: usize,
     mut emit: impl FnMut(RecordBatch) -> Result<()>,
 ) -> Result<()> {
     let schema = schema(table);
@@ -137,12 +138,11 @@ pub fn read_batches(
     let (mut n, mut emitted) = (0, false);
     while let Some(r) = rows.next()? {
         for (i, b) in builders.iter_mut().enumerate() {
-            b.push(r.get_ref(i)?).with_context(|| {
-                format!("run {run_id}: {}.{}", table.name, read[i].name)
-            })?;
+            b.push(r.get_ref(i)?)
+                .with_context(|| format!("run {run_id}: {}.{}", table.name, read[i].name))?;
         }
         n += 1;
-        if n == BATCH_ROWS {
+        if n == batch_rows {
             emit(finish(&mut builders, n)?)?;
             (n, emitted) = (0, true);
         }
@@ -153,4 +153,3 @@ pub fn read_batches(
     }
     Ok(())
 }
-

@@ -24,9 +24,11 @@ impl Kind {
             Kind::Float64 => DataType::Float64,
             Kind::Utf8 => DataType::Utf8,
             Kind::Bool => DataType::Boolean,
-            Kind::Float64List => {
-                DataType::List(std::sync::Arc::new(Field::new("item", DataType::Float64, false)))
-            }
+            Kind::Float64List => DataType::List(std::sync::Arc::new(Field::new(
+                "item",
+                DataType::Float64,
+                false,
+            ))),
         }
     }
 

@@ -65,7 +65,10 @@ fn write_files(rx: Receiver<Msg>) -> Result<()> {
             Msg::Open(path, schema) => {
                 let f = File::create(&path)
                     .with_context(|| format!("cannot create {}", path.display()))?;
-                open = Some((path, ArrowWriter::try_new(f, schema, Some(writer_properties()))?));
+                open = Some((
+                    path,
+                    ArrowWriter::try_new(f, schema, Some(writer_properties()))?,
+                ));
             }
             Msg::Batch(b) => {
                 let (path, w) = open.as_mut().expect("a batch follows Open");
@@ -111,10 +114,19 @@ impl Feeder<'_> {
             .with_context(|| format!("cannot create {}", dir.display()))?;
         self.send(Msg::Open(dir.join("part-0.parquet"), schema(table)))?;
         let mut rows = 0;
-        batches::read_batches(self.conn, table, sql, run.unwrap_or(0), windows, ctx, |b| {
-            rows += b.num_rows() as u64;
-            self.send(Msg::Batch(b))
-        })?;
+        batches::read_batches(
+            self.conn,
+            table,
+            sql,
+            run.unwrap_or(0),
+            windows,
+            ctx,
+            BATCH_ROWS,
+            |b| {
+                rows += b.num_rows() as u64;
+                self.send(Msg::Batch(b))
+            },
+        )?;
         self.send(Msg::Close)?;
         let c = self.counts.entry(table.name).or_default();
         c.0 += rows;

@@ -63,14 +63,18 @@ impl Staging {
             std::env::current_dir()?.join(target)
         };
         if target.file_name().is_none() {
-            bail!("{} cannot be replaced (no directory name)", target.display());
+            bail!(
+                "{} cannot be replaced (no directory name)",
+                target.display()
+            );
         }
         check_replaceable(&target)?;
         let parent = target.parent().unwrap_or(Path::new("/"));
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
         let dir = sibling(&target, "new");
-        std::fs::create_dir(&dir).with_context(|| format!("cannot write into {}", parent.display()))?;
+        std::fs::create_dir(&dir)
+            .with_context(|| format!("cannot write into {}", parent.display()))?;
         Ok(Staging {
             dir,
             target,

@@ -65,7 +65,12 @@ pub const RUNS: Table = Table {
     from: "FROM krphase_run r WHERE r.id = ?1",
     params: Params::Run,
     columns: &[
-        col("label", Utf8, "r.label", "the run's label (`import --label`)"),
+        col(
+            "label",
+            Utf8,
+            "r.label",
+            "the run's label (`import --label`)",
+        ),
         col("hostname", Utf8, "r.host", "the host the run ran on"),
         col(
             "rank",
@@ -83,14 +88,24 @@ pub const RUNS: Table = Table {
             "drive (krphase owns replay) or observe (another tool does)",
         ),
         col("passes", Int32, "r.passes", "KRPHASE_PASSES (drive mode)"),
-        col("layout", Utf8, "r.layout", "the replay payload's field order"),
+        col(
+            "layout",
+            Utf8,
+            "r.layout",
+            "the replay payload's field order",
+        ),
         col(
             "kernel_filter",
             Utf8,
             "r.kernel_filter",
             "KRPHASE_KERNEL_FILTER",
         ),
-        col("sdk_version", Utf8, "r.sdk_version", "rocprofiler-sdk version"),
+        col(
+            "sdk_version",
+            Utf8,
+            "r.sdk_version",
+            "rocprofiler-sdk version",
+        ),
         col(
             "format_version",
             Int32,
@@ -238,52 +253,212 @@ pub const WINDOWS: Table = Table {
            WHERE v.window_id BETWEEN ?2 AND ?3 AND +v.run_id = ?1 ORDER BY v.window_id",
     params: Params::RunWindows,
     columns: with_run_context![
-        key("window_id", Int64, "v.window_id", "the window's id in the database"),
-        key("dispatch_id", Int64, "v.dispatch_id", "the SDK's dispatch id"),
-        col("correlation_id", Int64, "w.correlation_id", "the SDK's correlation id"),
+        key(
+            "window_id",
+            Int64,
+            "v.window_id",
+            "the window's id in the database"
+        ),
+        key(
+            "dispatch_id",
+            Int64,
+            "v.dispatch_id",
+            "the SDK's dispatch id"
+        ),
+        col(
+            "correlation_id",
+            Int64,
+            "w.correlation_id",
+            "the SDK's correlation id"
+        ),
         col("kernel_id", Int64, "w.kernel_id", "the SDK's kernel id"),
         col("kernel", Utf8, "v.kernel", "kernel name"),
         col("agent", Int64, "v.agent", "agent handle"),
         col("queue", Int64, "v.queue", "queue handle"),
         col("thread", Int64, "v.thread", "thread id"),
-        key("outcome", Utf8, "v.outcome", "replayed, declined (SDK) or opt_out (tool)"),
-        key("reason", Utf8, "v.reason", "why a window was not replayed (none when it was)"),
-        col("source", Utf8, "v.source", "drive (PASS callbacks) or observe (dispatch records)"),
-        col("requested_passes", Int32, "v.requested_passes", "passes asked for"),
+        key(
+            "outcome",
+            Utf8,
+            "v.outcome",
+            "replayed, declined (SDK) or opt_out (tool)"
+        ),
+        key(
+            "reason",
+            Utf8,
+            "v.reason",
+            "why a window was not replayed (none when it was)"
+        ),
+        col(
+            "source",
+            Utf8,
+            "v.source",
+            "drive (PASS callbacks) or observe (dispatch records)"
+        ),
+        col(
+            "requested_passes",
+            Int32,
+            "v.requested_passes",
+            "passes asked for"
+        ),
         col("executed_passes", Int32, "v.executed_passes", "passes run"),
-        col("start_ns", Int64, "v.\"start\"", "CONFIG ENTER (observe: pass 0's enqueue), BOOTTIME ns"),
-        col("end_ns", Int64, "v.\"end\"", "CONFIG EXIT (observe: the last completion), BOOTTIME ns"),
+        col(
+            "start_ns",
+            Int64,
+            "v.\"start\"",
+            "CONFIG ENTER (observe: pass 0's enqueue), BOOTTIME ns"
+        ),
+        col(
+            "end_ns",
+            Int64,
+            "v.\"end\"",
+            "CONFIG EXIT (observe: the last completion), BOOTTIME ns"
+        ),
         col("window_ns", Int64, "v.window_ns", "the window's length"),
         col("window_basis", Utf8, "v.window_basis", "basis of window_ns"),
-        col("config_ns", Int64, "v.config_ns", "CONFIG ENTER to replay_pass_count return"),
+        col(
+            "config_ns",
+            Int64,
+            "v.config_ns",
+            "CONFIG ENTER to replay_pass_count return"
+        ),
         col("config_basis", Utf8, "v.config_basis", "basis of config_ns"),
-        col("prepass_ns", Int64, "v.prepass_ns", "pass-count return to PASS 0 ENTER: lock, drain, snapshot"),
-        col("prepass_basis", Utf8, "v.prepass_basis", "basis of prepass_ns"),
-        col("drain_ns", Int64, "v.drain_ns", "pre-pass minus the SDK's snapshot time (a joined log)"),
+        col(
+            "prepass_ns",
+            Int64,
+            "v.prepass_ns",
+            "pass-count return to PASS 0 ENTER: lock, drain, snapshot"
+        ),
+        col(
+            "prepass_basis",
+            Utf8,
+            "v.prepass_basis",
+            "basis of prepass_ns"
+        ),
+        col(
+            "drain_ns",
+            Int64,
+            "v.drain_ns",
+            "pre-pass minus the SDK's snapshot time (a joined log)"
+        ),
         col("drain_basis", Utf8, "v.drain_basis", "basis of drain_ns"),
-        col("snapshot_ns", Int64, "v.snapshot_ns", "the SDK's snapshot time (a joined log)"),
-        col("snapshot_basis", Utf8, "v.snapshot_basis", "basis of snapshot_ns"),
-        col("pass_ns", Int64, "v.pass_ns", "sum of PASS ENTER to PASS EXIT"),
+        col(
+            "snapshot_ns",
+            Int64,
+            "v.snapshot_ns",
+            "the SDK's snapshot time (a joined log)"
+        ),
+        col(
+            "snapshot_basis",
+            Utf8,
+            "v.snapshot_basis",
+            "basis of snapshot_ns"
+        ),
+        col(
+            "pass_ns",
+            Int64,
+            "v.pass_ns",
+            "sum of PASS ENTER to PASS EXIT"
+        ),
         col("pass_basis", Utf8, "v.pass_basis", "basis of pass_ns"),
-        col("gpu_ns", Int64, "v.gpu_ns", "sum of the passes' GPU execution"),
+        col(
+            "gpu_ns",
+            Int64,
+            "v.gpu_ns",
+            "sum of the passes' GPU execution"
+        ),
         col("gpu_basis", Utf8, "v.gpu_basis", "basis of gpu_ns"),
-        col("continue_ns", Int64, "v.continue_ns", "sum of PASS EXIT to the replay_continue return"),
-        col("continue_basis", Utf8, "v.continue_basis", "basis of continue_ns"),
-        col("restore_ns", Int64, "v.restore_ns", "sum of the restores between passes (observe: the SDK's figure)"),
-        col("restore_basis", Utf8, "v.restore_basis", "basis of restore_ns"),
-        col("restore_bound_ns", Int64, "v.restore_bound_ns", "observe: completion to next enqueue, an upper bound on the restore"),
-        col("restore_bound_basis", Utf8, "v.restore_bound_basis", "basis of restore_bound_ns"),
+        col(
+            "continue_ns",
+            Int64,
+            "v.continue_ns",
+            "sum of PASS EXIT to the replay_continue return"
+        ),
+        col(
+            "continue_basis",
+            Utf8,
+            "v.continue_basis",
+            "basis of continue_ns"
+        ),
+        col(
+            "restore_ns",
+            Int64,
+            "v.restore_ns",
+            "sum of the restores between passes (observe: the SDK's figure)"
+        ),
+        col(
+            "restore_basis",
+            Utf8,
+            "v.restore_basis",
+            "basis of restore_ns"
+        ),
+        col(
+            "restore_bound_ns",
+            Int64,
+            "v.restore_bound_ns",
+            "observe: completion to next enqueue, an upper bound on the restore"
+        ),
+        col(
+            "restore_bound_basis",
+            Utf8,
+            "v.restore_bound_basis",
+            "basis of restore_bound_ns"
+        ),
         col("restores", Int32, "v.restores", "restores in the window"),
-        col("tail_ns", Int64, "v.tail_ns", "last PASS EXIT to CONFIG EXIT"),
+        col(
+            "tail_ns",
+            Int64,
+            "v.tail_ns",
+            "last PASS EXIT to CONFIG EXIT"
+        ),
         col("tail_basis", Utf8, "v.tail_basis", "basis of tail_ns"),
-        col("stuck_ns", Int64, "v.stuck_ns", "a stuck pass's ENTER to CONFIG EXIT"),
-        col("snapshot_bytes", Int64, "v.snapshot_bytes", "bytes the snapshot moved"),
-        col("snapshot_bytes_basis", Utf8, "v.snapshot_bytes_basis", "basis of snapshot_bytes"),
-        col("bytes_tracked", Int64, "w.bytes_tracked", "tracked allocations' bytes (the tool's estimate's part)"),
-        col("bytes_module", Int64, "w.bytes_module", "code objects' bytes (the tool's estimate's part)"),
-        col("bytes_upper", Int64, "w.bytes_upper", "upper bound on the snapshot's bytes"),
-        col("regions", Int32, "w.regions", "memory regions in the snapshot"),
-        key("sdk_log_joined", Bool, "v.sdk_log_id IS NOT NULL", "an SDK log line is joined to the window"),
+        col(
+            "stuck_ns",
+            Int64,
+            "v.stuck_ns",
+            "a stuck pass's ENTER to CONFIG EXIT"
+        ),
+        col(
+            "snapshot_bytes",
+            Int64,
+            "v.snapshot_bytes",
+            "bytes the snapshot moved"
+        ),
+        col(
+            "snapshot_bytes_basis",
+            Utf8,
+            "v.snapshot_bytes_basis",
+            "basis of snapshot_bytes"
+        ),
+        col(
+            "bytes_tracked",
+            Int64,
+            "w.bytes_tracked",
+            "tracked allocations' bytes (the tool's estimate's part)"
+        ),
+        col(
+            "bytes_module",
+            Int64,
+            "w.bytes_module",
+            "code objects' bytes (the tool's estimate's part)"
+        ),
+        col(
+            "bytes_upper",
+            Int64,
+            "w.bytes_upper",
+            "upper bound on the snapshot's bytes"
+        ),
+        col(
+            "regions",
+            Int32,
+            "w.regions",
+            "memory regions in the snapshot"
+        ),
+        key(
+            "sdk_log_joined",
+            Bool,
+            "v.sdk_log_id IS NOT NULL",
+            "an SDK log line is joined to the window"
+        ),
     ],
 };
 
@@ -297,38 +472,88 @@ pub const PASSES: Table = Table {
     from: PASS_FROM,
     params: Params::RunWindows,
     columns: with_run_context![
-        key("window_id", Int64, "p.window_id", "the pass's window (windows.window_id)"),
-        key("dispatch_id", Int64, "w.dispatch_id", "the window's dispatch id"),
+        key(
+            "window_id",
+            Int64,
+            "p.window_id",
+            "the pass's window (windows.window_id)"
+        ),
+        key(
+            "dispatch_id",
+            Int64,
+            "w.dispatch_id",
+            "the window's dispatch id"
+        ),
         key("pass_index", Int32, "p.pass_index", "0-based pass number"),
         col("start_ns", Int64, "p.\"start\"", "PASS ENTER (BOOTTIME ns)"),
         col("end_ns", Int64, "p.\"end\"", "PASS EXIT (BOOTTIME ns)"),
-        col("host_ns", Int64, "p.\"end\" - p.\"start\"", "PASS ENTER to PASS EXIT"),
+        col(
+            "host_ns",
+            Int64,
+            "p.\"end\" - p.\"start\"",
+            "PASS ENTER to PASS EXIT"
+        ),
         col(
             "host_basis",
             Utf8,
             "CASE WHEN p.\"end\" - p.\"start\" IS NOT NULL THEN 'in_process' END",
             "basis of host_ns",
         ),
-        col("complete_host_ns", Int64, "p.complete_host", "host time at the pass's COMPLETE callback (observe)"),
-        col("gpu_start_ns", Int64, "p.gpu_start", "the pass's kernel starts on the GPU"),
+        col(
+            "complete_host_ns",
+            Int64,
+            "p.complete_host",
+            "host time at the pass's COMPLETE callback (observe)"
+        ),
+        col(
+            "gpu_start_ns",
+            Int64,
+            "p.gpu_start",
+            "the pass's kernel starts on the GPU"
+        ),
         col("gpu_end_ns", Int64, "p.gpu_end", "... and ends"),
-        col("gpu_ns", Int64, "p.gpu_end - p.gpu_start", "the pass's GPU execution"),
+        col(
+            "gpu_ns",
+            Int64,
+            "p.gpu_end - p.gpu_start",
+            "the pass's GPU execution"
+        ),
         col(
             "gpu_basis",
             Utf8,
             "CASE WHEN p.gpu_end - p.gpu_start IS NOT NULL THEN 'in_process' END",
             "basis of gpu_ns",
         ),
-        col("continue_ns", Int64, "p.continue_ns", "PASS EXIT to the replay_continue return"),
+        col(
+            "continue_ns",
+            Int64,
+            "p.continue_ns",
+            "PASS EXIT to the replay_continue return"
+        ),
         col(
             "continue_basis",
             Utf8,
             "CASE WHEN p.continue_ns IS NOT NULL THEN 'in_process' END",
             "basis of continue_ns",
         ),
-        col("restore_start_ns", Int64, "p.restore_start", "the restore after this pass starts"),
-        col("restore_end_ns", Int64, "p.restore_end", "... and ends (the next PASS ENTER)"),
-        col("restore_ns", Int64, "p.restore_end - p.restore_start", "the restore after this pass"),
+        col(
+            "restore_start_ns",
+            Int64,
+            "p.restore_start",
+            "the restore after this pass starts"
+        ),
+        col(
+            "restore_end_ns",
+            Int64,
+            "p.restore_end",
+            "... and ends (the next PASS ENTER)"
+        ),
+        col(
+            "restore_ns",
+            Int64,
+            "p.restore_end - p.restore_start",
+            "the restore after this pass"
+        ),
         col(
             "restore_basis",
             Utf8,
@@ -339,7 +564,12 @@ pub const PASSES: Table = Table {
             "basis of restore_ns: dispatch (observe mode) marks completion to the next enqueue, \
              an upper bound on the restore",
         ),
-        key("incomplete", Bool, "p.incomplete", "ENTER without EXIT (a stuck pass)"),
+        key(
+            "incomplete",
+            Bool,
+            "p.incomplete",
+            "ENTER without EXIT (a stuck pass)"
+        ),
     ],
 };
 
@@ -351,35 +581,105 @@ pub const DISPATCHES: Table = Table {
     params: Params::Run,
     columns: with_run_context![
         key("id", Int64, "d.id", "the record's id in the database"),
-        col("dispatch_id", Int64, "d.dispatch_id", "the SDK's dispatch id"),
-        col("correlation_id", Int64, "d.correlation_id", "the SDK's correlation id"),
+        col(
+            "dispatch_id",
+            Int64,
+            "d.dispatch_id",
+            "the SDK's dispatch id"
+        ),
+        col(
+            "correlation_id",
+            Int64,
+            "d.correlation_id",
+            "the SDK's correlation id"
+        ),
         col("kernel", Utf8, "d.kernel", "kernel name"),
         col("agent", Int64, "d.agent", "agent handle"),
         col("queue", Int64, "d.queue", "queue handle"),
         col("thread", Int64, "d.thread", "thread id"),
-        key("had_config", Bool, "d.had_config", "a CONFIG pair (opt-out or SDK decline) preceded it"),
-        col("start_ns", Int64, "d.\"start\"", "enqueue callback enter (BOOTTIME ns)"),
-        col("end_ns", Int64, "d.\"end\"", "enqueue callback exit (BOOTTIME ns)"),
-        col("enqueue_ns", Int64, "d.\"end\" - d.\"start\"", "the enqueue's host time (in_process)"),
-        col("gpu_start_ns", Int64, "d.gpu_start", "the kernel starts on the GPU"),
+        key(
+            "had_config",
+            Bool,
+            "d.had_config",
+            "a CONFIG pair (opt-out or SDK decline) preceded it"
+        ),
+        col(
+            "start_ns",
+            Int64,
+            "d.\"start\"",
+            "enqueue callback enter (BOOTTIME ns)"
+        ),
+        col(
+            "end_ns",
+            Int64,
+            "d.\"end\"",
+            "enqueue callback exit (BOOTTIME ns)"
+        ),
+        col(
+            "enqueue_ns",
+            Int64,
+            "d.\"end\" - d.\"start\"",
+            "the enqueue's host time (in_process)"
+        ),
+        col(
+            "gpu_start_ns",
+            Int64,
+            "d.gpu_start",
+            "the kernel starts on the GPU"
+        ),
         col("gpu_end_ns", Int64, "d.gpu_end", "... and ends"),
-        col("gpu_ns", Int64, "d.gpu_end - d.gpu_start", "the kernel's GPU execution (in_process)"),
+        col(
+            "gpu_ns",
+            Int64,
+            "d.gpu_end - d.gpu_start",
+            "the kernel's GPU execution (in_process)"
+        ),
     ],
 };
 
 /// A measurement's own columns; [`MEASUREMENTS`] and [`UNLINKED_MEASUREMENTS`] read them from
 /// different links (`x`).
 const MEASUREMENT_COLUMNS: &[Column] = &[
-    key("measurement_id", Int64, "m.id", "the measurement's id (one per harness row)"),
-    col("role", Utf8, "x.role", "timed (a timed launch's run), warmup, or NULL (linked to no run)"),
-    col("launch", Int64, "x.launch", "the timed launch the run belongs to"),
-    col("source", Utf8, "m.source", "replay_perf, rocprofv3-benchmark or krphase-bench"),
-    col("experiment", Utf8, "m.experiment", "the harness's experiment"),
+    key(
+        "measurement_id",
+        Int64,
+        "m.id",
+        "the measurement's id (one per harness row)",
+    ),
+    col(
+        "role",
+        Utf8,
+        "x.role",
+        "timed (a timed launch's run), warmup, or NULL (linked to no run)",
+    ),
+    col(
+        "launch",
+        Int64,
+        "x.launch",
+        "the timed launch the run belongs to",
+    ),
+    col(
+        "source",
+        Utf8,
+        "m.source",
+        "replay_perf, rocprofv3-benchmark or krphase-bench",
+    ),
+    col(
+        "experiment",
+        Utf8,
+        "m.experiment",
+        "the harness's experiment",
+    ),
     col("variant", Utf8, "m.variant", "the experiment's variant"),
     col("mode", Utf8, "m.mode", "the collection mode"),
     col("detail", Utf8, "m.detail", "the harness's detail text"),
     col("metric", Utf8, "m.metric", "wall_time or cpu_time"),
-    col("median_s", Float64, "m.median_s", "median of the timed runs (s, harness basis)"),
+    col(
+        "median_s",
+        Float64,
+        "m.median_s",
+        "median of the timed runs (s, harness basis)",
+    ),
     col("min_s", Float64, "m.min_s", "fastest timed run (s)"),
     col("max_s", Float64, "m.max_s", "slowest timed run (s)"),
     col("samples", Int64, "m.samples", "timed runs"),
@@ -392,16 +692,56 @@ const MEASUREMENT_COLUMNS: &[Column] = &[
         "each timed run's value in run order (s; NULL when the source kept none: a CSV)",
     ),
     col("failures", Utf8, "m.failures", "failed timed runs"),
-    col("counter_groups", Int32, "m.counter_groups", "counter groups (passes) of the command"),
-    col("projected_s", Float64, "m.projected_s", "the harness's projected application-replay time"),
-    col("speedup", Float64, "m.speedup", "the harness's speedup against application replay"),
-    col("mixed_modes", Utf8, "m.mixed_modes", "modes a benchmark database's row mixes"),
-    col("run_order", Utf8, "m.run_order", "the order interleaved builds' runs ran in"),
-    col("peak_child_rss_kib", Int64, "m.peak_child_rss_kib", "peak RSS of the measured command"),
+    col(
+        "counter_groups",
+        Int32,
+        "m.counter_groups",
+        "counter groups (passes) of the command",
+    ),
+    col(
+        "projected_s",
+        Float64,
+        "m.projected_s",
+        "the harness's projected application-replay time",
+    ),
+    col(
+        "speedup",
+        Float64,
+        "m.speedup",
+        "the harness's speedup against application replay",
+    ),
+    col(
+        "mixed_modes",
+        Utf8,
+        "m.mixed_modes",
+        "modes a benchmark database's row mixes",
+    ),
+    col(
+        "run_order",
+        Utf8,
+        "m.run_order",
+        "the order interleaved builds' runs ran in",
+    ),
+    col(
+        "peak_child_rss_kib",
+        Int64,
+        "m.peak_child_rss_kib",
+        "peak RSS of the measured command",
+    ),
     col("command", Utf8, "m.command", "the measured command"),
     col("outdir", Utf8, "m.outdir", "its output directory"),
-    col("measurement_label", Utf8, "m.label", "the measurement's label"),
-    col("imported_at", Utf8, "m.imported_at", "import time (UTC, ISO 8601)"),
+    col(
+        "measurement_label",
+        Utf8,
+        "m.label",
+        "the measurement's label",
+    ),
+    col(
+        "imported_at",
+        Utf8,
+        "m.imported_at",
+        "import time (UTC, ISO 8601)",
+    ),
 ];
 
 pub const MEASUREMENTS: Table = Table {
