@@ -278,10 +278,7 @@ pub enum ExportCmd {
     /// (DIR/windows/run=ID/part-0.parquet); the per-run tables repeat the run's label, hostname
     /// and rank on every row. The new dataset replaces DIR whole (an empty directory or an
     /// earlier export; nothing else is replaced).
-    #[command(
-        after_help = "Example:\n  krphase export parquet -d krphase-parquet\n  \
-                            duckdb -c \"SELECT rank, count(*) FROM 'krphase-parquet/windows/*/*.parquet' GROUP BY rank\""
-    )]
+    #[command(after_help = "Example:\n  krphase export parquet -d krphase-parquet")]
     Parquet {
         /// Run ids or labels, a label meaning all its runs (default: every run, and the
         /// measurements linked to none).
