@@ -65,12 +65,12 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
         Cmd::Report {
             run,
             label,
+            by,
             format,
             output_file,
         } => report::report_command(
             db,
-            run.as_deref(),
-            label.as_deref(),
+            (run.as_deref(), label.as_deref(), by),
             (format.format, export::inline_plots),
             output_file.as_deref(),
         ),

@@ -37,6 +37,10 @@ pub struct SynthSpec {
     pub trailer: bool,
     /// The trailer's drop counters and wait (the rest of it is filled in).
     pub drops: Trailer,
+    /// The launcher rank the header carries, of a job of `world_size` ranks.
+    pub rank: Option<krphase_format::Rank>,
+    /// The host name the header carries.
+    pub hostname: String,
 }
 
 impl Default for SynthSpec {
@@ -48,6 +52,8 @@ impl Default for SynthSpec {
             seed: 1,
             trailer: true,
             drops: Trailer::default(),
+            rank: None,
+            hostname: "synthetic".into(),
         }
     }
 }
@@ -58,7 +64,7 @@ pub fn header(spec: &SynthSpec) -> Header {
         tool_version: "synthetic".into(),
         pid: spec.pid,
         ppid: 1,
-        hostname: "synthetic".into(),
+        hostname: spec.hostname.clone(),
         command_line: format!("krphase gen-synthetic --windows {}", spec.windows),
         sdk_version: (1, 4, 1),
         requested_mode: Mode::Drive,
@@ -77,6 +83,7 @@ pub fn header(spec: &SynthSpec) -> Header {
         utc_offset_s: Some(0),
         // Synthetic times are BOOTTIME ns already: no calibration pairs to write.
         clock: krphase_format::header::Clock::Boottime,
+        rank: spec.rank.clone(),
     }
 }
 

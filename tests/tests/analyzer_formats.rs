@@ -33,6 +33,14 @@ fn every_format_versions_golden_imports_and_a_newer_major_is_refused() {
             "v2.0.krp",
             "93 events, 3 windows, 1 opt-outs, 4 plain dispatches, 3 counter values",
         ),
+        (
+            "v3.0.krp",
+            "87 events, 3 windows, 1 opt-outs, 4 plain dispatches, 3 counter values",
+        ),
+        (
+            "v3.1.krp",
+            "87 events, 3 windows, 1 opt-outs, 4 plain dispatches, 3 counter values",
+        ),
     ] {
         let (ok, out, err) = import(&db, &golden(file));
         assert!(ok, "{file}: {err}");
@@ -49,7 +57,7 @@ fn every_format_versions_golden_imports_and_a_newer_major_is_refused() {
     assert_eq!(
         err.trim_end(),
         format!(
-            "krphase: note: {}: format 2.1 (this reader: 3.0): skipped 1 optional block with tag \
+            "krphase: note: {}: format 2.1 (this reader: 3.1): skipped 1 optional block with tag \
              200 (16 bytes), 2 records of kind 20, 8 header bytes, 2 trailer counters",
             golden("v2.1-future-minor.krp").display()
         )

@@ -38,6 +38,7 @@ pub fn install_synthetic(vars: &[(&str, &str)], path: &Path) -> Result<(), Strin
         realtime_ns: sys::realtime_ns(),
         output_path: path.display().to_string(),
         clock: crate::clock::init(cfg.force_boottime),
+        rank: None,
         ..Header::default()
     };
     recorder::set_caps(cfg.wait);

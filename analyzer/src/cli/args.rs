@@ -114,6 +114,10 @@ pub enum Cmd {
         /// Same as --run LABEL.
         #[arg(long, conflicts_with = "run", value_name = "NAME")]
         label: Option<String>,
+        /// One section per run (default), or one row per rank of a parallel job with the
+        /// cross-rank summary (slowest rank, spread; runs of format 3.1 launched as ranks).
+        #[arg(long, value_enum, default_value = "run")]
+        by: crate::report::By,
         #[command(flatten)]
         format: ReportFormat,
         /// Write the report into this file instead of stdout; stdout then gets the summary

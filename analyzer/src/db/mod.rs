@@ -21,7 +21,7 @@ pub mod samples;
 pub mod summary;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one immediate transaction from the version recorded when it began, so each
@@ -299,6 +299,14 @@ CREATE TRIGGER IF NOT EXISTS krphase_stale_run_range AFTER UPDATE OF window_lo, 
 ON krphase_run BEGIN
     DELETE FROM krphase_run_stat WHERE run_id = NEW.id;
 END;
+"#,
+    // 13: the process's rank in a parallel job (format 3.1 headers): the launcher's rank, the
+    // job's size and the variable they came from. NULL: not launched as a rank, or an older file.
+    r#"
+ALTER TABLE krphase_run ADD COLUMN rank INTEGER;
+ALTER TABLE krphase_run ADD COLUMN world_size INTEGER;
+ALTER TABLE krphase_run ADD COLUMN rank_var TEXT;
+CREATE INDEX IF NOT EXISTS krphase_run_rank ON krphase_run(rank);
 "#,
 ];
 

@@ -289,8 +289,9 @@ fn insert_run(
     tx.execute(
         "INSERT INTO krphase_run (path, file_hash, label, pid, ppid, host, command, sdk_version,
            format_version, mode, passes, kernel_filter, clock_boottime_ns, clock_realtime_ns,
-           imported_at, utc_offset_s)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+           imported_at, utc_offset_s, rank, world_size, rank_var)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                 ?19)",
         params![
             path.display().to_string(),
             o.hash,
@@ -311,6 +312,9 @@ fn insert_run(
             h.realtime_ns as i64,
             db::now_utc(),
             h.utc_offset_s,
+            h.rank.as_ref().map(|r| r.rank),
+            h.rank.as_ref().and_then(|r| r.world_size),
+            h.rank.as_ref().map(|r| r.var.as_str()),
         ],
     )?;
     let run_id = tx.last_insert_rowid();

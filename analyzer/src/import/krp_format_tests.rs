@@ -121,7 +121,7 @@ fn future_minor_imports_with_a_note_of_what_was_skipped() {
     let mut c = db::open_in_memory().unwrap();
     let r = import_file(&mut c, &golden("v2.1-future-minor.krp"), None).unwrap();
     assert_eq!(counts(&r), (3, 1, 4, false), "everything 2.0 knows");
-    let want = "format 2.1 (this reader: 3.0): skipped 1 optional block with tag 200 (16 bytes), \
+    let want = "format 2.1 (this reader: 3.1): skipped 1 optional block with tag 200 (16 bytes), \
                 2 records of kind 20, 8 header bytes, 2 trailer counters";
     assert_eq!(r.note.as_deref(), Some(want));
     assert_eq!(

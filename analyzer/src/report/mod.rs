@@ -23,6 +23,8 @@ pub mod kernels;
 pub mod measurements;
 pub mod overview;
 pub mod provenance;
+pub mod ranks;
+pub mod ranks_report;
 pub mod run_report;
 pub mod run_test;
 pub mod runs_list;
@@ -49,6 +51,15 @@ pub enum Format {
     Markdown,
     /// One self-contained page (tables, plots inlined, no network needed).
     Html,
+}
+
+/// What `report`'s detail is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum By {
+    /// One section per run.
+    Run,
+    /// One row per rank, after the cross-rank summary.
+    Rank,
 }
 
 /// Renders run reports alone in `format` (no measurements).
@@ -246,13 +257,20 @@ fn selection(conn: &Connection, sel: Option<&str>) -> Result<(Vec<i64>, Measurem
 /// kernel-replay claim fails get one warning each on stderr.
 pub fn report_command(
     db: &Path,
-    run: Option<&str>,
-    label: Option<&str>,
+    (run, label, by): (Option<&str>, Option<&str>, By),
     (format, plots): (Format, PlotFn),
     output: Option<&Path>,
 ) -> Result<()> {
     let conn = crate::db::open_existing(db)?;
     let (ids, filter) = selection(&conn, run.or(label))?;
+    if by == By::Rank {
+        let reports = ids
+            .iter()
+            .map(|&id| run_report(&conn, id))
+            .collect::<Result<Vec<_>>>()?;
+        let text = ranks_report::render(&reports, format)?;
+        return write_or_print(text, output, &reports);
+    }
     let m = measurements::gather(&conn, &filter)?;
     if ids.is_empty() && m.is_empty() {
         bail!(
@@ -271,12 +289,17 @@ pub fn report_command(
         Format::Html => render_html(&conn, &reports, &m, (Vec::new(), plots), &this_command())?,
         _ => render_answer(&conn, &reports, &m, format)?,
     };
+    write_or_print(text, output, &reports)
+}
+
+/// Prints `text`, or writes it into `output` and prints the summary screen and the file's name.
+fn write_or_print(text: String, output: Option<&Path>, reports: &[RunReport]) -> Result<()> {
     let Some(path) = output else {
         print!("{text}");
         return Ok(());
     };
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
-    let o = overview::Overview::of(&reports);
+    let o = overview::Overview::of(reports);
     print!("{}", head_text(&o, &findings::findings(&o), false));
     println!("the whole report: {}", path.display());
     Ok(())

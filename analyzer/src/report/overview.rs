@@ -93,6 +93,9 @@ pub struct Overview {
     pub slowest: Vec<SlowKernel>,
     /// Whether the emulator (krphase-emu) ran any of the runs.
     pub emulated: bool,
+    /// The runs as ranks of a parallel job, when at least two carry a rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cross_rank: Option<super::ranks::CrossRank>,
 }
 
 /// Pools each phase over the runs that carry it.
@@ -199,6 +202,7 @@ impl Overview {
             runs: reports.len(),
             phases: pool_phases(reports),
             slowest: slowest(reports),
+            cross_rank: super::ranks::CrossRank::of(reports),
             ..Overview::default()
         };
         let mut bases = BTreeSet::new();
@@ -446,6 +450,14 @@ pub fn render(o: &Overview, markdown: bool) -> String {
     }
     if let Some(b) = bytes_line(o) {
         let _ = writeln!(s, "{b}");
+        if markdown {
+            s.push('\n');
+        }
+    }
+    if let Some(c) = &o.cross_rank {
+        for line in c.summary_lines() {
+            let _ = writeln!(s, "{}", super::fmt::wrap(&line, 98, "", "  ").trim_end());
+        }
         if markdown {
             s.push('\n');
         }

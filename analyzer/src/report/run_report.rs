@@ -185,6 +185,17 @@ pub struct RunReport {
     pub kernels: Vec<super::kernels::KernelStats>,
     /// Per agent (device): its windows.
     pub agents: Vec<super::kernels::AgentStats>,
+    /// The process's rank in a parallel job, as its launcher announced it (format 3.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<RankOf>,
+}
+
+/// A run's rank, the job's size and the launcher variable they came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankOf {
+    pub rank: i64,
+    pub world_size: Option<i64>,
+    pub var: Option<String>,
 }
 
 /// Records the tool dropped, by kind, and the application's wait on its output: the figures
@@ -241,12 +252,14 @@ struct RunInfo {
     passes: Option<i64>,
     truncated: bool,
     wall_ns: Option<i64>,
+    rank: Option<RankOf>,
 }
 
 fn run_info(conn: &Connection, run_id: i64) -> Result<RunInfo> {
     let info = conn
         .query_row(
-            "SELECT label, pid, host, command, mode, passes, truncated, \"end\" - \"start\"
+            "SELECT label, pid, host, command, mode, passes, truncated, \"end\" - \"start\",
+                    rank, world_size, rank_var
              FROM krphase_run WHERE id = ?1",
             [run_id],
             |r| {
@@ -259,6 +272,11 @@ fn run_info(conn: &Connection, run_id: i64) -> Result<RunInfo> {
                     passes: r.get(5)?,
                     truncated: r.get::<_, i64>(6)? != 0,
                     wall_ns: r.get(7)?,
+                    rank: r.get::<_, Option<i64>>(8)?.map(|rank| RankOf {
+                        rank,
+                        world_size: r.get(9).ok().flatten(),
+                        var: r.get(10).ok().flatten(),
+                    }),
                 })
             },
         )
@@ -713,6 +731,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
     Ok(RunReport {
         run_id,
         label: info.label,
+        rank: info.rank,
         pid: info.pid,
         host: info.host,
         command: info.command,

@@ -6,8 +6,8 @@
 //! passes u32, filter str, boottime_ns u64, realtime_ns u64, record_size u32, replay_kind u32,
 //! config_op u32, pass_op u32, output_path str`, then (appended in 2.0, optional)
 //! `utc_offset_s i32`, then (3.0, optional) `clock u8` ([`Clock`]: the unit of every host time
-//! in the records). Readers skip (and count) bytes after the known fields: a newer minor may
-//! append fields.
+//! in the records), then (3.1, optional) `rank u32, world_size u32, rank_var str` ([`Rank`]).
+//! Readers skip (and count) bytes after the known fields: a newer minor may append fields.
 
 use crate::block::{Cursor, put_str};
 use serde::{Deserialize, Serialize};
@@ -136,7 +136,26 @@ pub struct Header {
     /// writer that stores it also stores `utc_offset_s` (or its "unknown" value) before it.
     #[serde(default, skip_serializing_if = "Clock::is_boottime")]
     pub clock: Clock,
+    /// The process's rank in a parallel job, from its launcher's environment (appended in 3.1;
+    /// `None`: no launcher variable was set, or the file is older).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<Rank>,
 }
+
+/// A process's place in a parallel job, as its launcher (MPI, Slurm, torchrun) announced it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Rank {
+    pub rank: u32,
+    /// The job's number of ranks, when the launcher says it beside the rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub world_size: Option<u32>,
+    /// The environment variable the rank was read from (e.g. `OMPI_COMM_WORLD_RANK`), so a
+    /// reader can tell which launcher's numbering it is.
+    pub var: String,
+}
+
+/// The stored `world_size` that means "not announced".
+pub const WORLD_SIZE_UNKNOWN: u32 = u32::MAX;
 
 /// The stored `utc_offset_s` value that means "unknown": a writer that knows no offset but
 /// appends later fields writes it (one that appends nothing may stop before the field).
@@ -166,12 +185,20 @@ impl Header {
             o.extend_from_slice(&v.to_le_bytes());
         }
         put_str(&mut o, &self.output_path);
-        if self.utc_offset_s.is_some() || !self.clock.is_boottime() {
+        // Each optional field is written when it, or a field after it, has something to say.
+        let rank = self.rank.is_some();
+        if self.utc_offset_s.is_some() || !self.clock.is_boottime() || rank {
             let off = self.utc_offset_s.unwrap_or(UTC_OFFSET_UNKNOWN);
             o.extend_from_slice(&off.to_le_bytes());
         }
-        if !self.clock.is_boottime() {
+        if !self.clock.is_boottime() || rank {
             o.push(self.clock.to_u8());
+        }
+        if let Some(r) = &self.rank {
+            o.extend_from_slice(&r.rank.to_le_bytes());
+            let size = r.world_size.unwrap_or(WORLD_SIZE_UNKNOWN);
+            o.extend_from_slice(&size.to_le_bytes());
+            put_str(&mut o, &r.var);
         }
         o
     }
@@ -183,7 +210,8 @@ impl Header {
     }
 
     /// As [`Header::decode`], also returning how many bytes followed the known fields. `clock`
-    /// is read only in a 3.x header (a 2.x newer minor's appended bytes are not a clock).
+    /// and `rank` are read only in a 3.x header (a 2.x newer minor's appended bytes are not
+    /// them).
     pub fn decode_counting(payload: &[u8], major: u16) -> Result<(Header, usize), String> {
         let mut c = Cursor::new(payload);
         let mode = |v: u8| -> Result<Mode, String> { Ok(Mode::decode(v)) };
@@ -209,6 +237,7 @@ impl Header {
             output_path: c.str()?,
             utc_offset_s: None,
             clock: Clock::Boottime,
+            rank: None,
         };
         let mut h = h;
         // Optional: a file that ends its header before the field has no offset.
@@ -218,6 +247,16 @@ impl Header {
         }
         if major >= 3 && c.remaining() >= 1 {
             h.clock = Clock::decode(c.u8()?);
+        }
+        // A 3.0 file ends at the clock; 3.1 appends the rank as a whole (rank, size, name).
+        if major >= 3 && c.remaining() >= 12 {
+            let rank = c.u32()?;
+            let size = c.u32()?;
+            h.rank = Some(Rank {
+                rank,
+                world_size: (size != WORLD_SIZE_UNKNOWN).then_some(size),
+                var: c.str()?,
+            });
         }
         Ok((h, c.remaining()))
     }
@@ -266,5 +305,41 @@ mod tests {
         assert_eq!(Header::decode_counting(&bytes, 3).unwrap(), (tsc, 0));
         // A 2.x header's byte there is a newer minor's field, not a clock.
         assert_eq!(Header::decode_counting(&bytes, 2).unwrap(), (h, 1));
+    }
+
+    #[test]
+    fn the_rank_follows_the_clock_and_a_3_0_reader_skips_it() {
+        let h = Header {
+            output_path: "x.krp".into(),
+            ..Header::default()
+        };
+        let base = h.encode().len();
+        let ranked = Header {
+            rank: Some(Rank {
+                rank: 7,
+                world_size: Some(256),
+                var: "OMPI_COMM_WORLD_RANK".into(),
+            }),
+            ..h.clone()
+        };
+        let bytes = ranked.encode();
+        // Offset ("unknown") and clock (BOOTTIME) are written so the rank has its place.
+        assert_eq!(bytes.len(), base + 4 + 1 + 4 + 4 + 4 + 20);
+        assert_eq!(Header::decode_counting(&bytes, 3).unwrap(), (ranked, 0));
+        let no_size = Header {
+            rank: Some(Rank {
+                rank: 0,
+                world_size: None,
+                var: "RANK".into(),
+            }),
+            ..h.clone()
+        };
+        assert_eq!(
+            Header::decode_counting(&no_size.encode(), 3).unwrap(),
+            (no_size, 0)
+        );
+        // A 2.x header's bytes there belong to a newer minor of 2: counted, not a rank.
+        let (two, rest) = Header::decode_counting(&bytes, 2).unwrap();
+        assert_eq!((two.rank, rest), (None, 1 + 4 + 4 + 4 + 20));
     }
 }

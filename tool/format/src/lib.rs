@@ -23,7 +23,7 @@ pub mod windows;
 pub mod write;
 
 pub use event::{Event, NameSpace};
-pub use header::{Header, Mode};
+pub use header::{Header, Mode, Rank};
 pub use read::{FileReader, ReadError};
 pub use record::{RECORD_SIZE, Record};
 pub use skipped::Skipped;
@@ -35,6 +35,6 @@ pub use write::FileWriter;
 pub const MAGIC: [u8; 4] = *b"KRPH";
 /// The format version this crate writes (the `u32` after the magic; see [`version`]). A reader
 /// reads every minor of its own major and of the older majors from [`MIN_READ_MAJOR`] on.
-pub const FORMAT_VERSION: FormatVersion = FormatVersion::V3_0;
+pub const FORMAT_VERSION: FormatVersion = FormatVersion::V3_1;
 /// The oldest format major this crate reads.
 pub const MIN_READ_MAJOR: u16 = 1;

@@ -26,6 +26,8 @@ impl FormatVersion {
     /// Host times in the header's clock (raw TSC ticks, converted by the reader through the
     /// CLOCK_PAIR calibration records), and one COMPLETE_AT record per completion.
     pub const V3_0: FormatVersion = FormatVersion::new(3, 0);
+    /// The header's rank (a launcher's rank variable, the job's size and the variable's name).
+    pub const V3_1: FormatVersion = FormatVersion::new(3, 1);
 
     pub const fn new(major: u16, minor: u16) -> Self {
         FormatVersion { major, minor }

@@ -5,8 +5,9 @@
 //! * `v2.0.krp` / `v2.0.json`: format 2.0, frozen: every 2.0 record kind, a stuck and an
 //!   indefinite window.
 //! * `v2.1-future-minor.krp` / `.json`: a newer minor of 2; read with what was skipped.
-//! * `v3.0.krp` / `v3.0.json`: format 3.0, the 2.0 timeline in TSC ticks with calibration
-//!   pairs and COMPLETE_AT records; it reads back as the 2.0 golden's windows.
+//! * `v3.0.krp` / `v3.0.json`: format 3.0, frozen: the 2.0 timeline in TSC ticks with
+//!   calibration pairs and COMPLETE_AT records; it reads back as the 2.0 golden's windows.
+//! * `v3.1.krp` / `v3.1.json`: format 3.1, the 3.0 file with a launcher's rank in its header.
 //! * `v4.0-newer-major.krp`: a newer major; refused with the upgrade line.
 //!
 //! `KRPHASE_BLESS=1 cargo test -p krphase-format --test golden` rewrites the current version's
@@ -98,7 +99,23 @@ fn v2_0_golden_is_reproduced_and_decodes_to_its_json() {
 
 #[test]
 fn v3_0_golden_is_reproduced_and_decodes_to_its_json() {
-    check("v3.0.krp", &golden_files::v3_0(), Some("v3.0.json"), false);
+    check("v3.0.krp", &golden_files::v3_0(), Some("v3.0.json"), true);
+}
+
+#[test]
+fn v3_1_golden_is_reproduced_and_decodes_to_its_json() {
+    check("v3.1.krp", &golden_files::v3_1(), Some("v3.1.json"), false);
+}
+
+#[test]
+fn v3_1_golden_carries_the_rank_and_reads_back_as_the_3_0_timeline() {
+    let r = FileReader::open(golden_dir().join("v3.1.krp")).expect("open");
+    assert_eq!(r.version(), FormatVersion::V3_1);
+    let rank = r.header().rank.clone().expect("ranked");
+    assert_eq!((rank.rank, rank.world_size), (3, Some(256)));
+    assert_eq!(outputs_of("v3.1.krp"), outputs_of("v3.0.krp"));
+    let old = FileReader::open(golden_dir().join("v3.0.krp")).expect("open");
+    assert_eq!(old.header().rank, None, "3.0 files have no rank");
 }
 
 /// The record kinds among `events`.

@@ -90,7 +90,7 @@ fn bad_magic_and_newer_version_are_errors() {
     let e = FileReader::from_bytes(&bytes[..]).err().expect("bad magic");
     assert!(matches!(e.kind, ReadErrorKind::BadMagic));
     let mut bytes = common::write_file();
-    bytes[4] = 99;
+    bytes[4..8].copy_from_slice(&FormatVersion::new(99, 0).to_word().to_le_bytes());
     let e = FileReader::from_bytes(&bytes[..]).err().expect("too new");
     assert!(matches!(e.kind, ReadErrorKind::TooNew(v) if v == FormatVersion::new(99, 0)));
     assert_eq!(

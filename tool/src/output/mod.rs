@@ -4,21 +4,12 @@
 //! writer thread.
 
 pub(crate) mod open;
+pub mod rank;
 
 use std::path::{Path, PathBuf};
 
 /// The file name used when the template names a directory, and by default.
 pub const DEFAULT_FILE: &str = "krphase-%hostname%-%pid%.krp";
-
-/// Rank variables of the usual MPI launchers and Slurm, first found wins.
-const RANK_VARS: [&str; 6] = [
-    "OMPI_COMM_WORLD_RANK",
-    "PMI_RANK",
-    "PMIX_RANK",
-    "MV2_COMM_WORLD_RANK",
-    "SLURM_PROCID",
-    "RANK",
-];
 
 /// Values a template can use.
 pub struct Vars<'a> {
@@ -43,12 +34,7 @@ pub fn expand(template: &str, v: &Vars<'_>) -> Result<String, String> {
             "pid" => out.push_str(&v.pid.to_string()),
             "ppid" => out.push_str(&v.ppid.to_string()),
             "hostname" => out.push_str(v.hostname),
-            "rank" => out.push_str(
-                &RANK_VARS
-                    .iter()
-                    .find_map(|k| (v.env)(k))
-                    .unwrap_or_else(|| "0".into()),
-            ),
+            "rank" => out.push_str(&rank::raw(v.env).map_or_else(|| "0".into(), |(_, r)| r)),
             k if k.starts_with("env{") && k.ends_with('}') => {
                 let name = &k[4..k.len() - 1];
                 match (v.env)(name) {

@@ -196,6 +196,7 @@ fn build_header(
         utc_offset_s: sys::utc_offset_s(realtime_ns),
         // Decided here, before the first record; the writer adds the calibration pairs.
         clock: crate::clock::init(cfg.force_boottime),
+        rank: crate::output::rank::from_env(&|k| std::env::var(k).ok()),
     }
 }
 

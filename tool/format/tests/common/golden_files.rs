@@ -8,7 +8,7 @@ use krphase_format::event::{CounterValue, Decision, Notice, attribution, kind, o
 use krphase_format::header::Clock;
 use krphase_format::synthetic::Synthetic;
 use krphase_format::trailer::flags;
-use krphase_format::{Event, FileWriter, FormatVersion, Header, NameSpace, Record, Trailer};
+use krphase_format::{Event, FileWriter, FormatVersion, Header, NameSpace, Rank, Record, Trailer};
 
 use super::{events, header, names, trailer};
 
@@ -319,9 +319,29 @@ pub fn v3_header() -> Header {
     }
 }
 
-/// The 3.0 golden (`v3.0.krp`), as today's writer writes it.
+/// The 3.0 golden (`v3.0.krp`), frozen: a 3.0 header has no rank, so today's writer still
+/// writes its bytes under the 3.0 version word.
 pub fn v3_0() -> Vec<u8> {
-    let w = FileWriter::new(Vec::new(), &v3_header()).expect("header");
+    let w = FileWriter::with_version(Vec::new(), FormatVersion::V3_0, &v3_header().encode())
+        .expect("header");
+    names_records_trailer(w, &v3_0_records())
+}
+
+/// The header of the 3.1 golden: the 3.0 one with a launcher's rank.
+pub fn v3_1_header() -> Header {
+    Header {
+        rank: Some(Rank {
+            rank: 3,
+            world_size: Some(256),
+            var: "OMPI_COMM_WORLD_RANK".into(),
+        }),
+        ..v3_header()
+    }
+}
+
+/// The 3.1 golden (`v3.1.krp`), as today's writer writes it: the 3.0 timeline, ranked.
+pub fn v3_1() -> Vec<u8> {
+    let w = FileWriter::new(Vec::new(), &v3_1_header()).expect("header");
     names_records_trailer(w, &v3_0_records())
 }
 

@@ -31,6 +31,7 @@ pub fn header() -> Header {
         // The 1.0 golden predates the field; the 2.0 writers set it (`golden_files.rs`).
         utc_offset_s: None,
         clock: krphase_format::header::Clock::Boottime,
+        rank: None,
     }
 }
 
