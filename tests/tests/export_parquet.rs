@@ -15,6 +15,9 @@ use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
 use krphase_tests::{krphase_db, krphase_db_ok, output_text, run_logged};
 use serde_json::Value;
 
+/// Synthetic rank files in the database, two a host.
+const RANKS: u64 = 4;
+
 /// The DuckDB version `.ci/run` installs.
 const DUCKDB: &str = "1.4.5";
 
@@ -51,7 +54,7 @@ fn python() -> Command {
 }
 
 /// A database of six runs: drive and observe mode on the emulator (the observe run's SDK log
-/// joined) and four synthetic rank files of different sizes.
+/// joined; no rank) and four synthetic rank files of different sizes on two hosts.
 fn database(dir: &Path) -> PathBuf {
     let db = dir.join("k.db");
     let drive = run_logged(
@@ -76,15 +79,21 @@ fn database(dir: &Path) -> PathBuf {
     krphase_db_ok(&db, &["import".as_ref(), observe.krp.as_os_str()]);
     let joined = krphase_db_ok(&db, &["import-log".as_ref(), observe.log.as_os_str()]);
     assert!(joined.contains("joined to run 2"), "{joined}");
-    let ranks: Vec<PathBuf> = (0..4u64)
+    let ranks: Vec<PathBuf> = (0..RANKS)
         .map(|r| {
             let p = dir.join(format!("rank{r}.krp"));
             write_synthetic_file(
                 &p,
                 &SynthSpec {
-                    windows: 300 + 150 * r,
+                    windows: 300 + 150 * ((r + 2) % RANKS),
                     pid: 9000 + r as u32,
                     seed: 11 + r,
+                    rank: Some(krphase_format::Rank {
+                        rank: r as u32,
+                        world_size: Some(RANKS as u32),
+                        var: "OMPI_COMM_WORLD_RANK".into(),
+                    }),
+                    hostname: format!("node{}", r / 2),
                     ..SynthSpec::default()
                 },
             )
@@ -128,6 +137,8 @@ fn check_run(report: &Value, duck: &Value) {
         "run {id}"
     );
     assert_eq!(duck["hostname"], report["host"], "run {id}");
+    // The report names a rank only when the run has one; the dataset's rank is NULL then.
+    assert_eq!(duck["rank"], report["rank"]["rank"], "run {id}");
     let mut compared = 0;
     for p in report["phases"].as_array().unwrap() {
         let name = p["phase"].as_str().unwrap();
@@ -149,8 +160,46 @@ fn check_run(report: &Value, duck: &Value) {
         assert!(close(&d["mean_ns"], &p["mean_ns"], 0.005 + 1e-9), "{what}");
         assert!(close(&d["p50_ns"], &p["p50_ns"], 0.5 + 1e-9), "{what}");
         assert!(close(&d["p90_ns"], &p["p90_ns"], 0.5 + 1e-9), "{what}");
+        assert!(close(&d["p99_ns"], &p["p99_ns"], 0.5 + 1e-9), "{what}");
     }
     assert!(compared >= 3, "run {id}: only {compared} phases measured");
+}
+
+/// The report's cross-rank summary (`report --by rank`) against DuckDB's over the same ranks.
+fn check_ranks(db: &Path, q: &Value) {
+    let v: Value = serde_json::from_str(&krphase_db_ok(
+        db,
+        &["report", "--by", "rank", "--format", "json"],
+    ))
+    .unwrap();
+    let c = &v["ranks"];
+    let d = &q["cross_rank"];
+    assert_eq!(c["ranks"].as_array().unwrap().len() as u64, RANKS, "{c}");
+    assert_eq!(c["unranked_runs"], serde_json::json!([1, 2]), "{c}");
+    assert_eq!(d["slowest"], c["slowest"], "duckdb {d} report {c}");
+    for spread in ["replay", "mean_window"] {
+        for f in ["n", "min", "median", "max"] {
+            assert!(
+                close(&d[spread][f], &c[spread][f], 1e-6),
+                "{spread}.{f}: duckdb {d} report {c}"
+            );
+        }
+    }
+    for row in c["ranks"].as_array().unwrap() {
+        let run = &q["runs"][row["run_id"].to_string()];
+        let w = &run["phases"]["window"];
+        assert_eq!(run["rank"], row["rank"], "{row}");
+        assert_eq!(w["positive_ns"], row["replay_ns"], "{row}");
+        assert_eq!(w["max_ns"], row["max_window_ns"], "{row}");
+        assert!(
+            close(&w["mean_ns"], &row["mean_window_ns"], 0.005 + 1e-9),
+            "{row}"
+        );
+        assert!(
+            close(&w["p99_ns"], &row["p99_window_ns"], 0.5 + 1e-9),
+            "{row}"
+        );
+    }
 }
 
 /// DuckDB's view of the schema, one `table column TYPE` a line.
@@ -199,6 +248,7 @@ fn duckdb_reads_across_runs_what_the_report_says_run_by_run() {
         .map(|r| r["replayed"].as_u64().unwrap_or(0))
         .sum();
     assert_eq!(duck_total, total);
+    check_ranks(&db, &q);
     // The documented queries ran, each answering something.
     let docs = q["docs"].as_array().unwrap();
     assert!(docs.len() >= 3, "{docs:?}");

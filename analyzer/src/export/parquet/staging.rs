@@ -1,7 +1,8 @@
 //! Where a dataset is written before it replaces the one its directory held: a hidden directory
 //! beside it, renamed into place once every file is complete. A reader of the directory sees the
 //! old dataset or the new one, never part of one; a failed export removes what it wrote and
-//! leaves the old dataset as it was. Only an empty directory or an earlier krphase dataset (its
+//! leaves the old dataset as it was (one killed midway leaves a hidden directory, which the next
+//! export to the same place removes). Only an empty directory or an earlier krphase dataset (its
 //! [`MARKER`] file) is replaced: an export never deletes other files.
 
 use std::path::{Path, PathBuf};
@@ -31,6 +32,34 @@ fn sibling(target: &Path, what: &str) -> PathBuf {
         std::process::id(),
         SEQ.fetch_add(1, Ordering::Relaxed)
     ))
+}
+
+/// Removes what an export to `target` that was killed (Ctrl-C, a crash) left beside it: the
+/// hidden directories of [`sibling`] whose process is gone.
+fn sweep_stale(target: &Path) {
+    let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
+        return;
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = n.strip_prefix(&prefix) else {
+            continue;
+        };
+        let pid = rest
+            .strip_prefix("new-")
+            .or_else(|| rest.strip_prefix("old-"))
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// Refuses a `target` that exists and is neither an empty directory nor a krphase dataset.
@@ -72,6 +101,7 @@ impl Staging {
         let parent = target.parent().unwrap_or(Path::new("/"));
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
+        sweep_stale(&target);
         let dir = sibling(&target, "new");
         std::fs::create_dir(&dir)
             .with_context(|| format!("cannot write into {}", parent.display()))?;
@@ -158,6 +188,30 @@ mod tests {
         s.publish().unwrap();
         assert_eq!(names(root.path()), ["ds"]);
         assert_eq!(names(&target), [MARKER, "new"]);
+    }
+
+    #[test]
+    fn what_a_killed_export_left_is_swept_and_a_live_one_kept() {
+        let root = tempfile::tempdir().unwrap();
+        let target = root.path().join("ds");
+        // No process has a pid above the kernel's limit (2^22).
+        let dead = root.path().join(".ds.new-999999999-0");
+        let live = root
+            .path()
+            .join(format!(".ds.new-{}-77", std::process::id()));
+        let other = root.path().join(".dsx.new-999999999-0");
+        for d in [&dead, &live, &other] {
+            std::fs::create_dir(d).unwrap();
+        }
+        Staging::beside(&target).unwrap().publish().unwrap();
+        assert_eq!(
+            names(root.path()),
+            [
+                ".ds.new-".to_string() + &format!("{}-77", std::process::id()),
+                ".dsx.new-999999999-0".into(),
+                "ds".into()
+            ]
+        );
     }
 
     #[test]

@@ -78,6 +78,18 @@ pub const RUNS: Table = Table {
             "r.rank",
             "the run's rank (MPI or launcher rank; NULL when unknown)",
         ),
+        col(
+            "world_size",
+            Int32,
+            "r.world_size",
+            "the job's size in ranks, as the launcher announced it",
+        ),
+        col(
+            "rank_var",
+            Utf8,
+            "r.rank_var",
+            "the launcher variable the rank came from (OMPI_COMM_WORLD_RANK, SLURM_PROCID, ...)",
+        ),
         col("pid", Int64, "r.pid", "process id"),
         col("ppid", Int64, "r.ppid", "parent process id"),
         col("command", Utf8, "r.command", "the process's command line"),

@@ -20,7 +20,8 @@ use crate::db;
 use crate::import::krp::import_phase_file;
 use crate::synth::{SynthSpec, write_synthetic_file};
 
-/// Three synthetic runs (run 2 labelled), a measurement linked to runs 1 and 3 with its samples,
+/// Three synthetic runs on three hosts (run 2 labelled; runs 2 and 3 ranks 2 and 1, run 1 no
+/// rank), a measurement linked to runs 1 and 3 with its samples,
 /// a warm-up link, and a measurement linked to none.
 fn database(dir: &Path) -> PathBuf {
     let p = dir.join("k.db");
@@ -34,6 +35,12 @@ fn database(dir: &Path) -> PathBuf {
                 passes: 2 + i as u32,
                 pid: 300 + i as u32,
                 seed: i + 1,
+                rank: (i > 0).then(|| krphase_format::Rank {
+                    rank: 3 - i as u32,
+                    world_size: Some(4),
+                    var: "PMI_RANK".into(),
+                }),
+                hostname: format!("node{i}"),
                 ..SynthSpec::default()
             },
         )
@@ -105,9 +112,7 @@ fn batch_rows(b: &RecordBatch, table: &Table) -> Vec<Vec<Value>> {
 
 /// The database's rows of `table` for `run`, through the table's own query.
 fn db_rows(c: &Connection, table: &Table, run: i64) -> Vec<Vec<Value>> {
-    let mut stmt = c
-        .prepare(&table.select().replace("r.rank", "NULL"))
-        .unwrap();
+    let mut stmt = c.prepare(&table.select()).unwrap();
     let n = stmt.column_count();
     let range = db::phases::window_range(c, run).unwrap().unwrap_or((1, 0));
     let params: Vec<i64> = match table.params {
@@ -146,10 +151,12 @@ fn db_rows(c: &Connection, table: &Table, run: i64) -> Vec<Vec<Value>> {
 #[test]
 fn the_dataset_holds_every_value_the_database_does() {
     let dir = tempfile::tempdir().unwrap();
-    let c = db::open(database(dir.path())).unwrap();
+    let p = database(dir.path());
+    let c = db::open(&p).unwrap();
     let root = dir.path().join("ds");
     std::fs::create_dir(&root).unwrap();
-    let counts = write_dataset(&c, &[1, 2, 3], true, &root).unwrap();
+    let conns = [db::open(&p).unwrap(), db::open(&p).unwrap()];
+    let counts = write_dataset(conns, &[1, 2, 3], true, &root).unwrap();
     let windows: i64 = c
         .query_row("SELECT COUNT(*) FROM krphase_window", [], |r| r.get(0))
         .unwrap();
@@ -185,13 +192,30 @@ fn the_dataset_holds_every_value_the_database_does() {
         .unwrap();
     let label = b.column_by_name("label").unwrap().as_string::<i32>();
     assert!((0..b.num_rows()).all(|i| label.value(i) == "two"));
+    let host = b.column_by_name("hostname").unwrap().as_string::<i32>();
+    assert!((0..b.num_rows()).all(|i| host.value(i) == "node1"));
+    let rank = b
+        .column_by_name("rank")
+        .unwrap()
+        .as_primitive::<Int32Type>();
+    assert!((0..b.num_rows()).all(|i| rank.value(i) == 2));
+    let f = std::fs::File::open(root.join("passes/run=1/part-0.parquet")).unwrap();
+    let b = ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let rank = b.column_by_name("rank").unwrap();
+    assert_eq!(rank.null_count(), b.num_rows(), "run 1 has no rank");
 }
 
 #[test]
 fn batches_of_any_size_hold_the_same_rows() {
     let dir = tempfile::tempdir().unwrap();
     let c = db::open(database(dir.path())).unwrap();
-    let sql = WINDOWS.select().replace("r.rank", "NULL");
+    let sql = WINDOWS.select();
     let range = db::phases::window_range(&c, 3).unwrap();
     let read = |size: usize| {
         let mut batches = Vec::new();
