@@ -46,7 +46,7 @@ const NULL_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 
 /// What the writer thread is told.
 enum Msg {
-    Open(PathBuf, SchemaRef, WriterProperties),
+    Open(PathBuf, SchemaRef, Box<WriterProperties>),
     Batch(RecordBatch),
     Close,
 }
@@ -79,7 +79,7 @@ fn write_files(rx: Receiver<Msg>) -> Result<()> {
             Msg::Open(path, schema, props) => {
                 let f = File::create(&path)
                     .with_context(|| format!("cannot create {}", path.display()))?;
-                open = Some((path, ArrowWriter::try_new(f, schema, Some(props))?));
+                open = Some((path, ArrowWriter::try_new(f, schema, Some(*props))?));
             }
             Msg::Batch(b) => {
                 let (path, w) = open.as_mut().expect("a batch follows Open");
@@ -126,7 +126,7 @@ impl Feeder<'_> {
         self.send(Msg::Open(
             dir.join("part-0.parquet"),
             schema(table),
-            writer_properties(table),
+            Box::new(writer_properties(table)),
         ))?;
         let mut rows = 0;
         batches::read_batches(
