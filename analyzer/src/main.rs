@@ -102,6 +102,9 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
         Cmd::Export {
             what: ExportCmd::Rocpd { output },
         } => export::rocpd::export_rocpd_command(db, &output),
+        Cmd::Export {
+            what: ExportCmd::Parquet { runs, output },
+        } => export::parquet::parquet_command(db, &runs, &output),
         Cmd::Plot { runs, output, png } => export::plot_command(db, &runs, &output, png),
         Cmd::Demo {
             out,

@@ -5,6 +5,8 @@
 //! first test that needs them runs `cargo build` for exactly those packages in the same profile
 //! and target directory. Cargo has released its build lock by the time tests run.
 
+pub mod python;
+
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -104,6 +104,7 @@ fn the_examples_run_as_written() {
         &["runs"],
         &["report"],
         &["export", "perfetto"],
+        &["export", "parquet"],
         &["plot"],
         &["completions"],
         &["man"],
@@ -122,6 +123,7 @@ fn the_examples_run_as_written() {
         assert!(o.status.success(), "{line}: {}", output_text(&o));
     }
     assert!(dir.join("trace.pftrace").is_file());
+    assert!(dir.join("krphase-parquet/_krphase.json").is_file());
     assert!(dir.join(".local/share/man/man1/krphase.1").is_file());
     let bash = dir.join(".local/share/bash-completion/completions/krphase");
     assert!(std::fs::metadata(bash).unwrap().len() > 0);

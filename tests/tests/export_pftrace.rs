@@ -3,8 +3,7 @@
 //! krphase's code: two demo runs in one trace, counted and timed against the database; and a
 //! golden file of a small trace in protobuf text format, so format drift shows in review.
 //!
-//! The Python packages are installed by `.ci/run` into `target/pydeps` (`KRPHASE_PYDEPS`
-//! overrides); without them these tests fail with one line saying so.
+//! The Python packages are pinned in `tests/python-requirements.txt` (`krphase_tests::python`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,34 +12,15 @@ use std::process::Command;
 use rusqlite::Connection;
 use serde_json::Value;
 
-/// Where `.ci/run` installs the Python packages.
-fn pydeps() -> PathBuf {
-    if let Some(p) = std::env::var_os("KRPHASE_PYDEPS") {
-        return PathBuf::from(p);
-    }
-    krphase_tests::profile_dir()
-        .parent()
-        .expect("target dir")
-        .join("pydeps")
-}
-
 /// Runs the decoder with `args`; its stdout.
 fn decoder(args: &[&std::ffi::OsStr]) -> String {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("pftrace/decode.py");
     let o = Command::new("python3")
         .arg(&script)
         .args(args)
-        .env("PYTHONPATH", pydeps())
+        .env("PYTHONPATH", krphase_tests::python::ensure())
         .output()
         .expect("python3 runs");
-    if o.status.code() == Some(2) {
-        panic!(
-            "the PyPI packages perfetto==0.59.1 and protobuf==6.31.1 are missing from {}: \
-             run .ci/run, or python3 -m pip install --target {0} perfetto==0.59.1 \
-             protobuf==6.31.1",
-            pydeps().display()
-        );
-    }
     assert!(o.status.success(), "{}", krphase_tests::output_text(&o));
     String::from_utf8(o.stdout).expect("utf-8")
 }

@@ -158,8 +158,12 @@ pub enum Cmd {
         #[arg(short = 'o', long = "output-file", value_name = "FILE")]
         output_file: Option<PathBuf>,
     },
-    /// Export runs as a trace.
-    #[command(after_help = "Example:\n  krphase export perfetto stream-2p -o trace.pftrace")]
+    /// Export runs: a trace for the Perfetto UI, krphase's tables into a rocpd database, or a
+    /// Parquet dataset for DuckDB and Spark.
+    #[command(
+        after_help = "Examples:\n  krphase export perfetto stream-2p -o trace.pftrace\n  \
+                            krphase export parquet -d krphase-parquet"
+    )]
     Export {
         #[command(subcommand)]
         what: ExportCmd,
@@ -305,5 +309,26 @@ pub enum ExportCmd {
         /// when FILE ends in .json, else pftrace.
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<crate::export::perfetto::TraceFormat>,
+    },
+    /// A Parquet dataset of the runs, for DuckDB, Spark or pandas across thousands of ranks.
+    ///
+    /// Tables runs, windows, passes, dispatches and measurements, each hive-partitioned by run
+    /// (DIR/windows/run=ID/part-0.parquet); the per-run tables repeat the run's label, hostname
+    /// and rank on every row. The new dataset replaces DIR whole (an empty directory or an
+    /// earlier export; nothing else is replaced).
+    #[command(after_help = "Example:\n  krphase export parquet -d krphase-parquet")]
+    Parquet {
+        /// Run ids or labels, a label meaning all its runs (default: every run, and the
+        /// measurements linked to none).
+        #[arg(value_name = "RUNS")]
+        runs: Vec<String>,
+        /// Directory of the dataset (replaced whole; created if missing).
+        #[arg(
+            short = 'd',
+            long = "output-directory",
+            default_value = "krphase-parquet",
+            value_name = "DIR"
+        )]
+        output: PathBuf,
     },
 }

@@ -1,7 +1,9 @@
-//! What leaves the database for other tools: a Perfetto trace ([`perfetto`]) and plots
-//! ([`plot`], drawn as SVG by [`svg`] in the colours of [`palette`], rasterized by [`png`]).
+//! What leaves the database for other tools: a Perfetto trace ([`perfetto`]), a Parquet dataset
+//! ([`parquet`]) and plots ([`plot`], drawn as SVG by [`svg`] in the colours of [`palette`],
+//! rasterized by [`png`]).
 
 pub mod palette;
+pub mod parquet;
 pub mod perfetto;
 pub mod plot;
 pub mod png;
