@@ -158,7 +158,8 @@ pub struct LoggedRun {
 }
 
 /// Runs `krphase-emu run ARGS` with the tool loaded, its SDK log captured, ground truth on,
-/// `KRPHASE_MODE` unset and `env` added; panics unless the emulator succeeds.
+/// `KRPHASE_MODE` unset, a wait budget of 2 s and `env` added; panics unless the emulator
+/// succeeds.
 pub fn run_logged(name: &str, args: &[&str], env: &[(&str, &str)]) -> LoggedRun {
     let a = artifacts();
     let dir = scratch_dir(name);
@@ -175,6 +176,10 @@ pub fn run_logged(name: &str, args: &[&str], env: &[(&str, &str)]) -> LoggedRun 
         .env("ROCPROFILER_LOG_LEVEL", "info")
         .env("KRPHASE_EMU_TRUTH", &truth)
         .env_remove("KRPHASE_MODE")
+        // These runs check what the file holds, not the wait budget (its own tests do): a
+        // writer starved of CPU on a loaded test machine must not cut a short run's file. A
+        // caller's `env` still overrides it.
+        .env("KRPHASE_WAIT_BUDGET_MS", "2000")
         .stderr(std::fs::File::create(&log).expect("create the log file"));
     for (k, v) in env {
         cmd.env(k, v);
