@@ -68,7 +68,7 @@ fn varint(mut v: u64, b: &mut Vec<u8>) {
 #[inline]
 fn varint_len(v: u64) -> usize {
     // 7 bits per byte; at least one byte.
-    ((64 - (v | 1).leading_zeros() as usize) + 6) / 7
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 /// A field's key (tag and wire type) as a varint.
@@ -371,7 +371,8 @@ impl PftraceSink {
         let seq = u64::from(SEQUENCE_ID);
         let flags = u64::from(pb::SEQ_NEEDS_INCREMENTAL_STATE);
         let body = self.body.len() as u64;
-        let len = 3 + varint_len(ts as u64)
+        let len = 3
+            + varint_len(ts as u64)
             + varint_len(seq)
             + varint_len(flags)
             + interned.len()

@@ -111,7 +111,10 @@ const LOG_COLUMNS: &str = "l.reason, l.snapshot_ns, l.snap_ns, l.lock_drain_ns, 
 /// no sort (the unary + keeps the planner off the run index).
 fn windows_sql(with_log: bool) -> String {
     let (log, join) = if with_log {
-        (LOG_COLUMNS, "LEFT JOIN krphase_sdk_log l ON l.window_id = w.id")
+        (
+            LOG_COLUMNS,
+            "LEFT JOIN krphase_sdk_log l ON l.window_id = w.id",
+        )
     } else {
         ("NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL", "")
     };

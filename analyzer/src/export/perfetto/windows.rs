@@ -114,7 +114,7 @@ fn write_prepass<S: Sink>(w: &WindowSlices, out: &mut RunWriter<'_, S>) -> Resul
     )?;
     let mut args = vec![(
         "basis",
-        Val::Str(w.snapshot_basis.as_deref().unwrap_or("sdk_log")),
+        Val::Str(w.snapshot_basis.unwrap_or("sdk_log")),
     )];
     if let Some(b) = w.snapshot_bytes {
         args.push(("bytes", Val::Int(b)));
@@ -144,11 +144,7 @@ fn bytes_counter<S: Sink>(
 
 /// A pass: its slice (with a flow to its GPU slice), its continue decision and restore on the
 /// thread, its GPU execution on the queue.
-fn write_pass<S: Sink>(
-    w: &WindowSlices,
-    p: &Pass,
-    out: &mut RunWriter<'_, S>,
-) -> Result<()> {
+fn write_pass<S: Sink>(w: &WindowSlices, p: &Pass, out: &mut RunWriter<'_, S>) -> Result<()> {
     let t = Track::Thread(w.tid);
     let mut args: Vec<Arg<'_>> = vec![("basis", Val::Str(IN_PROCESS))];
     if p.incomplete {
@@ -188,7 +184,7 @@ fn write_pass<S: Sink>(
         let span = (Some(x), Some(x + c.max(0)));
         out.slice(t, "continue", "continue", span, &a, Flow::None)?;
     }
-    let restore_basis = w.restore_basis.as_deref().unwrap_or(IN_PROCESS);
+    let restore_basis = w.restore_basis.unwrap_or(IN_PROCESS);
     let restore = if w.restore_is_bound {
         "restore bound"
     } else {
