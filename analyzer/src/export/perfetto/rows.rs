@@ -282,8 +282,8 @@ fn pass_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Pass> {
     })
 }
 
-/// Reads `runs` one after the other into `tx`; stops quietly when the drawing thread has
-/// stopped (its error is the one to report).
+/// Reads `runs` one after the other into `tx`; stops when the drawing thread has stopped (the
+/// caller reports the drawing thread's error before this one).
 pub fn read_runs(conn: &Connection, runs: &[i64], tx: &SyncSender<Batch>) -> Result<()> {
     let send = |b: Batch| tx.send(b).map_err(|_| anyhow!("the trace writer stopped"));
     for &id in runs {
