@@ -112,10 +112,7 @@ fn write_prepass<S: Sink>(w: &WindowSlices, out: &mut RunWriter<'_, S>) -> Resul
         &drain,
         Flow::None,
     )?;
-    let mut args = vec![(
-        "basis",
-        Val::Str(w.snapshot_basis.unwrap_or("sdk_log")),
-    )];
+    let mut args = vec![("basis", Val::Str(w.snapshot_basis.unwrap_or("sdk_log")))];
     if let Some(b) = w.snapshot_bytes {
         args.push(("bytes", Val::Int(b)));
     }
