@@ -1,6 +1,6 @@
 //! `krphase export perfetto [RUNS...] -o FILE`: one trace of the selected runs, as Perfetto
 //! protobuf ([`pftrace`], the default) or Chrome trace-event JSON ([`json`]). What the trace
-//! shows is decided once, in [`model`] (read by [`windows`]); the two writers only encode it.
+//! shows is decided once, in [`model`] (read by [`rows`], drawn by [`windows`]); the two writers only encode it.
 //!
 //! The file is written beside its destination under a temporary name and renamed into place
 //! when complete, so a failed export (an unwritable directory, a full disk) leaves no partial
@@ -10,6 +10,7 @@ pub mod json;
 pub mod model;
 pub mod pftrace;
 pub mod proto;
+pub mod rows;
 pub mod windows;
 
 use std::io::BufWriter;

@@ -17,8 +17,13 @@
 //! Timestamps are the database's own: CLOCK_BOOTTIME nanoseconds, the clock the SDK stamps its
 //! records with, so the trace lines up with the SDK's (and rocprofv3's) of the same run.
 
+use std::sync::mpsc::{Receiver, sync_channel};
+
 use anyhow::Result;
 use rusqlite::Connection;
+
+use super::rows::{Batch, read_runs};
+use super::windows::{draw_plain_dispatches, draw_windows};
 
 /// A track of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -103,37 +108,48 @@ pub trait Sink {
     fn end_run(&mut self) -> Result<()>;
 }
 
-/// Writes `runs` into `sink`, one after the other.
-pub fn write_runs<S: Sink>(conn: &Connection, runs: &[i64], sink: &mut S) -> Result<()> {
-    for &id in runs {
-        let info = run_info(conn, id)?;
+/// Writes `runs` into `sink`, one after the other: this thread reads the database
+/// ([`rows`](super::rows)) while a second one draws the rows into the sink, batch by batch.
+pub fn write_runs<S: Sink + Send>(conn: &Connection, runs: &[i64], sink: &mut S) -> Result<()> {
+    // A few batches in flight keep both threads busy without holding the run in memory.
+    let (tx, rx) = sync_channel::<Batch>(4);
+    std::thread::scope(|scope| {
+        let drawer = scope.spawn(move || draw_runs(&rx, sink));
+        let read = read_runs(conn, runs, &tx);
+        drop(tx);
+        let drawn = drawer
+            .join()
+            .map_err(|_| anyhow::anyhow!("the trace drawing thread panicked"))?;
+        // When drawing failed, reading stopped for it: drawing's error is the one to report.
+        drawn.and(read)
+    })
+}
+
+/// Draws the batches of each run as they arrive; returns when the reader is done (or stopped).
+fn draw_runs<S: Sink>(rx: &Receiver<Batch>, sink: &mut S) -> Result<()> {
+    while let Ok(b) = rx.recv() {
+        let Batch::Run(info) = b else {
+            anyhow::bail!("trace rows out of order: a batch before its run");
+        };
         sink.begin_run(&info)?;
         let mut w = RunWriter {
             sink: &mut *sink,
-            next_flow: (id as u64) << 40,
+            next_flow: (info.id as u64) << 40,
             spans: Vec::new(),
         };
-        crate::export::perfetto::windows::write_windows(conn, id, &mut w)?;
-        crate::export::perfetto::windows::write_plain_dispatches(conn, id, &mut w)?;
+        loop {
+            match rx.recv() {
+                Ok(Batch::Windows(b)) => draw_windows(&b, &mut w)?,
+                Ok(Batch::Plain(b)) => draw_plain_dispatches(&b, &mut w)?,
+                Ok(Batch::RunEnd) => break,
+                // The reader stopped on an error, which it reports.
+                Ok(Batch::Run(_)) | Err(_) => return Ok(()),
+            }
+        }
         w.write_in_flight()?;
         sink.end_run()?;
     }
     Ok(())
-}
-
-fn run_info(conn: &Connection, id: i64) -> Result<RunInfo> {
-    let (label, pid): (Option<String>, Option<i64>) = conn
-        .query_row(
-            "SELECT label, pid FROM krphase_run WHERE id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .map_err(|_| anyhow::anyhow!("unknown run id {id}"))?;
-    Ok(RunInfo {
-        id,
-        label,
-        pid: pid.unwrap_or(id),
-    })
 }
 
 /// One run's writing state: the sink, the next flow id and the windows' spans for the

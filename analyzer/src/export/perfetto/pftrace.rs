@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 
 use anyhow::Result;
 use prost::Message;
-use prost::encoding::{WireType, encode_key, encode_varint};
+use prost::encoding::WireType;
 use rustc_hash::FxHashMap as HashMap;
 
 use super::model::{Arg, Counter, Flow, RunInfo, Sink, Slice, Track, Val};
@@ -54,6 +54,28 @@ const KIND_PROCESS: u64 = 1;
 const KIND_THREAD: u64 = 2;
 const KIND_QUEUE: u64 = 3;
 const KIND_COUNTER: u64 = 4;
+
+/// A varint, inlined: the hot path of every packet (most values fit one or two bytes).
+#[inline]
+fn varint(mut v: u64, b: &mut Vec<u8>) {
+    while v >= 0x80 {
+        b.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    b.push(v as u8);
+}
+
+#[inline]
+fn varint_len(v: u64) -> usize {
+    // 7 bits per byte; at least one byte.
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// A field's key (tag and wire type) as a varint.
+#[inline]
+fn key(tag: u32, wire: WireType, b: &mut Vec<u8>) {
+    varint(u64::from(tag << 3 | wire as u32), b);
+}
 
 /// Strings interned on the sequence, one table per kind.
 #[derive(Default)]
@@ -186,14 +208,6 @@ impl Bundler {
         self.full()
     }
 
-    /// Appends one encoded packet as a `Trace.packet` field.
-    fn push_raw(&mut self, p: &[u8]) -> Result<()> {
-        self.raw.push(0x0a);
-        encode_varint(p.len() as u64, &mut self.raw);
-        self.raw.extend_from_slice(p);
-        self.full()
-    }
-
     /// Sends the bundle once it is full.
     fn full(&mut self) -> Result<()> {
         if self.raw.len() >= BUNDLE_RAW_BYTES {
@@ -249,9 +263,8 @@ pub struct PftraceSink {
     queues: HashMap<i64, usize>,
     /// The run's counter tracks: snapshot bytes, windows in flight.
     counters: [u64; 2],
-    /// Reused buffers: the event's fields, one annotation, the packet.
+    /// Reused buffers: the event's fields, the strings interned for its packet.
     body: Vec<u8>,
-    scratch: Vec<u8>,
     packet: Vec<u8>,
     pub packets: u64,
 }
@@ -270,7 +283,6 @@ impl PftraceSink {
             queues: HashMap::default(),
             counters: [0; 2],
             body: Vec::new(),
-            scratch: Vec::new(),
             packet: Vec::new(),
             packets: 0,
         };
@@ -348,26 +360,41 @@ impl PftraceSink {
     /// encoded straight into the bundle (a million windows are twenty million events), with the
     /// strings it interned on its packet.
     fn event(&mut self, ts: i64, track: u64) -> Result<()> {
-        encode_key(11, WireType::Varint, &mut self.body);
-        encode_varint(track, &mut self.body);
-        let pk = &mut self.packet;
-        pk.clear();
-        encode_key(8, WireType::Varint, pk);
-        encode_varint(ts as u64, pk);
-        encode_key(10, WireType::Varint, pk);
-        encode_varint(u64::from(SEQUENCE_ID), pk);
-        encode_key(13, WireType::Varint, pk);
-        encode_varint(u64::from(pb::SEQ_NEEDS_INCREMENTAL_STATE), pk);
+        key(11, WireType::Varint, &mut self.body);
+        varint(track, &mut self.body);
+        let interned = &mut self.packet;
+        interned.clear();
         if let Some(i) = self.strings.take() {
-            encode_key(12, WireType::LengthDelimited, pk);
-            i.encode_length_delimited(pk)?;
+            key(12, WireType::LengthDelimited, interned);
+            i.encode_length_delimited(interned)?;
         }
-        encode_key(11, WireType::LengthDelimited, pk);
-        encode_varint(self.body.len() as u64, pk);
+        let seq = u64::from(SEQUENCE_ID);
+        let flags = u64::from(pb::SEQ_NEEDS_INCREMENTAL_STATE);
+        let body = self.body.len() as u64;
+        let len = 3
+            + varint_len(ts as u64)
+            + varint_len(seq)
+            + varint_len(flags)
+            + interned.len()
+            + 1
+            + varint_len(body)
+            + self.body.len();
+        let pk = &mut self.out.raw;
+        pk.push(0x0a);
+        varint(len as u64, pk);
+        key(8, WireType::Varint, pk);
+        varint(ts as u64, pk);
+        key(10, WireType::Varint, pk);
+        varint(seq, pk);
+        key(13, WireType::Varint, pk);
+        varint(flags, pk);
+        pk.extend_from_slice(interned);
+        key(11, WireType::LengthDelimited, pk);
+        varint(body, pk);
         pk.extend_from_slice(&self.body);
         self.body.clear();
         self.packets += 1;
-        self.out.push_raw(&self.packet)
+        self.out.full()
     }
 
     /// The begin fields of a slice or instant: type, name, category, annotations, flows.
@@ -375,47 +402,44 @@ impl PftraceSink {
         let (name, cat) = (self.strings.name(name), self.strings.cat(cat));
         let b = &mut self.body;
         b.clear();
-        encode_key(3, WireType::Varint, b);
-        encode_varint(cat, b);
+        key(3, WireType::Varint, b);
+        varint(cat, b);
         for (k, v) in args {
-            let a = &mut self.scratch;
-            a.clear();
-            encode_key(1, WireType::Varint, a);
-            encode_varint(self.strings.key(k), a);
-            match *v {
-                Val::Int(i) => {
-                    encode_key(4, WireType::Varint, a);
-                    encode_varint(i as u64, a);
-                }
-                Val::Bool(x) => {
-                    encode_key(2, WireType::Varint, a);
-                    encode_varint(u64::from(x), a);
-                }
-                Val::Pmc(x) => {
-                    encode_key(5, WireType::SixtyFourBit, a);
-                    a.extend_from_slice(&x.to_le_bytes());
-                }
-                Val::Str(s) => {
-                    encode_key(17, WireType::Varint, a);
-                    encode_varint(self.strings.value(s), a);
-                }
-            }
+            let k = self.strings.key(k);
+            // The annotation's value field: its tag and the varint or 8 bytes after it.
+            let (tag, wire, bits) = match *v {
+                Val::Int(i) => (4, WireType::Varint, i as u64),
+                Val::Bool(x) => (2, WireType::Varint, u64::from(x)),
+                Val::Pmc(x) => (5, WireType::SixtyFourBit, x.to_bits()),
+                Val::Str(s) => (17, WireType::Varint, self.strings.value(s)),
+            };
+            let value_len = match wire {
+                WireType::SixtyFourBit => 8,
+                _ => varint_len(bits),
+            };
+            let len = 1 + varint_len(k) + prost::encoding::key_len(tag) + value_len;
             let b = &mut self.body;
-            encode_key(4, WireType::LengthDelimited, b);
-            encode_varint(a.len() as u64, b);
-            b.extend_from_slice(a);
+            key(4, WireType::LengthDelimited, b);
+            varint(len as u64, b);
+            key(1, WireType::Varint, b);
+            varint(k, b);
+            key(tag, wire, b);
+            match wire {
+                WireType::SixtyFourBit => b.extend_from_slice(&bits.to_le_bytes()),
+                _ => varint(bits, b),
+            }
         }
         let b = &mut self.body;
-        encode_key(9, WireType::Varint, b);
-        encode_varint(kind as u64, b);
-        encode_key(10, WireType::Varint, b);
-        encode_varint(name, b);
+        key(9, WireType::Varint, b);
+        varint(kind as u64, b);
+        key(10, WireType::Varint, b);
+        varint(name, b);
         let (tag, id) = match flow {
             Flow::None => return,
             Flow::Out(id) => (47, id),
             Flow::In(id) => (48, id),
         };
-        encode_key(tag, WireType::SixtyFourBit, b);
+        key(tag, WireType::SixtyFourBit, b);
         b.extend_from_slice(&id.to_le_bytes());
     }
 
@@ -436,8 +460,8 @@ impl PftraceSink {
 
     fn end_slice(&mut self, track: u64, ts: i64) -> Result<()> {
         self.body.clear();
-        encode_key(9, WireType::Varint, &mut self.body);
-        encode_varint(pb::TYPE_SLICE_END as u64, &mut self.body);
+        key(9, WireType::Varint, &mut self.body);
+        varint(pb::TYPE_SLICE_END as u64, &mut self.body);
         self.event(ts, track)
     }
 
@@ -513,17 +537,17 @@ impl Sink for PftraceSink {
     }
 
     fn counter(&mut self, which: Counter, ts: i64, value: i64) -> Result<()> {
-        let key = match which {
+        let which = match which {
             Counter::SnapshotBytes => 0,
             Counter::InFlight => 1,
         };
         let b = &mut self.body;
         b.clear();
-        encode_key(9, WireType::Varint, b);
-        encode_varint(pb::TYPE_COUNTER as u64, b);
-        encode_key(30, WireType::Varint, b);
-        encode_varint(value as u64, b);
-        let track = self.counters[key];
+        key(9, WireType::Varint, b);
+        varint(pb::TYPE_COUNTER as u64, b);
+        key(30, WireType::Varint, b);
+        varint(value as u64, b);
+        let track = self.counters[which];
         self.event(ts, track)
     }
 

@@ -1,155 +1,27 @@
-//! Reading a run's windows, passes and plain dispatches for the trace ([`super::model`]): one
-//! query per table for the run, passes merged into their windows by id (a query per window
-//! would cost more than all the writing at a million windows).
+//! Drawing a run's windows, passes and plain dispatches ([`super::model`]) from the rows
+//! [`super::rows`] reads: a window is a slice on its thread with its phases and passes, each
+//! pass's GPU execution a slice on its queue; a declined window is an instant.
 
 use anyhow::Result;
-use rusqlite::Connection;
 
 use super::model::{Arg, Counter, Flow, RunWriter, Sink, Track, Val};
+use super::rows::{Pass, PlainDispatch, WindowBatch, WindowSlices};
 
 const IN_PROCESS: &str = "in_process";
 
-/// One window as the trace needs it.
-struct WindowSlices {
-    id: i64,
-    dispatch: i64,
-    kernel: String,
-    tid: i64,
-    queue: Option<i64>,
-    start: Option<i64>,
-    end: Option<i64>,
-    passes: Option<i64>,
-    pass_count_return: Option<i64>,
-    first_enter: Option<i64>,
-    last_exit: Option<i64>,
-    snapshot_ns: Option<i64>,
-    drain_ns: Option<i64>,
-    snapshot_bytes: Option<i64>,
-    stuck: bool,
-    /// The view's basis of the window, restore and snapshot bytes.
-    window_basis: Option<String>,
-    restore_basis: Option<String>,
-    bytes_basis: Option<String>,
-    /// Observe mode: the slice between a completion and the next enqueue is the restore's
-    /// upper bound (the SDK's restore lies inside it), named so.
-    restore_is_bound: bool,
-    /// `sdk_phase_line` or `sdk_log`: where the snapshot time came from.
-    snapshot_basis: Option<String>,
-}
-
-/// One pass row.
-struct Pass {
-    window: i64,
-    idx: i64,
-    start: Option<i64>,
-    exit: Option<i64>,
-    gpu: (Option<i64>, Option<i64>),
-    restore: (Option<i64>, Option<i64>),
-    continue_ns: Option<i64>,
-    incomplete: bool,
-}
-
-const WINDOWS_SQL: &str =
-    "SELECT w.id, w.dispatch_id, COALESCE(w.kernel, '?'), COALESCE(w.thread, 0), w.queue,
-        w.outcome, v.reason, w.executed_passes, w.\"start\", w.\"end\", w.pass_count_return,
-        w.first_pass_enter, w.last_pass_exit, v.snapshot_ns, v.drain_ns, v.snapshot_bytes,
-        w.stuck_ns, v.window_basis, COALESCE(v.restore_bound_basis, v.restore_basis),
-        v.snapshot_bytes_basis, v.restore_bound_basis IS NOT NULL, v.snapshot_basis
- FROM krphase_window w JOIN krphase_window_phase v ON v.window_id = w.id
- WHERE w.id BETWEEN (SELECT MIN(id) FROM krphase_window WHERE run_id = ?1)
-                AND (SELECT MAX(id) FROM krphase_window WHERE run_id = ?1)
-   -- A run's windows are one id range: walked in id order, no sort (the unary + keeps the
-   -- planner off the run index).
-   AND +w.run_id = ?1
- ORDER BY w.id";
-
-const PASSES_SQL: &str = "SELECT window_id, pass_index, \"start\", \"end\", gpu_start, gpu_end,
-        restore_start, restore_end, continue_ns, incomplete
- FROM krphase_pass
- WHERE window_id BETWEEN (SELECT MIN(id) FROM krphase_window WHERE run_id = ?1)
-                     AND (SELECT MAX(id) FROM krphase_window WHERE run_id = ?1)
-   AND run_id = ?1
- ORDER BY window_id, pass_index";
-
-fn window_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(WindowSlices, String, String)> {
-    let w = WindowSlices {
-        id: r.get(0)?,
-        dispatch: r.get(1)?,
-        kernel: r.get(2)?,
-        tid: r.get(3)?,
-        queue: r.get(4)?,
-        passes: r.get(7)?,
-        start: r.get(8)?,
-        end: r.get(9)?,
-        pass_count_return: r.get(10)?,
-        first_enter: r.get(11)?,
-        last_exit: r.get(12)?,
-        snapshot_ns: r.get(13)?,
-        drain_ns: r.get(14)?,
-        snapshot_bytes: r.get(15)?,
-        stuck: r.get::<_, Option<i64>>(16)?.is_some(),
-        window_basis: r.get(17)?,
-        restore_basis: r.get(18)?,
-        bytes_basis: r.get(19)?,
-        restore_is_bound: r.get(20)?,
-        snapshot_basis: r.get(21)?,
-    };
-    Ok((w, r.get(5)?, r.get(6)?))
-}
-
-fn pass_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Pass> {
-    Ok(Pass {
-        window: r.get(0)?,
-        idx: r.get(1)?,
-        start: r.get(2)?,
-        exit: r.get(3)?,
-        gpu: (r.get(4)?, r.get(5)?),
-        restore: (r.get(6)?, r.get(7)?),
-        continue_ns: r.get(8)?,
-        incomplete: r.get::<_, i64>(9)? != 0,
-    })
-}
-
-/// Each window of `run_id`: a decline instant for a declined one; the slices of a replayed (or
+/// Each window of a batch: a decline instant for a declined one; the slices of a replayed (or
 /// stuck) one.
-pub fn write_windows<S: Sink>(
-    conn: &Connection,
-    run_id: i64,
-    out: &mut RunWriter<'_, S>,
-) -> Result<()> {
-    let has_counters: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM krphase_counter WHERE run_id = ?1)",
-        [run_id],
-        |r| r.get(0),
-    )?;
-    let mut pass_stmt = conn.prepare(PASSES_SQL)?;
-    let mut passes = pass_stmt.query_map([run_id], pass_row)?.peekable();
-    let mut windows = conn.prepare(WINDOWS_SQL)?;
-    let mut rows = windows.query([run_id])?;
-    let mut mine: Vec<Pass> = Vec::new();
-    while let Some(r) = rows.next()? {
-        let (w, outcome, reason) = window_row(r)?;
-        mine.clear();
-        while let Some(p) = passes.next_if(|p| p.as_ref().map_or(true, |p| p.window <= w.id)) {
-            let p = p?;
-            if p.window == w.id {
-                mine.push(p);
-            }
-        }
-        if outcome != "replayed" {
-            write_decline(&w, &outcome, &reason, out)?;
+pub fn draw_windows<S: Sink>(batch: &WindowBatch, out: &mut RunWriter<'_, S>) -> Result<()> {
+    for w in &batch.windows {
+        if let Some((outcome, reason)) = &w.declined {
+            write_decline(w, outcome, reason, out)?;
             // A stuck window (`pass_drain_stuck`) still ran passes: draw them, the stuck one
             // up to CONFIG EXIT.
             if !w.stuck {
                 continue;
             }
         }
-        let counters = if has_counters {
-            crate::db::counters::window_counters(conn, w.id)?
-        } else {
-            Vec::new()
-        };
-        write_window(&w, &mine, &counters, out)?;
+        write_window(w, &batch.passes[w.pass_rows.clone()], out)?;
     }
     Ok(())
 }
@@ -179,7 +51,6 @@ fn write_decline<S: Sink>(
 fn write_window<S: Sink>(
     w: &WindowSlices,
     passes: &[Pass],
-    counters: &[(i64, String, f64)],
     out: &mut RunWriter<'_, S>,
 ) -> Result<()> {
     let mut args: Vec<Arg<'_>> = vec![("dispatch_id", Val::Int(w.dispatch))];
@@ -212,7 +83,7 @@ fn write_window<S: Sink>(
     }
     write_prepass(w, out)?;
     for p in passes {
-        write_pass(w, p, counters, out)?;
+        write_pass(w, p, out)?;
     }
     let b = [("basis", Val::Str(IN_PROCESS))];
     out.slice(t, "tail", "phase", (w.last_exit, w.end), &b, Flow::None)?;
@@ -241,10 +112,7 @@ fn write_prepass<S: Sink>(w: &WindowSlices, out: &mut RunWriter<'_, S>) -> Resul
         &drain,
         Flow::None,
     )?;
-    let mut args = vec![(
-        "basis",
-        Val::Str(w.snapshot_basis.as_deref().unwrap_or("sdk_log")),
-    )];
+    let mut args = vec![("basis", Val::Str(w.snapshot_basis.unwrap_or("sdk_log")))];
     if let Some(b) = w.snapshot_bytes {
         args.push(("bytes", Val::Int(b)));
     }
@@ -273,18 +141,13 @@ fn bytes_counter<S: Sink>(
 
 /// A pass: its slice (with a flow to its GPU slice), its continue decision and restore on the
 /// thread, its GPU execution on the queue.
-fn write_pass<S: Sink>(
-    w: &WindowSlices,
-    p: &Pass,
-    counters: &[(i64, String, f64)],
-    out: &mut RunWriter<'_, S>,
-) -> Result<()> {
+fn write_pass<S: Sink>(w: &WindowSlices, p: &Pass, out: &mut RunWriter<'_, S>) -> Result<()> {
     let t = Track::Thread(w.tid);
     let mut args: Vec<Arg<'_>> = vec![("basis", Val::Str(IN_PROCESS))];
     if p.incomplete {
         args.push(("incomplete", Val::Bool(true)));
     }
-    let mine = counters.iter().filter(|c| c.0 == p.idx);
+    let mine = w.counters.iter().filter(|c| c.0 == p.idx);
     let before = args.len();
     args.extend(mine.map(|(_, name, v)| (name.as_str(), Val::Pmc(*v))));
     if args.len() > before {
@@ -318,7 +181,7 @@ fn write_pass<S: Sink>(
         let span = (Some(x), Some(x + c.max(0)));
         out.slice(t, "continue", "continue", span, &a, Flow::None)?;
     }
-    let restore_basis = w.restore_basis.as_deref().unwrap_or(IN_PROCESS);
+    let restore_basis = w.restore_basis.unwrap_or(IN_PROCESS);
     let restore = if w.restore_is_bound {
         "restore bound"
     } else {
@@ -345,38 +208,23 @@ fn write_pass<S: Sink>(
 }
 
 /// Plain dispatches: enqueue on the thread, GPU on the queue.
-pub fn write_plain_dispatches<S: Sink>(
-    conn: &Connection,
-    run_id: i64,
+pub fn draw_plain_dispatches<S: Sink>(
+    batch: &[PlainDispatch],
     out: &mut RunWriter<'_, S>,
 ) -> Result<()> {
-    let mut plain = conn.prepare(
-        "SELECT dispatch_id, COALESCE(kernel, '?'), COALESCE(thread, 0), queue, \"start\", \"end\",
-                gpu_start, gpu_end FROM krphase_dispatch WHERE run_id = ?1 ORDER BY id",
-    )?;
-    let mut rows = plain.query([run_id])?;
     let mut name = String::new();
-    while let Some(r) = rows.next()? {
-        let (d, k, tid, q): (i64, String, i64, Option<i64>) =
-            (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+    for d in batch {
         let a = [
             ("basis", Val::Str(IN_PROCESS)),
-            ("dispatch_id", Val::Int(d)),
+            ("dispatch_id", Val::Int(d.dispatch)),
         ];
         name.clear();
         name.push_str("enqueue ");
-        name.push_str(&k);
-        let span = (r.get(4)?, r.get(5)?);
-        out.slice(Track::Thread(tid), &name, "dispatch", span, &a, Flow::None)?;
-        if let Some(q) = q {
-            out.slice(
-                Track::Queue(q),
-                &k,
-                "gpu",
-                (r.get(6)?, r.get(7)?),
-                &a,
-                Flow::None,
-            )?;
+        name.push_str(&d.kernel);
+        let t = Track::Thread(d.tid);
+        out.slice(t, &name, "dispatch", d.span, &a, Flow::None)?;
+        if let Some(q) = d.queue {
+            out.slice(Track::Queue(q), &d.kernel, "gpu", d.gpu, &a, Flow::None)?;
         }
     }
     Ok(())
