@@ -5,19 +5,12 @@
 //! and peak RSS per format beside the protobuf's goals (≤ 300 MB, ≤ 5 s). `KRPHASE_BENCH_QUICK=1`
 //! shrinks the run tenfold.
 
-use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
-
 mod common;
-use common::krphase;
+use common::{krphase, median, synthetic_db};
 
 const ROUNDS: usize = 5;
 const GOAL_BYTES: u64 = 300_000_000;
 const GOAL_S: f64 = 5.0;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn main() {
     let windows: u64 = if std::env::var_os("KRPHASE_BENCH_QUICK").is_some() {
@@ -26,19 +19,8 @@ fn main() {
         1_000_000
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = dir.path().join("export.krp");
-    write_synthetic_file(
-        &file,
-        &SynthSpec {
-            windows,
-            ..SynthSpec::default()
-        },
-    )
-    .expect("write synthetic file");
-    let db = dir.path().join("export.db");
+    let db = synthetic_db(dir.path(), "export", windows);
     let db = db.to_str().unwrap();
-    krphase(&["--db", db, "import", file.to_str().unwrap()]);
-    std::fs::remove_file(&file).ok();
     let formats = [("pftrace", "t.pftrace"), ("json", "t.json")];
     let mut walls = vec![Vec::new(); formats.len()];
     let mut sizes = vec![0u64; formats.len()];

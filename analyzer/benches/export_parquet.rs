@@ -19,18 +19,13 @@ use std::time::Instant;
 use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
 
 mod common;
-use common::{children_cpu_s, krphase};
+use common::{children_cpu_s, krphase, median, synthetic_db};
 
 const ROUNDS: usize = 5;
 /// Export of 1 M windows, seconds.
 const GOAL_S: f64 = 5.0;
 /// The dataset against the SQLite database it came from.
 const GOAL_SIZE_RATIO: f64 = 1.0;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 /// Bytes of the files under `p`.
 fn size(p: &Path) -> u64 {
@@ -73,19 +68,8 @@ fn view_scan(db: &Path) -> f64 {
 }
 
 fn one_run_case(dir: &Path, windows: u64) {
-    let file = dir.join("one.krp");
-    write_synthetic_file(
-        &file,
-        &SynthSpec {
-            windows,
-            ..SynthSpec::default()
-        },
-    )
-    .expect("write synthetic file");
-    let db = dir.join("one.db");
+    let db = synthetic_db(dir, "one", windows);
     let db_s = db.to_str().unwrap();
-    krphase(&["--db", db_s, "import", file.to_str().unwrap()]);
-    std::fs::remove_file(&file).ok();
     let out = dir.join("one-parquet");
     let out_s = out.to_str().unwrap();
     let (mut walls, mut cpus, mut scans, mut rss) = (vec![], vec![], vec![], 0);

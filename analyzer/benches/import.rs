@@ -25,7 +25,7 @@ use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
 #[path = "common/bare_insert.rs"]
 mod bare_insert;
 mod common;
-use common::{children_cpu_s, krphase, thread_cpu_s};
+use common::{children_cpu_s, krphase, median, synthetic_db, thread_cpu_s};
 
 /// Events per replayed 2-pass window in the synthetic files (plus an opt-out every tenth).
 const EVENTS_PER_WINDOW: f64 = 17.6;
@@ -35,11 +35,6 @@ const ROUNDS: usize = 3;
 const GOAL_RATIO: f64 = 1.15;
 /// `report`'s goal on 1 M windows, seconds.
 const GOAL_REPORT_S: f64 = 0.5;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
 
 fn synthetic(dir: &Path, events: u64) -> (std::path::PathBuf, u64) {
     let windows = (events as f64 / EVENTS_PER_WINDOW).round() as u64;
@@ -189,19 +184,8 @@ fn ranks_case(dir: &Path, ranks: u64, windows: u64) {
 }
 
 fn report_case(dir: &Path, windows: u64) {
-    let file = dir.join("report.krp");
-    write_synthetic_file(
-        &file,
-        &SynthSpec {
-            windows,
-            ..SynthSpec::default()
-        },
-    )
-    .expect("write");
-    let db = dir.join("report.db");
+    let db = synthetic_db(dir, "report", windows);
     let db = db.to_str().unwrap();
-    krphase(&["--db", db, "import", file.to_str().unwrap()]);
-    std::fs::remove_file(&file).ok();
     for format in ["table", "json"] {
         let walls: Vec<f64> = (0..ROUNDS)
             .map(|_| krphase(&["--db", db, "report", "--format", format]).0)

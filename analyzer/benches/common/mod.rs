@@ -1,8 +1,42 @@
 //! What the analyzer's benchmarks share: running the built `krphase` and reading the peak RSS
-//! it reports.
+//! it reports, a database of one synthetic run, and the median.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
+
+use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
+
+/// `DIR/NAME.db` holding one synthetic run of `windows` windows (its phase file written,
+/// imported and removed).
+#[allow(dead_code)]
+pub fn synthetic_db(dir: &Path, name: &str, windows: u64) -> PathBuf {
+    let file = dir.join(format!("{name}.krp"));
+    write_synthetic_file(
+        &file,
+        &SynthSpec {
+            windows,
+            ..SynthSpec::default()
+        },
+    )
+    .expect("write synthetic file");
+    let db = dir.join(format!("{name}.db"));
+    krphase(&[
+        "--db",
+        db.to_str().unwrap(),
+        "import",
+        file.to_str().unwrap(),
+    ]);
+    std::fs::remove_file(&file).ok();
+    db
+}
+
+/// The median of `v` (the upper middle of an even count).
+#[allow(dead_code)]
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
 
 /// Runs krphase with `args`; returns wall seconds and the peak RSS it reported (KiB).
 pub fn krphase(args: &[&str]) -> (f64, u64) {
