@@ -25,6 +25,8 @@ pub mod synth;
 pub mod synth_benchmark;
 
 #[cfg(test)]
+mod continue_tests;
+#[cfg(test)]
 mod pipeline_tests;
 #[cfg(test)]
 mod summary_tests;

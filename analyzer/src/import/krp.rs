@@ -1013,10 +1013,6 @@ mod tests {
 }
 
 #[cfg(test)]
-#[path = "krp_continue_tests.rs"]
-mod continue_tests;
-
-#[cfg(test)]
 #[path = "krp_format_tests.rs"]
 mod format_tests;
 /// "; N dispatch, N allocation, N window records dropped …" when the trailer counts any record

@@ -1,11 +1,13 @@
 //! `krphase export perfetto [RUNS...] -o FILE`: one trace of the selected runs, as Perfetto
 //! protobuf ([`pftrace`], the default) or Chrome trace-event JSON ([`json`]). What the trace
-//! shows is decided once, in [`model`] (read by [`rows`], drawn by [`windows`]); the two writers only encode it.
+//! shows is decided once, in [`model`] (read by [`rows`], drawn by [`windows`], the two threads
+//! run by [`draw`]); the two writers only encode it.
 //!
 //! The file is written beside its destination under a temporary name and renamed into place
 //! when complete, so a failed export (an unwritable directory, a full disk) leaves no partial
 //! trace and no earlier trace is lost.
 
+pub mod draw;
 pub mod json;
 pub mod model;
 pub mod pftrace;
@@ -68,7 +70,7 @@ pub fn export(
         TraceFormat::Pftrace => {
             let mut sink =
                 pftrace::PftraceSink::new(BufWriter::with_capacity(1 << 20, file), true)?;
-            model::write_runs(conn, runs, &mut sink)?;
+            draw::write_runs(conn, runs, &mut sink)?;
             let events = sink.packets;
             let bytes = sink
                 .finish()
@@ -77,7 +79,7 @@ pub fn export(
         }
         TraceFormat::Json => {
             let mut sink = json::JsonSink::new(BufWriter::with_capacity(1 << 20, file))?;
-            model::write_runs(conn, runs, &mut sink)?;
+            draw::write_runs(conn, runs, &mut sink)?;
             let events = sink.events;
             let mut f = sink.finish()?;
             std::io::Write::flush(&mut f)

@@ -17,13 +17,9 @@
 //! Timestamps are the database's own: CLOCK_BOOTTIME nanoseconds, the clock the SDK stamps its
 //! records with, so the trace lines up with the SDK's (and rocprofv3's) of the same run.
 
-use std::sync::mpsc::{Receiver, sync_channel};
-
 use anyhow::Result;
-use rusqlite::Connection;
 
-use super::rows::{Batch, read_runs};
-use super::windows::{draw_plain_dispatches, draw_windows};
+pub use super::rows::RunInfo;
 
 /// A track of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -64,24 +60,6 @@ pub enum Flow {
     In(u64),
 }
 
-/// The run a sink is told about before its events.
-#[derive(Debug, Clone)]
-pub struct RunInfo {
-    pub id: i64,
-    pub label: Option<String>,
-    pub pid: i64,
-}
-
-impl RunInfo {
-    /// The process track's name: label, run id and pid.
-    pub fn name(&self) -> String {
-        match &self.label {
-            Some(l) => format!("krphase {l} (run {}, pid {})", self.id, self.pid),
-            None => format!("krphase run {} (pid {})", self.id, self.pid),
-        }
-    }
-}
-
 /// A slice to draw: its track, name, category and interval (ns).
 pub struct Slice<'a> {
     pub track: Track,
@@ -108,50 +86,6 @@ pub trait Sink {
     fn end_run(&mut self) -> Result<()>;
 }
 
-/// Writes `runs` into `sink`, one after the other: this thread reads the database
-/// ([`rows`](super::rows)) while a second one draws the rows into the sink, batch by batch.
-pub fn write_runs<S: Sink + Send>(conn: &Connection, runs: &[i64], sink: &mut S) -> Result<()> {
-    // A few batches in flight keep both threads busy without holding the run in memory.
-    let (tx, rx) = sync_channel::<Batch>(4);
-    std::thread::scope(|scope| {
-        let drawer = scope.spawn(move || draw_runs(&rx, sink));
-        let read = read_runs(conn, runs, &tx);
-        drop(tx);
-        let drawn = drawer
-            .join()
-            .map_err(|_| anyhow::anyhow!("the trace drawing thread panicked"))?;
-        // When drawing failed, reading stopped for it: drawing's error is the one to report.
-        drawn.and(read)
-    })
-}
-
-/// Draws the batches of each run as they arrive; returns when the reader is done (or stopped).
-fn draw_runs<S: Sink>(rx: &Receiver<Batch>, sink: &mut S) -> Result<()> {
-    while let Ok(b) = rx.recv() {
-        let Batch::Run(info) = b else {
-            anyhow::bail!("trace rows out of order: a batch before its run");
-        };
-        sink.begin_run(&info)?;
-        let mut w = RunWriter {
-            sink: &mut *sink,
-            next_flow: (info.id as u64) << 40,
-            spans: Vec::new(),
-        };
-        loop {
-            match rx.recv() {
-                Ok(Batch::Windows(b)) => draw_windows(&b, &mut w)?,
-                Ok(Batch::Plain(b)) => draw_plain_dispatches(&b, &mut w)?,
-                Ok(Batch::RunEnd) => break,
-                // The reader stopped on an error, which it reports.
-                Ok(Batch::Run(_)) | Err(_) => return Ok(()),
-            }
-        }
-        w.write_in_flight()?;
-        sink.end_run()?;
-    }
-    Ok(())
-}
-
 /// One run's writing state: the sink, the next flow id and the windows' spans for the
 /// in-flight counter.
 pub struct RunWriter<'s, S: Sink> {
@@ -161,7 +95,17 @@ pub struct RunWriter<'s, S: Sink> {
     spans: Vec<(i64, i64)>,
 }
 
-impl<S: Sink> RunWriter<'_, S> {
+impl<'s, S: Sink> RunWriter<'s, S> {
+    /// The writing state of run `run_id`: its flow ids start at `run_id << 40`, so two runs'
+    /// flows never meet.
+    pub fn new(sink: &'s mut S, run_id: i64) -> Self {
+        RunWriter {
+            sink,
+            next_flow: (run_id as u64) << 40,
+            spans: Vec::new(),
+        }
+    }
+
     /// A slice, skipped when either end is unknown or it runs backwards.
     pub fn slice(
         &mut self,
@@ -202,7 +146,7 @@ impl<S: Sink> RunWriter<'_, S> {
 
     /// The in-flight counter: +1 at each window's start, −1 at its end, in time order (an end
     /// before a start at the same instant), one value per change.
-    fn write_in_flight(&mut self) -> Result<()> {
+    pub fn write_in_flight(&mut self) -> Result<()> {
         let mut edges: Vec<(i64, i64)> = Vec::with_capacity(self.spans.len() * 2);
         for &(s, e) in &self.spans {
             edges.push((s, 1));

@@ -12,8 +12,25 @@ use rusqlite::Connection;
 use rusqlite::types::ValueRef;
 use rustc_hash::FxHashMap as HashMap;
 
-use super::model::RunInfo;
 use crate::db::basis::Basis;
+
+/// The run a sink is told about before its events.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    pub id: i64,
+    pub label: Option<String>,
+    pub pid: i64,
+}
+
+impl RunInfo {
+    /// The process track's name: label, run id and pid.
+    pub fn name(&self) -> String {
+        match &self.label {
+            Some(l) => format!("krphase {l} (run {}, pid {})", self.id, self.pid),
+            None => format!("krphase run {} (pid {})", self.id, self.pid),
+        }
+    }
+}
 
 /// Windows per batch: large enough that the channel costs nothing per window, small enough that
 /// the drawing thread starts at once and memory stays flat.

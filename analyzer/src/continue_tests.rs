@@ -8,7 +8,7 @@ use krphase_format::synthetic::Synthetic;
 use krphase_format::{Event, FileWriter, NameSpace, Record, Trailer};
 use rusqlite::Connection;
 
-use super::import_file;
+use crate::import::krp::import_file;
 use crate::synth::{SynthSpec, header};
 use crate::{db, export, report};
 
