@@ -72,6 +72,44 @@ fn span(s: &Value) -> (i64, i64) {
     (s["ts"].as_i64().unwrap(), s["end"].as_i64().unwrap())
 }
 
+/// Each slice sits in the slice it belongs to, as a reader pairing a track's begins and ends in
+/// time order sees them: the pre-pass's split (lock+drain, snapshot) in a pre-pass, every phase
+/// in a window.
+fn assert_well_nested(v: &RunView<'_>) {
+    // The decoder lists slices in begin order with their depth on the track: a slice's parent is
+    // the last one before it on its track one level up.
+    let mut open: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+    for s in &v.slices {
+        let name = s["name"].as_str().unwrap_or("");
+        let cat = s["cats"][0].as_str().unwrap_or("");
+        let depth = s["depth"].as_u64().unwrap() as usize;
+        let stack = open.entry(s["track"].as_u64().unwrap()).or_default();
+        stack.truncate(depth);
+        match stack.last() {
+            Some(&parent) if name == "lock+drain" || name == "snapshot" => {
+                assert_eq!(parent, "pre-pass", "{name} at {} lies in {parent}", s["ts"]);
+            }
+            Some(&parent) if cat == "phase" || cat == "pass" || cat == "restore" => {
+                assert!(
+                    parent.starts_with("window"),
+                    "{name} at {} lies in {parent}",
+                    s["ts"]
+                );
+            }
+            None => {
+                let inner = ["phase", "pass", "continue", "restore"];
+                assert!(
+                    !inner.contains(&cat),
+                    "{name} at {} lies in no window",
+                    s["ts"]
+                );
+            }
+            _ => {}
+        }
+        stack.push(name);
+    }
+}
+
 fn spans(v: &RunView<'_>, pred: impl Fn(&Value) -> bool) -> Vec<(i64, i64)> {
     let mut out: Vec<(i64, i64)> = v
         .slices
@@ -154,6 +192,29 @@ fn check_run(c: &Connection, t: &Value, run: i64) {
         "FROM krphase_window WHERE run_id = ?1 AND (outcome = 'replayed' OR stuck_ns IS NOT NULL)";
     let windows = pairs(c, &format!("SELECT \"start\", \"end\" {drawn}"), run);
     assert!(!windows.is_empty());
+    assert_well_nested(&v);
+    let prepass = pairs(
+        c,
+        &format!("SELECT pass_count_return, first_pass_enter {drawn}"),
+        run,
+    );
+    assert_eq!(spans(&v, |s| s["name"] == "pre-pass"), prepass);
+    // The snapshot ends where the pre-pass does (the log gives its length, not its place).
+    let split = pairs(
+        c,
+        &format!(
+            "SELECT first_pass_enter, first_pass_enter FROM krphase_window w
+             WHERE run_id = ?1 AND (outcome = 'replayed' OR stuck_ns IS NOT NULL)
+               AND EXISTS (SELECT 1 FROM krphase_window_phase v
+                           WHERE v.window_id = w.id AND v.snapshot_ns IS NOT NULL)"
+        ),
+        run,
+    );
+    let snap_ends: Vec<(i64, i64)> = spans(&v, |s| s["name"] == "snapshot")
+        .into_iter()
+        .map(|(_, e)| (e, e))
+        .collect();
+    assert_eq!(snap_ends, split, "each snapshot ends its pre-pass");
     assert_eq!(spans(&v, |s| s["cats"][0] == "window"), windows);
     assert!(
         v.slices

@@ -516,9 +516,21 @@ impl Sink for PftraceSink {
     fn slice(&mut self, s: &Slice<'_>, args: &[Arg<'_>], flow: Flow) -> Result<()> {
         let track = self.track(s.track)?;
         self.close_before(track, s.start, s.end)?;
+        // A slice that outlived the one it opens in would end its parent in a reader (slices
+        // pair per track in time order); the drawing keeps children inside, and the file stays
+        // well nested whatever it is handed.
+        let parent = self.open.get(&track).and_then(|o| o.last().copied());
+        debug_assert!(
+            parent.is_none_or(|p| s.end <= p),
+            "{} [{}, {}] outlives its parent's end {parent:?}",
+            s.name,
+            s.start,
+            s.end
+        );
+        let end = parent.map_or(s.end, |p| s.end.min(p));
         self.head(pb::TYPE_SLICE_BEGIN, s.name, s.cat, args, flow);
         self.event(s.start, track)?;
-        self.open.entry(track).or_default().push(s.end);
+        self.open.entry(track).or_default().push(end);
         Ok(())
     }
 

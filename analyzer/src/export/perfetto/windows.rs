@@ -96,32 +96,65 @@ fn write_prepass<S: Sink>(w: &WindowSlices, out: &mut RunWriter<'_, S>) -> Resul
     let m = [("basis", Val::Str(IN_PROCESS))];
     out.slice(t, "config", "phase", (w.start, pcr), &m, Flow::None)?;
     out.slice(t, "pre-pass", "phase", (pcr, w.first_enter), &m, Flow::None)?;
-    let (Some(p), Some(d), Some(s)) = (pcr, w.drain_ns, w.snapshot_ns) else {
+    let (Some(p), Some(f), Some(s)) = (pcr, w.first_enter, w.snapshot_ns) else {
         // No split: the snapshot's bytes are on the counter over the whole pre-pass.
         return bytes_counter(w, (pcr, w.first_enter), out);
     };
-    // The split of the pre-pass: the SDK's snapshot time placed at its end, the rest before it
-    // (the SDK log gives durations, not timestamps).
-    let snap = (p + d.max(0), p + d.max(0) + s);
+    let Some(split) = split_prepass(p, f, w.drain_ns, s) else {
+        return bytes_counter(w, (pcr, w.first_enter), out);
+    };
     let drain = [("basis", Val::Str("in_process_minus_sdk_log"))];
-    out.slice(
-        t,
-        "lock+drain",
-        "phase",
-        (Some(p), Some(snap.0)),
-        &drain,
-        Flow::None,
-    )?;
+    let lock = (Some(split.drain.0), Some(split.drain.1));
+    out.slice(t, "lock+drain", "phase", lock, &drain, Flow::None)?;
     let mut args = vec![("basis", Val::Str(w.snapshot_basis.unwrap_or("sdk_log")))];
+    if split.clamped {
+        // The log prints the snapshot's seconds at a coarse resolution, so its figure can exceed
+        // the pre-pass measured around it by up to that resolution: the slice is drawn to the
+        // pre-pass's end, and the log's own figure is kept beside it.
+        args.push(("snapshot_ns_logged", Val::Int(s)));
+    }
     if let Some(b) = w.snapshot_bytes {
         args.push(("bytes", Val::Int(b)));
     }
     if let Some(b) = &w.bytes_basis {
         args.push(("bytes_basis", Val::Str(b)));
     }
-    let span = (Some(snap.0), Some(snap.1));
+    let span = (Some(split.snapshot.0), Some(split.snapshot.1));
     out.slice(t, "snapshot", "phase", span, &args, Flow::None)?;
     bytes_counter(w, span, out)
+}
+
+/// The pre-pass `[start, end]` split into lock+drain then snapshot.
+#[derive(Debug, PartialEq, Eq)]
+struct PrepassSplit {
+    drain: (i64, i64),
+    snapshot: (i64, i64),
+    /// The log's snapshot was longer than the pre-pass and was cut to it.
+    clamped: bool,
+}
+
+/// Places the SDK's snapshot time at the pre-pass's end and the rest (lock+drain) before it: the
+/// log gives durations, not timestamps. Both stay inside the pre-pass, so the slices nest; a
+/// snapshot longer than the pre-pass (the log's rounding) fills it. None for a pre-pass that
+/// runs backwards or a negative snapshot.
+fn split_prepass(
+    start: i64,
+    end: i64,
+    drain_ns: Option<i64>,
+    snap_ns: i64,
+) -> Option<PrepassSplit> {
+    if end < start || snap_ns < 0 {
+        return None;
+    }
+    let len = end - start;
+    let snap = snap_ns.min(len);
+    let drain = drain_ns.unwrap_or(len - snap).clamp(0, len - snap);
+    let at = start + drain;
+    Some(PrepassSplit {
+        drain: (start, at),
+        snapshot: (at, at + snap),
+        clamped: snap < snap_ns,
+    })
 }
 
 /// The snapshot-bytes counter: the window's bytes over `span`, back to 0 at its end.
@@ -228,4 +261,32 @@ pub fn draw_plain_dispatches<S: Sink>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_split_stays_inside_the_prepass() {
+        let s = split_prepass(100, 200, Some(30), 70).unwrap();
+        assert_eq!(
+            (s.drain, s.snapshot, s.clamped),
+            ((100, 130), (130, 200), false)
+        );
+        // The log's rounding made the snapshot 40 ns longer than the pre-pass.
+        let s = split_prepass(100, 200, Some(-40), 140).unwrap();
+        assert_eq!(
+            (s.drain, s.snapshot, s.clamped),
+            ((100, 100), (100, 200), true)
+        );
+        // A phase line's lock+drain plus snapshot longer than the pre-pass.
+        let s = split_prepass(100, 200, Some(50), 80).unwrap();
+        assert_eq!(
+            (s.drain, s.snapshot, s.clamped),
+            ((100, 120), (120, 200), false)
+        );
+        assert_eq!(split_prepass(200, 100, None, 10), None);
+        assert_eq!(split_prepass(100, 200, None, -1), None);
+    }
 }
