@@ -202,12 +202,10 @@ fn check_run(c: &Connection, t: &Value, run: i64) {
     // The snapshot ends where the pre-pass does (the log gives its length, not its place).
     let split = pairs(
         c,
-        &format!(
-            "SELECT first_pass_enter, first_pass_enter FROM krphase_window w
-             WHERE run_id = ?1 AND (outcome = 'replayed' OR stuck_ns IS NOT NULL)
-               AND EXISTS (SELECT 1 FROM krphase_window_phase v
-                           WHERE v.window_id = w.id AND v.snapshot_ns IS NOT NULL)"
-        ),
+        "SELECT first_pass_enter, first_pass_enter FROM krphase_window w
+         WHERE run_id = ?1 AND (outcome = 'replayed' OR stuck_ns IS NOT NULL)
+           AND EXISTS (SELECT 1 FROM krphase_window_phase v
+                       WHERE v.window_id = w.id AND v.snapshot_ns IS NOT NULL)",
         run,
     );
     let snap_ends: Vec<(i64, i64)> = spans(&v, |s| s["name"] == "snapshot")
