@@ -3,7 +3,7 @@
 (PyPI `perfetto`, `perfetto/protos/perfetto/trace/perfetto_trace_pb2.py`, on the `protobuf`
 runtime) and prints what it holds as JSON: tracks, slices (begin/end matched per track in
 timestamp order, as a trace viewer does), instants, flows and counter values, every timestamp
-resolved through the sequence's clock defaults. The trace is read as any producer's would be:
+resolved through the sequence's clock defaults and each event's track through its default track. The trace is read as any producer's would be:
 nothing here knows how krphase wrote it.
 
 Usage: decode.py TRACE         the trace's contents as JSON
@@ -42,6 +42,7 @@ class Sequence:
     def __init__(self):
         self.names, self.cats, self.keys, self.values = {}, {}, {}, {}
         self.clock = None
+        self.default_track = None
         self.cleared = False
 
     def intern(self, d):
@@ -87,7 +88,10 @@ def decode(data):
             seqs[p.trusted_packet_sequence_id] = seq = Sequence()
             seq.cleared = True
         if p.HasField("trace_packet_defaults"):
-            seq.clock = p.trace_packet_defaults.timestamp_clock_id
+            d = p.trace_packet_defaults
+            seq.clock = d.timestamp_clock_id
+            if d.HasField("track_event_defaults") and d.track_event_defaults.HasField("track_uuid"):
+                seq.default_track = d.track_event_defaults.track_uuid
         if p.HasField("interned_data"):
             seq.intern(p.interned_data)
         if p.HasField("track_descriptor"):
@@ -103,7 +107,7 @@ def decode(data):
             "order": order,
             "ts": p.timestamp,
             "type": e.type,
-            "track": e.track_uuid,
+            "track": e.track_uuid if e.HasField("track_uuid") else seq.default_track,
             "name": seq.names.get(e.name_iid) if e.HasField("name_iid") else e.name or None,
             "cats": [seq.cats[c] for c in e.category_iids] + list(e.categories),
             "args": dict(annotation(seq, a) for a in e.debug_annotations),

@@ -10,7 +10,11 @@
 //! begin/end pairs, nested per track (a parent's end is written after its children's, so equal
 //! timestamps keep their nesting); a pass's slice starts a flow that its GPU slice ends.
 //!
-//! Clock: every timestamp is CLOCK_BOOTTIME nanoseconds, declared once in the sequence's
+//! Each run starts by clearing the sequence's incremental state and restating its defaults: its
+//! strings are interned anew, and its main thread's track is the default track, so the events on
+//! it (most of a run's) carry no track uuid, a third of their bytes.
+//!
+//! Clock: every timestamp is CLOCK_BOOTTIME nanoseconds, declared in the sequence's
 //! `TracePacketDefaults.timestamp_clock_id` (BUILTIN_CLOCK_BOOTTIME). rocprofv3 writes its
 //! `.pftrace` through the Perfetto SDK with the SDK's own record timestamps (CLOCK_BOOTTIME ns)
 //! as explicit event times and the SDK's default trace clock, BOOTTIME (read in
@@ -263,6 +267,8 @@ pub struct PftraceSink {
     queues: HashMap<i64, usize>,
     /// The run's counter tracks: snapshot bytes, windows in flight.
     counters: [u64; 2],
+    /// The sequence's default track (the run's main thread; 0 for none): its events omit it.
+    default_track: u64,
     /// Reused buffers: the event's fields, the strings interned for its packet.
     body: Vec<u8>,
     packet: Vec<u8>,
@@ -272,7 +278,7 @@ pub struct PftraceSink {
 impl PftraceSink {
     /// A writer into `w`; `compress` bundles packets into deflate-compressed bundles.
     pub fn new<W: Write + Send + 'static>(w: W, compress: bool) -> Result<Self> {
-        let mut s = PftraceSink {
+        let s = PftraceSink {
             out: Bundler::new(w, compress),
             strings: Interner::default(),
             run: 0,
@@ -282,24 +288,38 @@ impl PftraceSink {
             open: HashMap::default(),
             queues: HashMap::default(),
             counters: [0; 2],
+            default_track: 0,
             body: Vec::new(),
             packet: Vec::new(),
             packets: 0,
         };
-        // The sequence's first packet: its state starts here, and its timestamps are BOOTTIME.
-        s.push(TracePacket {
+        Ok(s)
+    }
+
+    /// Starts the sequence's incremental state afresh (no string interned) with its defaults:
+    /// BOOTTIME timestamps and, when given, the default track of events that name none.
+    fn clear_state(&mut self, default_track: Option<u64>) -> Result<()> {
+        self.strings = Interner::default();
+        self.default_track = default_track.unwrap_or(0);
+        self.push(TracePacket {
             trusted_packet_sequence_id: Some(SEQUENCE_ID),
             sequence_flags: Some(pb::SEQ_INCREMENTAL_STATE_CLEARED),
             trace_packet_defaults: Some(pb::TracePacketDefaults {
                 timestamp_clock_id: Some(pb::BUILTIN_CLOCK_BOOTTIME),
+                track_event_defaults: default_track.map(|t| pb::TrackEventDefaults {
+                    track_uuid: Some(t),
+                }),
             }),
             ..Default::default()
-        })?;
-        Ok(s)
+        })
     }
 
     /// Writes what is left; returns the file's size in bytes.
     pub fn finish(mut self) -> Result<u64> {
+        if self.packets == 0 {
+            // A trace of no run still states its clock.
+            self.clear_state(None)?;
+        }
         self.out.finish()
     }
 
@@ -360,8 +380,10 @@ impl PftraceSink {
     /// encoded straight into the bundle (a million windows are twenty million events), with the
     /// strings it interned on its packet.
     fn event(&mut self, ts: i64, track: u64) -> Result<()> {
-        key(11, WireType::Varint, &mut self.body);
-        varint(track, &mut self.body);
+        if track != self.default_track {
+            key(11, WireType::Varint, &mut self.body);
+            varint(track, &mut self.body);
+        }
         let interned = &mut self.packet;
         interned.clear();
         if let Some(i) = self.strings.take() {
@@ -484,6 +506,8 @@ impl Sink for PftraceSink {
         self.pid = i32::try_from(run.pid).unwrap_or(0);
         self.process = uuid(run.id, KIND_PROCESS, 0);
         self.queues.clear();
+        let main = run.main_thread.map(|t| uuid(run.id, KIND_THREAD, t));
+        self.clear_state(main)?;
         let mut d = pb::TrackDescriptor {
             uuid: Some(self.process),
             ..Default::default()
@@ -509,6 +533,9 @@ impl Sink for PftraceSink {
                 counter: Some(pb::CounterDescriptor { unit: Some(unit) }),
                 ..Default::default()
             })?;
+        }
+        if let Some(t) = run.main_thread {
+            self.track(Track::Thread(t))?;
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! The subset of Perfetto's trace protos that `krphase export perfetto` writes, declared for
 //! `prost`. Field numbers and types are those of Perfetto's `protos/perfetto/trace/*.proto` (v51):
-//! `TracePacket`, `TracePacketDefaults`, `TrackDescriptor` with its process, thread and counter
+//! `TracePacket`, `TracePacketDefaults` with `TrackEventDefaults`, `TrackDescriptor` with its process, thread and counter
 //! descriptors, `TrackEvent`, `DebugAnnotation` and `InternedData`. Only documented fields are
 //! declared; repeated scalars are unpacked, as those proto2 files declare them.
 
@@ -38,6 +38,15 @@ pub enum Data {
 pub struct TracePacketDefaults {
     #[prost(uint32, optional, tag = "58")]
     pub timestamp_clock_id: Option<u32>,
+    #[prost(message, optional, tag = "11")]
+    pub track_event_defaults: Option<TrackEventDefaults>,
+}
+
+/// `TrackEventDefaults`: the track of every track event that names none.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TrackEventDefaults {
+    #[prost(uint64, optional, tag = "11")]
+    pub track_uuid: Option<u64>,
 }
 
 /// `TrackDescriptor`: a process, thread, named or counter track.

@@ -20,6 +20,8 @@ pub struct RunInfo {
     pub id: i64,
     pub label: Option<String>,
     pub pid: i64,
+    /// The thread of the run's first window (or plain dispatch): most of its events are there.
+    pub main_thread: Option<i64>,
 }
 
 impl RunInfo {
@@ -127,16 +129,17 @@ const LOG_COLUMNS: &str = "l.reason, l.snapshot_ns, l.snap_ns, l.lock_drain_ns, 
 /// The windows of run `?1` in id order. A run's windows are one id range: walked in id order,
 /// no sort (the unary + keeps the planner off the run index).
 fn windows_sql(with_log: bool) -> String {
+    // Without a log, its columns are not selected at all: `window_row` reads them only then.
     let (log, join) = if with_log {
         (
-            LOG_COLUMNS,
+            format!(", {LOG_COLUMNS}"),
             "LEFT JOIN krphase_sdk_log l ON l.window_id = w.id",
         )
     } else {
-        ("NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL", "")
+        (String::new(), "")
     };
     format!(
-        "SELECT {WINDOW_COLUMNS}, {log} FROM krphase_window w {join}
+        "SELECT {WINDOW_COLUMNS}{log} FROM krphase_window w {join}
          WHERE w.id BETWEEN (SELECT MIN(id) FROM krphase_window WHERE run_id = ?1)
                         AND (SELECT MAX(id) FROM krphase_window WHERE run_id = ?1)
            AND +w.run_id = ?1
@@ -173,6 +176,7 @@ impl Kernels {
 }
 
 /// A window's SDK log figures (all `None` without a joined log).
+#[derive(Default)]
 struct Log {
     reason: Option<String>,
     snapshot_ns: Option<i64>,
@@ -184,7 +188,24 @@ struct Log {
     restore_ns: Option<i64>,
 }
 
-fn window_row(r: &rusqlite::Row<'_>, kernels: &mut Kernels) -> rusqlite::Result<WindowSlices> {
+/// An integer column or NULL, read without the generic conversion (the reading's hot path: a
+/// million windows are some 25 million columns); any other type takes the checked path for its
+/// error.
+#[inline]
+fn int(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<i64>> {
+    match r.get_ref(i)? {
+        ValueRef::Integer(v) => Ok(Some(v)),
+        ValueRef::Null => Ok(None),
+        _ => r.get(i),
+    }
+}
+
+/// A window row of [`windows_sql`]`(with_log)`.
+fn window_row(
+    r: &rusqlite::Row<'_>,
+    kernels: &mut Kernels,
+    with_log: bool,
+) -> rusqlite::Result<WindowSlices> {
     let declined = match r.get_ref(5)? {
         ValueRef::Text(b"replayed") => None,
         _ => Some((r.get(5)?, r.get(6)?)),
@@ -194,15 +215,15 @@ fn window_row(r: &rusqlite::Row<'_>, kernels: &mut Kernels) -> rusqlite::Result<
         dispatch: r.get(1)?,
         kernel: kernels.get(r, 2)?,
         tid: r.get(3)?,
-        queue: r.get(4)?,
+        queue: int(r, 4)?,
         declined,
-        passes: r.get(7)?,
-        start: r.get(8)?,
-        end: r.get(9)?,
-        pass_count_return: r.get(10)?,
-        first_enter: r.get(11)?,
-        last_exit: r.get(12)?,
-        stuck: r.get::<_, Option<i64>>(13)?.is_some(),
+        passes: int(r, 7)?,
+        start: int(r, 8)?,
+        end: int(r, 9)?,
+        pass_count_return: int(r, 10)?,
+        first_enter: int(r, 11)?,
+        last_exit: int(r, 12)?,
+        stuck: int(r, 13)?.is_some(),
         snapshot_ns: None,
         drain_ns: None,
         snapshot_bytes: None,
@@ -218,17 +239,21 @@ fn window_row(r: &rusqlite::Row<'_>, kernels: &mut Kernels) -> rusqlite::Result<
         Some(s) => s == "observe",
         None => w.pass_count_return.is_none() && w.first_enter.is_none(),
     };
-    let log = Log {
-        reason: r.get(17)?,
-        snapshot_ns: r.get(18)?,
-        snap_ns: r.get(19)?,
-        lock_drain_ns: r.get(20)?,
-        snapshot_bytes: r.get(21)?,
-        footprint_bytes: r.get(22)?,
-        window_ns: r.get(23)?,
-        restore_ns: r.get(24)?,
+    let log = if with_log {
+        Log {
+            reason: r.get(17)?,
+            snapshot_ns: int(r, 18)?,
+            snap_ns: int(r, 19)?,
+            lock_drain_ns: int(r, 20)?,
+            snapshot_bytes: int(r, 21)?,
+            footprint_bytes: int(r, 22)?,
+            window_ns: int(r, 23)?,
+            restore_ns: int(r, 24)?,
+        }
+    } else {
+        Log::default()
     };
-    derive(&mut w, observe, r.get(15)?, r.get(16)?, log);
+    derive(&mut w, observe, int(r, 15)?, int(r, 16)?, log);
     Ok(w)
 }
 
@@ -290,11 +315,11 @@ fn pass_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Pass> {
     Ok(Pass {
         window: r.get(0)?,
         idx: r.get(1)?,
-        start: r.get(2)?,
-        exit: r.get(3)?,
-        gpu: (r.get(4)?, r.get(5)?),
-        restore: (r.get(6)?, r.get(7)?),
-        continue_ns: r.get(8)?,
+        start: int(r, 2)?,
+        exit: int(r, 3)?,
+        gpu: (int(r, 4)?, int(r, 5)?),
+        restore: (int(r, 6)?, int(r, 7)?),
+        continue_ns: int(r, 8)?,
         incomplete: r.get::<_, i64>(9)? != 0,
     })
 }
@@ -321,10 +346,19 @@ fn run_info(conn: &Connection, id: i64) -> Result<RunInfo> {
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .map_err(|_| anyhow!("unknown run id {id}"))?;
+    let main_thread = conn
+        .query_row(
+            "SELECT COALESCE(
+                 (SELECT COALESCE(thread, 0) FROM krphase_window WHERE run_id = ?1 ORDER BY id LIMIT 1),
+                 (SELECT COALESCE(thread, 0) FROM krphase_dispatch WHERE run_id = ?1 ORDER BY id LIMIT 1))",
+            [id],
+            |r| r.get(0),
+        )?;
     Ok(RunInfo {
         id,
         label,
         pid: pid.unwrap_or(id),
+        main_thread,
     })
 }
 
@@ -353,7 +387,7 @@ fn read_windows(
     let mut rows = windows.query([run_id])?;
     let mut batch = WindowBatch::default();
     while let Some(r) = rows.next()? {
-        let mut w = window_row(r, kernels)?;
+        let mut w = window_row(r, kernels, has_log)?;
         let first = batch.passes.len();
         while let Some(p) = passes.next_if(|p| p.as_ref().map_or(true, |p| p.window <= w.id)) {
             let p = p?;
@@ -519,7 +553,7 @@ mod tests {
         let mut kernels = Kernels::default();
         let got: Vec<Derived> = st
             .query_map([1], |r| {
-                let w = window_row(r, &mut kernels)?;
+                let w = window_row(r, &mut kernels, true)?;
                 let s = |c: Option<Code>| c.map(str::to_owned);
                 Ok((
                     w.declined.map(|d| d.1),

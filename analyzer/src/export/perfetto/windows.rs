@@ -2,6 +2,9 @@
 //! [`super::rows`] reads: a window is a slice on its thread with its phases and passes, each
 //! pass's GPU execution a slice on its queue; a declined window is an instant.
 
+use std::borrow::Cow;
+use std::sync::Arc;
+
 use anyhow::Result;
 
 use super::model::{Arg, Counter, Flow, RunWriter, Sink, Track, Val};
@@ -9,9 +12,60 @@ use super::rows::{Pass, PlainDispatch, WindowBatch, WindowSlices};
 
 const IN_PROCESS: &str = "in_process";
 
+/// The slice names of the kernel drawn last, made once per kernel rather than once per window
+/// (a million windows would be three million small strings).
+#[derive(Default)]
+struct Names {
+    kernel: Option<Arc<str>>,
+    window: String,
+    /// `KERNEL pass i`, by pass index, made as they are first needed.
+    gpu: Vec<String>,
+}
+
+impl Names {
+    /// Pass indices past this are named on the spot.
+    const CACHED: usize = 64;
+
+    fn of(&mut self, kernel: &Arc<str>) -> &mut Self {
+        if !self.kernel.as_ref().is_some_and(|k| Arc::ptr_eq(k, kernel)) {
+            self.kernel = Some(Arc::clone(kernel));
+            self.window = format!("window {kernel}");
+            self.gpu.clear();
+        }
+        self
+    }
+
+    fn gpu(&mut self, idx: i64) -> Cow<'_, str> {
+        let kernel = self.kernel.as_deref().unwrap_or("?");
+        match usize::try_from(idx) {
+            Ok(i) if i < Self::CACHED => {
+                while self.gpu.len() <= i {
+                    let n = self.gpu.len();
+                    self.gpu.push(format!("{kernel} pass {n}"));
+                }
+                Cow::Borrowed(&self.gpu[i])
+            }
+            _ => Cow::Owned(format!("{kernel} pass {idx}")),
+        }
+    }
+}
+
+/// `pass i`, without allocating for the usual few passes.
+fn pass_name(idx: i64, stuck: bool) -> Cow<'static, str> {
+    const NAMES: [&str; 8] = [
+        "pass 0", "pass 1", "pass 2", "pass 3", "pass 4", "pass 5", "pass 6", "pass 7",
+    ];
+    match usize::try_from(idx) {
+        _ if stuck => Cow::Owned(format!("pass {idx} (stuck)")),
+        Ok(i) if i < NAMES.len() => Cow::Borrowed(NAMES[i]),
+        _ => Cow::Owned(format!("pass {idx}")),
+    }
+}
+
 /// Each window of a batch: a decline instant for a declined one; the slices of a replayed (or
 /// stuck) one.
 pub fn draw_windows<S: Sink>(batch: &WindowBatch, out: &mut RunWriter<'_, S>) -> Result<()> {
+    let mut names = Names::default();
     for w in &batch.windows {
         if let Some((outcome, reason)) = &w.declined {
             write_decline(w, outcome, reason, out)?;
@@ -21,7 +75,8 @@ pub fn draw_windows<S: Sink>(batch: &WindowBatch, out: &mut RunWriter<'_, S>) ->
                 continue;
             }
         }
-        write_window(w, &batch.passes[w.pass_rows.clone()], out)?;
+        let names = names.of(&w.kernel);
+        write_window(w, &batch.passes[w.pass_rows.clone()], names, out)?;
     }
     Ok(())
 }
@@ -51,6 +106,7 @@ fn write_decline<S: Sink>(
 fn write_window<S: Sink>(
     w: &WindowSlices,
     passes: &[Pass],
+    names: &mut Names,
     out: &mut RunWriter<'_, S>,
 ) -> Result<()> {
     let mut args: Vec<Arg<'_>> = vec![("dispatch_id", Val::Int(w.dispatch))];
@@ -74,16 +130,21 @@ fn write_window<S: Sink>(
     if let Some(b) = &w.window_basis {
         args.push(("window_ns_basis", Val::Str(b)));
     }
-    let name = format!("window {}", w.kernel);
     let t = Track::Thread(w.tid);
-    if out.slice(t, &name, "window", (w.start, w.end), &args, Flow::None)?
-        && let (Some(s), Some(e)) = (w.start, w.end)
+    if out.slice(
+        t,
+        &names.window,
+        "window",
+        (w.start, w.end),
+        &args,
+        Flow::None,
+    )? && let (Some(s), Some(e)) = (w.start, w.end)
     {
         out.window_span(s, e);
     }
     write_prepass(w, out)?;
     for p in passes {
-        write_pass(w, p, out)?;
+        write_pass(w, p, names, out)?;
     }
     let b = [("basis", Val::Str(IN_PROCESS))];
     out.slice(t, "tail", "phase", (w.last_exit, w.end), &b, Flow::None)?;
@@ -174,7 +235,12 @@ fn bytes_counter<S: Sink>(
 
 /// A pass: its slice (with a flow to its GPU slice), its continue decision and restore on the
 /// thread, its GPU execution on the queue.
-fn write_pass<S: Sink>(w: &WindowSlices, p: &Pass, out: &mut RunWriter<'_, S>) -> Result<()> {
+fn write_pass<S: Sink>(
+    w: &WindowSlices,
+    p: &Pass,
+    names: &mut Names,
+    out: &mut RunWriter<'_, S>,
+) -> Result<()> {
     let t = Track::Thread(w.tid);
     let mut args: Vec<Arg<'_>> = vec![("basis", Val::Str(IN_PROCESS))];
     if p.incomplete {
@@ -187,11 +253,7 @@ fn write_pass<S: Sink>(w: &WindowSlices, p: &Pass, out: &mut RunWriter<'_, S>) -
         let code = crate::db::basis::Basis::SdkCounting.code();
         args.push(("counters_basis", Val::Str(code)));
     }
-    let name = if p.incomplete {
-        format!("pass {} (stuck)", p.idx)
-    } else {
-        format!("pass {}", p.idx)
-    };
+    let name = pass_name(p.idx, p.incomplete);
     // A stuck pass never exited: it lasts until CONFIG EXIT.
     let end = if p.incomplete {
         p.exit.or(w.end)
@@ -234,7 +296,7 @@ fn write_pass<S: Sink>(w: &WindowSlices, p: &Pass, out: &mut RunWriter<'_, S>) -
             Flow::Out(id) => Flow::In(id),
             _ => Flow::None,
         };
-        let name = format!("{} pass {}", w.kernel, p.idx);
+        let name = names.gpu(p.idx);
         out.slice(Track::Queue(q), &name, "gpu", p.gpu, &a, flow)?;
     }
     Ok(())
