@@ -16,10 +16,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
-
 mod common;
-use common::{children_cpu_s, krphase, median, synthetic_db};
+use common::{children_cpu_s, krphase, median, rank_files, synthetic_db};
 
 const ROUNDS: usize = 5;
 /// Export of 1 M windows, seconds.
@@ -123,22 +121,7 @@ fn one_run_case(dir: &Path, windows: u64) {
 fn ranks_case(dir: &Path, ranks: u64, windows: u64) {
     let db = dir.join("ranks.db");
     let db_s = db.to_str().unwrap();
-    let files: Vec<String> = (0..ranks)
-        .map(|r| {
-            let f = dir.join(format!("rank-{r}.krp"));
-            write_synthetic_file(
-                &f,
-                &SynthSpec {
-                    windows,
-                    pid: 10_000 + r as u32,
-                    seed: r + 1,
-                    ..SynthSpec::default()
-                },
-            )
-            .expect("write rank file");
-            f.display().to_string()
-        })
-        .collect();
+    let files = rank_files(dir, ranks, windows, false);
     let mut args = vec!["--db", db_s, "import"];
     args.extend(files.iter().map(String::as_str));
     krphase(&args);

@@ -25,7 +25,7 @@ use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
 #[path = "common/bare_insert.rs"]
 mod bare_insert;
 mod common;
-use common::{children_cpu_s, krphase, median, synthetic_db, thread_cpu_s};
+use common::{children_cpu_s, krphase, median, rank_files, synthetic_db, thread_cpu_s};
 
 /// Events per replayed 2-pass window in the synthetic files (plus an opt-out every tenth).
 const EVENTS_PER_WINDOW: f64 = 17.6;
@@ -124,27 +124,7 @@ fn import_case(dir: &Path, events: u64) {
 /// `RANKS` rank files in one `krphase import`, one at a time (`--jobs 1`) and decoded in
 /// parallel (the default: one per core), alternated.
 fn ranks_case(dir: &Path, ranks: u64, windows: u64) {
-    let files: Vec<String> = (0..ranks)
-        .map(|r| {
-            let f = dir.join(format!("rank-{r}.krp"));
-            write_synthetic_file(
-                &f,
-                &SynthSpec {
-                    windows,
-                    pid: 10_000 + r as u32,
-                    seed: r + 1,
-                    rank: Some(krphase_format::Rank {
-                        rank: r as u32,
-                        world_size: Some(ranks as u32),
-                        var: "OMPI_COMM_WORLD_RANK".into(),
-                    }),
-                    ..SynthSpec::default()
-                },
-            )
-            .expect("write rank file");
-            f.display().to_string()
-        })
-        .collect();
+    let files = rank_files(dir, ranks, windows, true);
     let (mut serial, mut parallel) = (vec![], vec![]);
     for round in 0..ROUNDS {
         for (jobs, walls) in [(Some("1"), &mut serial), (None, &mut parallel)] {

@@ -31,6 +31,35 @@ pub fn synthetic_db(dir: &Path, name: &str, windows: u64) -> PathBuf {
     db
 }
 
+/// `ranks` synthetic phase files `DIR/rank-R.krp` of `windows` windows each, one process per
+/// rank (pid 10 000 + R), each stating its rank of `ranks` in its header when `ranked`; their
+/// paths.
+#[allow(dead_code)]
+pub fn rank_files(dir: &Path, ranks: u64, windows: u64, ranked: bool) -> Vec<String> {
+    (0..ranks)
+        .map(|r| {
+            let f = dir.join(format!("rank-{r}.krp"));
+            let rank = ranked.then(|| krphase_format::Rank {
+                rank: r as u32,
+                world_size: Some(ranks as u32),
+                var: "OMPI_COMM_WORLD_RANK".into(),
+            });
+            write_synthetic_file(
+                &f,
+                &SynthSpec {
+                    windows,
+                    pid: 10_000 + r as u32,
+                    seed: r + 1,
+                    rank,
+                    ..SynthSpec::default()
+                },
+            )
+            .expect("write rank file");
+            f.display().to_string()
+        })
+        .collect()
+}
+
 /// The median of `v` (the upper middle of an even count).
 #[allow(dead_code)]
 pub fn median(mut v: Vec<f64>) -> f64 {

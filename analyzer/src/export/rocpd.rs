@@ -80,73 +80,56 @@ fn copy_rows(
     uuid: &str,
     pid: i64,
 ) -> Result<(usize, usize)> {
-    let mut ins = tx.prepare(&format!(
-        "INSERT INTO \"krphase_replay_window_{uuid}\" (id, pid, dispatch_id, kernel_name, outcome,
-           reason, requested_passes, executed_passes, \"start\", \"end\", window_ns, prepass_ns,
-           pass_ns, gpu_ns, restore_ns, tail_ns, snapshot_bytes, window_basis)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
-    ))?;
-    let mut st = k.prepare(
-        "SELECT window_id, dispatch_id, kernel, outcome, reason, requested_passes, executed_passes,
-                \"start\", \"end\", window_ns, prepass_ns, pass_ns, gpu_ns, restore_ns, tail_ns,
-                snapshot_bytes, window_basis
+    let windows = copy_selected(
+        k,
+        "SELECT window_id, ?2, dispatch_id, kernel, outcome, reason, requested_passes,
+                executed_passes, \"start\", \"end\", window_ns, prepass_ns, pass_ns, gpu_ns,
+                restore_ns, tail_ns, snapshot_bytes, window_basis
          FROM krphase_window_phase WHERE run_id = ?1 ORDER BY window_id",
+        &mut tx.prepare(&format!(
+            "INSERT INTO \"krphase_replay_window_{uuid}\" (id, pid, dispatch_id, kernel_name,
+               outcome, reason, requested_passes, executed_passes, \"start\", \"end\", window_ns,
+               prepass_ns, pass_ns, gpu_ns, restore_ns, tail_ns, snapshot_bytes, window_basis)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+        ))?,
+        params![run, pid],
     )?;
-    let mut rows = st.query([run])?;
-    let mut windows = 0;
-    while let Some(r) = rows.next()? {
-        let v = |i: usize| r.get_ref(i).map(rusqlite::types::Value::from);
-        ins.execute(params![
-            v(0)?,
-            pid,
-            v(1)?,
-            v(2)?,
-            v(3)?,
-            v(4)?,
-            v(5)?,
-            v(6)?,
-            v(7)?,
-            v(8)?,
-            v(9)?,
-            v(10)?,
-            v(11)?,
-            v(12)?,
-            v(13)?,
-            v(14)?,
-            v(15)?,
-            v(16)?
-        ])?;
-        windows += 1;
-    }
-    let mut ins = tx.prepare(&format!(
-        "INSERT INTO \"krphase_replay_pass_{uuid}\" (window_id, dispatch_id, replay_pass, \"start\",
-           \"end\", gpu_start, gpu_end, restore_start, restore_end)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
-    ))?;
-    let mut st = k.prepare(
+    let passes = copy_selected(
+        k,
         "SELECT p.window_id, w.dispatch_id, p.pass_index, p.\"start\", p.\"end\", p.gpu_start,
                 p.gpu_end, p.restore_start, p.restore_end
          FROM krphase_pass p JOIN krphase_window w ON w.id = p.window_id
          WHERE p.run_id = ?1 ORDER BY p.window_id, p.pass_index",
+        &mut tx.prepare(&format!(
+            "INSERT INTO \"krphase_replay_pass_{uuid}\" (window_id, dispatch_id, replay_pass,
+               \"start\", \"end\", gpu_start, gpu_end, restore_start, restore_end)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+        ))?,
+        params![run],
     )?;
-    let mut rows = st.query([run])?;
-    let mut passes = 0;
-    while let Some(r) = rows.next()? {
-        let v = |i: usize| r.get_ref(i).map(rusqlite::types::Value::from);
-        ins.execute(params![
-            v(0)?,
-            v(1)?,
-            v(2)?,
-            v(3)?,
-            v(4)?,
-            v(5)?,
-            v(6)?,
-            v(7)?,
-            v(8)?
-        ])?;
-        passes += 1;
-    }
     Ok((windows, passes))
+}
+
+/// Inserts each row `select` gives (with `args`) through `insert`, column for parameter; the
+/// number of rows.
+fn copy_selected(
+    k: &Connection,
+    select: &str,
+    insert: &mut rusqlite::Statement<'_>,
+    args: impl rusqlite::Params,
+) -> Result<usize> {
+    let mut st = k.prepare(select)?;
+    let n = st.column_count();
+    let mut rows = st.query(args)?;
+    let mut count = 0;
+    while let Some(r) = rows.next()? {
+        let row = (0..n)
+            .map(|i| r.get_ref(i).map(rusqlite::types::Value::from))
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        insert.execute(rusqlite::params_from_iter(row))?;
+        count += 1;
+    }
+    Ok(count)
 }
 
 /// Refuses a file the process cannot write (before SQLite opens it).
