@@ -30,3 +30,5 @@ mod continue_tests;
 mod pipeline_tests;
 #[cfg(test)]
 mod summary_tests;
+#[cfg(test)]
+mod test_files;

@@ -85,14 +85,7 @@ impl Drop for TempDb {
 mod tests {
     use super::*;
 
-    fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
+    use crate::test_files::names;
 
     fn insert_run(c: &mut Connection, hash: &str) -> Result<()> {
         c.execute(

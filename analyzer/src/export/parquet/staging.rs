@@ -152,22 +152,21 @@ impl Drop for Staging {
 mod tests {
     use super::*;
 
-    fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
+    use crate::test_files::names;
 
-    #[test]
-    fn a_dropped_staging_leaves_nothing_and_the_old_dataset_intact() {
+    /// A directory holding a dataset `ds` with one file, `old`.
+    fn old_dataset() -> (tempfile::TempDir, std::path::PathBuf) {
         let root = tempfile::tempdir().unwrap();
         let target = root.path().join("ds");
         std::fs::create_dir(&target).unwrap();
         std::fs::write(target.join(MARKER), "{}").unwrap();
         std::fs::write(target.join("old"), "x").unwrap();
+        (root, target)
+    }
+
+    #[test]
+    fn a_dropped_staging_leaves_nothing_and_the_old_dataset_intact() {
+        let (root, target) = old_dataset();
         let s = Staging::beside(&target).unwrap();
         std::fs::write(s.path().join("half"), "y").unwrap();
         drop(s);
@@ -177,11 +176,7 @@ mod tests {
 
     #[test]
     fn publish_replaces_a_dataset_whole() {
-        let root = tempfile::tempdir().unwrap();
-        let target = root.path().join("ds");
-        std::fs::create_dir(&target).unwrap();
-        std::fs::write(target.join(MARKER), "{}").unwrap();
-        std::fs::write(target.join("old"), "x").unwrap();
+        let (root, target) = old_dataset();
         let s = Staging::beside(&target).unwrap();
         std::fs::write(s.path().join(MARKER), "{}").unwrap();
         std::fs::write(s.path().join("new"), "y").unwrap();
