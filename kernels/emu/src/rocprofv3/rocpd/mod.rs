@@ -2,6 +2,7 @@
 //! (`BUFFER`), and after the application exits the stand-in turns it into a rocpd SQLite
 //! database in the schema of [`schema::VERSION`] ([`writer`]) and removes the buffer.
 
+pub mod identity;
 pub mod schema;
 pub mod writer;
 
