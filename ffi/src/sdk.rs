@@ -862,7 +862,8 @@ mod tests {
                 "rocprofiler_get_timestamp",
             ]
         );
-        assert_eq!(SYMBOLS.len(), 30);
+        assert_eq!(SYMBOLS.len(), 31);
+        assert!(SYMBOLS.contains(&("rocprofiler_query_available_agents", Need::Optional)));
     }
 
     #[test]
