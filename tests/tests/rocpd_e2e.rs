@@ -325,7 +325,7 @@ fn check_identity(c: &Connection, wall_ms: (u64, u64)) {
             "uuid",
             "guid"
         ]
-        .map(|t| q(t))
+        .map(q)
     );
     let value = |tag: &str| -> String {
         c.query_row(
