@@ -91,3 +91,16 @@ const _: () = assert!(std::mem::offset_of!(AgentV0, local_mem_size) == 176);
 /// `rocprofiler_query_available_agents_cb_t`: version, array of agent pointers, count, user data.
 pub type AvailableAgentsFn =
     Option<unsafe extern "C" fn(u32, *mut *const c_void, usize, *mut c_void) -> u32>;
+
+/// What a tool keeps of an agent record once the query's callback returned: its handle, type,
+/// KFD node ids and name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentSummary {
+    pub id: AgentId,
+    /// [`agent_type`] value.
+    pub kind: u32,
+    pub node_id: u32,
+    pub logical_node_id: i32,
+    pub logical_node_type_id: i32,
+    pub name: String,
+}

@@ -13,6 +13,7 @@
 //!
 //! The symbols are listed once, in the `sdk_symbols!` table below.
 
+use crate::agent::{AGENT_INFO_VERSION_0, AgentSummary, AgentV0, AvailableAgentsFn};
 use crate::counting::{
     AvailableCountersFn, CounterConfigId, CounterId, CounterInfoV0, CounterInfoVersion,
     CounterInstanceId, DispatchCountingRecordFn, DispatchCountingServiceFn, counter_info_flag,
@@ -207,6 +208,9 @@ sdk_symbols! {
             unsafe extern "C" fn(CounterConfigId) -> Raw => Need::Optional,
         destroy_profile_config = "rocprofiler_destroy_profile_config":
             unsafe extern "C" fn(CounterConfigId) -> Raw => Need::Optional,
+        query_available_agents = "rocprofiler_query_available_agents":
+            unsafe extern "C" fn(u32, AvailableAgentsFn, usize, *mut c_void) -> Raw
+            => Need::Optional,
         hsa_amd_pointer_info = "hsa_amd_pointer_info": HsaAmdPointerInfoFn
             => Need::OptionalAnywhere,
         hsa_iterate_executables = "hsa_ven_amd_loader_iterate_executables":
@@ -658,6 +662,24 @@ impl Sdk {
         Some(Status::check(unsafe { f(cfg) }))
     }
 
+    /// Every agent the SDK reports (`rocprofiler_query_available_agents` at version 0), CPUs
+    /// included, in the SDK's order, copied out of the records; `None` when the SDK lacks it.
+    pub fn agents(&self) -> Option<Result<Vec<AgentSummary>, Status>> {
+        let f = self.fns.query_available_agents?;
+        let mut out: Vec<AgentSummary> = Vec::new();
+        // SAFETY: matching trampoline; `data` is `&mut out`, live across the synchronous call;
+        // the record size asked for is the struct the trampoline reads.
+        let raw = unsafe {
+            f(
+                AGENT_INFO_VERSION_0,
+                Some(push_agents),
+                std::mem::size_of::<AgentV0>(),
+                (&mut out as *mut Vec<AgentSummary>).cast(),
+            )
+        };
+        Some(Status::check(raw).map(|_| out))
+    }
+
     /// ROCr's `hsa_amd_pointer_info`, when the HSA runtime is in the process.
     pub fn hsa_pointer_info(&self) -> Option<HsaAmdPointerInfoFn> {
         self.fns.hsa_amd_pointer_info
@@ -748,6 +770,44 @@ unsafe extern "C" fn push_counters(
     }
 }
 
+/// Agent-query trampoline: copies what callers need out of each record into the `Vec` behind
+/// `data` (the records live only for the callback).
+unsafe extern "C" fn push_agents(
+    _version: u32,
+    agents: *mut *const c_void,
+    count: usize,
+    data: *mut c_void,
+) -> Raw {
+    let pushed = std::panic::catch_unwind(|| {
+        // SAFETY: `data` is the `&mut Vec<AgentSummary>` passed by `Sdk::agents`.
+        let v = unsafe { &mut *data.cast::<Vec<AgentSummary>>() };
+        if agents.is_null() {
+            return;
+        }
+        // SAFETY: the SDK hands `count` readable record pointers for the callback's duration.
+        let ptrs = unsafe { std::slice::from_raw_parts(agents, count) };
+        for p in ptrs.iter().filter(|p| !p.is_null()) {
+            // SAFETY: each record is at least the size `Sdk::agents` asked for, which is
+            // `AgentV0`'s, and aligned as the SDK's own struct is.
+            let a = unsafe { &*p.cast::<AgentV0>() };
+            v.push(AgentSummary {
+                id: a.id,
+                kind: a.kind,
+                node_id: a.node_id,
+                logical_node_id: a.logical_node_id,
+                logical_node_type_id: a.logical_node_type_id,
+                // SAFETY: the name is NULL or the SDK's NUL-terminated string.
+                name: unsafe { sdk_string(a.name, 0) },
+            });
+        }
+    });
+    if pushed.is_ok() {
+        Status::SUCCESS
+    } else {
+        Status::ERROR.0
+    }
+}
+
 /// Operation-walk trampoline: appends the operation to the `Vec` behind `data`.
 unsafe extern "C" fn push_operation(
     _kind: CallbackTracingKind,
@@ -802,7 +862,8 @@ mod tests {
                 "rocprofiler_get_timestamp",
             ]
         );
-        assert_eq!(SYMBOLS.len(), 30);
+        assert_eq!(SYMBOLS.len(), 31);
+        assert!(SYMBOLS.contains(&("rocprofiler_query_available_agents", Need::Optional)));
     }
 
     #[test]

@@ -18,6 +18,8 @@ struct Rv3Run {
     rocpd: PathBuf,
     krp: PathBuf,
     truth: Vec<Value>,
+    /// The wall clock (ms since the Unix epoch) before and after the run.
+    wall_ms: (u64, u64),
 }
 
 impl Rv3Run {
@@ -32,6 +34,7 @@ fn rocprofv3_rocpd(name: &str) -> Rv3Run {
     let a = artifacts();
     let dir = scratch_dir(name);
     let truth = dir.join("truth.jsonl");
+    let before = unix_ms();
     let o = Command::new(&a.emu)
         .current_dir(&dir)
         .arg("rocprofv3")
@@ -56,6 +59,7 @@ fn rocprofv3_rocpd(name: &str) -> Rv3Run {
         .env_remove("KRPHASE_EMU_DRIVER_FILTER")
         .output()
         .expect("run krphase-emu rocprofv3");
+    let wall_ms = (before, unix_ms());
     assert!(o.status.success(), "{}", output_text(&o));
     let out = dir.join("out");
     let krp = std::fs::read_dir(&out)
@@ -72,7 +76,15 @@ fn rocprofv3_rocpd(name: &str) -> Rv3Run {
         krp,
         truth: read_truth(&truth),
         dir,
+        wall_ms,
     }
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }
 
 fn rows(c: &Connection, sql: &str) -> Vec<Vec<String>> {
@@ -211,6 +223,8 @@ fn rocpd_written_imported_exported_and_read_back() {
         )
         .unwrap();
     assert_eq!(version, "3.0.3");
+    check_identity(&rocpd, run.wall_ms);
+    check_agents_queues_streams(&rocpd, &run.truth);
     // SQ_WAVES is in both groups: rocpd's counters_collection sums its two rows.
     let summed: f64 = rocpd
         .query_row(
@@ -292,6 +306,178 @@ fn rocpd_written_imported_exported_and_read_back() {
         .collect();
     assert_eq!(sides, vec![("A".to_string(), 5), ("B".to_string(), 5)]);
     export_and_read_back(&run, &db);
+}
+
+/// The guid is a UUIDv7 of the run's start, the tables' suffix and `rocpd_metadata` are what
+/// rocprofv3 writes for schema 3.0.3, and every row's node id is the node row's.
+fn check_identity(c: &Connection, wall_ms: (u64, u64)) {
+    let meta = rows(c, "SELECT tag, value FROM rocpd_metadata ORDER BY id");
+    let tags: Vec<&str> = meta.iter().map(|r| r[0].as_str()).collect();
+    let q = |v: &str| format!("Text({v:?})");
+    assert_eq!(
+        tags,
+        [
+            "schema_version",
+            "schema_version_major",
+            "schema_version_minor",
+            "schema_version_patch",
+            "schema_creation_time",
+            "uuid",
+            "guid"
+        ]
+        .map(q)
+    );
+    let value = |tag: &str| -> String {
+        c.query_row(
+            "SELECT value FROM rocpd_metadata WHERE tag = ?1",
+            [tag],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        ["3.0.3", "3", "0", "3"].map(String::from),
+        [
+            "schema_version",
+            "schema_version_major",
+            "schema_version_minor",
+            "schema_version_patch"
+        ]
+        .map(value)
+    );
+    let created = value("schema_creation_time");
+    assert!(
+        regex::Regex::new(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$")
+            .unwrap()
+            .is_match(&created),
+        "{created}"
+    );
+    let guid = value("guid");
+    let shape =
+        regex::Regex::new(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+    assert!(
+        shape.unwrap().is_match(&guid),
+        "a v7 guid, RFC 4122 variant: {guid}"
+    );
+    let hex: String = guid.chars().filter(|c| *c != '-').collect();
+    let ms = u64::from_str_radix(&hex[..12], 16).unwrap();
+    assert!(
+        wall_ms.0 <= ms && ms <= wall_ms.1,
+        "the guid's time {ms} is within the run {wall_ms:?}"
+    );
+    assert_eq!(value("uuid"), format!("_{}", guid.replace('-', "_")));
+    let suffixed: i64 = c
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [format!("rocpd_info_agent{}", value("uuid"))],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(suffixed, 1, "tables are suffixed with the metadata uuid");
+    let (nid, hash): (i64, i64) = c
+        .query_row("SELECT id, hash FROM rocpd_info_node", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(
+        nid,
+        hash % i64::from(u32::MAX),
+        "node id = hash mod u32::MAX"
+    );
+    for table in [
+        "info_process",
+        "info_agent",
+        "info_queue",
+        "info_stream",
+        "kernel_dispatch",
+        "info_pmc",
+    ] {
+        let other: i64 = c
+            .query_row(
+                &format!("SELECT COUNT(*) FROM rocpd_{table} WHERE nid <> ?1 OR guid <> ?2"),
+                rusqlite::params![nid, guid],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(
+            other, 0,
+            "rocpd_{table}: every row on node {nid}, guid {guid}"
+        );
+    }
+}
+
+/// Agents are every agent krphase-emu reports, keyed by KFD node id (the CPU agent, handle 1,
+/// is node 0; GPU handle h is node h - 1), and rows name them by it; queues are keyed by
+/// handle after the default queue; dispatches are on the default stream.
+fn check_agents_queues_streams(c: &Connection, truth: &[Value]) {
+    let t = |v: &str| format!("Text({v:?})");
+    let i = |v: i64| format!("Integer({v})");
+    assert_eq!(
+        rows(
+            c,
+            "SELECT id, type, absolute_index, logical_index, type_index, name FROM rocpd_info_agent ORDER BY id"
+        ),
+        vec![
+            vec![i(0), t("CPU"), i(0), i(0), i(0), t("krphase-emu CPU")],
+            vec![i(1), t("GPU"), i(1), i(1), i(0), t("gfx942")],
+        ]
+    );
+    let windows: Vec<&Value> = truth.iter().filter(|v| v["type"] == "window").collect();
+    let mut queues: Vec<i64> = Vec::new();
+    let mut dispatches: Vec<Vec<String>> = Vec::new();
+    for w in &windows {
+        let q = w["queue"].as_i64().unwrap();
+        if !queues.contains(&q) {
+            queues.push(q);
+        }
+        let node = w["agent"].as_i64().unwrap() - 1;
+        dispatches.push(vec![
+            i(w["dispatch_id"].as_i64().unwrap()),
+            i(node),
+            i(q),
+            i(0),
+        ]);
+    }
+    dispatches.sort();
+    let mut got = rows(
+        c,
+        "SELECT dispatch_id, agent_id, queue_id, stream_id FROM rocpd_kernel_dispatch",
+    );
+    got.sort();
+    assert_eq!(
+        got, dispatches,
+        "dispatches name agents by node id, queues by handle"
+    );
+    let mut expected_queues: Vec<(i64, String)> = vec![(0, "Default Queue".into())];
+    for (n, q) in queues.iter().enumerate() {
+        expected_queues.push((*q, format!("Queue {n}")));
+    }
+    expected_queues.sort();
+    assert_eq!(
+        rows(c, "SELECT id, name FROM rocpd_info_queue ORDER BY id"),
+        expected_queues
+            .iter()
+            .map(|(q, name)| vec![i(*q), t(name)])
+            .collect::<Vec<_>>(),
+        "the default queue, then queues by handle named in order of first use"
+    );
+    assert_eq!(
+        rows(c, "SELECT id, name FROM rocpd_info_stream"),
+        vec![vec![i(0), t("Default Stream")]]
+    );
+    assert_eq!(
+        rows(c, "SELECT DISTINCT agent_id FROM rocpd_info_pmc"),
+        vec![vec![i(1)]],
+        "counters name the GPU by node id"
+    );
+    assert_eq!(
+        rows(
+            c,
+            "SELECT DISTINCT agent_type, agent_abs_index, queue, stream FROM kernels"
+        ),
+        vec![vec![t("GPU"), i(1), t("Queue 0"), t("Default Stream")]],
+        "the kernels view finds agent, queue and stream"
+    );
 }
 
 /// The windows' kernel names and counter values in the krphase database equal the truth.
@@ -414,6 +600,61 @@ fn export_and_read_back(run: &Rv3Run, db: &Path) {
     assert_eq!(objects(&c), first);
     assert_eq!(read(&c), windows);
     assert_eq!(rocpd_tables(&target), before);
+    drop(c);
+    export_with_bare_uuid(run, db, &first, &windows);
+}
+
+/// rocprofv3 writes the metadata uuid with a leading `_`, other writers without: krphase names
+/// its tables `krphase_*_<uuid without _>` for both, and exports and imports alike.
+fn export_with_bare_uuid(run: &Rv3Run, db: &Path, first: &[Vec<String>], windows: &[Vec<String>]) {
+    let c = Connection::open(&run.rocpd).unwrap();
+    let uuid: String = c
+        .query_row(
+            "SELECT value FROM rocpd_metadata WHERE tag = 'uuid'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(c);
+    let bare = uuid
+        .strip_prefix('_')
+        .expect("rocprofv3's uuid starts with _");
+    let names: Vec<&String> = first.iter().map(|r| &r[1]).collect();
+    assert!(
+        names.contains(&&format!("Text(\"krphase_replay_window_{bare}\")")),
+        "{names:?}"
+    );
+    assert!(names.iter().all(|n| !n.contains("__")), "{names:?}");
+    let target = run.dir.join("exported-bare-uuid.db");
+    std::fs::copy(&run.rocpd, &target).unwrap();
+    let c = Connection::open(&target).unwrap();
+    c.execute(
+        &format!("UPDATE \"rocpd_metadata{uuid}\" SET value = ?1 WHERE tag = 'uuid'"),
+        [bare],
+    )
+    .unwrap();
+    drop(c);
+    krphase_db_ok(db, &["export", "rocpd", "-o", target.to_str().unwrap()]);
+    let c = Connection::open(&target).unwrap();
+    assert_eq!(
+        rows(
+            &c,
+            "SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'krphase%' ORDER BY name"
+        ),
+        first,
+        "the same krphase objects for a bare uuid"
+    );
+    let read = rows(
+        &c,
+        "SELECT w.dispatch_id, k.name, w.outcome, w.window_ns, w.gpu_ns, w.executed_passes
+         FROM krphase_replay_window w
+         JOIN kernels k ON k.dispatch_id = w.dispatch_id AND k.guid = w.guid
+         ORDER BY w.dispatch_id",
+    );
+    assert_eq!(read, windows);
+    drop(c);
+    let line = krphase_db_ok(db, &["import-rocpd", target.to_str().unwrap()]);
+    assert!(line.contains("10 dispatches (10 on its windows)"), "{line}");
 }
 
 /// Refusals, each one line and changing nothing: import-rocpd of a file that is not rocpd, of

@@ -66,8 +66,11 @@ pub struct Checked {
     pub version: String,
     /// The version is one krphase knows (else its views matched anyway).
     pub known: bool,
-    /// `rocpd_metadata`'s `uuid` and `guid` rows.
+    /// `rocpd_metadata`'s `uuid` row without its leading `_`: rocprofv3 writes the table
+    /// suffix there (`_` + the guid with `-` → `_`), other writers the bare value; krphase
+    /// suffixes its own tables `_<uuid>` either way.
     pub uuid: Option<String>,
+    /// `rocpd_metadata`'s `guid` row.
     pub guid: Option<String>,
 }
 
@@ -151,9 +154,14 @@ pub fn check(conn: &Connection, path: &Path, needs: &[Needs]) -> Result<Checked>
     Ok(Checked {
         version,
         known,
-        uuid: metadata(conn, "uuid")?,
+        uuid: metadata(conn, "uuid")?.map(|u| bare_uuid(&u).to_string()),
         guid: metadata(conn, "guid")?,
     })
+}
+
+/// A metadata uuid without the one leading `_` rocprofv3 gives it.
+pub fn bare_uuid(uuid: &str) -> &str {
+    uuid.strip_prefix('_').unwrap_or(uuid)
 }
 
 /// Why `view` does not serve `cols` (missing, broken, or lacking a column), if it does not.

@@ -39,6 +39,8 @@ struct Driver {
     pass_op: i32,
     /// The SDK's timestamp at initialize: the process's start as rocpd records it.
     start: u64,
+    /// The wall clock at initialize, ns since the Unix epoch: the time in the run's uuid.
+    start_unix_ns: u64,
 }
 
 static DRIVER: OnceLock<Driver> = OnceLock::new();
@@ -138,12 +140,16 @@ unsafe extern "C" fn driver_initialize(_fini: ClientFinalizeFn, _data: *mut c_vo
         }
         let counting = (!settings.groups.is_empty()).then(|| counting_context(&sdk));
         let start = sdk.timestamp().unwrap_or(0);
+        let start_unix_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
         let _ = DRIVER.set(Driver {
             sdk,
             settings,
             config_op,
             pass_op,
             start,
+            start_unix_ns,
         });
         let d = DRIVER.get().expect("just set");
         for c in [Some(ctx), counting].into_iter().flatten() {
@@ -192,7 +198,7 @@ unsafe extern "C" fn driver_finalize(_data: *mut c_void) {
             eprintln!("[rocprofiler-sdk-tool] {n} counter records");
         }
         if let Some(path) = &d.settings.rocpd {
-            let doc = rocpd_buffer::document(&d.sdk, d.start);
+            let doc = rocpd_buffer::document(&d.sdk, d.start, d.start_unix_ns);
             if let Err(e) = std::fs::write(path, doc.to_string()) {
                 eprintln!("[rocprofiler-sdk-tool] cannot write {path}: {e}");
             }

@@ -1,12 +1,13 @@
 //! What rocprofv3's tool keeps for its rocpd writer, written at finalize into the output
 //! directory as one JSON document (rocprofv3's tool leaves its buffers there the same way, and
 //! its launcher turns them into `<name>_results.db` after the application exits): the process
-//! (pid, parent, host, command line, its span in the SDK's clock), the kernel symbols the SDK
-//! reported, the counters the groups use and every counter record delivered, in delivery order
+//! (pid, parent, host, command line, its span in the SDK's clock and its start on the wall
+//! clock), every agent the SDK reports (CPUs too, with their KFD node ids, by which rocpd rows
+//! refer to agents), the kernel symbols the SDK reported, the counters the groups use and every counter record delivered, in delivery order
 //! (under kernel replay one per pass, each with its pass).
 
 use crate::counters::{self, DELIVERIES};
-use krphase_ffi::{KernelSymbolData, Sdk};
+use krphase_ffi::{KernelSymbolData, Sdk, agent_type};
 use serde_json::{Value, json};
 use std::ffi::CStr;
 use std::sync::Mutex;
@@ -79,8 +80,36 @@ fn records() -> Vec<Value> {
         .collect()
 }
 
-/// The whole buffer; `start` is the SDK's timestamp at the tool's initialize.
-pub fn document(sdk: &Sdk, start: u64) -> Value {
+/// Every agent the SDK reports; an SDK without the query leaves the list empty and the writer
+/// refuses the buffer (it cannot number agents by node id without it).
+fn agents(sdk: &Sdk) -> Vec<Value> {
+    match sdk.agents() {
+        Some(Ok(agents)) => agents
+            .into_iter()
+            .map(|a| {
+                let kind = match a.kind {
+                    agent_type::CPU => "CPU",
+                    agent_type::GPU => "GPU",
+                    _ => "UNK",
+                };
+                json!({
+                    "handle": a.id.handle, "type": kind, "node_id": a.node_id,
+                    "logical_node_id": a.logical_node_id,
+                    "logical_node_type_id": a.logical_node_type_id, "name": a.name,
+                })
+            })
+            .collect(),
+        Some(Err(s)) => {
+            eprintln!("[rocprofiler-sdk-tool] rocprofiler_query_available_agents: {s}");
+            Vec::new()
+        }
+        None => Vec::new(),
+    }
+}
+
+/// The whole buffer; `start` is the SDK's timestamp at the tool's initialize, `start_unix_ns`
+/// the wall clock then.
+pub fn document(sdk: &Sdk, start: u64, start_unix_ns: u64) -> Value {
     let counters: Vec<Value> = counters::infos()
         .into_iter()
         .map(|(agent, c)| {
@@ -97,6 +126,8 @@ pub fn document(sdk: &Sdk, start: u64) -> Value {
         "hostname": hostname(),
         "command": command_line(),
         "start": start,
+        "start_unix_ns": start_unix_ns,
+        "agents": agents(sdk),
         "end": sdk.timestamp().unwrap_or(start),
         "kernel_symbols": *SYMBOLS.lock().unwrap_or_else(|p| p.into_inner()),
         "counters": counters,

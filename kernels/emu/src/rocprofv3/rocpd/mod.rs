@@ -1,7 +1,9 @@
 //! `--output-format rocpd`: the counter tool leaves a buffer in the output directory
 //! (`BUFFER`), and after the application exits the stand-in turns it into a rocpd SQLite
-//! database in the schema of [`schema::VERSION`] ([`writer`]) and removes the buffer.
+//! database in the schema of [`schema::VERSION`] ([`writer`]), under the identity rocprofv3
+//! gives a run ([`identity`]: UUIDv7 guid, node id from the machine id), and removes the buffer.
 
+pub mod identity;
 pub mod schema;
 pub mod writer;
 

@@ -142,7 +142,8 @@ fn column(def: &str) -> String {
     }
 }
 
-/// The statements creating the tables (suffix `_<uuid>`) and their un-suffixed views.
+/// The statements creating the tables (`rocpd_<name><uuid>`, `uuid` carrying its leading `_`)
+/// and their un-suffixed views.
 pub fn tables_and_views(uuid: &str, guid: &str) -> String {
     let mut sql = String::new();
     for (name, cols) in TABLES {
@@ -158,8 +159,8 @@ pub fn tables_and_views(uuid: &str, guid: &str) -> String {
             });
         }
         sql += &format!(
-            "CREATE TABLE \"rocpd_{name}_{uuid}\" ({});\n\
-             CREATE VIEW \"rocpd_{name}\" AS SELECT * FROM \"rocpd_{name}_{uuid}\";\n",
+            "CREATE TABLE \"rocpd_{name}{uuid}\" ({});\n\
+             CREATE VIEW \"rocpd_{name}\" AS SELECT * FROM \"rocpd_{name}{uuid}\";\n",
             defs.join(", ")
         );
     }

@@ -1,6 +1,18 @@
 //! Builds `<name>_results.db` from the counter tool's buffer after the application exited, as
-//! rocprofv3's rocpd writer does for a counter-collection run without kernel tracing:
+//! rocprofv3's rocpd writer does for a counter-collection run without kernel tracing (followed
+//! from rocprofiler-sdk's `generateRocpd.cpp` at rocm-systems commit ba070c37d3db, its
+//! `uuid_v7.cpp` and the rocpd 3.0.3 schema):
 //!
+//! - identity: a UUIDv7 `guid`, tables suffixed `_<uuid with _>`, and `rocpd_metadata` rows
+//!   `schema_version`, its major/minor/patch, `schema_creation_time`, `uuid` (the suffix,
+//!   leading `_` included) and `guid`; the node id (`nid`) is a hash of the machine id
+//!   ([`identity`]);
+//! - one `rocpd_info_agent` row per agent the SDK reports, CPUs included, whose id is the
+//!   agent's KFD node id; counters, code objects and dispatches refer to agents by it, and a
+//!   counter supported by several agents is written once, for the first;
+//! - the "Default Queue" (id 0) and "Default Stream" (id 0) rows, then one queue row per queue
+//!   handle in order of first use ("Queue 0", "Queue 1", …), whose id is the handle; counter
+//!   records carry no stream, so every dispatch is on the default stream;
 //! - one `rocpd_kernel_dispatch` row per dispatch id (its row id is the dispatch id), made from
 //!   the first counter record of that dispatch, with one `rocpd_event` (category
 //!   `KERNEL_DISPATCH`); later records of the same dispatch add no dispatch row;
@@ -10,30 +22,11 @@
 //! dropped: a dispatch keeps the first pass's times, and a counter collected in several passes
 //! has several indistinguishable rows on the one event (`counters_collection` sums them).
 
-use super::schema;
+use super::{identity, schema};
 use rusqlite::{Connection, params};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
-
-/// A run's identity in table names (`_<uuid>` suffix) and `guid` columns.
-fn identity(pid: u64, start: u64) -> (String, String) {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let hi = nanos ^ start.rotate_left(17);
-    let lo = (pid << 32) ^ start ^ nanos.rotate_left(29);
-    let hex = format!("{hi:016x}{lo:016x}");
-    let guid = format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    );
-    (guid.replace('-', "_"), guid)
-}
 
 fn u(v: &Value, k: &str) -> u64 {
     v[k].as_u64().unwrap_or(0)
@@ -53,9 +46,11 @@ fn read_sys(name: &str) -> String {
 pub fn write(doc: &Value, db: &Path) -> Result<(), String> {
     let tmp = db.with_extension("db.partial");
     let _ = std::fs::remove_file(&tmp);
-    let result = Connection::open(&tmp)
-        .map_err(|e| e.to_string())
-        .and_then(|mut c| fill(&mut c, doc).map_err(|e| e.to_string()));
+    let result = check(doc).and_then(|()| {
+        Connection::open(&tmp)
+            .map_err(|e| e.to_string())
+            .and_then(|mut c| fill(&mut c, doc).map_err(|e| e.to_string()))
+    });
     match result.and_then(|()| std::fs::rename(&tmp, db).map_err(|e| e.to_string())) {
         Ok(()) => Ok(()),
         Err(e) => {
@@ -65,55 +60,138 @@ pub fn write(doc: &Value, db: &Path) -> Result<(), String> {
     }
 }
 
-/// Ids the writer gives agents and queues: 1, 2, … in handle order.
-fn numbered(records: &[Value], key: &str) -> BTreeMap<u64, u64> {
-    let mut m: BTreeMap<u64, u64> = records.iter().map(|r| (u(r, key), 0)).collect();
-    for (i, v) in m.values_mut().enumerate() {
-        *v = i as u64 + 1;
+/// Refuses a buffer whose records name an agent the buffer's agent list lacks: rocpd rows
+/// refer to agents by node id, which only that list gives.
+fn check(doc: &Value) -> Result<(), String> {
+    let nodes = node_ids(doc);
+    let empty = Vec::new();
+    let records = doc["records"].as_array().unwrap_or(&empty);
+    match records
+        .iter()
+        .map(|r| u(r, "agent"))
+        .find(|a| !nodes.contains_key(a))
+    {
+        Some(a) => Err(format!(
+            "the buffer lists no agent with handle {a} (the SDK reported {} agents)",
+            nodes.len()
+        )),
+        None => Ok(()),
     }
-    m
+}
+
+/// Agent handle → KFD node id, for every agent the SDK reported.
+fn node_ids(doc: &Value) -> BTreeMap<u64, i64> {
+    let empty = Vec::new();
+    doc["agents"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .map(|a| (u(a, "handle"), u(a, "node_id") as i64))
+        .collect()
+}
+
+/// Queue handles in order of first use, the default queue (handle 0) excluded.
+fn queues(records: &[Value]) -> Vec<u64> {
+    let mut seen = HashSet::from([0]);
+    records
+        .iter()
+        .map(|r| u(r, "queue"))
+        .filter(|q| seen.insert(*q))
+        .collect()
+}
+
+/// The machine id rocprofv3 reads, or the host name where the system has none.
+fn machine_id(doc: &Value) -> String {
+    std::fs::read_to_string("/etc/machine-id")
+        .map(|m| m.trim().to_string())
+        .ok()
+        .filter(|m| !m.is_empty())
+        .unwrap_or_else(|| s(doc, "hostname").to_string())
+}
+
+/// What every row needs: node id, pid, and the table-name maker.
+struct Ctx<'a> {
+    nid: i64,
+    pid: i64,
+    t: &'a dyn Fn(&str) -> String,
 }
 
 fn fill(c: &mut Connection, doc: &Value) -> rusqlite::Result<()> {
     let pid = u(doc, "pid");
-    let (uuid, guid) = identity(pid, u(doc, "start"));
+    let machine = machine_id(doc);
+    let guid = identity::uuid_v7(
+        u(doc, "start_unix_ns"),
+        &machine,
+        pid,
+        u(doc, "ppid"),
+        u(doc, "start"),
+    );
+    let uuid = identity::suffix(&guid);
     let tx = c.transaction()?;
     tx.execute_batch(&schema::tables_and_views(&uuid, &guid))?;
-    let t = |name: &str| format!("\"rocpd_{name}_{uuid}\"");
-    for (tag, value) in [
-        ("schema_version", schema::VERSION),
-        ("uuid", &uuid),
-        ("guid", &guid),
-    ] {
-        tx.execute(
-            &format!("INSERT INTO {} (tag, value) VALUES (?1, ?2)", t("metadata")),
-            params![tag, value],
-        )?;
-    }
+    let t = |name: &str| format!("\"rocpd_{name}{uuid}\"");
+    metadata_rows(&tx, &t, &uuid, &guid)?;
+    let ctx = Ctx {
+        nid: identity::node(&machine).1,
+        pid: pid as i64,
+        t: &t,
+    };
     let empty = Vec::new();
     let records = doc["records"].as_array().unwrap_or(&empty);
-    info_rows(&tx, doc, records, &t)?;
-    dispatch_rows(&tx, records, pid, &t)?;
+    info_rows(&tx, doc, &machine, records, &ctx)?;
+    dispatch_rows(&tx, &node_ids(doc), records, &ctx)?;
     tx.commit()
 }
 
-/// Node, process, threads, agents, queues, code objects, kernel symbols, counters, strings.
+/// `rocpd_metadata` as the 3.0.3 schema fills it.
+fn metadata_rows(
+    tx: &rusqlite::Transaction,
+    t: &dyn Fn(&str) -> String,
+    uuid: &str,
+    guid: &str,
+) -> rusqlite::Result<()> {
+    let mut parts = schema::VERSION.split('.');
+    let mut part = || parts.next().unwrap_or("0").to_string();
+    let (major, minor, patch) = (part(), part(), part());
+    let mut st = tx.prepare(&format!(
+        "INSERT INTO {} (tag, value) VALUES (?1, ?2)",
+        t("metadata")
+    ))?;
+    for (tag, value) in [
+        ("schema_version", schema::VERSION),
+        ("schema_version_major", &major),
+        ("schema_version_minor", &minor),
+        ("schema_version_patch", &patch),
+    ] {
+        st.execute(params![tag, value])?;
+    }
+    tx.execute(
+        &format!(
+            "INSERT INTO {} (tag, value) VALUES ('schema_creation_time', CURRENT_TIMESTAMP)",
+            t("metadata")
+        ),
+        [],
+    )?;
+    for (tag, value) in [("uuid", uuid), ("guid", guid)] {
+        st.execute(params![tag, value])?;
+    }
+    Ok(())
+}
+
+/// Node, process, threads, agents, queues, stream, code objects, kernel symbols, counters,
+/// strings.
 fn info_rows(
     tx: &rusqlite::Transaction,
     doc: &Value,
+    machine: &str,
     records: &[Value],
-    t: &dyn Fn(&str) -> String,
+    c: &Ctx,
 ) -> rusqlite::Result<()> {
-    let pid = u(doc, "pid");
-    let machine = std::fs::read_to_string("/etc/machine-id")
-        .map(|m| m.trim().to_string())
-        .unwrap_or_else(|_| s(doc, "hostname").to_string());
-    let hash = machine.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    }) >> 1;
+    let (t, nid, pid) = (c.t, c.nid, c.pid);
+    let hash = identity::node(machine).0;
     tx.execute(
-        &format!("INSERT INTO {} (id, hash, machine_id, system_name, hostname, release, version) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6)", t("info_node")),
-        params![hash as i64, machine, read_sys("ostype"), s(doc, "hostname"), read_sys("osrelease"), read_sys("version")],
+        &format!("INSERT INTO {} (id, hash, machine_id, system_name, hostname, release, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", t("info_node")),
+        params![nid, hash, machine, read_sys("ostype"), s(doc, "hostname"), read_sys("osrelease"), read_sys("version")],
     )?;
     let command = doc["command"]
         .as_array()
@@ -125,38 +203,20 @@ fn info_rows(
         })
         .unwrap_or_default();
     tx.execute(
-        &format!("INSERT INTO {} (id, nid, ppid, pid, init, fini, start, \"end\", command) VALUES (?1, 1, ?2, ?1, ?3, ?4, ?3, ?4, ?5)", t("info_process")),
-        params![pid as i64, u(doc, "ppid") as i64, u(doc, "start") as i64, u(doc, "end") as i64, command],
+        &format!("INSERT INTO {} (id, nid, ppid, pid, init, fini, start, \"end\", command) VALUES (?1, ?2, ?3, ?1, ?4, ?5, ?4, ?5, ?6)", t("info_process")),
+        params![pid, nid, u(doc, "ppid") as i64, u(doc, "start") as i64, u(doc, "end") as i64, command],
     )?;
-    for (tid, _) in numbered(records, "thread") {
+    let threads: std::collections::BTreeSet<u64> = records.iter().map(|r| u(r, "thread")).collect();
+    for tid in threads {
         tx.execute(
-            &format!("INSERT INTO {} (id, nid, ppid, pid, tid, start, \"end\") VALUES (?1, 1, ?2, ?3, ?1, ?4, ?5)", t("info_thread")),
-            params![tid as i64, u(doc, "ppid") as i64, pid as i64, u(doc, "start") as i64, u(doc, "end") as i64],
+            &format!("INSERT INTO {} (id, nid, ppid, pid, tid, start, \"end\") VALUES (?1, ?2, ?3, ?4, ?1, ?5, ?6)", t("info_thread")),
+            params![tid as i64, nid, u(doc, "ppid") as i64, pid, u(doc, "start") as i64, u(doc, "end") as i64],
         )?;
     }
-    let agents = numbered(records, "agent");
-    for (i, id) in agents.values().enumerate() {
-        tx.execute(
-            &format!("INSERT INTO {} (id, nid, pid, type, absolute_index, logical_index, type_index, name) VALUES (?1, 1, ?2, 'GPU', ?1, ?1, ?3, 'krphase-emu')", t("info_agent")),
-            params![*id as i64, pid as i64, i as i64],
-        )?;
-    }
-    for (i, id) in numbered(records, "queue").values().enumerate() {
-        tx.execute(
-            &format!(
-                "INSERT INTO {} (id, nid, pid, name) VALUES (?1, 1, ?2, ?3)",
-                t("info_queue")
-            ),
-            params![*id as i64, pid as i64, format!("Queue {i}")],
-        )?;
-    }
-    symbol_rows(tx, doc, &agents, t)?;
-    for c in doc["counters"].as_array().unwrap_or(&Vec::new()) {
-        tx.execute(
-            &format!("INSERT INTO {} (id, nid, pid, agent_id, target_arch, name, symbol, description, component, value_type, block, expression, is_constant, is_derived) VALUES (?1, 1, ?2, ?3, 'GPU', ?4, ?4, ?5, 'rocm', 'ABS', ?6, ?7, ?8, ?9)", t("info_pmc")),
-            params![u(c, "id") as i64, pid as i64, agents.get(&u(c, "agent")).map(|a| *a as i64), s(c, "name"), s(c, "description"), s(c, "block"), s(c, "expression"), c["is_constant"].as_bool().unwrap_or(false), c["is_derived"].as_bool().unwrap_or(false)],
-        )?;
-    }
+    agent_rows(tx, doc, c)?;
+    stream_and_queue_rows(tx, records, c)?;
+    symbol_rows(tx, doc, records, c)?;
+    counter_rows(tx, doc, c)?;
     for (id, string) in [(1, "KERNEL_DISPATCH"), (2, "")] {
         tx.execute(
             &format!("INSERT INTO {} (id, string) VALUES (?1, ?2)", t("string")),
@@ -166,44 +226,125 @@ fn info_rows(
     Ok(())
 }
 
-/// Code objects (one per id the symbols name) and the kernel symbols.
-fn symbol_rows(
-    tx: &rusqlite::Transaction,
-    doc: &Value,
-    agents: &BTreeMap<u64, u64>,
-    t: &dyn Fn(&str) -> String,
-) -> rusqlite::Result<()> {
-    let pid = u(doc, "pid") as i64;
-    let empty = Vec::new();
-    let symbols = doc["kernel_symbols"].as_array().unwrap_or(&empty);
-    let objects: std::collections::BTreeSet<u64> =
-        symbols.iter().map(|k| u(k, "code_object_id")).collect();
-    let agent = agents.values().next().map(|a| *a as i64);
-    for co in objects {
-        tx.execute(
-            &format!("INSERT INTO {} (id, nid, pid, agent_id, storage_type) VALUES (?1, 1, ?2, ?3, 'MEMORY')", t("info_code_object")),
-            params![co as i64, pid, agent],
-        )?;
+/// One row per agent the SDK reported, keyed by its node id.
+fn agent_rows(tx: &rusqlite::Transaction, doc: &Value, c: &Ctx) -> rusqlite::Result<()> {
+    let mut st = tx.prepare(&format!("INSERT INTO {} (id, nid, pid, type, absolute_index, logical_index, type_index, name) VALUES (?1, ?2, ?3, ?4, ?1, ?5, ?6, ?7)", (c.t)("info_agent")))?;
+    for a in doc["agents"].as_array().unwrap_or(&Vec::new()) {
+        let i = |k: &str| a[k].as_i64().unwrap_or(0);
+        st.execute(params![
+            i("node_id"),
+            c.nid,
+            c.pid,
+            s(a, "type"),
+            i("logical_node_id"),
+            i("logical_node_type_id"),
+            s(a, "name")
+        ])?;
     }
-    for k in symbols {
+    Ok(())
+}
+
+/// The default stream and queue (id 0), then each queue by handle in order of first use.
+fn stream_and_queue_rows(
+    tx: &rusqlite::Transaction,
+    records: &[Value],
+    c: &Ctx,
+) -> rusqlite::Result<()> {
+    let row = |table: &str, id: i64, name: &str| {
         tx.execute(
-            &format!("INSERT INTO {} (id, nid, pid, code_object_id, kernel_name, display_name, kernel_object, kernarg_segment_size, kernarg_segment_alignment, group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count) VALUES (?1, 1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)", t("info_kernel_symbol")),
-            params![u(k, "kernel_id") as i64, pid, u(k, "code_object_id") as i64, s(k, "name"), u(k, "kernel_object") as i64, u(k, "kernarg_segment_size") as i64, u(k, "kernarg_segment_alignment") as i64, u(k, "group_segment_size") as i64, u(k, "private_segment_size") as i64, u(k, "sgpr_count") as i64, u(k, "arch_vgpr_count") as i64, u(k, "accum_vgpr_count") as i64],
+            &format!(
+                "INSERT INTO {} (id, nid, pid, name) VALUES (?1, ?2, ?3, ?4)",
+                (c.t)(table)
+            ),
+            params![id, c.nid, c.pid, name],
+        )
+    };
+    row("info_stream", 0, "Default Stream")?;
+    row("info_queue", 0, "Default Queue")?;
+    for (i, q) in queues(records).into_iter().enumerate() {
+        row("info_queue", q as i64, &format!("Queue {i}"))?;
+    }
+    Ok(())
+}
+
+/// One `rocpd_info_pmc` row per counter id, for the first agent that listed it.
+fn counter_rows(tx: &rusqlite::Transaction, doc: &Value, c: &Ctx) -> rusqlite::Result<()> {
+    let nodes = node_ids(doc);
+    let mut written = HashSet::new();
+    for k in doc["counters"].as_array().unwrap_or(&Vec::new()) {
+        if !written.insert(u(k, "id")) {
+            continue;
+        }
+        tx.execute(
+            &format!("INSERT INTO {} (id, nid, pid, agent_id, target_arch, name, symbol, description, component, value_type, block, expression, is_constant, is_derived) VALUES (?1, ?2, ?3, ?4, 'GPU', ?5, ?5, ?6, 'rocm', 'ABS', ?7, ?8, ?9, ?10)", (c.t)("info_pmc")),
+            params![u(k, "id") as i64, c.nid, c.pid, nodes.get(&u(k, "agent")), s(k, "name"), s(k, "description"), s(k, "block"), s(k, "expression"), k["is_constant"].as_bool().unwrap_or(false), k["is_derived"].as_bool().unwrap_or(false)],
         )?;
     }
     Ok(())
 }
 
-/// One dispatch row and event per dispatch id (the first record's), then every record's counter
-/// values on its dispatch's event, pass dropped.
+/// The node id of each code object's agent: the agent of the first dispatch of one of its
+/// kernels (the buffer's symbols carry no agent), else the first GPU the SDK reported.
+fn code_object_agents(doc: &Value, records: &[Value]) -> BTreeMap<u64, Option<i64>> {
+    let nodes = node_ids(doc);
+    let empty = Vec::new();
+    let first_gpu = doc["agents"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .find(|a| s(a, "type") == "GPU")
+        .map(|a| u(a, "node_id") as i64);
+    let mut kernel_agent: BTreeMap<u64, u64> = BTreeMap::new();
+    for r in records {
+        kernel_agent
+            .entry(u(r, "kernel_id"))
+            .or_insert(u(r, "agent"));
+    }
+    let mut out: BTreeMap<u64, Option<i64>> = BTreeMap::new();
+    for k in doc["kernel_symbols"].as_array().unwrap_or(&empty) {
+        let agent = kernel_agent
+            .get(&u(k, "kernel_id"))
+            .and_then(|h| nodes.get(h).copied());
+        let slot = out.entry(u(k, "code_object_id")).or_insert(None);
+        *slot = slot.or(agent);
+    }
+    out.values_mut().for_each(|a| *a = a.or(first_gpu));
+    out
+}
+
+/// Code objects (one per id the symbols name) and the kernel symbols.
+fn symbol_rows(
+    tx: &rusqlite::Transaction,
+    doc: &Value,
+    records: &[Value],
+    c: &Ctx,
+) -> rusqlite::Result<()> {
+    let (t, nid, pid) = (c.t, c.nid, c.pid);
+    for (co, agent) in code_object_agents(doc, records) {
+        tx.execute(
+            &format!("INSERT INTO {} (id, nid, pid, agent_id, storage_type) VALUES (?1, ?2, ?3, ?4, 'MEMORY')", t("info_code_object")),
+            params![co as i64, nid, pid, agent],
+        )?;
+    }
+    for k in doc["kernel_symbols"].as_array().unwrap_or(&Vec::new()) {
+        tx.execute(
+            &format!("INSERT INTO {} (id, nid, pid, code_object_id, kernel_name, display_name, kernel_object, kernarg_segment_size, kernarg_segment_alignment, group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)", t("info_kernel_symbol")),
+            params![u(k, "kernel_id") as i64, nid, pid, u(k, "code_object_id") as i64, s(k, "name"), u(k, "kernel_object") as i64, u(k, "kernarg_segment_size") as i64, u(k, "kernarg_segment_alignment") as i64, u(k, "group_segment_size") as i64, u(k, "private_segment_size") as i64, u(k, "sgpr_count") as i64, u(k, "arch_vgpr_count") as i64, u(k, "accum_vgpr_count") as i64],
+        )?;
+    }
+    Ok(())
+}
+
+/// One dispatch row and event per dispatch id (the first record's), on the agent's node id,
+/// the queue's handle and the default stream; then every record's counter values on its
+/// dispatch's event, pass dropped.
 fn dispatch_rows(
     tx: &rusqlite::Transaction,
+    nodes: &BTreeMap<u64, i64>,
     records: &[Value],
-    pid: u64,
-    t: &dyn Fn(&str) -> String,
+    c: &Ctx,
 ) -> rusqlite::Result<()> {
-    let agents = numbered(records, "agent");
-    let queues = numbered(records, "queue");
+    let (t, nid, pid) = (c.t, c.nid, c.pid);
     let mut events: BTreeMap<u64, i64> = BTreeMap::new();
     for r in records {
         let d = u(r, "dispatch_id");
@@ -218,8 +359,8 @@ fn dispatch_rows(
         events.insert(d, event);
         let dim = |k: &str, i: usize| r[k][i].as_i64().unwrap_or(1);
         tx.execute(
-            &format!("INSERT INTO {} (id, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id, stream_id, start, \"end\", private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id) VALUES (?1, 1, ?2, ?3, ?4, ?5, ?1, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, 2, ?17)", t("kernel_dispatch")),
-            params![d as i64, pid as i64, u(r, "thread") as i64, agents[&u(r, "agent")] as i64, u(r, "kernel_id") as i64, queues[&u(r, "queue")] as i64, u(r, "start") as i64, u(r, "end") as i64, u(r, "private_segment_size") as i64, u(r, "group_segment_size") as i64, dim("workgroup", 0), dim("workgroup", 1), dim("workgroup", 2), dim("grid", 0), dim("grid", 1), dim("grid", 2), event],
+            &format!("INSERT INTO {} (id, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id, stream_id, start, \"end\", private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?1, ?7, 0, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, 2, ?18)", t("kernel_dispatch")),
+            params![d as i64, nid, pid, u(r, "thread") as i64, nodes[&u(r, "agent")], u(r, "kernel_id") as i64, u(r, "queue") as i64, u(r, "start") as i64, u(r, "end") as i64, u(r, "private_segment_size") as i64, u(r, "group_segment_size") as i64, dim("workgroup", 0), dim("workgroup", 1), dim("workgroup", 2), dim("grid", 0), dim("grid", 1), dim("grid", 2), event],
         )?;
     }
     let mut st = tx.prepare(&format!(
