@@ -12,7 +12,7 @@ import sys
 
 import duckdb
 
-TABLES = ["runs", "windows", "passes", "dispatches", "measurements"]
+TABLES = ["runs", "windows", "passes", "dispatches", "measurements", "counters"]
 
 # The phases' columns, by the report's phase names.
 PHASES = {

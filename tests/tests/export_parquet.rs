@@ -181,7 +181,14 @@ fn check_ranks(db: &Path, q: &Value) {
 /// DuckDB's view of the schema, one `table column TYPE` a line.
 fn schema_text(q: &Value) -> String {
     let mut s = String::new();
-    for t in ["runs", "windows", "passes", "dispatches", "measurements"] {
+    for t in [
+        "runs",
+        "windows",
+        "passes",
+        "dispatches",
+        "measurements",
+        "counters",
+    ] {
         for c in q["schema"][t].as_array().unwrap() {
             s += &format!(
                 "{t} {} {}\n",

@@ -312,8 +312,8 @@ pub enum ExportCmd {
     },
     /// A Parquet dataset of the runs, for DuckDB, Spark or pandas across thousands of ranks.
     ///
-    /// Tables runs, windows, passes, dispatches and measurements, each hive-partitioned by run
-    /// (DIR/windows/run=ID/part-0.parquet); the per-run tables repeat the run's label, hostname
+    /// Tables runs, windows, passes, dispatches, measurements and counters, each
+    /// hive-partitioned by run (DIR/windows/run=ID/part-0.parquet); the per-run tables repeat the run's label, hostname
     /// and rank on every row. The new dataset replaces DIR whole (an empty directory or an
     /// earlier export; nothing else is replaced).
     #[command(after_help = "Example:\n  krphase export parquet -d krphase-parquet")]

@@ -170,8 +170,9 @@ fn run_context(conn: &Connection, run: i64) -> Result<RunContext> {
 pub type Counts = Vec<(&'static str, u64, u64)>;
 
 /// The tables each of the two readers writes, as indexes into [`tables::TABLES`]: the windows
-/// beside the small tables, the passes beside the dispatches (about half the cells each).
-const GROUPS: [&[usize]; 2] = [&[0, 1, 4], &[2, 3]];
+/// beside the small tables, the passes beside the dispatches and counters (about half the cells
+/// each).
+const GROUPS: [&[usize]; 2] = [&[0, 1, 4], &[2, 3, 5]];
 
 /// Rows and files per table.
 type Tally = BTreeMap<&'static str, (u64, u64)>;

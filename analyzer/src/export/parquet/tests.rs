@@ -22,7 +22,8 @@ use crate::synth::{SynthSpec, write_synthetic_file};
 
 /// Three synthetic runs on three hosts (run 2 labelled; runs 2 and 3 ranks 2 and 1, run 1 no
 /// rank), a measurement linked to runs 1 and 3 with its samples,
-/// a warm-up link, and a measurement linked to none.
+/// a warm-up link, a measurement linked to none, and counter values on runs 1 and 3 (two passes
+/// of every third window, one unnamed; one of a dispatch outside any window).
 fn database(dir: &Path) -> PathBuf {
     let p = dir.join("k.db");
     let mut c = db::open(&p).unwrap();
@@ -56,7 +57,16 @@ fn database(dir: &Path) -> PathBuf {
          VALUES (1, 0, 2.0), (1, 1, 1.25), (1, 2, 1.5);
          INSERT INTO krphase_measurement_run VALUES (1, 1), (1, 3);
          INSERT INTO krphase_measurement_launch VALUES (1, 3, 7);
-         INSERT INTO krphase_measurement_warmup VALUES (1, 2);",
+         INSERT INTO krphase_measurement_warmup VALUES (1, 2);
+         INSERT INTO krphase_counter (run_id, window_id, dispatch_id, pass_index, counter_id, name,
+             value, instances)
+         SELECT run_id, id, dispatch_id, p, 7 + p, CASE p WHEN 0 THEN 'SQ_WAVES' END,
+                64.5 * id + p, 4
+         FROM krphase_window, (SELECT 0 AS p UNION ALL SELECT 1)
+         WHERE run_id IN (1, 3) AND outcome = 'replayed' AND id % 3 = 0;
+         INSERT INTO krphase_counter (run_id, window_id, dispatch_id, pass_index, counter_id, name,
+             value, instances)
+         VALUES (3, NULL, 999999, 0, 7, 'SQ_WAVES', 0.25, 255);",
     )
     .unwrap();
     p
@@ -163,6 +173,38 @@ fn the_dataset_holds_every_value_the_database_does() {
     assert_eq!(counts[1], ("windows", windows as u64, 3));
     // Measurement 1 in runs 1 and 3 (timed) and 2 (warm-up); measurement 2 in the NULL partition.
     assert_eq!(counts[4], ("measurements", 4, 4));
+    let counters: i64 = c
+        .query_row("SELECT COUNT(*) FROM krphase_counter", [], |r| r.get(0))
+        .unwrap();
+    assert!(counters > 2, "the database holds counter values");
+    assert_eq!(counts[5], ("counters", counters as u64, 3));
+    // The counters against the counter table itself (not the export's own query): per run, the
+    // values, each in its window and pass, with the counting basis.
+    for run in [1, 3] {
+        let mut want: Vec<Vec<Value>> = c
+            .prepare(
+                "SELECT window_id, dispatch_id, pass_index, counter_id, name, value, instances
+                 FROM krphase_counter WHERE run_id = ?1",
+            )
+            .unwrap()
+            .query_map([run], |r| (0..7).map(|i| r.get(i)).collect())
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        let path = root.join(format!("counters/run={run}/part-0.parquet"));
+        let mut got: Vec<Vec<Value>> = file_rows(&path, &TABLES[5])
+            .into_iter()
+            .map(|mut r| {
+                assert_eq!(r.pop(), Some(Value::Text("sdk_counting".into())));
+                r
+            })
+            .collect();
+        let key = |r: &Vec<Value>| format!("{r:?}");
+        want.sort_by_key(key);
+        got.sort_by_key(key);
+        assert!(!want.is_empty());
+        assert_eq!(got, want, "counters of run {run}");
+    }
     for table in TABLES {
         for run in 1..=3 {
             let path = root.join(format!("{}/run={run}/part-0.parquet", table.name));
