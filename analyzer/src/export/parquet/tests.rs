@@ -92,6 +92,18 @@ fn cell(a: &dyn Array, kind: Kind, i: usize) -> Value {
 }
 
 /// The rows of one Parquet file, each cell as a SQLite value (read columns only).
+/// The first record batch of the file at `path`.
+fn first_batch(path: &Path) -> RecordBatch {
+    let f = std::fs::File::open(path).unwrap();
+    ParquetRecordBatchReaderBuilder::try_new(f)
+        .unwrap()
+        .build()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+}
+
 fn file_rows(path: &Path, table: &Table) -> Vec<Vec<Value>> {
     let f = std::fs::File::open(path).unwrap();
     let reader = ParquetRecordBatchReaderBuilder::try_new(f)
@@ -224,14 +236,7 @@ fn the_dataset_holds_every_value_the_database_does() {
     assert_eq!(m1[0][2], Value::Integer(7), "the launch");
     assert_eq!(rows[0][13], Value::Null);
     // The run's context is on every window.
-    let f = std::fs::File::open(root.join("windows/run=2/part-0.parquet")).unwrap();
-    let b = ParquetRecordBatchReaderBuilder::try_new(f)
-        .unwrap()
-        .build()
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
+    let b = first_batch(&root.join("windows/run=2/part-0.parquet"));
     let label = b.column_by_name("label").unwrap().as_string::<i32>();
     assert!((0..b.num_rows()).all(|i| label.value(i) == "two"));
     let host = b.column_by_name("hostname").unwrap().as_string::<i32>();
@@ -241,14 +246,7 @@ fn the_dataset_holds_every_value_the_database_does() {
         .unwrap()
         .as_primitive::<Int32Type>();
     assert!((0..b.num_rows()).all(|i| rank.value(i) == 2));
-    let f = std::fs::File::open(root.join("passes/run=1/part-0.parquet")).unwrap();
-    let b = ParquetRecordBatchReaderBuilder::try_new(f)
-        .unwrap()
-        .build()
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap();
+    let b = first_batch(&root.join("passes/run=1/part-0.parquet"));
     let rank = b.column_by_name("rank").unwrap();
     assert_eq!(rank.null_count(), b.num_rows(), "run 1 has no rank");
 }
