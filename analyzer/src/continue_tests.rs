@@ -8,7 +8,9 @@ use krphase_format::synthetic::Synthetic;
 use krphase_format::{Event, FileWriter, NameSpace, Record, Trailer};
 use rusqlite::Connection;
 
+use crate::answers::run_report;
 use crate::import::krp::import_file;
+use crate::render::Format;
 use crate::synth::{SynthSpec, header};
 use crate::{db, export, report};
 
@@ -161,7 +163,7 @@ fn continue_phases_and_stuck_passes_reach_the_tables() {
 fn report_shows_the_continue_phase_and_counts_stuck_windows() {
     let dir = tempfile::tempdir().unwrap();
     let (c, run) = imported(dir.path());
-    let rep = report::run_report(&c, run).unwrap();
+    let rep = run_report(&c, run).unwrap();
     let p = |n: &str| rep.phases.iter().find(|p| p.phase == n).unwrap();
     // Phases cover the replayed window only.
     assert_eq!((p("continue").total_ns, p("continue").samples), (120, 1));
@@ -195,7 +197,7 @@ fn report_shows_the_continue_phase_and_counts_stuck_windows() {
         ]
     );
 
-    let json = report::render(std::slice::from_ref(&rep), report::Format::Json).unwrap();
+    let json = report::render(std::slice::from_ref(&rep), Format::Json).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["runs"][0]["windows"]["stuck"], 1);
     let cont = v["runs"][0]["phases"]
@@ -205,13 +207,13 @@ fn report_shows_the_continue_phase_and_counts_stuck_windows() {
         .find(|p| p["phase"] == "continue")
         .unwrap();
     assert_eq!(cont["total_ns"], 120);
-    let table = report::render(std::slice::from_ref(&rep), report::Format::Table).unwrap();
+    let table = report::render(std::slice::from_ref(&rep), Format::Table).unwrap();
     assert!(table.contains("continue"), "{table}");
     assert!(table.contains("stuck passes: 1 windows"), "{table}");
-    let csv = report::render(std::slice::from_ref(&rep), report::Format::Csv).unwrap();
+    let csv = report::render(std::slice::from_ref(&rep), Format::Csv).unwrap();
     assert!(csv.contains("phase,continue,total_ns,120"), "{csv}");
     assert!(csv.contains("windows,stuck,count,1"), "{csv}");
-    let md = report::render(std::slice::from_ref(&rep), report::Format::Markdown).unwrap();
+    let md = report::render(std::slice::from_ref(&rep), Format::Markdown).unwrap();
     assert!(md.contains("| continue"), "{md}");
 }
 

@@ -2,25 +2,28 @@
 //! SQLite, and reports, compares, exports and plots them.
 //!
 //! One folder per step of the data's path: [`import`] (files into the database) → [`db`]
-//! (schema, views, whole-run measurement rows) → [`report`] (answers, statistics, formatting) and
-//! [`export`] (traces, plots). [`bench`] runs the whole-run experiments and records them through
-//! `import` and `db`; [`demo`] drives everything end to end on the emulator; [`synth`] writes
-//! synthetic phase files.
+//! (schema, views, whole-run measurement rows, the quantiles every figure uses) → [`answers`]
+//! (the figures of runs and measurements) → [`compare`] (two builds side by side) and [`report`]
+//! (runs' answers in one format), and [`export`] (traces, plots). Under them, for every step:
+//! [`stats`] (the test, intervals and verdict words behind `compare`) and [`render`] (how
+//! figures, tables and pages are written). [`bench`] runs the whole-run experiments, records them
+//! through `import` and `db` and summarises them (the report prints that summary too); [`demo`]
+//! drives everything end to end on the emulator; [`synth`] writes synthetic phase files.
 
+pub mod answers;
 pub mod bench;
-pub mod calendar;
 pub mod cli;
+pub mod compare;
 pub mod db;
 pub mod demo;
-pub mod demo_stack;
-pub mod demo_stack_markdown;
-pub mod demo_stack_pacing;
 pub mod doctor;
 pub mod export;
 pub mod import;
-pub mod order_stats;
+pub mod render;
 pub mod report;
 pub mod rocpd;
+pub mod run;
+pub mod stats;
 pub mod synth;
 pub mod synth_benchmark;
 

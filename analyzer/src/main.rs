@@ -9,7 +9,7 @@ use clap::FromArgMatches;
 use clap::parser::ValueSource;
 use krphase_analyzer::cli::args::{Cli, Cmd, ExportCmd};
 use krphase_analyzer::cli::{completions, man};
-use krphase_analyzer::{bench, demo, doctor, export, import, report, synth};
+use krphase_analyzer::{answers, bench, compare, demo, doctor, export, import, report, synth};
 
 /// The database a command reads or writes at `--db` (`None`: it has its own, or none).
 fn db_of(cli: &Cli, db_given: bool) -> Option<PathBuf> {
@@ -45,10 +45,21 @@ fn no_database(cmd: &Cmd) -> String {
 fn run(cli: Cli, db_given: bool) -> Result<()> {
     let db = cli.db.as_path();
     match cli.cmd {
-        Cmd::Import { files, label, jobs } => {
-            import::import_command(db, &files, label.label.as_deref(), jobs.map(usize::from))
-        }
-        Cmd::Runs { format } => report::runs_list::runs_command(db, format.format),
+        Cmd::Import {
+            paths,
+            label,
+            jobs,
+            workdir,
+        } => import::paths::import_paths_command(
+            db,
+            &paths,
+            &import::paths::Options {
+                label: label.label.as_deref(),
+                jobs: jobs.map(usize::from),
+                workdir: workdir.as_deref(),
+            },
+        ),
+        Cmd::Runs { format } => answers::runs_list::runs_command(db, format.format),
         Cmd::ImportLog { file, run, force } => {
             import::import_log_command(db, &file, run.as_deref(), force)
         }
@@ -82,7 +93,7 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
             format,
             margin,
             output_file,
-        } => report::compare_command(
+        } => compare::compare_command(
             db,
             &a,
             &b,
@@ -126,7 +137,7 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
         } => synth::gen_synthetic_command(windows, passes, &output),
         Cmd::Completions { shell } => completions::completions_command(shell),
         Cmd::Man { out_dir } => man::man_command(out_dir.as_deref()),
-        Cmd::Doctor { .. } => unreachable!("doctor is run by main"),
+        Cmd::Doctor { .. } | Cmd::Run(_) => unreachable!("doctor and run are run by main"),
     }
 }
 
@@ -148,6 +159,17 @@ fn main() -> ExitCode {
     // The doctor's verdict is its exit code (1: a trap would lose the run), not an error.
     if let Cmd::Doctor { command } = &cli.cmd {
         return ExitCode::from(doctor::doctor_command(command) as u8);
+    }
+    // `run` ends as the application did; its own errors come before the application ran.
+    if let Cmd::Run(args) = &cli.cmd {
+        let db = db_given.then_some(cli.db.as_path());
+        match krphase_analyzer::run::run_command(args, db) {
+            Ok(end) => krphase_analyzer::run::child::end_like(end),
+            Err(e) => {
+                eprintln!("krphase: error: {e:#}");
+                return ExitCode::from(125);
+            }
+        }
     }
     let db = db_of(&cli, db_given);
     // A lock or I/O error of SQLite's names the database it concerns.

@@ -3,11 +3,11 @@
 
 use serde_json::Value;
 
+use crate::answers::run_report::run_report;
+use crate::compare::phases::{compare, render_table};
 use crate::export::perfetto::{TraceFormat, export};
 use crate::export::plot::plot;
 use crate::import::krp::import_phase_file;
-use crate::report::compare::{compare, render_table};
-use crate::report::run_report::run_report;
 use crate::synth::{SynthSpec, write_synthetic_file};
 
 #[test]
@@ -171,7 +171,7 @@ fn report_p50_and_compare_median_are_the_same_number() {
     );
     let mut checked = 0;
     for d in &cmp.phases {
-        let p50 = |r: &crate::report::run_report::RunReport| {
+        let p50 = |r: &crate::answers::RunReport| {
             r.phases
                 .iter()
                 .find(|p| p.phase == d.phase)
@@ -227,7 +227,7 @@ fn dropped_records_are_reported_by_kind_and_the_figures_built_on_them_marked() {
         lossy.1,
         "; 7 dispatch, 0 allocation, 3 window records dropped, 1 kernel names dropped over 12.5 ms (the application waited 51.2 ms on the tool's output, its wait budget ran out)"
     );
-    let text = |r| crate::report::render(&[r], crate::report::Format::Table).unwrap();
+    let text = |r| crate::report::render(&[r], crate::render::Format::Table).unwrap();
     let clean_text = text(clean.0.clone());
     assert!(!clean_text.contains("dropped by the tool"), "{clean_text}");
     assert!(!clean_text.contains("(!)"), "{clean_text}");

@@ -5,12 +5,14 @@
 
 use rusqlite::{Connection, params};
 
+use crate::answers::run_report;
+use crate::compare::builds::{CompareWhat, compare_builds, render_csv, render_text};
+use crate::compare::markdown::render_markdown;
 use crate::db::summary;
 use crate::import::krp::import_phase_file;
 use crate::import::sdk_log::{Target, import_log_to};
-use crate::report::compare_builds::{CompareWhat, compare_builds, render_csv, render_text};
-use crate::report::compare_markdown::render_markdown;
-use crate::report::{Format, render, run_report};
+use crate::render::Format;
+use crate::report::render;
 use crate::synth::{SynthSpec, write_synthetic_file};
 
 /// Three drive-mode synthetic runs a side (`a`: 2 passes, `b`: 3), imported.

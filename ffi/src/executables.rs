@@ -2,8 +2,10 @@
 //! variables the SDK's snapshot copies (the rule is [`snapshot_includes`]).
 //!
 //! No tracing service reports `__device__` variables, so a tool wanting the snapshot's bytes
-//! enumerates them itself, with the same calls the SDK uses.
+//! enumerates them itself, with the same calls the SDK uses: ROCr's exported symbol functions,
+//! and the loader's `iterate_executables` from its extension table ([`crate::hsa_loader`]).
 
+use crate::hsa_loader::LoaderMissing;
 use crate::types::{
     HSA_STATUS_INFO_BREAK, HSA_STATUS_SUCCESS, HsaAgent, HsaExecutable, HsaExecutableSymbol,
     HsaIterateAgentSymbolsFn, HsaIterateExecutablesFn, HsaIterateSymbolsFn, HsaSymbolGetInfoFn,
@@ -12,6 +14,7 @@ use crate::types::{
 use std::ffi::c_void;
 
 /// The resolved ROCr functions (from [`crate::Sdk::hsa_symbols`] or built by a test).
+/// `iterate_executables` is the loader table's member, the others are ROCr exports.
 #[derive(Debug, Clone, Copy)]
 pub struct HsaSymbolFns {
     pub iterate_executables: HsaIterateExecutablesFn,
@@ -19,6 +22,34 @@ pub struct HsaSymbolFns {
     pub iterate_symbols: Option<HsaIterateSymbolsFn>,
     pub symbol_get_info: HsaSymbolGetInfoFn,
 }
+
+/// Why the walk cannot run in this process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WalkUnavailable {
+    /// ROCr's loader table, or its `iterate_executables`, could not be had.
+    Loader(LoaderMissing),
+    /// These ROCr exports are not in the process (`hsa_executable_symbol_get_info`, or both
+    /// symbol iterators).
+    Functions(Vec<&'static str>),
+}
+
+impl std::fmt::Display for WalkUnavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WalkUnavailable::Loader(l) => l.fmt(f),
+            WalkUnavailable::Functions(names) => {
+                let verb = if names.len() == 1 { "is" } else { "are" };
+                write!(
+                    f,
+                    "ROCr's {} {verb} not in this process",
+                    names.join(" and ")
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for WalkUnavailable {}
 
 /// What the walk learned about one symbol.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,11 +18,13 @@ use crate::counting::{
     AvailableCountersFn, CounterConfigId, CounterId, CounterInfoV0, CounterInfoVersion,
     CounterInstanceId, DispatchCountingRecordFn, DispatchCountingServiceFn, counter_info_flag,
 };
+use crate::executables::{HsaSymbolFns, WalkUnavailable};
+use crate::hsa_loader::{HsaSystemGetMajorExtensionTableFn, LoaderMissing, loader_table};
 use crate::status::Status;
 use crate::types::{
     AgentId, CONTEXT_NONE, CallbackTracingFn, CallbackTracingKind, ContextId, HsaAmdPointerInfoFn,
-    HsaIterateAgentSymbolsFn, HsaIterateExecutablesFn, HsaIterateSymbolsFn, HsaSymbolGetInfoFn,
-    KindIterFn, KindOperationIterFn, TracingOperation, VersionTriplet,
+    HsaIterateAgentSymbolsFn, HsaIterateSymbolsFn, HsaSymbolGetInfoFn, KindIterFn,
+    KindOperationIterFn, TracingOperation, VersionTriplet,
 };
 use libloading::os::unix::Library;
 use std::ffi::{CStr, OsStr, c_char, c_int, c_void};
@@ -213,8 +215,8 @@ sdk_symbols! {
             => Need::Optional,
         hsa_amd_pointer_info = "hsa_amd_pointer_info": HsaAmdPointerInfoFn
             => Need::OptionalAnywhere,
-        hsa_iterate_executables = "hsa_ven_amd_loader_iterate_executables":
-            HsaIterateExecutablesFn => Need::OptionalAnywhere,
+        hsa_get_major_extension_table = "hsa_system_get_major_extension_table":
+            HsaSystemGetMajorExtensionTableFn => Need::OptionalAnywhere,
         hsa_iterate_agent_symbols = "hsa_executable_iterate_agent_symbols":
             HsaIterateAgentSymbolsFn => Need::OptionalAnywhere,
         hsa_iterate_symbols = "hsa_executable_iterate_symbols":
@@ -685,18 +687,43 @@ impl Sdk {
         self.fns.hsa_amd_pointer_info
     }
 
-    /// ROCr's loader and symbol functions, when the process has the walk's minimum
-    /// (`hsa_ven_amd_loader_iterate_executables` and `hsa_executable_symbol_get_info`, plus
-    /// either symbol iterator). See [`crate::executables`] for the safe walk.
-    pub fn hsa_symbols(&self) -> Option<crate::executables::HsaSymbolFns> {
+    /// ROCr's loader and symbol functions for the walk over loaded executables (see
+    /// [`crate::executables`]), or why the process cannot walk them.
+    ///
+    /// The symbol functions are ROCr exports, resolved by name. The loader's
+    /// `iterate_executables` is not exported: it is asked for here, through
+    /// `hsa_system_get_major_extension_table` (see [`crate::hsa_loader`]), so call this only once
+    /// HSA is initialized (at a dispatch or a code-object event, never at configure).
+    pub fn hsa_symbols(&self) -> Result<HsaSymbolFns, WalkUnavailable> {
         let f = &self.fns;
-        let fns = crate::executables::HsaSymbolFns {
-            iterate_executables: f.hsa_iterate_executables?,
+        let Some(get_table) = f.hsa_get_major_extension_table else {
+            return Err(WalkUnavailable::Loader(LoaderMissing::TableFunction));
+        };
+        let mut missing = Vec::new();
+        if f.hsa_symbol_get_info.is_none() {
+            missing.push("hsa_executable_symbol_get_info");
+        }
+        if f.hsa_iterate_symbols.is_none() && f.hsa_iterate_agent_symbols.is_none() {
+            missing.extend([
+                "hsa_executable_iterate_symbols",
+                "hsa_executable_iterate_agent_symbols",
+            ]);
+        }
+        let (Some(symbol_get_info), true) = (f.hsa_symbol_get_info, missing.is_empty()) else {
+            return Err(WalkUnavailable::Functions(missing));
+        };
+        // SAFETY: `get_table` was resolved by its name in this process, where ROCr exports it
+        // with the signature and contract `hsa.h` declares.
+        let table = unsafe { loader_table(get_table) }.map_err(WalkUnavailable::Loader)?;
+        let iterate_executables = table
+            .iterate_executables
+            .ok_or(WalkUnavailable::Loader(LoaderMissing::IterateExecutables))?;
+        Ok(HsaSymbolFns {
+            iterate_executables,
             iterate_agent_symbols: f.hsa_iterate_agent_symbols,
             iterate_symbols: f.hsa_iterate_symbols,
-            symbol_get_info: f.hsa_symbol_get_info?,
-        };
-        (fns.iterate_agent_symbols.is_some() || fns.iterate_symbols.is_some()).then_some(fns)
+            symbol_get_info,
+        })
     }
 }
 

@@ -570,7 +570,8 @@ pub mod hsa_symbol_kind {
 pub type HsaExecutableIterFn =
     Option<unsafe extern "C" fn(executable: HsaExecutable, data: *mut c_void) -> u32>;
 
-/// `hsa_ven_amd_loader_iterate_executables(callback, data)`.
+/// `hsa_ven_amd_loader_iterate_executables(callback, data)`: a member of the loader's 1.03
+/// extension table ([`crate::hsa_loader::HsaVenAmdLoader1_03`]), never an export.
 pub type HsaIterateExecutablesFn =
     unsafe extern "C" fn(callback: HsaExecutableIterFn, data: *mut c_void) -> u32;
 

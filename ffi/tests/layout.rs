@@ -455,3 +455,15 @@ fn reads_come_from_layout_offsets() {
         "NULL toggle reads as None"
     );
 }
+
+#[test]
+fn hsa_loader_extension_table() {
+    use krphase_ffi::hsa_loader::{HsaCodeObjectReader, HsaLoadedCodeObject, LOADER_TABLE_SIZES};
+    layout!(HsaVenAmdLoader1_03, size 56, align 8,
+        query_host_address @ 0, query_segment_descriptors @ 8, query_executable @ 16,
+        executable_iterate_loaded_code_objects @ 24, loaded_code_object_get_info @ 32,
+        code_object_reader_create_from_file_with_offset_size @ 40, iterate_executables @ 48);
+    assert_eq!(LOADER_TABLE_SIZES, [(0, 24), (1, 40), (2, 48), (3, 56)]);
+    layout!(HsaLoadedCodeObject, size 8, align 8, handle @ 0);
+    layout!(HsaCodeObjectReader, size 8, align 8, handle @ 0);
+}

@@ -2,7 +2,7 @@
 //! as given, once with every block's checksum made right so mutations reach the decoders behind it.
 #![no_main]
 
-use krphase_format::decode::{decode_file, with_checksums_fixed};
+use krphase_windows::decode::{decode_file, with_checksums_fixed};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     for input in [data.to_vec(), with_checksums_fixed(data)] {

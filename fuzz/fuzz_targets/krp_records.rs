@@ -3,5 +3,5 @@
 #![no_main]
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    krphase_format::decode::reconstruct_records(data);
+    krphase_windows::decode::reconstruct_records(data);
 });

@@ -1,7 +1,9 @@
 """Reads a `krphase export parquet` dataset with DuckDB and prints, as one JSON object, what the
 export test compares against the SQLite report: the schema DuckDB sees, per-run window and phase
-figures computed over all runs in one query each, and the result of every DuckDB query in the
-Parquet documentation (so the documented queries run as written).
+figures computed over all runs in one query each, the result of every DuckDB query in the
+Parquet documentation (so the documented queries run as written), and the result of every Spark
+SQL query there, translated to DuckDB by sqlglot (so the Spark queries ask what the DuckDB ones
+ask; `scripts/spark-sql` runs them in Spark itself).
 
 Usage: python3 query.py DATASET_DIR DOC_MARKDOWN
 """
@@ -11,6 +13,7 @@ import re
 import sys
 
 import duckdb
+import sqlglot
 
 TABLES = ["runs", "windows", "passes", "dispatches", "measurements", "counters"]
 
@@ -99,6 +102,18 @@ def main():
         sql = sql.replace("'krphase-parquet/", f"'{root}/")
         result = con.execute(sql).fetchall()
         out["docs"].append({"sql": sql, "rows": [[str(v) for v in r] for r in result]})
+    # Every ```sql spark query, but the tables' registration (the views above stand for it),
+    # through sqlglot's Spark to DuckDB translation.
+    out["sqlglot"] = sqlglot.__version__
+    out["spark_docs"] = []
+    for block in re.findall(r"```sql spark\n(.*?)```", text, re.S):
+        if block.lstrip().upper().startswith("CREATE TEMPORARY VIEW"):
+            continue
+        (sql,) = sqlglot.transpile(block, read="spark", write="duckdb")
+        result = con.execute(sql).fetchall()
+        out["spark_docs"].append(
+            {"spark": block, "duckdb": sql, "rows": [[str(v) for v in r] for r in result]}
+        )
     print(json.dumps(out))
 
 

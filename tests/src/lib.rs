@@ -1,5 +1,6 @@
-//! Helpers shared by the end-to-end tests: build the artifacts the tests run (the tool cdylib,
-//! the emulator, the probe tool, the analyzer) once per test process and locate them.
+//! Helpers shared by the end-to-end tests (and the emulator's self-tests in `kernels/emu/tests/`,
+//! whose dev-dependency this is): build the artifacts the tests run (the tool cdylib, the
+//! emulator, the probe tool, the analyzer) once per test process and locate them.
 //!
 //! `cargo test --workspace` does not build cdylibs or other packages' binaries for a test, so the
 //! first test that needs them runs `cargo build` for exactly those packages in the same profile
@@ -317,31 +318,4 @@ static TIMING_SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// Holds [`TIMING_SERIAL`] for the rest of the calling test (a panicking test poisons nothing).
 pub fn timing_serial() -> std::sync::MutexGuard<'static, ()> {
     TIMING_SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Compiles the C tool `tests/clients/<name>.c` into a shared library in a scratch directory
-/// (`$CC`, default `cc`), with `defines` as `-D` flags; panics with the compiler's output when it
-/// fails.
-pub fn compile_client(name: &str, defines: &[&str]) -> PathBuf {
-    let clients = Path::new(env!("CARGO_MANIFEST_DIR")).join("clients");
-    let out = scratch_dir(&format!("client-{name}")).join(format!("lib{name}.so"));
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let mut cmd = Command::new(&cc);
-    cmd.args([
-        "-std=c11", "-Wall", "-Wextra", "-Werror", "-O1", "-shared", "-fPIC",
-    ])
-    .arg("-I")
-    .arg(&clients);
-    for d in defines {
-        cmd.arg(format!("-D{d}"));
-    }
-    cmd.arg("-o")
-        .arg(&out)
-        .arg(clients.join(format!("{name}.c")))
-        .arg("-ldl");
-    let o = cmd.output().unwrap_or_else(|e| {
-        panic!("cannot run the C compiler {cc:?} ({e}); install one (Debian: gcc) or set CC")
-    });
-    assert!(o.status.success(), "compiling {name}: {}", output_text(&o));
-    out
 }

@@ -1,7 +1,7 @@
 //! The Python packages some tests read krphase's outputs with (other projects' own readers:
-//! Perfetto's protobuf modules, DuckDB), pinned in `tests/python-requirements.txt` and installed
-//! beside the build in `target/pydeps` (`KRPHASE_PYDEPS` overrides). `.ci/run` installs them;
-//! a test run that finds them missing installs them itself with pip, once, under a lock, so
+//! Perfetto's protobuf modules, DuckDB, sqlglot), pinned in `tests/python-requirements.txt` and
+//! installed beside the build in `target/pydeps` (`KRPHASE_PYDEPS` overrides). `scripts/test`
+//! installs them; a test run that finds them missing installs them itself with pip, once, under a lock, so
 //! `cargo test --workspace` on a fresh machine needs only pip and the registry.
 
 use std::path::PathBuf;

@@ -167,7 +167,7 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
     assert_eq!(derived.len(), 6, "the total links the single-group runs");
 
     // P5 and P6 in the summary (bench's stdout and `krphase report`).
-    let s = krphase_analyzer::report::bench_summary::summarize(&conn)
+    let s = krphase_analyzer::bench::summary::summarize(&conn)
         .unwrap()
         .unwrap();
     // P5 under rocprofv3 (observe mode): the SDK prints no drain time, so no window carries

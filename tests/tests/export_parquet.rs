@@ -4,7 +4,8 @@
 //! must equal the SQLite report's, run by run: windows, and per phase the samples, the total, the
 //! maximum (exact), the mean and the median and 90th percentile (to the ns). The schema DuckDB
 //! sees is checked against `tests/golden/parquet-schema.txt` (`KRPHASE_BLESS=1` rewrites it), and
-//! every DuckDB query of `docs/parquet.md` runs as written. Then the error paths: a re-export
+//! every DuckDB query of `docs/parquet.md` runs as written, and every Spark SQL query there,
+//! translated by sqlglot, answers the same. Then the error paths: a re-export
 //! replaces the dataset whole, a directory of other files is refused, an unwritable one is one
 //! line, and neither leaves anything behind.
 
@@ -242,6 +243,7 @@ fn duckdb_reads_across_runs_what_the_report_says_run_by_run() {
             d["sql"]
         );
     }
+    check_spark_docs(&q);
     let golden = workspace().join("tests/golden/parquet-schema.txt");
     let schema = schema_text(&q);
     if std::env::var_os("KRPHASE_BLESS").is_some() {
@@ -254,6 +256,67 @@ fn duckdb_reads_across_runs_what_the_report_says_run_by_run() {
          docs/parquet.md and rewrite {} with KRPHASE_BLESS=1",
         golden.display()
     );
+}
+
+/// Each Spark SQL query of the documentation, translated to DuckDB by sqlglot, answers what the
+/// DuckDB query beside it answers: the same rows (in any order, as ties may order differently),
+/// the numbers to a relative 1e-9.
+fn check_spark_docs(q: &Value) {
+    let (duck, spark) = (
+        q["docs"].as_array().unwrap(),
+        q["spark_docs"].as_array().unwrap(),
+    );
+    assert_eq!(
+        duck.len(),
+        spark.len(),
+        "one Spark query beside each DuckDB query"
+    );
+    for (d, s) in duck.iter().zip(spark) {
+        let (mut a, mut b) = (rows(&d["rows"]), rows(&s["rows"]));
+        a.sort_by(|x, y| x.partial_cmp(y).unwrap());
+        b.sort_by(|x, y| x.partial_cmp(y).unwrap());
+        let same = a.len() == b.len()
+            && a.iter()
+                .zip(&b)
+                .all(|(x, y)| x.len() == y.len() && x.iter().zip(y).all(|(u, v)| cell_eq(u, v)));
+        assert!(
+            same,
+            "the Spark query\n{}\n(as DuckDB: {})\nanswers {b:?}, the DuckDB query {a:?}",
+            s["spark"], s["duckdb"]
+        );
+    }
+}
+
+/// A result's rows, each cell a number where it reads as one.
+fn rows(v: &Value) -> Vec<Vec<Cell>> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r.as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    let t = c.as_str().unwrap_or_default();
+                    t.parse::<f64>()
+                        .map_or_else(|_| Cell::Text(t.to_string()), Cell::Num)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[derive(Debug, PartialEq, PartialOrd)]
+enum Cell {
+    Num(f64),
+    Text(String),
+}
+
+fn cell_eq(a: &Cell, b: &Cell) -> bool {
+    match (a, b) {
+        (Cell::Num(x), Cell::Num(y)) => (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0),
+        _ => a == b,
+    }
 }
 
 fn names(dir: &Path) -> Vec<String> {

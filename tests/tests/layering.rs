@@ -15,6 +15,7 @@ const ROOTS: &[&str] = &[
     "ffi/src/lib.rs",
     "tool/src/lib.rs",
     "tool/format/src/lib.rs",
+    "analyzer/windows/src/lib.rs",
     "analyzer/src/lib.rs",
     "analyzer/src/main.rs",
     "kernels/src/lib.rs",

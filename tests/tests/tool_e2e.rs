@@ -1,11 +1,14 @@
 //! End-to-end: libkrphase.so inside the emulator, its file decoded with krphase-format and
 //! compared with the emulator's ground truth (KRPHASE_EMU_TRUTH).
 
-use krphase_format::windows::{
-    Decline, DeclineReason, Outcome, Output, PlainDispatch, Reconstructor, Source, Window,
-};
+use krphase_format::clock::MAX_PAIR_WIDTH_NS;
+use krphase_format::header::Clock;
+use krphase_format::trailer::flags;
 use krphase_format::{FileReader, Header, Trailer};
 use krphase_tests::{artifacts, read_truth_if_any, scratch_dir};
+use krphase_windows::{
+    Decline, DeclineReason, Outcome, Output, PlainDispatch, Reconstructor, Source, Window,
+};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -142,7 +145,7 @@ struct Decoded {
     declines: Vec<Decline>,
     plains: Vec<PlainDispatch>,
     /// Counter values that came out on their own (not attached to a pass).
-    counters: Vec<krphase_format::windows::CounterReading>,
+    counters: Vec<krphase_windows::CounterReading>,
     trailer: Option<Trailer>,
     truncated: bool,
     records: u64,
@@ -203,77 +206,61 @@ fn u(v: &Value) -> u64 {
         .unwrap_or_else(|| panic!("expected a number, got {v}"))
 }
 
-/// Errors (tool − truth, ns) per interval kind, collected over runs.
-#[derive(Default)]
-struct Errors {
-    /// Tool interval − the truth's span between the same two callback timestamps.
-    by_kind: HashMap<&'static str, Vec<(i64, u64)>>,
-    /// Tool interval − the sum of the truth phases it contains (the truth's phases tile the
-    /// window without gaps, so this is the issue's must-show comparison).
-    vs_phases: HashMap<&'static str, Vec<(i64, u64)>>,
-}
-
-/// Median |error| ≤ 2 µs and p99 |error| ≤ max(50 µs, 1 % of the p99 truth interval) once
-/// `p99_min_samples` samples make the p99 more than the maximum; with fewer, at most one error
-/// over that limit (one preempted window of a loaded machine).
-fn check_errors(what: &str, k: &str, v: &[(i64, u64)], p99_min_samples: usize) {
-    let p99_of = |s: &[u64]| s[((s.len() * 99).div_ceil(100)).saturating_sub(1)];
-    let mut abs: Vec<u64> = v.iter().map(|(e, _)| e.unsigned_abs()).collect();
-    abs.sort_unstable();
-    let median = abs[abs.len() / 2];
-    let p99 = p99_of(&abs);
-    let mut truths: Vec<u64> = v.iter().map(|(_, t)| *t).collect();
-    truths.sort_unstable();
-    // A preemption between the truth's stamp and the tool's reaches tens of µs on a loaded
-    // 2-core machine (34 µs seen in one CI run); a misplaced stamp is a whole phase (ms).
-    let limit = 50_000u64.max(p99_of(&truths) / 100);
-    eprintln!(
-        "{k} vs {what}: n={} median |err|={median} ns p99 |err|={p99} ns (limit {limit})",
-        abs.len()
-    );
-    assert!(
-        median <= 2_000,
-        "{k} vs {what}: median error {median} ns > 2 µs"
-    );
-    if v.len() >= p99_min_samples {
-        assert!(
-            p99 <= limit,
-            "{k} vs {what}: p99 error {p99} ns > {limit} ns"
-        );
-    } else {
-        // Too few for a p99 below the maximum: one window may hold a preemption between the
-        // truth's stamp and the tool's, no more.
-        let over = abs.iter().filter(|&&e| e > limit).count();
-        assert!(
-            over <= 1,
-            "{k} vs {what}: {over} of {} errors over {limit} ns",
-            abs.len()
-        );
+/// How far a tool time may lie outside the truth's readings around its callback: nothing in a
+/// BOOTTIME file; in a TSC file the reader's conversion error, which `krphase_format::clock`
+/// bounds by half the widths of the two calibration pairs around the record (each at most
+/// `MAX_PAIR_WIDTH_NS`) plus a slew term of tens of ns. A misplaced stamp is a whole phase off.
+fn slack(h: &Header) -> u64 {
+    match h.clock {
+        Clock::Boottime => 0,
+        _ => 2 * MAX_PAIR_WIDTH_NS,
     }
 }
 
-impl Errors {
-    fn add(&mut self, kind: &'static str, tool: u64, truth: u64) {
-        self.by_kind
-            .entry(kind)
-            .or_default()
-            .push((tool as i64 - truth as i64, truth));
+/// Checks tool times against the truth's clock readings taken just before the callback the tool
+/// stamps in and just after it returns: the same clock on both sides, so a stamp lies between
+/// them however long the machine keeps either thread waiting.
+struct Brackets {
+    slack: u64,
+    /// Per thread, the truth's CONFIG ENTER readings in order: the next window of a thread
+    /// begins after its previous CONFIG EXIT callback returned.
+    config_enters: HashMap<u64, Vec<u64>>,
+}
+
+impl Brackets {
+    fn new(d: &Decoded, truth_windows: &[&Value]) -> Brackets {
+        let mut config_enters: HashMap<u64, Vec<u64>> = HashMap::new();
+        for t in truth_windows {
+            config_enters
+                .entry(u(&t["thread"]))
+                .or_default()
+                .push(u(&t["config_enter"]));
+        }
+        config_enters.values_mut().for_each(|v| v.sort_unstable());
+        Brackets {
+            slack: slack(&d.header),
+            config_enters,
+        }
     }
 
-    fn add_phases(&mut self, kind: &'static str, tool: u64, phases: u64) {
-        self.vs_phases
-            .entry(kind)
-            .or_default()
-            .push((tool as i64 - phases as i64, phases));
+    /// The tool's `what` of dispatch `id` lies in the truth's `[from, to]`.
+    fn check(&self, what: &str, id: u64, tool: u64, from: u64, to: u64) {
+        assert!(
+            tool.saturating_add(self.slack) >= from && tool <= to.saturating_add(self.slack),
+            "dispatch {id}: the tool's {what} {tool} lies outside the truth's [{from}, {to}] \
+             (slack {} ns)",
+            self.slack
+        );
     }
 
-    fn check(&self) {
-        for (k, v) in &self.by_kind {
-            check_errors("truth callbacks", k, v, 100);
-        }
-        for (k, v) in &self.vs_phases {
-            check_errors("truth phase sum", k, v, 100);
-        }
+    /// The `thread`'s next truth CONFIG ENTER after `config_enter` (none: the thread's last
+    /// window, bounded by nothing in the truth).
+    fn next_window(&self, thread: u64, config_enter: u64) -> u64 {
+        self.config_enters[&thread]
+            .iter()
+            .copied()
+            .find(|&c| c > config_enter)
+            .unwrap_or(u64::MAX)
     }
 }
 
@@ -287,7 +274,7 @@ fn len(v: &Value) -> u64 {
 }
 
 /// Checks a drive-mode run against its truth; returns the number of windows matched.
-fn check_drive(r: &Run, n: u64, errs: &mut Errors) -> usize {
+fn check_drive(r: &Run, n: u64) -> usize {
     r.assert_quiet_ok();
     let d = decode(&r.krp());
     assert!(!d.truncated);
@@ -299,124 +286,127 @@ fn check_drive(r: &Run, n: u64, errs: &mut Errors) -> usize {
     assert_eq!(replayed.len(), truth_windows.len(), "windows 1:1");
     assert_eq!(tr.windows as usize, truth_windows.len());
     let by_id: HashMap<u64, &Window> = replayed.iter().map(|w| (w.dispatch_id, *w)).collect();
+    let brackets = Brackets::new(&d, &truth_windows);
     for t in &truth_windows {
         let id = u(&t["dispatch_id"]);
         let w = by_id
             .get(&id)
             .unwrap_or_else(|| panic!("no tool window for dispatch {id}"));
-        assert_eq!(t["outcome"], "replayed");
-        assert_eq!(w.source, Source::Drive);
-        assert_eq!(w.kernel_name.as_deref(), t["kernel"].as_str());
-        assert_eq!(w.kernel_id, Some(u(&t["kernel_id"])));
-        assert_eq!(w.agent, Some(u(&t["agent"])));
-        assert_eq!(w.queue, Some(u(&t["queue"])));
-        assert_eq!(u64::from(w.thread), u(&t["thread"]));
-        assert_eq!(w.correlation_id, Some(u(&t["correlation_id"])));
-        assert_eq!(w.requested_passes, Some(n));
-        assert_eq!(w.executed_passes, u(&t["executed_passes"]));
-        let tp = t["passes"].as_array().expect("passes");
-        assert_eq!(w.passes.len(), tp.len());
-        for (p, q) in w.passes.iter().zip(tp) {
-            assert_eq!(
-                p.gpu_start,
-                Some(u(&q["gpu_start"])),
-                "GPU start is the SDK's value"
-            );
-            assert_eq!(p.gpu_end, Some(u(&q["gpu_end"])));
-            let tool = p.exit.unwrap() - p.enter.unwrap();
-            let truth = u(&q["exit"]) - u(&q["enter"]);
-            errs.add("pass", tool, truth);
-            // A pass is itself one truth phase (a device-order restore runs inside it).
-            errs.add_phases("pass", tool, truth);
-        }
-        // Pre-pass: pass-count return → PASS 0 ENTER = setup, lock, admission, drains,
-        // snapshot and pass 0's prepare.
-        let pre = w.pre_pass.expect("pre-pass");
-        let truth_pre = u(&tp[0]["enter"]) - u(&t["pass_count_return"]);
-        let phases: u64 = [
-            "setup",
-            "lock_wait",
-            "admission",
-            "queue_drain",
-            "agent_drain",
-            "snapshot",
-        ]
-        .iter()
-        .map(|k| len(&t[*k]))
-        .sum::<u64>()
-            + len(&tp[0]["prepare"]);
-        assert_eq!(phases, truth_pre, "truth phases tile the pre-pass");
-        errs.add("pre_pass", pre.duration(), truth_pre);
-        errs.add_phases("pre_pass", pre.duration(), phases);
-        let trs = t["restores"].as_array().expect("restores");
-        assert_eq!(w.restores.len(), trs.len());
-        for (x, q) in w.restores.iter().zip(trs) {
-            let i = u(&q["after_pass"]) as usize;
-            assert_eq!(x.after_pass as usize, i);
-            // The whole gap PASS i EXIT → PASS i+1 ENTER = continue phase + restore.
-            let gap_start = x.continue_phase.map_or(x.start, |c| c.start);
-            errs.add(
-                "exit_to_enter",
-                x.end - gap_start,
-                u(&tp[i + 1]["enter"]) - u(&tp[i]["exit"]),
-            );
-            // The tool splits the gap at its CONTINUE record: PASS EXIT → continue return
-            // holds the PASS EXIT callback and the continue call; continue return → next
-            // ENTER holds the restore (host order) and the next pass's prepare.
-            let c = x.continue_phase.expect("a continue phase in every gap");
-            errs.add_phases(
-                "continue",
-                c.end - c.start,
-                len(&tp[i]["exit_callback"]) + len(&tp[i]["continue"]),
-            );
-            errs.add_phases(
-                "restore",
-                x.end - x.start,
-                restore_inside(q, u(&tp[i]["continue"]["end"]), u(&tp[i + 1]["enter"]))
-                    + len(&tp[i + 1]["prepare"]),
-            );
-        }
-        check_continues(w, n);
-        let tail = w.tail.expect("tail");
-        let last = &tp[tp.len() - 1];
-        errs.add(
-            "tail",
-            tail.duration(),
-            u(&t["config_exit"]) - u(&last["exit"]),
-        );
-        // Last PASS EXIT → CONFIG EXIT = the PASS EXIT callback and the tail phase.
-        errs.add_phases(
-            "tail",
-            tail.duration(),
-            len(&last["exit_callback"]) + len(&t["tail"]),
-        );
-        // Tracked allocations plus the writable module variables the tool walked (the
-        // emulator's code object also has a const, a zero-size, an unplaced and a cuid
-        // variable, all of which the snapshot skips).
-        let b = w.bytes.expect("byte estimate");
-        assert_eq!(
-            b.classified,
-            u(&t["snapshot"]["bytes"]),
-            "classified estimate for dispatch {id}"
-        );
-        assert_eq!(
-            u64::from(b.classified_regions),
-            u(&t["snapshot"]["regions"]),
-            "classified regions for dispatch {id}"
-        );
-        assert!(b.upper_bound >= b.classified);
+        check_window(t, w, n, &brackets);
     }
     truth_windows.len()
 }
 
-/// The truth restore's length if it lies in `[from, to]` (host order: between the continue
-/// return and the next PASS ENTER), else 0 (device order: it runs inside the next pass).
-fn restore_inside(q: &Value, from: u64, to: u64) -> u64 {
-    if u(&q["start"]) >= from && u(&q["end"]) <= to {
-        len(q)
-    } else {
-        0
+/// One replayed window against its truth line: identity, passes and GPU times exactly; every
+/// host time of the tool inside the truth's readings around the callback it was taken in.
+fn check_window(t: &Value, w: &Window, n: u64, b: &Brackets) {
+    let id = u(&t["dispatch_id"]);
+    assert_eq!(t["outcome"], "replayed");
+    assert_eq!(w.source, Source::Drive);
+    assert_eq!(w.kernel_name.as_deref(), t["kernel"].as_str());
+    assert_eq!(w.kernel_id, Some(u(&t["kernel_id"])));
+    assert_eq!(w.agent, Some(u(&t["agent"])));
+    assert_eq!(w.queue, Some(u(&t["queue"])));
+    assert_eq!(u64::from(w.thread), u(&t["thread"]));
+    assert_eq!(w.correlation_id, Some(u(&t["correlation_id"])));
+    assert_eq!(w.requested_passes, Some(n));
+    assert_eq!(w.executed_passes, u(&t["executed_passes"]));
+    // CONFIG ENTER and the pass-count call, between the truth's reading before CONFIG ENTER
+    // and its reading after the pass-count call returned.
+    let (ce, pcr) = (u(&t["config_enter"]), u(&t["pass_count_return"]));
+    b.check(
+        "CONFIG ENTER",
+        id,
+        w.config_enter.expect("CONFIG ENTER"),
+        ce,
+        pcr,
+    );
+    let tool_pcr = w.pass_count_return.expect("pass-count return");
+    b.check("pass-count return", id, tool_pcr, ce, pcr);
+    let tp = t["passes"].as_array().expect("passes");
+    assert_eq!(w.passes.len(), tp.len());
+    for (p, q) in w.passes.iter().zip(tp) {
+        assert_eq!(
+            p.gpu_start,
+            Some(u(&q["gpu_start"])),
+            "GPU start is the SDK's value"
+        );
+        assert_eq!(p.gpu_end, Some(u(&q["gpu_end"])));
+        // PASS ENTER: from the truth's reading before it to the pass's enqueue, which follows
+        // its return (and a device-order restore); PASS EXIT: the callback's own span.
+        let enter = p.enter.expect("PASS ENTER");
+        b.check(
+            "PASS ENTER",
+            id,
+            enter,
+            u(&q["enter"]),
+            u(&q["enqueue_callback"]),
+        );
+        let exit = p.exit.expect("PASS EXIT");
+        let xc = &q["exit_callback"];
+        b.check("PASS EXIT", id, exit, u(&xc["start"]), u(&xc["end"]));
     }
+    // Pre-pass: pass-count return → PASS 0 ENTER = setup, lock, admission, drains, snapshot
+    // and pass 0's prepare.
+    let pre = w.pre_pass.expect("pre-pass");
+    assert_eq!((pre.start, pre.end), (tool_pcr, w.passes[0].enter.unwrap()));
+    let phases: u64 = [
+        "setup",
+        "lock_wait",
+        "admission",
+        "queue_drain",
+        "agent_drain",
+        "snapshot",
+    ]
+    .iter()
+    .map(|k| len(&t[*k]))
+    .sum::<u64>()
+        + len(&tp[0]["prepare"]);
+    assert_eq!(
+        phases,
+        u(&tp[0]["enter"]) - pcr,
+        "truth phases tile the pre-pass"
+    );
+    let trs = t["restores"].as_array().expect("restores");
+    assert_eq!(w.restores.len(), trs.len());
+    for (x, q) in w.restores.iter().zip(trs) {
+        let i = u(&q["after_pass"]) as usize;
+        assert_eq!(x.after_pass as usize, i);
+        // The tool splits the gap PASS i EXIT → PASS i+1 ENTER at the continue call's return
+        // (check_continues ties the pieces to the pass stamps).
+        let c = x.continue_phase.expect("a continue phase in every gap");
+        let tc = &tp[i]["continue"];
+        b.check("continue return", id, c.end, u(&tc["start"]), u(&tc["end"]));
+    }
+    for c in &w.continues {
+        let tc = &tp[c.after_pass as usize]["continue"];
+        let (from, to) = (u(&tc["start"]), u(&tc["end"]));
+        b.check("continue call entry", id, c.call.start, from, to);
+        b.check("continue call return", id, c.call.end, from, to);
+    }
+    check_continues(w, n);
+    // Last PASS EXIT → CONFIG EXIT: CONFIG EXIT from the truth's reading before it to the
+    // thread's next window.
+    let tail = w.tail.expect("tail");
+    assert_eq!(tail.start, w.passes[w.passes.len() - 1].exit.unwrap());
+    let next = b.next_window(u(&t["thread"]), ce);
+    b.check("CONFIG EXIT", id, tail.end, u(&t["config_exit"]), next);
+    assert_eq!(w.config_exit, Some(tail.end));
+    // Tracked allocations plus the writable module variables the tool walked (the
+    // emulator's code object also has a const, a zero-size, an unplaced and a cuid
+    // variable, all of which the snapshot skips).
+    let bytes = w.bytes.expect("byte estimate");
+    assert_eq!(
+        bytes.classified,
+        u(&t["snapshot"]["bytes"]),
+        "classified estimate for dispatch {id}"
+    );
+    assert_eq!(
+        u64::from(bytes.classified_regions),
+        u(&t["snapshot"]["regions"]),
+        "classified regions for dispatch {id}"
+    );
+    assert!(bytes.upper_bound >= bytes.classified);
 }
 
 /// A fixed loop of `n` passes: one continue decision after every pass but the last, each
@@ -442,7 +432,6 @@ fn check_continues(w: &Window, n: u64) {
 
 #[test]
 fn drive_mode_matches_truth_for_stream_and_saxpy_all_layouts_and_kinds() {
-    let mut errs = Errors::default();
     let mut windows = 0;
     for wl in ["stream", "saxpy"] {
         for n in [2u64, 4] {
@@ -460,7 +449,7 @@ fn drive_mode_matches_truth_for_stream_and_saxpy_all_layouts_and_kinds() {
                         ),
                         &[("KRPHASE_PASSES", &ns), ("KRPHASE_MODE", "drive")],
                     );
-                    windows += check_drive(&r, n, &mut errs);
+                    windows += check_drive(&r, n);
                     let d = decode(&r.krp());
                     assert_eq!(d.header.replay_kind.to_string(), kind, "kind found by name");
                 }
@@ -468,25 +457,22 @@ fn drive_mode_matches_truth_for_stream_and_saxpy_all_layouts_and_kinds() {
         }
     }
     eprintln!("{windows} windows compared");
-    errs.check();
 }
 
 #[test]
 fn payload_without_toggles_and_forced_layout_work() {
-    let mut errs = Errors::default();
     let r = run(
         "drive-c168",
         &workload("saxpy", "4096", "3", &["--payload-layout", "c168"]),
         &[],
     );
-    check_drive(&r, 2, &mut errs);
+    check_drive(&r, 2);
     let r = run(
         "drive-forced-a",
         &workload("stream", "4096", "1", &["--payload-layout", "a"]),
         &[("KRPHASE_PAYLOAD_LAYOUT", "a")],
     );
-    check_drive(&r, 2, &mut errs);
-    errs.check();
+    check_drive(&r, 2);
 }
 
 #[test]
@@ -519,8 +505,7 @@ fn filter_and_single_pass_declines_match_truth() {
         &["stream", "--elements", "4096", "--iterations", "2"],
         &[("KRPHASE_KERNEL_FILTER", "^stream_(copy|triad)$")],
     );
-    let mut errs = Errors::default();
-    check_drive(&r, 2, &mut errs);
+    check_drive(&r, 2);
     let d = decode(&r.krp());
     let truth: Vec<&Value> = r.truth_of("decline");
     assert!(!truth.is_empty());
@@ -676,57 +661,75 @@ const SIXTY_FOUR_THREADS: [&str; 7] = [
 #[test]
 fn sixty_four_threads_thousand_dispatches_counts_exact() {
     for on_full in ["block", "drop"] {
-        // This test counts records, not the wait budget (its own tests do): a writer starved
-        // of CPU on a loaded test machine past the default budget drops window records too,
-        // counted, as it must. Two seconds a thread and a process keep that out of the count.
+        // The default wait budget: a writer starved of CPU on a loaded machine may spend it, and
+        // from then on records are dropped. The counts hold either way: the tool counts every
+        // CONFIG pair as it happens, and every record is written or counted as dropped.
         let r = run(
             &format!("threads-{on_full}"),
             &SIXTY_FOUR_THREADS,
-            &[
-                ("KRPHASE_PASSES", "1"),
-                ("KRPHASE_ON_FULL", on_full),
-                ("KRPHASE_WAIT_BUDGET_MS", "2000"),
-                ("KRPHASE_THREAD_WAIT_BUDGET_MS", "2000"),
-            ],
+            &[("KRPHASE_PASSES", "1"), ("KRPHASE_ON_FULL", on_full)],
         );
         r.assert_ok();
         let result = r.truth_of("result");
         let dispatches = u(&result[0]["dispatches"]);
         assert_eq!(dispatches, 64_000);
         let d = decode(&r.krp());
+        assert!(!d.truncated);
         let t = d.trailer.expect("trailer");
         assert_eq!(t.events_written, d.records, "trailer counts every record");
-        assert_eq!(
-            t.dropped_window,
-            0,
-            "{on_full}: window records dropped, the wait budget ran out: {}",
-            String::from_utf8_lossy(&r.out.stderr)
-        );
-        assert_eq!(
-            d.declines.len() as u64,
-            dispatches,
-            "every CONFIG pair (window events never drop)"
-        );
-        assert_eq!(t.declines, dispatches);
-        let plain_complete = d
-            .plains
-            .iter()
-            .filter(|p| p.gpu_end.is_some() && p.enqueue_enter.is_some())
-            .count() as u64;
+        assert_eq!(t.declines, dispatches, "the tool counted every CONFIG pair");
+        // Window records are dropped only once a wait budget is spent: the run's (STALLED,
+        // said on stderr) or finalize's (UNFLUSHED).
+        let spent = t.flags & (flags::STALLED | flags::UNFLUSHED) != 0;
         eprintln!(
-            "{on_full}: plain={} complete={plain_complete} dropped_dispatch={}",
-            d.plains.len(),
-            t.dropped_dispatch
+            "{on_full}: declines decoded={} dropped_window={} flags={:#x}",
+            d.declines.len(),
+            t.dropped_window,
+            t.flags
         );
-        if on_full == "block" {
-            assert_eq!(t.dropped_dispatch, 0);
-            assert_eq!(plain_complete, dispatches);
-        } else {
-            // Whatever was not dropped is complete; drops are counted (3 dispatch records each).
-            // A dispatch is incomplete only if one of its records was dropped (and counted).
-            assert!(plain_complete + t.dropped_dispatch >= dispatches);
+        if t.flags & flags::STALLED != 0 {
+            assert!(r.stderr().contains("is not keeping up"), "{}", r.stderr());
         }
+        if !spent {
+            assert_eq!(
+                t.dropped_window, 0,
+                "window records drop only once a budget is spent"
+            );
+        }
+        let ids: std::collections::HashSet<u64> =
+            d.declines.iter().map(|x| x.dispatch_id).collect();
+        assert_eq!(ids.len(), d.declines.len(), "no CONFIG pair twice");
+        // Every CONFIG pair is decoded, or a record of it was dropped and counted.
+        let decoded = d.declines.len() as u64;
+        assert!(decoded <= dispatches);
+        assert!(
+            dispatches - decoded <= t.dropped_window,
+            "{} CONFIG pairs lost, {} window records counted as dropped",
+            dispatches - decoded,
+            t.dropped_window
+        );
+        check_plain_counts(&d, &t, on_full, dispatches, spent);
     }
+}
+
+/// The dispatches' own records: every dispatch complete, or one of its records (3 each) dropped
+/// and counted. Under `block` a dispatch record waits out the budget before it is dropped.
+fn check_plain_counts(d: &Decoded, t: &Trailer, on_full: &str, dispatches: u64, spent: bool) {
+    let plain_complete = d
+        .plains
+        .iter()
+        .filter(|p| p.gpu_end.is_some() && p.enqueue_enter.is_some())
+        .count() as u64;
+    eprintln!(
+        "{on_full}: plain={} complete={plain_complete} dropped_dispatch={}",
+        d.plains.len(),
+        t.dropped_dispatch
+    );
+    if on_full == "block" && !spent {
+        assert_eq!(t.dropped_dispatch, 0);
+    }
+    assert!(plain_complete <= dispatches);
+    assert!(plain_complete + t.dropped_dispatch >= dispatches);
 }
 
 #[test]
@@ -982,42 +985,32 @@ fn sixty_four_threads_thousand_replayed_dispatches_drive_mode() {
     );
 }
 
-/// The restore the tool measures (continue return → next PASS ENTER) against the truth: the
-/// same span (the truth's restore start → next PASS ENTER) and the sum of the truth phases in
-/// it (the restore and the next pass's prepare).
-fn restore_errors(r: &Run, errs: &mut Errors) {
+/// The restore the tool measures (continue return → next PASS ENTER) holds the truth's restore
+/// copy (host order: between the continue return and the next PASS ENTER), and the continue
+/// phase before it lies between the truth's PASS EXIT and the copy's start.
+fn check_restores_hold_the_copies(r: &Run) {
     let d = decode(&r.krp());
+    let slack = slack(&d.header);
     let by_id = d.by_id();
     for t in r.truth_of("window") {
         let w = by_id[&u(&t["dispatch_id"])];
         for (x, q) in w.restores.iter().zip(t["restores"].as_array().unwrap()) {
-            assert!(x.continue_phase.is_some());
-            let i = u(&q["after_pass"]) as usize;
-            let next_enter = u(&t["passes"][i + 1]["enter"]);
-            errs.add("restore", x.end - x.start, next_enter - u(&q["start"]));
-            errs.add_phases(
-                "restore",
-                x.end - x.start,
-                len(q) + len(&t["passes"][i + 1]["prepare"]),
-            );
-            // The continue phase lies between the truth's PASS EXIT and its restore start:
-            // the continue call returned before the copy began.
-            let c = x.continue_phase.unwrap();
-            assert!(c.start >= u(&t["passes"][i]["exit"]), "{c:?}");
+            let (start, end) = (u(&q["start"]), u(&q["end"]));
             assert!(
-                c.end <= u(&q["start"]),
-                "{c:?} ends after the restore began"
+                x.start <= start + slack && end <= x.end + slack,
+                "{x:?} does not hold the truth's copy [{start}, {end}] (slack {slack} ns)"
             );
+            // The continue call returned before the copy began.
+            let c = x.continue_phase.expect("a continue phase in every gap");
+            let exit = u(&t["passes"][u(&q["after_pass"]) as usize]["exit"]);
+            assert!(c.start + slack >= exit, "{c:?} starts before PASS EXIT");
+            assert!(c.end <= start + slack, "{c:?} ends after the restore began");
         }
     }
 }
 
 #[test]
 fn continue_decisions_are_recorded_and_split_each_gap_for_n_2_and_4() {
-    let mut errs = Errors::default();
-    // check_drive's own interval errors are the main drive test's subject; here they are
-    // only collected (few samples: one preempted window would be the p99).
-    let mut fit = Errors::default();
     for n in [2u64, 4] {
         for layout in ["a", "b"] {
             let ns = n.to_string();
@@ -1027,11 +1020,10 @@ fn continue_decisions_are_recorded_and_split_each_gap_for_n_2_and_4() {
                 &[("KRPHASE_PASSES", &ns), ("KRPHASE_MODE", "drive")],
             );
             // check_drive asserts N-1 continue records per window, none after the last pass.
-            check_drive(&r, n, &mut fit);
-            restore_errors(&r, &mut errs);
+            check_drive(&r, n);
+            check_restores_hold_the_copies(&r);
         }
     }
-    errs.check();
 }
 
 #[test]
@@ -1344,8 +1336,7 @@ fn every_sdk_rule_combination_drive_and_observe() {
                 &workload("saxpy", "4096", "3", &rules),
                 &drive("2"),
             );
-            let mut errs = Errors::default();
-            check_drive(&r, 2, &mut errs);
+            check_drive(&r, 2);
             let r = run(
                 &format!("rules-drive-0-{tag}"),
                 &workload("stream", "4096", "1", &rules),

@@ -23,7 +23,10 @@
 //! * callgrind instructions per event, per dispatch and for the floor, when `valgrind` is on
 //!   PATH (this binary re-run under callgrind with two counts, the difference taken; skipped
 //!   with `KRPHASE_BENCH_NO_CALLGRIND=1`). `KRPHASE_BENCH_CALLGRIND_WINDOWS=N` runs N
-//!   drive-mode windows and nothing else, for counting a window's instructions by hand.
+//!   drive-mode windows and nothing else, for counting a window's instructions by hand;
+//! * the panic boundary's cost: instructions and ns per event of the dispatch callback with
+//!   its `catch_unwind` and of the same callback without it;
+//! * the load average before and after the run.
 
 use krphase_ffi::UserData;
 use std::cell::Cell;
@@ -33,7 +36,7 @@ use std::time::Instant;
 
 mod callgrind;
 mod drivers;
-use drivers::{driver, install, window_driver};
+use drivers::{driver, install, install_with, window_driver};
 
 fn median_ns(samples: usize, per: usize, mut f: impl FnMut()) -> f64 {
     let mut v: Vec<f64> = (0..samples)
@@ -92,7 +95,8 @@ fn callgrind_windows(path: &Path, n: usize) {
     krphase::finalize(0);
 }
 
-/// Callgrind child: N ENQUEUE EXIT events, N whole dispatches, or N floor records.
+/// Callgrind child: N ENQUEUE EXIT events (through the dispatch callback, or `unguarded`
+/// without its panic boundary), N whole dispatches, or N floor records.
 fn callgrind_events(path: &Path, what: &str, n: usize) {
     if what == "floor" {
         for i in 0..n as u64 {
@@ -100,8 +104,16 @@ fn callgrind_events(path: &Path, what: &str, n: usize) {
         }
         return;
     }
-    install(path, false);
-    let mut d = driver();
+    // Under callgrind the writer runs dozens of times slower than natively and the default
+    // pool (64 slots) runs dry: the producer then waits and drops records, which counts the
+    // drop policy's work as the hot path's. A pool that outlasts the run (1 024 slots, the most)
+    // keeps every hand-over the steady-state one.
+    install_with(path, false, &[("KRPHASE_WAIT_BUDGET_MS", "10000")]);
+    let mut d = if what == "unguarded" {
+        driver().unguarded()
+    } else {
+        driver()
+    };
     for _ in 0..n {
         if what == "dispatch" {
             d.dispatch();
@@ -200,18 +212,32 @@ fn met(ok: bool) -> &'static str {
 struct Instructions {
     event_cb: f64,
     event_all: f64,
+    /// The event through the dispatch callback without its panic boundary.
+    event_unguarded: f64,
     dispatch_cb: f64,
     floor: f64,
 }
 
+/// The functions whose instructions count as the callback's: the dispatch callback (guarded or
+/// not) and everything it calls.
+const CALLBACK: &str = "*tracing::dispatch_callback*";
+
 fn instructions() -> Result<Instructions, String> {
-    let cb = Some("*tracing_callback*");
+    let cb = Some(CALLBACK);
     Ok(Instructions {
         event_cb: callgrind_diff("event", cb)?,
         event_all: callgrind_diff("event", None)?,
+        event_unguarded: callgrind_diff("unguarded", cb)?,
         dispatch_cb: callgrind_diff("dispatch", cb)?,
         floor: callgrind_diff("floor", Some("*floor_record*"))?,
     })
+}
+
+/// The load average (1, 5, 15 minutes).
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
 }
 
 /// Instructions per non-replayed dispatch in the shipped `libkrphase.so`'s tracing callback,
@@ -232,12 +258,13 @@ fn shipped_dispatch_ir(dir: &Path) -> Result<f64, String> {
             ("KRPHASE_MODE", "observe"),
             ("KRPHASE_OUTPUT", out.as_str()),
         ];
-        callgrind::total(&emu, &args, &envs, Some("*callbacks::tracing_callback*"))
+        callgrind::total(&emu, &args, &envs, Some(CALLBACK))
     })
 }
 
 /// The main table.
 fn measure(dir: &Path, path: &Path) {
+    let load_before = load();
     let rss0 = vm_kib("VmRSS:");
     install(path, false);
     let mut d = driver();
@@ -261,6 +288,10 @@ fn measure(dir: &Path, path: &Path) {
         i += 1;
         floor_record(i, 7);
     });
+    let mut u = driver().unguarded();
+    let unguarded = median_ns(401, 2_000, || u.enqueue_exit());
+    let event2 = median_ns(401, 2_000, || d.enqueue_exit());
+    let event = event.min(event2);
     let complete = median_ns(401, 2_000, || d.complete());
     let dispatch = median_ns(401, 1_000, || d.dispatch());
     let floor = floor.min(floor2);
@@ -295,6 +326,23 @@ fn measure(dir: &Path, path: &Path) {
         clock / floor,
         met(event <= 1.25 * floor && ir_ok(|i| i.event_cb, 60.0))
     );
+    let ir_boundary = match &ir {
+        Ok(i) => format!(
+            "{:+.1} Ir ({:.1} with, {:.1} without)",
+            i.event_cb - i.event_unguarded,
+            i.event_cb,
+            i.event_unguarded
+        ),
+        Err(e) => e.clone(),
+    };
+    println!(
+        "| the panic boundary (`catch_unwind`) per event: the dispatch callback with it minus without it | {ir_boundary}; {:+.1} ns | the callback without it: {unguarded:.1} ns | 0 Ir while no panic happens | {} |",
+        event - unguarded,
+        // Within half an instruction: the two runs' hand-overs may differ by one.
+        met(ir
+            .as_ref()
+            .is_ok_and(|i| i.event_cb <= i.event_unguarded + 0.5))
+    );
     println!(
         "| COMPLETE (reads the clock too: the completion's host time), median | {complete:.1} ns | {:.2}× the floor | | |",
         complete / floor
@@ -324,6 +372,10 @@ fn measure(dir: &Path, path: &Path) {
         waited as f64 / 1e6,
         raw / 1e6,
         met(rate >= 20e6 && mib <= 32.0 && dropped == 0)
+    );
+    println!(
+        "| load average (1, 5, 15 min) | before: {load_before}; after: {} | | | |",
+        load()
     );
     if let Some(w) = window {
         println!(

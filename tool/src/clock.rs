@@ -50,6 +50,35 @@ pub fn kind() -> Clock {
     }
 }
 
+/// A clock read, as a type: the dispatch callback is instantiated once per clock and configure
+/// registers the one it chose, so that path reads its clock without loading [`kind`]'s flag.
+pub trait Source {
+    /// Now, in this clock's units.
+    fn now() -> u64;
+}
+
+/// The TSC (raw ticks), where [`init`] chose it.
+pub struct Tsc;
+/// CLOCK_BOOTTIME ns.
+pub struct Boottime;
+
+impl Source for Tsc {
+    #[inline(always)]
+    fn now() -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        return sys::rdtsc();
+        #[cfg(not(target_arch = "x86_64"))]
+        return sys::boottime_ns();
+    }
+}
+
+impl Source for Boottime {
+    #[inline(always)]
+    fn now() -> u64 {
+        sys::boottime_ns()
+    }
+}
+
 /// Now, in the file's clock units.
 #[inline(always)]
 pub fn now() -> u64 {

@@ -5,8 +5,8 @@
 use crate::events::routes::Ops;
 use crate::events::tool::{self, Tool};
 use crate::recorder::{self, Recorder};
-use crate::sdk::callbacks::{pass_count, replay_continue, tracing_callback};
 use crate::sdk::output_file::set_fork_factory;
+use crate::sdk::tracing::{self, pass_count, replay_continue, routed_callback};
 use crate::{config, sdk::process_hooks, sys};
 use krphase_ffi::{CallbackTracingKind, ContextId};
 use krphase_format::{Header, Mode, RECORD_SIZE};
@@ -53,7 +53,14 @@ pub fn install_synthetic(vars: &[(&str, &str)], path: &Path) -> Result<(), Strin
         alloc_kind: CallbackTracingKind::MEMORY_ALLOCATION,
         code_object_kind: CallbackTracingKind::CODE_OBJECT,
     };
-    let t = Tool::new(cfg, None, ops, mode, ContextId::default(), header);
+    let t: &'static Tool = Box::leak(Box::new(Tool::new(
+        cfg,
+        None,
+        ops,
+        mode,
+        ContextId::default(),
+        header,
+    )));
     if mode == Mode::Drive {
         t.set_replay_configured();
     }
@@ -65,13 +72,46 @@ pub fn install_synthetic(vars: &[(&str, &str)], path: &Path) -> Result<(), Strin
     Ok(())
 }
 
-/// The callbacks the SDK would call: the tracing callback and the pass-count callback.
+/// The callbacks the SDK would call: a tracing callback for every kind (it hands each record
+/// to its kind's callback with the installed tool as `callback_args`, so callers pass NULL),
+/// and the pass-count callback.
 pub fn synthetic_entry_points() -> (
     krphase_ffi::CallbackTracingFn,
     krphase_ffi::ReplayPassCountFn,
 ) {
-    (Some(tracing_callback), Some(pass_count))
+    (Some(routed_callback), Some(pass_count))
 }
+
+/// The KERNEL_DISPATCH and KERNEL_REPLAY callbacks as the SDK calls them in the shipped library
+/// (the dispatch one for the clock in effect), with the `callback_args` configure would
+/// register; and the dispatch callback without its panic boundary, for measuring what the
+/// boundary costs. `None` before [`install_synthetic`].
+pub fn entry_points() -> Option<EntryPoints> {
+    let t = tool::get()?;
+    let (dispatch, dispatch_unguarded) = tracing::dispatch_callbacks();
+    Some(EntryPoints {
+        dispatch,
+        dispatch_unguarded,
+        replay: tracing::replay_callback,
+        args: tracing::args(t),
+    })
+}
+
+/// See [`entry_points`].
+#[derive(Clone, Copy)]
+pub struct EntryPoints {
+    pub dispatch: Callback,
+    pub dispatch_unguarded: Callback,
+    pub replay: Callback,
+    pub args: *mut std::ffi::c_void,
+}
+
+/// A tracing callback's signature.
+pub type Callback = unsafe extern "C" fn(
+    krphase_ffi::CallbackTracingRecord,
+    *mut krphase_ffi::UserData,
+    *mut std::ffi::c_void,
+);
 
 /// The continue callback.
 pub fn synthetic_continue() -> krphase_ffi::ReplayContinueFn {

@@ -8,8 +8,8 @@ mod common;
 use common::{Cb, Payload, call, call_pass_count, dispatch_info};
 use krphase_ffi::{CallbackPhase, KernelDispatchInfo, UserData};
 use krphase_format::event::{Decision, Notice};
-use krphase_format::windows::{Output, Reconstructor};
 use krphase_format::{Event, FileReader};
+use krphase_windows::{Output, Reconstructor};
 
 type Continue = unsafe extern "C" fn(KernelDispatchInfo, u64, u64, UserData) -> i32;
 

@@ -1,8 +1,10 @@
 //! Forks while other threads dispatch, allocate and register kernel names (so the tool's locks
 //! are taken at every moment): every child finishes (never waits on a lock a parent thread held
 //! at the fork) and writes its own file, a template without `%pid%` gets the child's pid as a
-//! suffix, an existing file is never overwritten, and the parent's file is complete. One test
-//! function: the tool is a process-wide singleton.
+//! suffix, an existing file is never overwritten, and the parent's file is complete. What a
+//! writer starved of CPU past the wait budget loses is counted: a dropped window in the trailer,
+//! a missing trailer by the process's own wait counter at the whole budget. One test function:
+//! the tool is a process-wide singleton.
 
 mod common;
 
@@ -156,7 +158,7 @@ fn fork_storm_children_finish_with_their_own_files_and_the_parent_file_is_comple
             window(cb, 500 + f as u64);
             krphase::finalize(0);
             // SAFETY: leave the child without running the parent's test harness.
-            unsafe { libc::_exit(0) };
+            unsafe { libc::_exit(child_code()) };
         }
         children.push(pid);
     }
@@ -167,12 +169,18 @@ fn fork_storm_children_finish_with_their_own_files_and_the_parent_file_is_comple
     krphase::finalize(0);
 
     for &pid in &children {
+        // A hang guard: a child's work is one window and its finalize (milliseconds, its wait on
+        // the output at most the 50 ms budget); 30 s is only reached by a child that hangs.
         let st = wait_for(pid, Duration::from_secs(30));
         let st = st.unwrap_or_else(|| panic!("child {pid} hung (killed)"));
-        assert!(
-            libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0,
-            "child {pid}: {st}"
-        );
+        assert!(libc::WIFEXITED(st), "child {pid}: {st}");
+        match libc::WEXITSTATUS(st) {
+            0 => {}
+            // Its writer did not get through the file within the budget (on a loaded machine):
+            // the child finished all the same, and its own counter says it waited the budget.
+            BUDGET_SPENT => continue,
+            code => panic!("child {pid}: exit {code}"),
+        }
         let own = dir.path().join(format!("run-{pid}.krp"));
         let mut r = FileReader::open(&own).unwrap_or_else(|e| panic!("{}: {e}", own.display()));
         let windows = r
@@ -194,18 +202,44 @@ fn fork_storm_children_finish_with_their_own_files_and_the_parent_file_is_comple
         .by_ref()
         .filter(|e| matches!(e, Ok(Event::ConfigExit { .. })))
         .count();
+    let Some(&t) = r.trailer() else {
+        // The writer did not get to the trailer within the budget: the parent's own counter
+        // says its threads waited the whole of it.
+        assert_eq!(krphase::recorder::stall_ns(), process_cap(), "no trailer");
+        return;
+    };
     assert!(!r.truncated(), "the parent's file is complete");
-    let t = *r.trailer().expect("parent trailer");
     // Two threads make windows as fast as they can, faster than the writer on a loaded
-    // machine: once the wait budget is spent the rest is dropped, and counted.
-    if t.dropped_window == 0 {
-        assert_eq!(t.windows as usize, n, "every window of the parent");
-    } else {
-        assert!(n < t.windows as usize, "{n} windows in the file, {t:?}");
+    // machine: once the wait budget is spent the rest is dropped. Every window the tool
+    // counted is in the file, or a record of it was dropped and counted.
+    let lost = (t.windows as usize)
+        .checked_sub(n)
+        .expect("no window twice") as u64;
+    assert!(lost <= t.dropped_window, "{n} windows in the file, {t:?}");
+    if t.dropped_window > 0 {
+        let spent =
+            krphase_format::trailer::flags::STALLED | krphase_format::trailer::flags::UNFLUSHED;
         assert_ne!(
-            t.flags & krphase_format::trailer::flags::STALLED,
+            t.flags & spent,
             0,
-            "{t:?}"
+            "dropped only once a budget is spent: {t:?}"
         );
+    }
+}
+
+/// A child's exit code when its threads waited the whole wait budget (the tool's own counter).
+const BUDGET_SPENT: i32 = 3;
+
+fn process_cap() -> u64 {
+    krphase::recorder::DEFAULT_PROCESS.as_nanos() as u64
+}
+
+/// A fork child's exit code after its finalize: 0, or [`BUDGET_SPENT`] when it waited the whole
+/// budget, so its file may lack its window or its trailer.
+fn child_code() -> i32 {
+    if krphase::recorder::stall_ns() >= process_cap() {
+        BUDGET_SPENT
+    } else {
+        0
     }
 }

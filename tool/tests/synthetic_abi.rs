@@ -6,8 +6,8 @@ mod common;
 
 use common::{Payload, call, call_pass_count};
 use krphase_ffi::CallbackPhase;
-use krphase_format::windows::{Outcome, Output, Reconstructor};
 use krphase_format::{Event, FileReader};
+use krphase_windows::{Outcome, Output, Reconstructor};
 
 /// One replay window as the SDK runs it, with pass fields at `pass_off` (136 for B, 152 for A).
 fn window(cb: common::Cb, d: u64, size: u64, pass_off: usize, count_off: usize) -> bool {

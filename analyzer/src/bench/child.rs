@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::report::stats::median;
+use crate::db::quantiles::median;
 
 /// What one run of a child gave.
 #[derive(Debug, Clone, Copy, PartialEq)]

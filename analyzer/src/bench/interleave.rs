@@ -21,7 +21,6 @@ use super::{
 };
 use crate::db::measurements::MeasurementRow;
 use crate::import::measurement_csv;
-use crate::report::bench_summary;
 
 /// The builds' indices in round `r`: in the given order on even rounds, reversed on odd ones.
 pub fn round_order(builds: usize, r: u32) -> Vec<usize> {
@@ -173,7 +172,7 @@ pub fn run(args: &BenchArgs, db: Option<&Path>) -> Result<u8> {
         }
     }
     recorder.finish()?;
-    print!("{}", bench_summary::render(recorder.conn())?);
+    print!("{}", super::summary::render(recorder.conn())?);
     if interrupted.load(Ordering::SeqCst) {
         eprintln!("krphase bench: interrupted; finished rows written");
         return Ok(EXIT_INTERRUPTED);

@@ -5,7 +5,7 @@
 //!
 //! The arguments travel one way through this folder: [`args`] → [`plan`] (which measurements,
 //! each a [`command`]) → [`measure`] (its runs, each a [`child`] process) → [`record`] (into the
-//! database) → the summary (`report::bench_summary`).
+//! database) → the [`summary`] (which `krphase report` prints too).
 
 pub mod application_replay;
 pub mod args;
@@ -16,6 +16,7 @@ pub mod measure;
 pub mod plan;
 pub mod progress;
 pub mod record;
+pub mod summary;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,7 +26,6 @@ use anyhow::{Context, Result};
 
 use crate::db::measurements::MeasurementRow;
 use crate::import::measurement_csv;
-use crate::report::bench_summary;
 use application_replay::application_replay_row;
 pub use args::{BenchArgs, Experiment};
 use command::{Counters, find_program, launcher};
@@ -221,7 +221,7 @@ pub fn run(args: &BenchArgs, db: Option<&Path>) -> Result<u8> {
         println!("wrote {} ({} rows)", args.output.display(), rows.len());
     }
     recorder.finish()?;
-    print!("{}", bench_summary::render(recorder.conn())?);
+    print!("{}", summary::render(recorder.conn())?);
     if let Some(db) = db {
         println!(
             "database: {} (try `krphase --db {} report`)",

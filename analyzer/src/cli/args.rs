@@ -9,7 +9,7 @@ use clap_complete::Shell;
 
 use super::shared::{DB_HELP, ImportLabel, ReportFormat};
 use crate::bench;
-use crate::report::compare_builds::CompareWhat;
+use crate::compare::builds::CompareWhat;
 
 #[derive(Parser)]
 #[command(
@@ -30,20 +30,49 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Cmd {
-    /// Import phase files (.krp) written by libkrphase.so.
-    #[command(after_help = "Example:\n  krphase import krphase-*.krp --label stream-2p")]
+    /// Import what krphase reads: phase files, SDK logs, rocpd databases, replay_perf.py CSVs
+    /// and rocprofv3-benchmark databases, each recognized by its content.
+    ///
+    /// Directories are walked (files of other kinds in them are skipped, and counted); a file
+    /// named here that krphase does not read refuses the whole import. Phase files are imported
+    /// first, then what joins to their runs. A phase file imported before is not imported again;
+    /// with --label it is relabelled. The old verbs (import-log, import-rocpd, import-harness,
+    /// import-benchmark) remain for one kind with its own options.
+    #[command(after_help = "Examples:\n  krphase import out/\n  \
+                            krphase import krphase-*.krp my_app.log --label stream-2p")]
     Import {
-        /// Phase files to import (.krp, one per process). A file imported before is not
-        /// imported again; with --label it is relabelled.
-        #[arg(required = true, value_name = "FILES")]
-        files: Vec<PathBuf>,
+        /// Files or directories to import.
+        #[arg(required = true, value_name = "PATHS")]
+        paths: Vec<PathBuf>,
         #[command(flatten)]
         label: ImportLabel,
-        /// Files decoded at once, ahead of the one being written (default: one per core; 1
+        /// Phase files decoded at once, ahead of the one being written (default: one per core; 1
         /// imports one file at a time). The database gets the same rows in the same order.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
         jobs: Option<u16>,
+        /// Directory a replay_perf.py CSV's relative `-d` paths are relative to (default: the
+        /// current directory).
+        #[arg(long, value_name = "DIR")]
+        workdir: Option<PathBuf>,
     },
+    /// Profile an application and answer in one step, as rocprofv3 does: run it with
+    /// libkrphase.so, then import and summarize.
+    ///
+    /// Sets ROCP_TOOL_LIBRARIES (every entry ending in ':', as the SDK needs), KRPHASE_MODE,
+    /// ROCPROFILER_LOG_LEVEL=info and the output names; runs `krphase doctor`'s checks first (a
+    /// trap stops the run unless --force); passes the application's stdout and stderr through
+    /// unchanged (stderr stays a terminal when krphase's is one) while keeping a copy in DIR for
+    /// the SDK-log join; passes SIGINT and SIGTERM on; imports into DIR/krphase.db and prints the
+    /// summary. krphase exits as the application did (its status, or its signal). Under MPI or
+    /// Slurm (a rank variable set) each rank only writes its files; `krphase import DIR` merges
+    /// them after the job.
+    #[command(
+        after_help = "Examples:\n  krphase run --pmc \"SQ_WAVES GRBM_COUNT\" --pmc SQ_INSTS_VALU \
+                            -d out -- ./my_app\n  \
+                            krphase run --rocprofv3 rocprofv3 --pmc SQ_WAVES -d out -- ./my_app\n  \
+                            krphase run -d out -- krphase-emu run stream"
+    )]
+    Run(crate::run::RunArgs),
     /// List the imported runs: id, label, pid, host, mode, windows, declines, wall, file.
     #[command(after_help = "Example:\n  krphase runs --format csv")]
     Runs {

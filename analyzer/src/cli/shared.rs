@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use crate::report;
+use crate::render::Format;
 
 /// `--db`'s help (a global option: every subcommand shows it).
 pub const DB_HELP: &str = "SQLite database the command reads and writes [default: krphase.db]. \
@@ -27,5 +27,5 @@ pub struct ImportLabel {
 #[derive(Debug, Clone, Args)]
 pub struct ReportFormat {
     #[arg(long, value_enum, default_value = "table", help = FORMAT_HELP)]
-    pub format: report::Format,
+    pub format: Format,
 }

@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 
 /// The width rule is the one terminal tables follow (one definition for both).
-pub use crate::report::term_table::{PIPED_MAX, piped_width};
+pub use crate::render::term_table::{PIPED_MAX, piped_width};
 
 /// Sets `cmd`'s help width for this process's stdout.
 ///

@@ -9,6 +9,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
 pub mod basis;
 pub mod benchmark;
+pub mod calendar;
 pub mod config_modes;
 pub mod counters;
 pub mod create;
@@ -16,6 +17,7 @@ pub mod launch_times;
 pub mod locked;
 pub mod measurements;
 pub mod phases;
+pub mod quantiles;
 pub mod runs;
 pub mod samples;
 pub mod summary;
@@ -595,7 +597,7 @@ fn views_present(conn: &Connection) -> Result<bool> {
     Ok(n == VIEW_NAMES.len() as i64)
 }
 
-pub use crate::calendar::now_utc;
+pub use calendar::now_utc;
 
 #[cfg(test)]
 mod tests {

@@ -10,8 +10,8 @@ use rusqlite::{Connection, OpenFlags, params};
 
 use crate::db::benchmark;
 use crate::db::measurements::SOURCE_BENCHMARK_DB;
+use crate::db::quantiles::median;
 use crate::db::samples::store_samples;
-use crate::report::stats::median;
 
 /// Tables copied from the input (the first two are required; the last is krphase bench's record
 /// of each config row's replay modes, absent from the seed's own databases).

@@ -5,8 +5,10 @@
 
 pub mod benchmark_db;
 pub mod harness_launches;
+pub mod kind;
 pub mod krp;
 pub mod measurement_csv;
+pub mod paths;
 pub mod rocpd;
 pub mod sdk_log;
 

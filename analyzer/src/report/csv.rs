@@ -5,11 +5,12 @@
 
 use anyhow::Result;
 
-use super::bench_summary::BenchSummary;
-use super::fmt::codes;
-use super::measurements::MeasurementSection;
-use super::run_report::RunReport;
+use crate::answers::findings::Finding;
+use crate::answers::measurements::MeasurementSection;
+use crate::answers::run_report::RunReport;
+use crate::bench::summary::BenchSummary;
 use crate::db::basis::Basis;
+use crate::render::fmt::codes;
 
 type Writer = csv::Writer<Vec<u8>>;
 
@@ -43,7 +44,7 @@ fn opt_i(v: Option<i64>) -> String {
 }
 
 /// `finding` rows (no header: they follow the report's), one per finding, named by its rule.
-pub fn findings_rows(found: &[super::findings::Finding]) -> Result<String> {
+pub fn findings_rows(found: &[Finding]) -> Result<String> {
     let mut w = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(Vec::new());

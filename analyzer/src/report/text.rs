@@ -1,53 +1,15 @@
-//! The report as text: a table per section for the terminal (≤ 100 columns), or Markdown.
+//! One run's sections of the report as text: a table per section for the terminal (≤ 100
+//! columns), or Markdown.
 
 use std::fmt::Write as _;
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets};
-
-use super::fmt::{
-    bytes, duration, duration_or_dash, duration_short, fixed2, markers, percent, wrap,
-};
-use super::rocpd_counters::{RocpdSection, SideRocpd};
-use super::run_report::{Drops, Measurement, PhaseStats, RunReport};
-use crate::db::basis::Basis;
+use crate::answers::rocpd_counters::render_rocpd;
+use crate::answers::run_report::{Drops, Measurement, PhaseStats, RunReport, UNATTRIBUTED};
 use crate::db::phases::{PHASES, WINDOW};
-
-/// A table in the report's style: first column left-aligned, the rest right-aligned. For the
-/// terminal, cells wrap to fit 100 columns; in Markdown they never wrap (a wrapped cell's second
-/// line would be a row of its own).
-pub(super) fn table(markdown: bool, header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_preset(if markdown {
-        presets::ASCII_MARKDOWN
-    } else {
-        presets::UTF8_FULL_CONDENSED
-    })
-    .set_content_arrangement(if markdown {
-        ContentArrangement::Disabled
-    } else {
-        ContentArrangement::Dynamic
-    })
-    .set_width(100)
-    .set_header(header.iter().map(Cell::new));
-    for i in 1..header.len() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
-    t
-}
-
-/// Appends a table; in Markdown followed by a blank line, so that the next line starts a
-/// paragraph instead of continuing the table as a row.
-pub(super) fn push_table(out: &mut String, t: &Table, markdown: bool) {
-    if markdown {
-        let _ = writeln!(out, "{t}\n");
-    } else {
-        let mut t = t.clone();
-        super::term_table::fit(&mut t);
-        let _ = writeln!(out, "{t}");
-    }
-}
+use crate::render::fmt::{
+    bytes, duration, duration_or_dash, duration_short, fixed2, markers, mean_sd, percent, wrap,
+};
+use crate::render::table::{push_table, table};
 
 /// Appends one run's report.
 pub fn render_run(r: &RunReport, markdown: bool, out: &mut String) {
@@ -218,16 +180,6 @@ fn render_no_replayed_windows(r: &RunReport, out: &mut String) {
 }
 
 /// A phase's name as the table shows it: parts indented under their parent.
-/// `mean ± σ`, each in the unit that suits it (`-` without a mean; the mean alone below two
-/// windows).
-pub(super) fn mean_sd(mean: Option<f64>, sd: Option<f64>) -> String {
-    match (mean, sd) {
-        (Some(m), Some(sd)) => format!("{} ± {}", duration_short(m), duration_short(sd)),
-        (Some(m), None) => duration_short(m),
-        (None, _) => "-".into(),
-    }
-}
-
 fn phase_label(p: &PhaseStats) -> String {
     match &p.parent {
         Some(_) => format!("  {}", p.phase),
@@ -290,7 +242,7 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
         if p.phase == PHASES[WINDOW].name && crate::db::phases::window_is_span(p.basis.iter()) {
             why.push(format!("window: {}", crate::db::phases::SPAN_WINDOW_NOTE));
         }
-        if p.phase == super::run_report::UNATTRIBUTED {
+        if p.phase == UNATTRIBUTED {
             why.push(format!(
                 "{}: window time no top-level phase covers (observe mode: the pass execution \
                  the tool cannot see)",
@@ -566,76 +518,4 @@ fn render_measurement(m: &Measurement, markdown: bool, out: &mut String) {
         "P5 drain as a fraction of a window: {}",
         percent(m.drain_fraction_of_window)
     );
-}
-
-/// Counters from rocpd beside each kernel's replay overhead: one row per kernel and counter.
-pub fn render_rocpd(s: &RocpdSection, markdown: bool, out: &mut String) {
-    let mut bases: Vec<Basis> = s
-        .kernels
-        .iter()
-        .flat_map(|k| k.overhead_basis.iter().copied())
-        .collect();
-    bases.sort();
-    bases.dedup();
-    let _ = writeln!(
-        out,
-        "counters from rocpd [{}] beside replay overhead [{}] (window − its passes' GPU time), per \
-         kernel; rows: rocpd rows per dispatch (one per pass that collected the counter); per \
-         count: overhead / value; from {}:",
-        Basis::Rocpd.marker(),
-        markers(&bases),
-        s.databases.join(", ")
-    );
-    if markdown {
-        out.push('\n');
-    }
-    let mut t = table(
-        markdown,
-        &[
-            "kernel",
-            "n",
-            "window",
-            "GPU",
-            "overhead",
-            "counter",
-            "value",
-            "rows",
-            "per count",
-        ],
-    );
-    let ns = |v: Option<f64>| v.map_or("-".into(), duration_short);
-    for k in &s.kernels {
-        let head = [
-            k.kernel.clone(),
-            k.windows.to_string(),
-            ns(k.window_mean_ns),
-            ns(k.gpu_mean_ns),
-            ns(k.overhead_mean_ns),
-        ];
-        if k.counters.is_empty() {
-            let mut row = head.to_vec();
-            row.extend(["-".into(), "-".into(), "-".into(), "-".into()]);
-            t.add_row(row);
-        }
-        for c in &k.counters {
-            let mut row = head.to_vec();
-            row.extend([
-                c.counter.clone(),
-                format!("{}", c.mean),
-                format!("{:.2}", c.rows_per_dispatch),
-                c.overhead_ns_per_count.map_or("-".into(), duration_short),
-            ]);
-            t.add_row(row);
-        }
-    }
-    push_table(out, &t, markdown);
-    out.push('\n');
-}
-
-/// Each compared run's table, headed by its side and run.
-pub fn render_rocpd_sides(sides: &[SideRocpd], markdown: bool, out: &mut String) {
-    for s in sides {
-        let _ = writeln!(out, "\n{} (run {}):", s.side, s.run_id);
-        render_rocpd(&s.section, markdown, out);
-    }
 }

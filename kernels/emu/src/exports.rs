@@ -1,26 +1,21 @@
 //! The SDK's C ABI, exported under the real names and C signatures: every function in
-//! `krphase-ffi`'s symbol table (`ffi/src/sdk.rs`), plus `hsa_amd_pointer_info` and the HSA
-//! loader/symbol functions. Each function catches panics and maps them to an error.
+//! `krphase-ffi`'s symbol table (`ffi/src/sdk.rs`), plus ROCr's exports `hsa_amd_pointer_info`
+//! and the executable-symbol functions. The loader's functions are not exports, as in ROCr: they
+//! come through the extension table (`loader_exports.rs`). Each function catches panics and maps
+//! them to an error.
 
 use krphase_emu::{clock, kinds, memory, sdk::sdk, symbols};
 use krphase_ffi::{
     CallbackTracingFn, CallbackTracingKind, ContextId, HsaAgent, HsaAgentSymbolIterFn,
-    HsaAmdPointerInfo, HsaExecutable, HsaExecutableIterFn, HsaExecutableSymbol, HsaSymbolIterFn,
-    KindIterFn, KindOperationIterFn, Status, TracingOperation, VersionTriplet,
+    HsaAmdPointerInfo, HsaExecutable, HsaExecutableSymbol, HsaSymbolIterFn, KindIterFn,
+    KindOperationIterFn, Status, TracingOperation, VersionTriplet,
 };
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::panic::catch_unwind;
 use std::sync::LazyLock;
 
-use crate::boundary::{OK, code, guard};
+use crate::boundary::{HSA_INVALID_ARGUMENT, OK, code, guard, hsa_guard, hsa_iterate, iterate};
 const INVALID: u32 = Status::INVALID_ARGUMENT.0;
-/// `HSA_STATUS_ERROR_INVALID_ARGUMENT`.
-const HSA_INVALID_ARGUMENT: u32 = 0x1001;
-
-/// [`guard`] for the HSA functions, which answer a panic with INVALID_ARGUMENT.
-fn hsa_guard(f: impl FnOnce() -> u32 + std::panic::UnwindSafe) -> u32 {
-    catch_unwind(f).unwrap_or(HSA_INVALID_ARGUMENT)
-}
 
 /// Stores `v` through an optional out-pointer (NULL: the caller does not want the value).
 fn store<T>(p: *mut T, v: T) {
@@ -320,18 +315,6 @@ pub extern "C" fn hsa_amd_pointer_info(
     r
 }
 
-/// Runs an HSA iteration callback over `items`; a non-SUCCESS return stops the walk and is
-/// returned (INFO_BREAK included), as ROCr's iterators do.
-fn iterate<T: Copy>(items: &[T], mut call: impl FnMut(T) -> u32) -> u32 {
-    for &i in items {
-        let rc = call(i);
-        if rc != 0 {
-            return rc;
-        }
-    }
-    0
-}
-
 /// Walks an executable's symbols (all, or those of one agent) with `call`, as [`iterate`] does.
 fn walk_symbols(
     executable: HsaExecutable,
@@ -342,35 +325,6 @@ fn walk_symbols(
         Ok(v) => iterate(&v, call),
         Err(rc) => rc,
     }
-}
-
-/// Runs an HSA iteration under [`hsa_guard`] with the caller's callback and `data`
-/// (INVALID_ARGUMENT for a NULL callback).
-fn hsa_iterate<F: Copy + std::panic::UnwindSafe>(
-    callback: Option<F>,
-    data: *mut c_void,
-    walk: impl FnOnce(F, *mut c_void) -> u32 + std::panic::UnwindSafe,
-) -> u32 {
-    let data = data as usize;
-    hsa_guard(move || {
-        let Some(cb) = callback else {
-            return HSA_INVALID_ARGUMENT;
-        };
-        walk(cb, data as *mut c_void)
-    })
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn hsa_ven_amd_loader_iterate_executables(
-    callback: HsaExecutableIterFn,
-    data: *mut c_void,
-) -> u32 {
-    hsa_iterate(callback, data, |cb, data| {
-        iterate(&symbols::executables(), |e| {
-            // SAFETY: the caller's callback with the loader extension's signature.
-            unsafe { cb(e, data) }
-        })
-    })
 }
 
 #[unsafe(no_mangle)]

@@ -12,6 +12,7 @@ pub mod device;
 pub mod device_backing;
 pub mod driver_client;
 pub mod faults;
+pub mod hsa_runtime;
 pub mod ids;
 pub mod kinds;
 pub mod loaded_tools;

@@ -1,9 +1,12 @@
 //! `krphase-emu`: subcommand routing. The SDK's exported C functions live in `exports.rs` (and
-//! the counting service's in `counting_exports.rs`), part of this binary crate so they are linked and (with `-rdynamic`) visible to the tools' dlsym.
+//! the counting service's in `counting_exports.rs`, ROCr's loader extension table in
+//! `loader_exports.rs`), part of this binary crate so they are linked and (with `-rdynamic`)
+//! visible to the tools' dlsym.
 
 mod boundary;
 mod counting_exports;
 mod exports;
+mod loader_exports;
 mod rocprofv3;
 mod service_exports;
 mod unavailable_exports;
@@ -18,6 +21,7 @@ workloads: stream saxpy queue-depth multi-queue graph multi-packet vmem fork chu
 
 fn main() {
     exports::keep();
+    loader_exports::keep();
     counting_exports::keep();
     service_exports::keep();
     unavailable_exports::keep();

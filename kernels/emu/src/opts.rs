@@ -140,6 +140,39 @@ pub enum DispatchRecordOpt {
     PipeId,
 }
 
+/// Which loader extension table `hsa_system_get_major_extension_table` serves: the 1.03 table of
+/// today's ROCr, an older runtime's shorter table (no `iterate_executables` before 1.03), or none
+/// (the call answers HSA_STATUS_ERROR, as for an extension a runtime does not serve).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LoaderTableOpt {
+    #[value(name = "1.03")]
+    V1_03,
+    #[value(name = "1.02")]
+    V1_02,
+    #[value(name = "1.01")]
+    V1_01,
+    #[value(name = "1.00")]
+    V1_00,
+    None,
+}
+
+impl LoaderTableOpt {
+    /// The bytes of the 1.03 table the runtime copies at most (0: none served).
+    pub fn bytes(self) -> usize {
+        let minor = match self {
+            LoaderTableOpt::V1_03 => 3,
+            LoaderTableOpt::V1_02 => 2,
+            LoaderTableOpt::V1_01 => 1,
+            LoaderTableOpt::V1_00 => 0,
+            LoaderTableOpt::None => return 0,
+        };
+        krphase_ffi::hsa_loader::LOADER_TABLE_SIZES
+            .iter()
+            .find(|(m, _)| *m == minor)
+            .map_or(0, |&(_, size)| size)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RestoreOrder {
     /// Host-copy snapshot: restore between PASS EXIT and the next PASS ENTER.
@@ -250,6 +283,10 @@ pub struct RunOpts {
     /// Size of the KERNEL_DISPATCH callback data: 152, or 160 with `pipe_id` (newer headers).
     #[arg(long, value_enum, default_value_t = DispatchRecordOpt::Plain)]
     pub dispatch_record: DispatchRecordOpt,
+    /// The HSA loader extension table served: 1.03 (today's ROCr), an older runtime's 1.02, 1.01
+    /// or 1.00 (no `iterate_executables`), or none.
+    #[arg(long, value_enum, default_value_t = LoaderTableOpt::V1_03)]
+    pub loader_table: LoaderTableOpt,
     /// SDK version reported by rocprofiler_get_version(_triplet).
     #[arg(long, default_value = "1.4.1", value_parser = parse_version)]
     pub sdk_version: (u32, u32, u32),

@@ -6,7 +6,7 @@ use crate::opts::{RestoreOrder, RunOpts, StuckSettings};
 use crate::registration;
 use crate::replay::{self, ReplayConfig};
 use crate::sdk::sdk;
-use crate::{driver_client, kinds, program, shutdown, tool_time, truth, workloads};
+use crate::{driver_client, hsa_runtime, kinds, program, shutdown, tool_time, truth, workloads};
 use clap::Parser;
 use serde_json::json;
 use std::ffi::OsString;
@@ -199,6 +199,7 @@ pub fn main(args: &[OsString]) -> i32 {
     sdk().set_version(o.sdk_version);
     replay::configure(config);
     crate::device::set_pipe_id_records(o.dispatch_record == crate::opts::DispatchRecordOpt::PipeId);
+    hsa_runtime::serve(o.loader_table.bytes());
 
     if o.time_callbacks {
         tool_time::enable();
@@ -218,6 +219,8 @@ pub fn main(args: &[OsString]) -> i32 {
         eprintln!("krphase-emu: {e}");
         std::process::abort(); // ROCP_FATAL, as in the SDK
     }
+    // The runtime is up: the tools were configured while it started; code objects load now.
+    hsa_runtime::open();
     program::load_code_object();
 
     let result = workloads::run(&o);

@@ -1,6 +1,9 @@
 //! The loaded code object as ROCr's loader shows it: one executable whose agent symbols are the
-//! kernels and the module-scope variables, answered through `hsa_ven_amd_loader_iterate_executables`,
-//! `hsa_executable_iterate_{agent_,}symbols` and `hsa_executable_symbol_get_info` (exports.rs).
+//! kernels and the module-scope variables, answered through the loader table's
+//! `iterate_executables`, `query_executable` and `query_host_address` (`loader_exports.rs`, reached
+//! through `hsa_system_get_major_extension_table`), and ROCr's exports
+//! `hsa_executable_iterate_{agent_,}symbols` and `hsa_executable_symbol_get_info` (`exports.rs`).
+//! Publishing the table writes a `code_object` truth line listing its variables.
 
 use crate::agents;
 use crate::memory::Region;
@@ -62,7 +65,40 @@ static TABLE: OnceLock<Vec<Symbol>> = OnceLock::new();
 
 /// Publishes the executable's symbols (once, when the code object is loaded).
 pub fn publish(symbols: Vec<Symbol>) {
-    let _ = TABLE.set(symbols);
+    if TABLE.set(symbols).is_ok() && crate::truth::enabled() {
+        write_truth(table());
+    }
+}
+
+/// The `code_object` truth line: the executable and every variable the loader holds.
+fn write_truth(symbols: &[Symbol]) {
+    let variables: Vec<serde_json::Value> = symbols
+        .iter()
+        .filter(|s| s.kind == hsa_symbol_kind::VARIABLE)
+        .map(|s| {
+            serde_json::json!({
+                "name": s.name, "agent": s.agent, "address": s.address, "size": s.size,
+                "const": s.is_const,
+            })
+        })
+        .collect();
+    crate::truth::write(&serde_json::json!({
+        "type": "code_object", "pid": std::process::id(), "executable": EXECUTABLE.handle,
+        "variables": variables,
+    }));
+}
+
+/// The executable holding `address` (inside one of its placed variables), as the loader's
+/// `query_executable` answers; the emulator's device addresses are also its host addresses.
+pub fn executable_at(address: u64) -> Option<HsaExecutable> {
+    table()
+        .iter()
+        .any(|s| {
+            s.kind == hsa_symbol_kind::VARIABLE
+                && s.address != 0
+                && (s.address..s.address + u64::from(s.size.max(1))).contains(&address)
+        })
+        .then_some(EXECUTABLE)
 }
 
 /// The symbols, empty before the code object is loaded.

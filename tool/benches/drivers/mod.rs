@@ -1,19 +1,21 @@
 //! The SDK's side of the tool benches: the synthetically installed tool's callbacks called
-//! through the C ABI as the SDK calls them (a dispatch's ENQUEUE and COMPLETE, a drive-mode
-//! replay window).
+//! through the C ABI as the SDK calls them, each kind's own callback with the tool as its
+//! `callback_args` (a dispatch's ENQUEUE and COMPLETE, a drive-mode replay window).
 #![allow(dead_code)]
 
+use krphase::test_support::Callback;
 use krphase_ffi::{
     CallbackPhase, CallbackTracingKind, CallbackTracingRecord, KernelDispatchData, UserData,
     kernel_dispatch_op,
 };
+use std::ffi::c_void;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
-use common::{Cb, Payload};
+use common::Payload;
 
 fn dispatch_record(
     op: i32,
@@ -32,17 +34,24 @@ fn dispatch_record(
 }
 
 pub struct Driver {
-    cb: Cb,
+    cb: Callback,
+    args: *mut c_void,
     data: KernelDispatchData,
     ud: UserData,
 }
 
 impl Driver {
+    /// The same driver calling the dispatch callback without its panic boundary.
+    pub fn unguarded(mut self) -> Driver {
+        self.cb = entry_points().dispatch_unguarded;
+        self
+    }
+
     pub fn call(&mut self, op: i32, phase: CallbackPhase) {
         let rec = dispatch_record(op, phase, &mut self.data);
         // SAFETY: the record's payload points to a live KernelDispatchData for the call, as
-        // the SDK guarantees; user data is a valid pointer.
-        unsafe { (self.cb)(rec, &mut self.ud, std::ptr::null_mut()) };
+        // the SDK guarantees; user data is a valid pointer; the args are the tool's.
+        unsafe { (self.cb)(rec, &mut self.ud, self.args) };
     }
     pub fn enqueue_exit(&mut self) {
         self.call(kernel_dispatch_op::ENQUEUE, CallbackPhase::EXIT);
@@ -64,7 +73,8 @@ impl Driver {
 /// pass-count call, per pass PASS ENTER + ENQUEUE ENTER/EXIT + COMPLETE + PASS EXIT and (but
 /// after the last pass) the continue call, CONFIG EXIT. Only the tool's callbacks run, so the time is the tool's whole per-window cost.
 pub struct WindowDriver {
-    cb: Cb,
+    cb: Callback,
+    args: *mut c_void,
     payload: Payload,
     d: Driver,
     id: u64,
@@ -72,7 +82,19 @@ pub struct WindowDriver {
 
 impl WindowDriver {
     fn replay(&mut self, op: i32, phase: CallbackPhase) {
-        common::call(self.cb, op, phase, &mut self.payload);
+        let rec = CallbackTracingRecord {
+            context_id: Default::default(),
+            thread_id: 77,
+            correlation_id: Default::default(),
+            kind: CallbackTracingKind(25),
+            operation: op,
+            phase,
+            payload: self.payload.0.as_mut_ptr().cast(),
+        };
+        let mut ud = UserData::default();
+        // SAFETY: the payload is live, 8-aligned and at least `size` bytes, as the SDK
+        // guarantees; the args are the tool's.
+        unsafe { (self.cb)(rec, &mut ud, self.args) };
     }
 
     pub fn window(&mut self) {
@@ -114,8 +136,13 @@ impl WindowDriver {
     }
 }
 
+/// The installed tool's entry points.
+fn entry_points() -> krphase::test_support::EntryPoints {
+    krphase::test_support::entry_points().expect("a tool is installed")
+}
+
 pub fn driver() -> Driver {
-    let (cb, _) = krphase::test_support::synthetic_entry_points();
+    let e = entry_points();
     let mut data = KernelDispatchData {
         size: 152,
         ..Default::default()
@@ -128,7 +155,8 @@ pub fn driver() -> Driver {
     data.start_timestamp = krphase::boottime_ns();
     data.end_timestamp = data.start_timestamp + 5;
     Driver {
-        cb: cb.expect("callback"),
+        cb: e.dispatch,
+        args: e.args,
         data,
         ud: UserData::default(),
     }
@@ -136,6 +164,11 @@ pub fn driver() -> Driver {
 
 /// Installs the synthetic tool: drive mode with N = 2, or observe mode; block policy.
 pub fn install(path: &std::path::Path, drive: bool) {
+    install_with(path, drive, &[]);
+}
+
+/// [`install`] with more variables.
+pub fn install_with(path: &std::path::Path, drive: bool, more: &[(&str, &str)]) {
     let vars: &[(&str, &str)] = if drive {
         &[
             ("KRPHASE_MODE", "drive"),
@@ -145,13 +178,15 @@ pub fn install(path: &std::path::Path, drive: bool) {
     } else {
         &[("KRPHASE_MODE", "observe"), ("KRPHASE_ON_FULL", "block")]
     };
-    krphase::test_support::install_synthetic(vars, path).expect("install");
+    let vars: Vec<(&str, &str)> = vars.iter().chain(more).copied().collect();
+    krphase::test_support::install_synthetic(&vars, path).expect("install");
 }
 
 pub fn window_driver() -> WindowDriver {
-    let (cb, _) = krphase::test_support::synthetic_entry_points();
+    let e = entry_points();
     WindowDriver {
-        cb: cb.expect("callback"),
+        cb: e.replay,
+        args: e.args,
         payload: Payload([0; 32]),
         d: driver(),
         id: 0,

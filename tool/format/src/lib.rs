@@ -1,25 +1,26 @@
-//! The `.krp` phase-file format written by `libkrphase.so` and read by the analyzer.
+//! The `.krp` phase-file format written by `libkrphase.so` and read by the analyzer: the wire
+//! format only.
 //!
 //! One definition for both sides (measureme/puffin style): [`record`] holds the 32-byte record
 //! layout, [`event`] the meaning of every record kind, [`block`] the self-framed block container,
-//! [`header`] and [`trailer`] the two metadata blocks. [`write::FileWriter`] produces a file,
-//! [`read::FileReader`] streams it back in bounded memory, and [`windows::Reconstructor`] turns the
-//! event stream into replay windows, declines and plain dispatches. `docs/file-format.md`
-//! specifies every byte.
+//! [`header`] and [`trailer`] the two metadata blocks, [`version`] the format versions and
+//! [`clock`] the conversion of TSC ticks to BOOTTIME nanoseconds. [`write::FileWriter`] produces
+//! a file and [`read::FileReader`] streams its events back in bounded memory; [`synthetic`] and
+//! [`sample`] build events and a small file for tests. What the events mean as replay windows
+//! is the next crate on the data's path (`krphase-windows`). `docs/file-format.md` specifies
+//! every byte.
 
 pub mod block;
 pub mod clock;
-pub mod decode;
 pub mod event;
 pub mod header;
-pub mod limits;
 pub mod read;
 pub mod record;
+pub mod sample;
 pub mod skipped;
 pub mod synthetic;
 pub mod trailer;
 pub mod version;
-pub mod windows;
 pub mod write;
 
 pub use event::{Event, NameSpace};

@@ -1,5 +1,6 @@
 //! Event builders for synthetic replay windows with chosen timestamps, for tests of readers (the
-//! window reconstruction here, the analyzer's import) that would otherwise spell out every event.
+//! window reconstruction of `krphase-windows`, the analyzer's import) that would otherwise spell
+//! out every event.
 
 use crate::Event;
 use crate::event::Decision;

@@ -1,16 +1,15 @@
 //! TSC-clock files as the reader takes them: converted through their pairs, refused with one
 //! line when they cannot be, and read up to the cut when a run was killed.
 
-mod common;
-
 use krphase_format::clock::pair_when;
 use krphase_format::header::Clock;
+use krphase_format::sample;
 use krphase_format::{Event, FileReader, FileWriter, Header, Record};
 
 fn tsc_header() -> Header {
     Header {
         clock: Clock::Tsc,
-        ..common::header()
+        ..sample::header()
     }
 }
 
@@ -52,7 +51,7 @@ fn ticks_come_out_as_boottime_ns_and_a_cut_file_extrapolates() {
     assert_eq!(enqueue_times(&cut), [1_200, 2_500]);
     // The same records in a BOOTTIME file are taken as they are.
     assert_eq!(
-        enqueue_times(&file(&common::header(), &blocks)),
+        enqueue_times(&file(&sample::header(), &blocks)),
         [2_400, 5_000]
     );
 }
@@ -83,7 +82,7 @@ fn ticks_without_two_pairs_or_an_unknown_clock_are_refused_with_one_line() {
     let unknown = file(
         &Header {
             clock: Clock::Unknown(9),
-            ..common::header()
+            ..sample::header()
         },
         &[],
     );

@@ -3,24 +3,53 @@
 
 use super::tool::Tool;
 use crate::recorder::{Flush, Thread};
-use krphase_ffi::KernelDispatchInfo;
 use krphase_format::Record;
 use krphase_format::event::HEAD56_LIMIT;
 
 impl Tool {
-    /// ENQUEUE ENTER: the enqueue record, and the placement when it changed for this thread
-    /// (the reader applies it to the thread's later enqueues).
+    /// ENQUEUE ENTER: the enqueue record, and the placement (agent, queue) when it changed for
+    /// this thread (the reader applies it to the thread's later enqueues).
     #[inline(always)]
-    pub fn on_enqueue_enter(&self, th: Thread, info: &KernelDispatchInfo, tid: u32, ts: u64) {
-        let d = info.dispatch_id;
+    pub fn on_enqueue_enter(
+        &self,
+        th: Thread,
+        d: u64,
+        kernel: u64,
+        place: (u64, u64),
+        tid: u32,
+        ts: u64,
+    ) {
         if self.modvars.is_dirty() {
-            // Observe mode has no CONFIG ENTER: the walk runs before a dispatch's first record.
-            self.refresh_modvars(info.agent_id.handle);
+            return self.on_enqueue_enter_walking(th, d, kernel, place, tid, ts);
         }
-        let (agent, queue) = (info.agent_id.handle, info.queue_id.handle);
+        let (agent, queue) = place;
         th.record_placed(
-            Record::enqueue_enter(tid, ts, d, info.kernel_id),
-            (agent, queue),
+            Record::enqueue_enter(tid, ts, d, kernel),
+            place,
+            Record::dispatch_info(tid, d, agent, queue, true),
+            ts,
+        );
+    }
+
+    /// ENQUEUE ENTER when module variables are to be walked first (observe mode has no CONFIG
+    /// ENTER: the walk runs before a dispatch's first record). Out of line: the hot path keeps
+    /// nothing alive across a call.
+    #[cold]
+    #[inline(never)]
+    fn on_enqueue_enter_walking(
+        &self,
+        th: Thread,
+        d: u64,
+        kernel: u64,
+        place: (u64, u64),
+        tid: u32,
+        ts: u64,
+    ) {
+        self.refresh_modvars(place.0);
+        let (agent, queue) = place;
+        th.record_placed(
+            Record::enqueue_enter(tid, ts, d, kernel),
+            place,
             Record::dispatch_info(tid, d, agent, queue, true),
             ts,
         );
@@ -32,15 +61,22 @@ impl Tool {
     }
 
     /// COMPLETE: one COMPLETE_AT record (host time, GPU interval, dispatch id in 56 bits); a
-    /// dispatch id beyond 56 bits (no SDK numbers them so) takes the two-record form, the host
-    /// time first (COMPLETE_HOST, naming the completion by its GPU end), then COMPLETE.
+    /// dispatch id beyond 56 bits (no SDK numbers them so) takes the two-record form.
     #[inline(always)]
     pub fn on_complete(&self, th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
         if d < HEAD56_LIMIT {
             th.record_exact(Record::complete_at(ts, d, start, end), ts);
         } else {
-            th.record(Record::complete_host(tid, ts, d, end), ts, Flush::Lazy);
-            th.record(Record::complete(tid, d, start, end), ts, Flush::Lazy);
+            complete_in_two(th, d, start, end, tid, ts);
         }
     }
+}
+
+/// A completion whose dispatch id is beyond 56 bits: the host time first (COMPLETE_HOST, naming
+/// the completion by its GPU end), then COMPLETE.
+#[cold]
+#[inline(never)]
+fn complete_in_two(th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
+    th.record(Record::complete_host(tid, ts, d, end), ts, Flush::Lazy);
+    th.record(Record::complete(tid, d, start, end), ts, Flush::Lazy);
 }

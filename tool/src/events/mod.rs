@@ -3,8 +3,9 @@
 //! reaction hands to the recorder.
 //!
 //! [`tool`] is the state every reaction shares (configuration, SDK handle, mode, kernel filter,
-//! live allocations, module variables), [`routes`] which reaction a record's kind goes to. The
-//! reactions, each an `impl Tool` block: [`window`] the replay window (CONFIG, pass count,
+//! live allocations, module variables), [`routes`] the kind and operation numbers found by name
+//! (each kind gets a callback of its own). The reactions, each an `impl Tool` block:
+//! [`window`] the replay window (CONFIG, pass count,
 //! continue, PASS), with [`layout`] detecting the payload layout; [`dispatch`] the per-dispatch
 //! hot path; [`alloc_events`] allocations, tracked for the snapshot byte estimate in [`alloc`];
 //! [`code_object_events`] kernel names and the walk of module variables in [`modvars`];

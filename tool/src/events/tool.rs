@@ -7,7 +7,7 @@ use super::alloc::AllocTracker;
 use super::counting::Counting;
 use super::layout::LayoutDetector;
 use super::modvars::ModVars;
-use super::routes::{Ops, Routes};
+use super::routes::Ops;
 use crate::config::Config;
 use crate::fork_local::ForkLocal;
 use crate::{panic_hook, recorder, say};
@@ -23,8 +23,6 @@ pub struct Tool {
     /// feature's `install_synthetic`).
     pub sdk: Option<Sdk>,
     pub ops: Ops,
-    /// `ops` as a kind → route table.
-    pub routes: Routes,
     /// The mode in effect (drive falls back to observe on status 15).
     mode: AtomicU8,
     pub layout: LayoutDetector,
@@ -42,15 +40,17 @@ pub struct Tool {
     pub counting: OnceLock<Counting>,
 }
 
-static TOOL: OnceLock<Tool> = OnceLock::new();
+/// The process's tool, once configured. The tracing callbacks never load it: each is
+/// registered with the tool as its `callback_args`.
+static TOOL: OnceLock<&'static Tool> = OnceLock::new();
 
 /// The tool, once configured.
 pub fn get() -> Option<&'static Tool> {
-    TOOL.get()
+    TOOL.get().copied()
 }
 
 /// Makes `tool` the process's tool; false when one is installed already.
-pub fn install(tool: Tool) -> bool {
+pub fn install(tool: &'static Tool) -> bool {
     TOOL.set(tool).is_ok()
 }
 
@@ -67,7 +67,6 @@ impl Tool {
             layout: LayoutDetector::new(cfg.layout),
             cfg,
             sdk,
-            routes: Routes::new(&ops),
             ops,
             mode: AtomicU8::new(mode.to_u8()),
             kernels: ForkLocal::default(),

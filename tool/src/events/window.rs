@@ -329,9 +329,9 @@ impl Tool {
             self.layout.stop_uncalled();
         }
         recorder::count(if passes > 0 {
-            |c| &c.windows
+            |c| &*c.windows
         } else {
-            |c| &c.declines
+            |c| &*c.declines
         });
         recorder::record(Record::config_exit(tid, ts, d), ts, Flush::Now);
     }

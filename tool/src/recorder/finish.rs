@@ -2,7 +2,7 @@
 //! on what it wrote, all out of the wait budget (finalize's reserve included).
 
 use super::budget::{self, Use};
-use super::slot::{CLOSED, OPEN, Slot};
+use super::slot::{RecordWords, Slot};
 use super::writer::{WriterMessage, Written};
 use super::{DropTally, Recorder};
 use crossbeam_channel::RecvTimeoutError;
@@ -81,35 +81,45 @@ impl Recorder {
         })
     }
 
-    /// Closes every registered slot and sends its records to the writer; false when some could
-    /// not be sent within the budget (they are counted).
+    /// Closes every registered slot that is open and sends its records to the writer, then
+    /// looks at the closed slots once more for records their threads published meanwhile (see
+    /// `slot.rs`); false when some could not be sent within the budget (they are counted).
     fn collect_live_slots(&self) -> bool {
         let slots: Vec<&'static Slot> =
             self.slots.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let mut all = true;
+        let mut taken = Vec::new();
         for slot in slots {
-            // No hand-over is in progress (finalize waited for them): a slot is OPEN or CLOSED.
-            if slot
-                .state
-                .compare_exchange(OPEN, CLOSED, Ordering::AcqRel, Ordering::Acquire)
-                .is_err()
-            {
+            // A slot that is not open is held: its holder delivers its records (finalize waited
+            // for hand-overs in progress), or it is spare.
+            if !slot.close() {
                 continue;
             }
-            let n = slot.len.load(Ordering::Acquire);
-            if n > 0 {
-                let mut v = self.buffer();
-                slot.read(n, &mut v);
-                if let Err(WriterMessage::Records(lost)) =
-                    self.send_bounded(WriterMessage::Records(v), Use::Finalize)
-                {
-                    let mut t = DropTally::default();
-                    lost.iter().for_each(|r| t.add(r));
-                    t.commit(&self.counters);
-                    all = false;
-                }
-            }
+            let mut v = self.buffer();
+            taken.push((slot, slot.read_closed(0, &mut v)));
+            all &= self.send_collected(v);
         }
-        all
+        // A push that was under way when recording stopped publishes after the first look.
+        let mut late = self.buffer();
+        for (slot, from) in taken {
+            slot.read_closed(from, &mut late);
+        }
+        all & self.send_collected(late)
+    }
+
+    /// Sends records collected from closed slots; false when they were dropped (counted).
+    fn send_collected(&self, v: Vec<RecordWords>) -> bool {
+        if v.is_empty() {
+            return true;
+        }
+        let Err(WriterMessage::Records(lost)) =
+            self.send_bounded(WriterMessage::Records(v), Use::Finalize)
+        else {
+            return true;
+        };
+        let mut t = DropTally::default();
+        lost.iter().for_each(|r| t.add(r));
+        t.commit(&self.counters);
+        false
     }
 }

@@ -11,26 +11,32 @@
 //! `wake`). No lock, no allocation, no system call in steady state.
 //!
 //! Hot path (per event): one relaxed load of the state word (generation and recording flag), a
-//! thread-local base with no destructor and no borrow flag, four 64-bit stores into the thread's
-//! slot and one store of its length (all plain `mov`s on x86-64). No lock, no allocation, no
-//! system call. The slot is shared (as atomics) only so that finalize can collect the records of
-//! threads that are still alive; the owner takes its slot's flag with one compare-exchange per
-//! *batch*, never per event.
+//! thread-local base with no destructor and no borrow flag, the record's plain stores into the
+//! thread's slot and one Release store of the slot's count (all plain `mov`s on x86-64). No
+//! lock, no allocation, no system call, no read-modify-write. The count is published so that
+//! finalize can collect the records of threads that are still alive (the protocol is in
+//! `slot`); the owner takes its slot out of finalize's reach with one compare-exchange per
+//! *hand-over*, never per event.
 //!
-//! `slot` holds a thread's buffer (and the list exited threads leave theirs in), `pool` the
-//! recorder's spare buffers, `budget` the wait budget, `thread` the thread-local side (the hot
-//! path), `current` the process's current recorder, `writer` the writer thread (`observed` its
-//! count of observe-mode windows, `wake` how it waits and is woken), `finish` finalize; this file the [`Recorder`] of one output
-//! file and its hand-overs. `handover_delay` (test support only) holds hand-overs on purpose.
+//! `slot` holds a thread's buffer and its publication protocol (written against `sync`'s types
+//! so that its loom test can run the same file), `free_slots` where slots come from and the
+//! list exited threads leave theirs in, `pool` the recorder's spare buffers, `budget` the wait
+//! budget, `thread` the thread-local side (the hot path), `current` the process's current
+//! recorder, `writer` the writer thread (`observed` its count of observe-mode windows, `wake`
+//! how it waits and is woken), `finish` finalize; this file the [`Recorder`] of one output file
+//! and its hand-overs. `handover_delay` (test support only) holds hand-overs on purpose.
 
 mod budget;
 mod current;
 mod finish;
+mod free_slots;
 #[cfg(feature = "test-support")]
 pub(crate) mod handover_delay;
 mod observed;
+mod padded;
 mod pool;
 mod slot;
+mod sync;
 mod thread;
 mod wake;
 mod writer;
@@ -38,9 +44,12 @@ mod writer;
 pub use budget::{Caps, DEFAULT_PROCESS, DEFAULT_THREAD, set_caps, spent_ns as stall_ns};
 pub use current::{ForkFactory, OpenFailed, current, forked, install, peek, set_fork_factory};
 pub use finish::{Finished, NotWritten};
+pub use free_slots::slots_made;
 pub use pool::{MAX_SLOTS as MAX_POOL_SLOTS, MIN_SLOTS as MIN_POOL_SLOTS, slots_for as pool_slots};
-pub use slot::{SLOT_RECORDS, slots_made};
-pub use thread::{Flush, Thread, count, flush_current_thread, notice, record, with_thread};
+pub use slot::SLOT_RECORDS;
+pub use thread::{
+    Flush, Thread, count, flush_current_thread, notice, record, this_thread, with_thread,
+};
 pub use writer::Written;
 
 use crate::config::OnFull;
@@ -50,10 +59,12 @@ use crossbeam_channel::{
     Receiver, RecvTimeoutError, SendTimeoutError, Sender, TrySendError, bounded,
 };
 use current::set_recording;
+use free_slots::give_back;
 use krphase_format::event::{DropClass, drop_class};
 use krphase_format::{Header, NameSpace, Record, Trailer};
+use padded::Padded;
 use pool::Pool;
-use slot::{FLUSHING, OPEN, RecordWords, SENT, Slot, give_back};
+use slot::{RecordWords, Slot};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -104,14 +115,16 @@ impl DropTally {
     }
 }
 
-/// Counters that end up in the trailer.
+/// Counters that end up in the trailer. Those written in steady state (a window's end on the
+/// application's threads, a hand-over, the writer's progress) each have cache lines of their
+/// own: the threads that write them never share a line.
 #[derive(Default)]
 pub struct Counters {
     pub dropped_dispatch: AtomicU64,
     pub dropped_allocation: AtomicU64,
     pub dropped_window: AtomicU64,
-    pub windows: AtomicU64,
-    pub declines: AtomicU64,
+    pub windows: Padded<AtomicU64>,
+    pub declines: Padded<AtomicU64>,
     pub dropped_names: AtomicU64,
     pub bad_payloads: AtomicU64,
     /// BOOTTIME of the first and last drop (0: none).
@@ -119,8 +132,8 @@ pub struct Counters {
     last_drop_ns: AtomicU64,
     /// Records handed to the writer, and those it has written or counted as dropped: the
     /// difference never reached the file when it ends without its trailer.
-    handed: AtomicU64,
-    settled: AtomicU64,
+    handed: Padded<AtomicU64>,
+    settled: Padded<AtomicU64>,
 }
 
 impl Counters {
@@ -306,16 +319,11 @@ impl Recorder {
     }
 
     /// Hands a thread's slot holding `n` records to the writer; returns the slot the thread
-    /// continues in and the records already in it, or `None` when finalize has begun or closed
-    /// the slot (it takes the records).
-    fn flush_slot(&self, slot: &'static Slot, n: usize) -> Option<(&'static Slot, usize)> {
-        self.sending(|| {
-            slot.state
-                .compare_exchange(OPEN, FLUSHING, Ordering::AcqRel, Ordering::Acquire)
-                .ok()
-                .map(|_| self.hand_over(slot, n))
-        })
-        .flatten()
+    /// continues in (a spare, or the same one with what it kept), or `None` when finalize has
+    /// begun or closed the slot (it takes the records).
+    fn flush_slot(&self, slot: &'static Slot, n: usize) -> Option<&'static Slot> {
+        self.sending(|| slot.hold().then(|| self.hand_over(slot, n)))
+            .flatten()
     }
 
     /// A leaving thread's slot holding `n` records goes to the writer as it is (the writer puts
@@ -324,11 +332,7 @@ impl Recorder {
     /// full it waits out of the wait budget, then drops and counts the records.
     fn retire_slot(&self, slot: &'static Slot, n: usize) -> bool {
         self.sending(|| {
-            if slot
-                .state
-                .compare_exchange(OPEN, SENT, Ordering::AcqRel, Ordering::Acquire)
-                .is_err()
-            {
+            if !slot.hold() {
                 return false;
             }
             match self.send_bounded(WriterMessage::Slot(slot, n), Use::Run) {
@@ -345,32 +349,30 @@ impl Recorder {
         .unwrap_or(false)
     }
 
-    /// Hands a thread's slot holding `n` records (state FLUSHING) to the writer and returns the
-    /// slot the thread continues in with its record count: a spare from the pool (empty), or,
-    /// when the writer is a whole pool behind and the budget is spent (or, under `drop`, the
-    /// slot still has room after its dispatch and allocation records were dropped), the same
-    /// slot with what it kept.
-    fn hand_over(&self, slot: &'static Slot, n: usize) -> (&'static Slot, usize) {
+    /// Hands a thread's slot holding `n` records (held) to the writer and returns the slot the
+    /// thread continues in, open: a spare from the pool (empty), or, when the writer is a whole
+    /// pool behind and the budget is spent (or, under `drop`, the slot still has room after its
+    /// dispatch and allocation records were dropped), the same slot with what it kept.
+    fn hand_over(&self, slot: &'static Slot, n: usize) -> &'static Slot {
         // A slot at most half full is handed over early (the end of a window, or its age) only
         // while at least half the pool is spare: a writer that falls behind leaves the pool
         // to full slots.
         if n <= SLOT_RECORDS / 2 && self.pool.spare() < self.pool.size() / 2 {
-            slot.state.store(OPEN, Ordering::Release);
-            return (slot, n);
+            slot.open();
+            return slot;
         }
         let (fresh, n) = match self.pool.try_take() {
             Some(f) => (f, n),
             None => match self.behind(slot, n) {
-                Ok(f) => f,
-                Err(kept) => {
-                    slot.state.store(OPEN, Ordering::Release);
-                    return (slot, kept);
+                Some(f) => f,
+                None => {
+                    slot.open();
+                    return slot;
                 }
             },
         };
         // Registered already: every pool slot is, and so is every slot the writer puts back.
         fresh.reopen();
-        slot.state.store(SENT, Ordering::Release);
         #[cfg(feature = "test-support")]
         handover_delay::wait_if_injected();
         // The channel is full only when the writer is behind on slots and batches together
@@ -389,7 +391,7 @@ impl Recorder {
         if self.pool_low() {
             self.wake.wake();
         }
-        (fresh, 0)
+        fresh
     }
 
     /// The pool is under its low-water mark (a quarter spare): a parked writer is worth a
@@ -401,24 +403,25 @@ impl Recorder {
     /// The pool is empty: the writer has not emptied a slot for as long as the pool lasts (the
     /// slot is more than half full: a fuller one is kept, see [`Recorder::hand_over`]). Under
     /// `drop` the slot's dispatch and allocation records are dropped (counted) first, and the
-    /// thread goes on in the same slot while it is at most half full of what it kept
-    /// (`Err(kept)`). Otherwise it waits out of the wait budget for a spare slot (`Ok`); when
-    /// the budget is spent, the slot's records are dropped and counted (`Err(0)`).
-    fn behind(&self, slot: &'static Slot, n: usize) -> Result<(&'static Slot, usize), usize> {
+    /// thread goes on in the same slot while it is at most half full of what it kept (`None`).
+    /// Otherwise it waits out of the wait budget for a spare slot (with the records to send);
+    /// when the budget is spent, the slot's records are dropped and counted (`None`, the slot
+    /// empty).
+    fn behind(&self, slot: &'static Slot, n: usize) -> Option<(&'static Slot, usize)> {
         let mut n = n;
         if self.on_full == OnFull::Drop {
             n = self.drop_from(slot, n, |w| class_of(w) == DropClass::Window);
             if n <= SLOT_RECORDS / 2 {
-                return Err(n);
+                return None;
             }
         }
         self.wake.wake();
         if let Some(f) = budget::wait(Use::Run, Duration::MAX, |t| self.pool.take_within(t)) {
-            return Ok((f, n));
+            return Some((f, n));
         }
         self.note_stall();
         self.drop_from(slot, n, |_| false);
-        Err(0)
+        None
     }
 
     /// Sends `m`, waiting out of the wait budget while the channel is full; gives `m` back
@@ -483,11 +486,13 @@ impl Recorder {
         t.commit(&self.counters);
     }
 
-    /// Keeps the slot's first `n` records that `keep` holds for and counts the others as
-    /// dropped; returns the number kept.
+    /// Keeps the first `n` records of a slot the caller holds that `keep` holds for and counts
+    /// the others as dropped; returns the number kept.
     fn drop_from(&self, slot: &Slot, n: usize, keep: impl Fn(&RecordWords) -> bool) -> usize {
         let mut t = DropTally::default();
-        let kept = slot.retain(n, keep, |r| t.add(r));
+        // SAFETY: every caller holds the slot (a hand-over's, or one the channel gave back),
+        // whose owner published its records before holding it.
+        let kept = unsafe { slot.retain(n, keep, |r| t.add(r)) };
         t.commit(&self.counters);
         kept
     }

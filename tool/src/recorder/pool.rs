@@ -5,7 +5,8 @@
 //! meanwhile, so a writer away for as long as the wait budget (descheduled on a loaded machine,
 //! a slow write) costs the application neither a wait nor a record.
 
-use super::slot::{SLOT_RECORDS, Slot, give_back, new_slot};
+use super::free_slots::{give_back, new_slot};
+use super::slot::{SLOT_RECORDS, Slot};
 use crossbeam_queue::ArrayQueue;
 use std::time::{Duration, Instant};
 
@@ -33,7 +34,8 @@ pub fn slots_for(budget: Duration) -> usize {
 
 /// Spare slots, in a fixed lock-free ring that can hold them all: a take or a put is a
 /// compare-exchange or two, never a lock, an allocation or a system call, so a thread handing
-/// its slot over touches nothing a fork child could find held.
+/// its slot over touches nothing a fork child could find held. Every spare slot is held (see
+/// `slot.rs`): finalize leaves it alone.
 pub struct Pool {
     spare: ArrayQueue<&'static Slot>,
     /// The slots it was made with.

@@ -1,8 +1,33 @@
-//! One thread's buffer of records (a slot), its hand-over states, and the process-wide pool of
-//! empty slots.
+//! One thread's buffer of records (a slot), and how other threads read it while its thread
+//! appends: the publication protocol.
+//!
+//! **Publication.** A slot has one *owner*, the thread appending to it. The owner writes a
+//! record with plain stores, then publishes it with one Release store of the slot's committed
+//! count ([`Slot::push`]); nothing else is shared per record. Anyone else reads only records
+//! below a committed count it loaded with Acquire, and the owner never writes below the count it
+//! published, so no record is read while it is written.
+//!
+//! **Hand-over and finalize.** A slot's state says who may touch it: OPEN (its owner appends;
+//! finalize may close it), HELD (one thread holds it outside finalize's reach: its owner
+//! handing it over or emptying it, the writer copying it out, the pool or the free list
+//! keeping it) or CLOSED (finalize took it). The owner takes its open slot with one
+//! compare-exchange OPEN → HELD per hand-over ([`Slot::hold`]), finalize with OPEN → CLOSED
+//! ([`Slot::close`]): exactly one of them wins. Finalize then takes the records published so
+//! far, and looks once more just before the trailer for those published since
+//! ([`Slot::read_closed`] from where it stopped). An owner whose hold fails leaves the slot to
+//! finalize for good: it never empties, rewrites or reuses a closed slot, so every record
+//! finalize reads stays as it was published. The owner need not stop appending at once: what
+//! it appends lies above everything published, and finalize's second look takes it.
+//!
+//! **Fork.** A fork child has only the forking thread, which was not inside a push; the
+//! parent's slots belong to the parent's recorder, which the child never reads. The forking
+//! thread re-attaches in the child (the recorder's generation changed) and starts its slot
+//! empty.
+//!
+//! The model test `tool/tests/slot_publication.rs` runs this file under loom: finalize against
+//! an owner that appends and hands over, every interleaving.
 
-use crate::fork_local::{ForkLocal, Start};
-use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use super::sync::{AtomicU8, AtomicUsize, Ordering, UnsafeCell};
 
 /// Records per slot (32 KiB of records).
 pub const SLOT_RECORDS: usize = 1024;
@@ -11,111 +36,162 @@ pub const SLOT_RECORDS: usize = 1024;
 /// hold.
 pub type RecordWords = [u64; 4];
 
-/// Slot states. OPEN: its thread appends. FLUSHING: its thread is handing it over (finalize
-/// waits). SENT: on its way to the writer, which copies it out and recycles it (finalize skips
-/// it: the writer writes it before the trailer). CLOSED: finalize took its records.
+/// Slot states (see the module's doc).
 pub const OPEN: u8 = 0;
-pub const FLUSHING: u8 = 1;
+pub const HELD: u8 = 1;
 pub const CLOSED: u8 = 2;
-pub const SENT: u8 = 3;
 
-/// One thread's buffer. Only its owner appends; finalize reads it after closing it. A slot lives
-/// for the process (an exiting thread returns it for reuse), so the owner holds `&'static Slot`.
-pub struct Slot {
-    pub(super) words: Box<[[AtomicU64; 4]; SLOT_RECORDS]>,
-    pub(super) len: AtomicUsize,
-    pub(super) state: AtomicU8,
+/// One thread's buffer of `N` records. A slot lives for the process (an exiting thread leaves
+/// it for reuse), so its users hold `&'static Slot`.
+pub struct Slot<const N: usize = SLOT_RECORDS> {
+    records: Box<[UnsafeCell<RecordWords>; N]>,
+    /// Records published: the owner stores it (Release) after writing them.
+    committed: AtomicUsize,
+    state: AtomicU8,
 }
 
-impl Slot {
-    pub(super) fn new() -> Slot {
+// SAFETY: a record is written only by the slot's owner at an index above its committed count
+// (nobody reads there until the count's Release store publishes it), or by the one thread that
+// holds the slot (nobody else reads or writes a held slot); readers read only below a committed
+// count loaded with Acquire, of a slot they hold or closed. See the module's doc.
+unsafe impl<const N: usize> Sync for Slot<N> {}
+
+impl<const N: usize> Default for Slot<N> {
+    fn default() -> Self {
+        Slot::new()
+    }
+}
+
+impl<const N: usize> Slot<N> {
+    /// An empty slot, held by its maker.
+    pub fn new() -> Slot<N> {
+        // Built on the heap (a 32 KiB array on an application thread's stack is avoided).
+        let records: Box<[UnsafeCell<RecordWords>]> =
+            (0..N).map(|_| UnsafeCell::new([0; 4])).collect();
         Slot {
-            // Built on the heap (a 32 KiB array on an application thread's stack is avoided).
-            words: (0..SLOT_RECORDS)
-                .map(|_| Default::default())
-                .collect::<Box<[[AtomicU64; 4]]>>()
+            records: records
                 .try_into()
-                .unwrap_or_else(|_| unreachable!("SLOT_RECORDS elements")),
-            len: AtomicUsize::new(0),
-            state: AtomicU8::new(OPEN),
+                .unwrap_or_else(|_| unreachable!("N records")),
+            committed: AtomicUsize::new(0),
+            state: AtomicU8::new(HELD),
         }
     }
 
+    /// The records in the slot, as its owner or holder knows them (exact for them only: others
+    /// read through [`Slot::close`] and [`Slot::read_closed`]).
+    #[inline(always)]
+    pub fn count(&self) -> usize {
+        self.committed.load(Ordering::Relaxed)
+    }
+
+    /// Appends `w` and publishes it; returns the records in the slot now. A full slot takes
+    /// nothing (and returns more than `N`): its owner hands it over at `N`.
+    ///
+    /// # Safety
+    /// The caller is the slot's owner: the thread that last opened it ([`Slot::open`],
+    /// [`Slot::reopen`]) while holding it. No other thread pushes into it.
+    #[inline(always)]
+    pub unsafe fn push(&self, w: RecordWords) -> usize {
+        let i = self.committed.load(Ordering::Relaxed);
+        if let Some(cell) = self.records.get(i) {
+            // SAFETY: only the owner writes an open slot's records, and index `i` is above the
+            // published count: no one reads it before the Release store below.
+            cell.with_mut(|p| unsafe { p.write(w) });
+            self.committed.store(i + 1, Ordering::Release);
+        }
+        i + 1
+    }
+
+    /// The owner takes its open slot out of finalize's reach (to hand it over, keep part of it
+    /// or empty it): false when finalize closed it first (its records are finalize's; the owner
+    /// leaves the slot alone from then on).
+    pub fn hold(&self) -> bool {
+        self.state
+            .compare_exchange(OPEN, HELD, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// The holder opens the slot again as it is: its thread goes on appending.
+    pub fn open(&self) {
+        self.state.store(OPEN, Ordering::Release);
+    }
+
+    /// The holder empties the slot (it stays held).
+    pub fn clear(&self) {
+        self.committed.store(0, Ordering::Relaxed);
+    }
+
+    /// The holder empties the slot and opens it: the thread that calls it owns it from now on.
+    pub fn reopen(&self) {
+        self.clear();
+        self.open();
+    }
+
     /// Appends the first `n` records to `out`.
-    pub(super) fn read(&self, n: usize, out: &mut Vec<RecordWords>) {
-        out.extend((0..n.min(SLOT_RECORDS)).map(|i| self.load(i)));
+    ///
+    /// # Safety
+    /// The caller holds the slot, and its owner published them before letting it go.
+    pub unsafe fn read(&self, n: usize, out: &mut Vec<RecordWords>) {
+        // SAFETY: the caller's guarantee.
+        unsafe { self.read_range(0, n, out) }
+    }
+
+    /// Finalize: closes an open slot for good; false when it was not open (held: its holder
+    /// delivers its records; or closed already).
+    pub fn close(&self) -> bool {
+        self.state
+            .compare_exchange(OPEN, CLOSED, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Appends to `out` the records of a closed slot from `from` up to the count published now,
+    /// and returns that count (`from` when the slot is not closed).
+    pub fn read_closed(&self, from: usize, out: &mut Vec<RecordWords>) -> usize {
+        if self.state.load(Ordering::Acquire) != CLOSED {
+            return from;
+        }
+        let to = self.committed.load(Ordering::Acquire).min(N);
+        // SAFETY: below the count loaded with Acquire, a closed slot's records are published and
+        // never written again: its owner only appends above it, and nobody holds a closed slot.
+        unsafe { self.read_range(from, to, out) };
+        to.max(from)
     }
 
     /// Keeps the first `n` records for which `keep` holds, in order, at the front of the slot
-    /// (its published length set to their number) and passes the others to `dropped`; returns
-    /// the number kept. Only the slot's owner calls it, while the slot is not shared.
-    pub(super) fn retain(
+    /// (its count set to their number) and passes the others to `dropped`; returns the number
+    /// kept.
+    ///
+    /// # Safety
+    /// The caller holds the slot, and its owner published them before letting it go.
+    pub unsafe fn retain(
         &self,
         n: usize,
         keep: impl Fn(&RecordWords) -> bool,
         mut dropped: impl FnMut(&RecordWords),
     ) -> usize {
         let mut kept = 0;
-        for i in 0..n.min(SLOT_RECORDS) {
-            let w = self.load(i);
+        for (i, cell) in self.records.iter().enumerate().take(n) {
+            // SAFETY: the holder alone touches a held slot's records.
+            let w = cell.with(|p| unsafe { p.read() });
             if keep(&w) {
                 if kept != i {
-                    for (dst, v) in self.words[kept].iter().zip(w) {
-                        dst.store(v, Ordering::Relaxed);
-                    }
+                    // SAFETY: as above.
+                    self.records[kept].with_mut(|p| unsafe { p.write(w) });
                 }
                 kept += 1;
             } else {
                 dropped(&w);
             }
         }
-        self.len.store(kept, Ordering::Release);
+        self.committed.store(kept, Ordering::Relaxed);
         kept
     }
 
-    fn load(&self, i: usize) -> RecordWords {
-        let w = &self.words[i];
-        [
-            w[0].load(Ordering::Relaxed),
-            w[1].load(Ordering::Relaxed),
-            w[2].load(Ordering::Relaxed),
-            w[3].load(Ordering::Relaxed),
-        ]
+    /// # Safety
+    /// Records `from..to` are published, and no thread writes them during the call.
+    unsafe fn read_range(&self, from: usize, to: usize, out: &mut Vec<RecordWords>) {
+        let cells = self.records.get(from..to.min(N)).unwrap_or_default();
+        // SAFETY: the caller's guarantee.
+        out.extend(cells.iter().map(|c| c.with(|p| unsafe { p.read() })));
     }
-
-    /// Empties the slot and opens it for appending.
-    pub(super) fn reopen(&self) {
-        self.len.store(0, Ordering::Release);
-        self.state.store(OPEN, Ordering::Release);
-    }
-}
-
-/// Empty slots of exited threads, reused by attaching threads before a new one is made: the
-/// number of thread slots ever made is bounded by the most threads recording at once (the
-/// recorder's own pool of spare slots is separate and fixed, see `pool.rs`). The lock is held for a push or pop only; a fork child gets its own (see `fork_local`).
-static FREE_SLOTS: ForkLocal<Vec<&'static Slot>> = ForkLocal::new(Start::Inherit);
-
-/// Slots made so far (the memory bound the tests check).
-static MADE: AtomicUsize = AtomicUsize::new(0);
-
-/// Slots made since the process started (32 KiB each).
-pub fn slots_made() -> usize {
-    MADE.load(Ordering::Relaxed)
-}
-
-/// An empty slot for a thread that attaches: one an exited thread left, or a new one (a
-/// thread's first event, never the hot path).
-pub(super) fn free_slot() -> &'static Slot {
-    FREE_SLOTS.with(Vec::pop).flatten().unwrap_or_else(new_slot)
-}
-
-/// A new slot for the process's life.
-pub(super) fn new_slot() -> &'static Slot {
-    MADE.fetch_add(1, Ordering::Relaxed);
-    Box::leak(Box::new(Slot::new()))
-}
-
-/// Gives an emptied slot back for reuse.
-pub(super) fn give_back(slot: &'static Slot) {
-    FREE_SLOTS.with(|v| v.push(slot));
 }

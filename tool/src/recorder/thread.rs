@@ -2,7 +2,8 @@
 //! recorder, appending records (the hot path) and handing full buffers over.
 
 use super::current::{RECORDER_STATE, RECORDING_BIT, current_with_state, peek};
-use super::slot::{SLOT_RECORDS, Slot, free_slot, give_back};
+use super::free_slots::{free_slot, give_back};
+use super::slot::{SLOT_RECORDS, Slot};
 use super::{Counters, Recorder};
 use crate::{clock, sys};
 use krphase_format::Record;
@@ -23,12 +24,12 @@ pub struct ThreadBuffer {
     /// The [`RECORDER_STATE`] value this thread attached under; any other value sends it to
     /// the slow path.
     attached_state: Cell<u64>,
+    /// The slot this thread owns (it appends to it; see `slot.rs` for who may touch it).
     slot: Cell<Option<&'static Slot>>,
-    /// Records in the slot (the owner's copy; `Slot::len` is the published one).
-    len: Cell<usize>,
     /// A partly filled slot is handed over at the first event after this time.
     flush_at: Cell<u64>,
-    tid: Cell<u32>,
+    /// The OS thread id, shifted to where a record's head holds it.
+    tid_head: Cell<u64>,
     /// Placement (agent, queue) last recorded by [`Thread::record_placed`] in this attachment.
     place: Cell<(u64, u64)>,
 }
@@ -40,9 +41,8 @@ thread_local! {
         ThreadBuffer {
             attached_state: Cell::new(DETACHED),
             slot: Cell::new(None),
-            len: Cell::new(0),
             flush_at: Cell::new(u64::MAX),
-            tid: Cell::new(0),
+            tid_head: Cell::new(0),
             place: Cell::new(NO_PLACE),
         }
     };
@@ -65,8 +65,10 @@ impl Drop for ThreadRecorder {
             if let Some(rec) = rec {
                 leave(h, rec);
             }
-            if let Some(slot) = h.slot.take() {
-                slot.len.store(0, Ordering::Release);
+            // A slot finalize closed is finalize's: it is never reused.
+            if let Some(slot) = h.slot.take()
+                && slot.hold()
+            {
                 give_back(slot);
             }
         });
@@ -93,21 +95,20 @@ pub fn count(counter: fn(&Counters) -> &AtomicU64) {
 }
 
 /// Detaches the thread's slot from `rec`: delivers its records (in a fork child they are the
-/// parent's, which the parent writes: dropped here). The slot stays registered: it circulates
-/// (another thread may be writing into it by the time finalize runs).
+/// parent's, which the parent writes: dropped here, and the slot emptied when the thread attaches
+/// again). A slot with records goes to the writer as it is (no spare is taken: the thread is
+/// leaving), or stays with finalize when it has begun; either way the thread lets it go.
 fn leave(h: &ThreadBuffer, rec: &'static Recorder) {
+    h.flush_at.set(u64::MAX);
     if !rec.is_ours() {
         // Fork child: the parent's recorder is not touched (its locks may be held by threads
-        // that do not exist here); the slot is reset when the thread attaches again.
-        h.len.set(0);
+        // that do not exist here).
         return;
     }
-    let n = h.len.replace(0);
-    h.flush_at.set(u64::MAX);
     let Some(slot) = h.slot.get() else { return };
-    // The slot itself goes to the writer (no spare is taken: the thread is leaving), unless it
-    // is empty or finalize has begun (it takes the records).
-    if n > 0 && rec.retire_slot(slot, n) {
+    let n = slot.count();
+    if n > 0 {
+        rec.retire_slot(slot, n);
         h.slot.set(None);
     }
 }
@@ -123,13 +124,16 @@ fn attach(h: &ThreadBuffer) -> bool {
             }
             let (rec, state) = current_with_state();
             let Some(rec) = rec else { return false };
-            let slot = h.slot.get().unwrap_or_else(free_slot);
+            // The thread's own slot when it can still hold it (finalize never closed it).
+            let slot = match h.slot.get() {
+                Some(s) if s.hold() => s,
+                _ => free_slot(),
+            };
             slot.reopen();
             rec.adopt_slot(slot);
             h.slot.set(Some(slot));
-            h.len.set(0);
             h.flush_at.set(u64::MAX);
-            h.tid.set(sys::gettid());
+            h.tid_head.set(u64::from(sys::gettid()) << 32);
             h.place.set(NO_PLACE);
             c.rec.set(Some(rec));
             h.attached_state.set(state);
@@ -147,26 +151,34 @@ fn flush_thread_buffer(h: &ThreadBuffer) {
 }
 
 fn flush_to(h: &ThreadBuffer, rec: Option<&'static Recorder>) {
-    let n = h.len.replace(0);
     h.flush_at.set(u64::MAX);
     let Some(slot) = h.slot.get() else { return };
+    let n = slot.count();
     if n == 0 {
         return;
     }
     let Some(rec) = rec else {
-        slot.len.store(0, Ordering::Release);
+        // No recorder to deliver to: the records go, the slot stays the thread's when it can
+        // still hold it.
+        if slot.hold() {
+            slot.reopen();
+        } else {
+            h.slot.set(None);
+        }
         return;
     };
-    // The slot itself goes to the writer; the thread continues in another (unless finalize
-    // has begun: it takes the slot's records itself), or in the same one with what it kept
-    // when the writer is a whole pool behind.
-    if let Some((next, kept)) = rec.flush_slot(slot, n) {
-        h.slot.set(Some(next));
-        h.len.set(kept);
-        if kept > 0 {
-            h.flush_at
-                .set(clock::now().saturating_add(clock::units(FLUSH_AGE_MS)));
+    // The slot itself goes to the writer; the thread continues in another, or in the same one
+    // with what it kept when the writer is a whole pool behind. When finalize has begun it
+    // takes the slot's records itself, and the thread lets the slot go.
+    match rec.flush_slot(slot, n) {
+        Some(next) => {
+            h.slot.set(Some(next));
+            if next.count() > 0 {
+                h.flush_at
+                    .set(clock::now().saturating_add(clock::units(FLUSH_AGE_MS)));
+            }
         }
+        None => h.slot.set(None),
     }
 }
 
@@ -201,8 +213,24 @@ pub struct Thread<'a>(&'a ThreadBuffer);
 /// the thread is being torn down.
 #[inline(always)]
 pub fn with_thread<R>(f: impl FnOnce(Thread<'_>) -> R) -> Option<R> {
-    THREAD_BUFFER.try_with(|h| f(Thread(h))).ok()
+    this_thread().map(f)
 }
+
+/// The calling thread's recording handle (see [`with_thread`]). Only the buffer's address is
+/// taken inside the thread-local access, so the access is inlined into any caller (a large
+/// closure inside it made the compiler call it out of line, with a frame of its own, on every
+/// event).
+#[inline(always)]
+pub fn this_thread() -> Option<Thread<'static>> {
+    let h: *const ThreadBuffer = THREAD_BUFFER.try_with(|h| h as *const ThreadBuffer).ok()?;
+    // SAFETY: the buffer has no destructor (asserted below): its storage lives as long as this
+    // thread. The handle cannot leave the thread (`&ThreadBuffer` is neither Send nor Sync:
+    // its cells are not Sync), so it is never used after the thread ends.
+    Some(Thread(unsafe { &*h }))
+}
+
+// The thread's buffer is never destroyed before its thread ends (see `with_thread`).
+const _: () = assert!(!std::mem::needs_drop::<ThreadBuffer>());
 
 /// Records one event from the calling thread. `now` is a recent [`clock::now`] reading used
 /// only for the buffer-age check (the caller already has one).
@@ -240,16 +268,30 @@ impl Thread<'_> {
         if h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed) {
             return; // not attached: the next record attaches (cold) and starts an empty slot
         }
-        let len = h.len.get();
+        let Some(slot) = h.slot.get() else { return };
+        let len = slot.count();
         if len + 1 >= SLOT_RECORDS || (len > 0 && now > h.flush_at.get()) {
             flush_thread_buffer(h);
         }
     }
 
     /// Records `r`, then `place_rec` when `place` differs from the placement this thread last
-    /// recorded since it attached (so once per file and whenever it changes).
+    /// recorded since it attached (so once per file and whenever it changes). The common case,
+    /// attached and in the same place, is one record; the rest is out of line.
     #[inline(always)]
     pub fn record_placed(self, r: Record, place: (u64, u64), place_rec: Record, now: u64) {
+        let h = self.0;
+        if h.place.get() == place
+            && h.attached_state.get() == RECORDER_STATE.load(Ordering::Relaxed)
+        {
+            return push_attached(h, r.to_words(), now, false, true);
+        }
+        self.record_placing(r, place, place_rec, now);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_placing(self, r: Record, place: (u64, u64), place_rec: Record, now: u64) {
         self.record(r, now, Flush::Lazy);
         if self.0.place.get() != place && self.0.attached_state.get() != DETACHED {
             self.0.place.set(place);
@@ -260,47 +302,55 @@ impl Thread<'_> {
 
 /// Appends one record to the thread's slot.
 ///
-/// Fast path: one relaxed load of [`RECORDER_STATE`], four 64-bit stores into the slot and a
-/// store of its length; no lock, allocation, system call or read-modify-write. Everything else
-/// is a cold call.
+/// Fast path: one relaxed load of [`RECORDER_STATE`], the record's plain stores into the slot
+/// and one Release store of the slot's count (`Slot::push`), and the age check; no lock,
+/// allocation, system call or read-modify-write. Everything else is a cold call.
 #[inline(always)]
 fn push(h: &ThreadBuffer, words: [u64; 4], now: u64, flush_now: bool, fill_tid: bool) {
     if h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed) {
-        return attach_and_record(words, now, flush_now, fill_tid);
+        // The words go in registers (an array would be stored to the stack first, on every
+        // event, for a call that is rare).
+        let [head, w0, w1, w2] = words;
+        let how = u8::from(flush_now) | u8::from(fill_tid) << 1;
+        return attach_and_record(head, w0, w1, w2, now, how);
     }
+    push_attached(h, words, now, flush_now, fill_tid);
+}
+
+/// [`push`] on a thread attached to the current recorder.
+#[inline(always)]
+fn push_attached(h: &ThreadBuffer, words: [u64; 4], now: u64, flush_now: bool, fill_tid: bool) {
     let Some(slot) = h.slot.get() else { return };
     let [head, w0, w1, w2] = words;
     // A record without a thread id gets the recording thread's.
     let head = if fill_tid && head >> 32 == 0 {
-        head | (u64::from(h.tid.get()) << 32)
+        head | h.tid_head.get()
     } else {
         head
     };
-    // `len < SLOT_RECORDS` always (a full slot is flushed at once); the mask lets the compiler
-    // drop the bounds check.
-    let i = h.len.get() & (SLOT_RECORDS - 1);
-    let w = &slot.words[i];
-    w[0].store(head, Ordering::Relaxed);
-    w[1].store(w0, Ordering::Relaxed);
-    w[2].store(w1, Ordering::Relaxed);
-    w[3].store(w2, Ordering::Relaxed);
-    slot.len.store(i + 1, Ordering::Release);
-    h.len.set(i + 1);
-    if i == 0 {
+    // SAFETY: an attached thread's slot is its own: attach and hand-overs open it for this
+    // thread, and the thread lets it go as soon as a hold fails (finalize closed it).
+    let n = unsafe { slot.push([head, w0, w1, w2]) };
+    if n >= SLOT_RECORDS {
+        return flush_thread_buffer(h);
+    }
+    if n == 1 {
         h.flush_at
             .set(now.saturating_add(clock::units(FLUSH_AGE_MS)));
+    } else if now > h.flush_at.get() {
+        return flush_thread_buffer(h);
     }
-    if i + 1 == SLOT_RECORDS || now > h.flush_at.get() {
-        flush_thread_buffer(h);
-    } else if flush_now {
+    if flush_now {
         flush_if_writer_idle(h);
     }
 }
 
-/// First event of a thread, the recorder changed (fork), or recording is off.
+/// First event of a thread, the recorder changed (fork), or recording is off. `how`: bit 0
+/// flush now, bit 1 fill in the thread id.
 #[cold]
 #[inline(never)]
-fn attach_and_record(words: [u64; 4], now: u64, flush_now: bool, fill_tid: bool) {
+fn attach_and_record(head: u64, w0: u64, w1: u64, w2: u64, now: u64, how: u8) {
+    let (words, flush_now, fill_tid) = ([head, w0, w1, w2], how & 1 != 0, how & 2 != 0);
     let _ = THREAD_BUFFER.try_with(|h| {
         if RECORDER_STATE.load(Ordering::Relaxed) & RECORDING_BIT == 0 {
             return;
@@ -319,7 +369,7 @@ fn attach_and_record(words: [u64; 4], now: u64, flush_now: bool, fill_tid: bool)
 #[cold]
 fn orphan(h: &ThreadBuffer, words: [u64; 4], fill_tid: bool) {
     let Some(rec) = peek() else { return };
-    let tid = match h.tid.get() {
+    let tid = match (h.tid_head.get() >> 32) as u32 {
         0 => sys::gettid(),
         t => t,
     };

@@ -13,7 +13,6 @@ use krphase_format::{FileWriter, Header, NameSpace, Record, Trailer};
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// Bytes the writer gathers before a system call: under load whole blocks go out in ~1 MiB
@@ -213,7 +212,7 @@ fn discard(rec: &'static Recorder, ch: &WriterChannels) {
     while let Ok(m) = ch.messages.recv() {
         match m {
             WriterMessage::Slot(slot, _) => {
-                slot.len.store(0, Ordering::Release);
+                slot.clear();
                 rec.pool.put(slot);
             }
             WriterMessage::Finish(_) => return,
@@ -307,8 +306,10 @@ fn drain(
                 let _ = ch.empty_buffers.try_send(out.write(v));
             }
             WriterMessage::Slot(slot, n) => {
-                slot.read(n, &mut out.pending);
-                slot.len.store(0, Ordering::Release);
+                // SAFETY: a slot on the channel is held (its owner held it before sending it,
+                // with its `n` records published), and the writer is its holder now.
+                unsafe { slot.read(n, &mut out.pending) };
+                slot.clear();
                 rec.pool.put(slot);
                 if out.pending.len() >= SLOT_RECORDS {
                     out.write_pending();

@@ -1,8 +1,10 @@
 //! Registration: `rocprofiler_configure`'s work (read the environment, resolve the SDK, find
-//! the kinds and operations by name, choose the mode, set up tracing, open the file) and, in
-//! `initialize`, the claim on KERNEL_REPLAY.
+//! the kinds and operations by name, choose the mode and the clock, set up tracing with one
+//! callback per kind and the tool as its `callback_args`, open the file) and, in `initialize`,
+//! the claim on KERNEL_REPLAY.
 
 use super::output_file::{Declined, declined, env, open_recorder, output_path, set_fork_factory};
+use super::tracing::{self, Callbacks};
 use crate::config::{self, Config, OnFull};
 use crate::events::counting::Counting;
 use crate::events::layout::layout_code;
@@ -10,8 +12,7 @@ use crate::events::routes::Ops;
 use crate::events::tool::{self, Tool};
 use crate::{recorder, say, sys};
 use krphase_ffi::{
-    CallbackTracingFn, CallbackTracingKind, ContextId, DispatchCountingRecordFn,
-    DispatchCountingServiceFn, Sdk, Status,
+    CallbackTracingKind, DispatchCountingRecordFn, DispatchCountingServiceFn, Sdk, Status,
 };
 use krphase_format::event::Notice;
 use krphase_format::header::NOT_FOUND;
@@ -20,7 +21,7 @@ use std::path::Path;
 
 /// `rocprofiler_configure`: decide, set up the context and services, open the file.
 /// `Err(Declined)` means decline (the reason has been printed).
-pub fn configure(cb: CallbackTracingFn, counting: CountingFns) -> Result<(), Declined> {
+pub fn configure(counting: CountingFns) -> Result<(), Declined> {
     if tool::get().is_some() {
         return Err(Declined); // configured already (a second copy in the tool list)
     }
@@ -35,18 +36,22 @@ pub fn configure(cb: CallbackTracingFn, counting: CountingFns) -> Result<(), Dec
             status(&sdk, s)
         ))
     })?;
-    configure_tracing(&sdk, ctx, &ops, mode, cb)?;
     let pid = sys::getpid();
     let hostname = sys::hostname();
     let path = output_path(&cfg, pid, &hostname, &env)
         .map_err(|m| declined(&format!("{m}; not recording")))?;
+    // The header decides the clock, which the dispatch callback is chosen for.
     let header = build_header(&cfg, &sdk, &ops, mode, pid, hostname, &path);
-    recorder::set_caps(cfg.wait);
-    let rec = open_recorder(&path, &header, cfg.on_full)?;
+    let clock = header.clock;
+    // The tool is made before tracing is set up: each callback is registered with it. It lives
+    // for the process (a decline below leaves it unused: configure runs once).
+    let t: &'static Tool = Box::leak(Box::new(Tool::new(cfg, Some(sdk), ops, mode, ctx, header)));
+    let sdk = t.sdk.as_ref().ok_or(Declined)?;
+    configure_tracing(t, sdk, &tracing::callbacks(clock))?;
+    recorder::set_caps(t.cfg.wait);
+    let rec = open_recorder(&path, &t.header, t.cfg.on_full)?;
     recorder::install(rec);
-    let counting = counting_service(&cfg, &sdk, mode, counting);
-    let t = Tool::new(cfg, Some(sdk), ops, mode, ctx, header);
-    if let Some(c) = counting {
+    if let Some(c) = counting_service(&t.cfg, sdk, mode, counting) {
         let _ = t.counting.set(c);
     }
     if !tool::install(t) {
@@ -128,22 +133,18 @@ fn choose_mode(cfg: &Config, ops: &Ops) -> Result<Mode, Declined> {
     Ok(Mode::Observe)
 }
 
-/// Callback tracing for dispatches, allocations and code objects; only observe mode needs
-/// dispatch tracing to succeed.
-fn configure_tracing(
-    sdk: &Sdk,
-    ctx: ContextId,
-    ops: &Ops,
-    mode: Mode,
-    cb: CallbackTracingFn,
-) -> Result<(), Declined> {
-    for (kind, what) in [
-        (ops.dispatch_kind, "KERNEL_DISPATCH"),
-        (ops.alloc_kind, "MEMORY_ALLOCATION"),
-        (ops.code_object_kind, "CODE_OBJECT"),
+/// Callback tracing for dispatches, allocations and code objects, each kind with its own
+/// callback and the tool as its `callback_args`; only observe mode needs dispatch tracing to
+/// succeed.
+fn configure_tracing(t: &'static Tool, sdk: &Sdk, cbs: &Callbacks) -> Result<(), Declined> {
+    let ops = &t.ops;
+    for (kind, cb, what) in [
+        (ops.dispatch_kind, cbs.dispatch, "KERNEL_DISPATCH"),
+        (ops.alloc_kind, cbs.alloc, "MEMORY_ALLOCATION"),
+        (ops.code_object_kind, cbs.code_object, "CODE_OBJECT"),
     ] {
-        if let Err(s) = sdk.configure_callback_tracing(ctx, kind, &[], cb, std::ptr::null_mut()) {
-            if kind == ops.dispatch_kind && mode == Mode::Observe {
+        if let Err(s) = sdk.configure_callback_tracing(t.ctx, kind, &[], cb, tracing::args(t)) {
+            if kind == ops.dispatch_kind && t.mode() == Mode::Observe {
                 return Err(declined(&format!(
                     "configuring {what} tracing failed: {}; observe mode needs it; not recording",
                     status(sdk, s)
@@ -212,7 +213,7 @@ impl Tool {
     /// In `initialize` (drive mode): claim KERNEL_REPLAY. Claiming here rather than in
     /// `rocprofiler_configure` lets a replay owner that initializes earlier keep it; the tool
     /// then observes (status 15) instead of making that owner abort.
-    pub fn claim_replay(&self, cb: CallbackTracingFn) {
+    pub fn claim_replay(&'static self) {
         if self.mode() != Mode::Drive {
             return;
         }
@@ -224,7 +225,8 @@ impl Tool {
         ) else {
             return;
         };
-        match sdk.configure_callback_tracing(self.ctx, k, &[c, p], cb, std::ptr::null_mut()) {
+        let cb = tracing::callbacks(self.header.clock).replay;
+        match sdk.configure_callback_tracing(self.ctx, k, &[c, p], cb, tracing::args(self)) {
             Ok(()) => self.set_replay_configured(),
             Err(s) => {
                 if s == Status::SERVICE_ALREADY_CONFIGURED {

@@ -6,7 +6,7 @@
 //! minus its top-level phases), for the whole run and for each kernel: the windows carrying the
 //! phase, the sum of its values, the sum clamped at zero (the report's totals), the sum of squares,
 //! the windows per basis, and *selected order statistics* — the exact values at the ranks every
-//! quantile in [`QUANTILES`] and a median's distribution-free bounds read (`order_stats.rs`). So
+//! quantile in [`QUANTILES`] and a median's distribution-free bounds read (`db/quantiles.rs`). So
 //! every quantile a summary answers is exact, not binned; a quantile outside that list, or one
 //! over several runs pooled (not derivable from per-run order statistics), is not answered from
 //! here. Beside the phases: the run's tallies (declines by reason, bytes, stuck windows, ...), its
@@ -29,7 +29,7 @@ use rusqlite::Connection;
 
 use super::basis::Basis;
 use super::phases::PHASES;
-use crate::order_stats::{interpolated, median_bound_ranks, quantile_ranks};
+use super::quantiles::{interpolated, median_bound_ranks, quantile_ranks};
 
 mod build;
 mod fresh;
@@ -80,7 +80,7 @@ impl PhaseSummary {
     }
 
     /// The exact `q` quantile of the values (each clamped at zero when `clamp`), as
-    /// `order_stats.rs` defines it; `None` without values. Every rank it reads is kept
+    /// `db/quantiles.rs` defines it; `None` without values. Every rank it reads is kept
     /// ([`RunSummary`]s are checked when read).
     pub fn quantile(&self, q: f64, clamp: bool) -> Option<f64> {
         let n = self.windows as usize;

@@ -107,7 +107,7 @@ fn kept_ranks_are_the_sorted_values() {
             assert_eq!(s.at(r), Some(sorted[r]), "n {n} rank {r}");
         }
         for q in QUANTILES {
-            let exact = crate::order_stats::interpolated(n, *q, |i| sorted[i] as f64);
+            let exact = crate::db::quantiles::interpolated(n, *q, |i| sorted[i] as f64);
             assert_eq!(s.quantile(*q, false), exact, "n {n} q {q}");
         }
         assert_eq!(s.total_ns, sorted.iter().sum::<i64>());

@@ -1,9 +1,9 @@
 //! One histogram file per shown phase, a panel per run label (runs sharing a label pooled).
 
 use super::stats::{RunStats, SHOWN, by_label, runs_text};
+use crate::db::quantiles::quantile_sorted_f64;
 use crate::export::palette::phase_colour;
 use crate::export::svg::{self, axis::fmt_num, histogram};
-use crate::report::stats::quantile_sorted_f64;
 
 /// The title of phase `name`'s histogram.
 fn title(name: &str) -> String {

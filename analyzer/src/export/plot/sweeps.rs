@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use super::stats::{RunStats, SHOWN, runs_text};
+use crate::db::quantiles::quantile_sorted_f64;
 use crate::export::palette::phase_colour;
 use crate::export::svg::axis::fmt_num;
 use crate::export::svg::points::{self, Point, Series, XTick};
-use crate::report::stats::quantile_sorted_f64;
 
 type XFn = fn(&RunStats) -> Option<f64>;
 

@@ -79,7 +79,7 @@ fn time_of_day(tok: &str) -> Option<i64> {
     Some(((h * 60 + m) * 60 + s) * 1_000_000 + micros)
 }
 
-pub use crate::calendar::{civil_from_days, days_from_civil};
+pub use crate::db::calendar::{civil_from_days, days_from_civil};
 
 /// The civil year of a day count from 1970-01-01.
 pub fn year_of_days(days: i64) -> i32 {

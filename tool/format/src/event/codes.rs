@@ -1,5 +1,6 @@
-//! The small coded values records carry: the tool's decision at CONFIG ENTER, notice codes,
-//! string-table name spaces, allocation class bits and module-variable attribution.
+//! The small coded values records carry: the tool's decision at CONFIG ENTER, notice codes (and
+//! why module variables were left out), string-table name spaces, allocation class bits and
+//! module-variable attribution.
 
 use serde::{Deserialize, Serialize};
 
@@ -89,7 +90,25 @@ pub enum Notice {
     Panic,
     /// This process is a fork child of a (parent pid).
     ForkChild,
+    /// Module variables are left out of every byte estimate from here on: ROCr's loader or
+    /// symbol functions could not be had, or the walk failed. a = the `hsa_status_t` (0 when a
+    /// function is missing), b = a [`module_vars_left_out`] reason.
+    ModuleVarsLeftOut,
     Unknown(u8),
+}
+
+/// Why module variables are left out (`b` of a [`Notice::ModuleVarsLeftOut`] record).
+pub mod module_vars_left_out {
+    /// `hsa_system_get_major_extension_table` is not in the process.
+    pub const NO_TABLE_FUNCTION: u64 = 1;
+    /// It answered the status in `a` for the loader's 1.03 table.
+    pub const TABLE_STATUS: u64 = 2;
+    /// The table came back without `hsa_ven_amd_loader_iterate_executables`.
+    pub const NO_ITERATE_EXECUTABLES: u64 = 3;
+    /// ROCr's symbol functions (`hsa_executable_symbol_get_info` or both iterators) are missing.
+    pub const NO_SYMBOL_FUNCTIONS: u64 = 4;
+    /// The walk itself failed with the status in `a`.
+    pub const WALK_FAILED: u64 = 5;
 }
 
 impl Notice {
@@ -100,6 +119,7 @@ impl Notice {
             Notice::LayoutMismatch => 3,
             Notice::Panic => 4,
             Notice::ForkChild => 5,
+            Notice::ModuleVarsLeftOut => 6,
             Notice::Unknown(v) => v,
         }
     }
@@ -110,6 +130,7 @@ impl Notice {
             3 => Notice::LayoutMismatch,
             4 => Notice::Panic,
             5 => Notice::ForkChild,
+            6 => Notice::ModuleVarsLeftOut,
             v => Notice::Unknown(v),
         }
     }

@@ -11,6 +11,7 @@ pub mod own_time;
 
 pub use codes::{
     CounterValue, Decision, DropClass, NameSpace, Notice, UNATTRIBUTED, alloc_class, attribution,
+    module_vars_left_out,
 };
 pub use define::HEAD56_LIMIT;
 pub use kinds::{Event, drop_class, kind};

@@ -6,11 +6,10 @@ use krphase_format::block::tag;
 use krphase_format::clock;
 use krphase_format::event::{CounterValue, Decision, Notice, attribution, kind, own_time};
 use krphase_format::header::Clock;
+use krphase_format::sample::{events, header, names, trailer};
 use krphase_format::synthetic::Synthetic;
 use krphase_format::trailer::flags;
 use krphase_format::{Event, FileWriter, FormatVersion, Header, NameSpace, Rank, Record, Trailer};
-
-use super::{events, header, names, trailer};
 
 /// The 1.0 golden (`small.krp`): one 2-pass window, an opt-out and a plain dispatch, written
 /// before the three changes of 2.0 (no CONTINUE, no MODULE_VARS, a placement per enqueue).

@@ -1,0 +1,487 @@
+//! The one screen a report opens with: how many runs and windows, what was declined and why,
+//! where the replayed windows' time went over all runs (each phase's share with its basis), and
+//! the slowest kernels. Built from the run reports alone; the findings ([`super::findings`]) read
+//! the same figures.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::run_report::RunReport;
+use crate::db::basis::Basis;
+use crate::render::fmt::{bytes, duration, duration_short, percent};
+use crate::stats::ratio;
+
+/// Slowest kernels the summary lists.
+pub const SLOWEST_KERNELS: usize = 3;
+
+/// The summary's terminal tables: a header rule and column rules, no outer border (the screen
+/// is short).
+const COMPACT: &str = "     ═╪ ┆          ";
+
+/// A top-level phase below this share of replay time is folded into one `other` row on the
+/// summary screen (the per-run tables list it).
+const SMALL_SHARE: f64 = 0.01;
+
+/// One phase pooled over every run that has it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PooledPhase {
+    pub phase: String,
+    /// The phase it is a part of (drain and snapshot of pre-pass, gpu of pass exec).
+    pub parent: Option<String>,
+    pub total_ns: i64,
+    /// Of the pooled replayed window time of the runs that carry this phase.
+    pub share_of_replay: Option<f64>,
+    /// Of the parent's pooled total, over the same runs (parts only).
+    pub share_of_parent: Option<f64>,
+    /// Runs that carry it.
+    pub runs: usize,
+    pub basis: Vec<Basis>,
+}
+
+/// One kernel of one run, among the slowest.
+#[derive(Debug, Clone, Serialize)]
+pub struct SlowKernel {
+    pub run_id: i64,
+    pub label: Option<String>,
+    pub kernel: String,
+    pub windows: u64,
+    pub mean_ns: f64,
+    pub sd_ns: Option<f64>,
+    pub p99_ns: Option<i64>,
+    pub top_phase: Option<String>,
+    pub top_phase_share: Option<f64>,
+}
+
+/// A run whose tool dropped records.
+#[derive(Debug, Clone, Serialize)]
+pub struct DroppedRun {
+    pub run_id: i64,
+    pub records: u64,
+}
+
+/// Everything the summary screen and the findings say.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Overview {
+    pub runs: usize,
+    pub runs_by_mode: BTreeMap<String, usize>,
+    pub dispatches: u64,
+    pub replayed: u64,
+    pub declined: u64,
+    /// Dispatches that ran with no CONFIG callback: the SDK never offered them for replay.
+    pub without_config: u64,
+    pub declines_by_reason: BTreeMap<String, u64>,
+    pub stuck: u64,
+    /// Replayed window time and wall time, summed over the runs.
+    pub replay_ns: i64,
+    pub wall_ns: i64,
+    pub phases: Vec<PooledPhase>,
+    /// Snapshot bytes over the runs with replayed windows, and the windows they cover.
+    pub snapshot_bytes: i64,
+    pub snapshot_windows: u64,
+    pub snapshot_bytes_basis: Vec<Basis>,
+    /// Pooled snapshot rate: bytes over the SDK's snapshot time (runs with a joined log).
+    pub snapshot_gbps: Option<f64>,
+    pub restore_bytes: i64,
+    pub restore_gbps: Option<f64>,
+    /// GPU time over pass exec time, pooled.
+    pub gpu_share_of_pass: Option<f64>,
+    /// Runs with replayed windows and no joined SDK log (drain and snapshot not separated).
+    pub runs_without_log: Vec<i64>,
+    pub dropped: Vec<DroppedRun>,
+    pub slowest: Vec<SlowKernel>,
+    /// Whether the emulator (krphase-emu) ran any of the runs.
+    pub emulated: bool,
+    /// The runs as ranks of a parallel job, when at least two carry a rank.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cross_rank: Option<super::ranks::CrossRank>,
+}
+
+/// Pools each phase over the runs that carry it.
+fn pool_phases(reports: &[RunReport]) -> Vec<PooledPhase> {
+    let mut order: Vec<String> = Vec::new();
+    let mut pooled: BTreeMap<String, PooledPhase> = BTreeMap::new();
+    // Per phase: the window time and the parent's time of the runs that carry it.
+    let mut denominators: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    for r in reports.iter().filter(|r| r.windows.replayed > 0) {
+        let total_of = |name: &str| {
+            r.phases
+                .iter()
+                .find(|p| p.phase == name)
+                .map_or(0, |p| p.total_ns)
+        };
+        let window = total_of("window");
+        for p in r
+            .phases
+            .iter()
+            .filter(|p| p.samples > 0 && p.bound_of.is_none())
+        {
+            if p.phase == "window" {
+                continue;
+            }
+            let e = pooled.entry(p.phase.clone()).or_insert_with(|| {
+                order.push(p.phase.clone());
+                PooledPhase {
+                    phase: p.phase.clone(),
+                    parent: p.parent.clone(),
+                    total_ns: 0,
+                    share_of_replay: None,
+                    share_of_parent: None,
+                    runs: 0,
+                    basis: Vec::new(),
+                }
+            });
+            e.total_ns += p.total_ns;
+            e.runs += 1;
+            let bases: BTreeSet<Basis> = e.basis.iter().chain(&p.basis).copied().collect();
+            e.basis = bases.into_iter().collect();
+            let d = denominators.entry(p.phase.clone()).or_default();
+            d.0 += window;
+            d.1 += p.parent.as_deref().map_or(0, total_of);
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|name| {
+            let mut p = pooled.remove(&name)?;
+            let (window, parent) = denominators.get(&name).copied().unwrap_or_default();
+            p.share_of_replay = ratio(p.total_ns as f64, window as f64);
+            if p.parent.is_some() {
+                p.share_of_parent = ratio(p.total_ns as f64, parent as f64);
+            }
+            Some(p)
+        })
+        .collect()
+}
+
+/// The slowest kernels over all runs, by mean window time.
+fn slowest(reports: &[RunReport]) -> Vec<SlowKernel> {
+    let mut all: Vec<SlowKernel> = reports
+        .iter()
+        .flat_map(|r| {
+            r.kernels.iter().filter_map(|k| {
+                Some(SlowKernel {
+                    run_id: r.run_id,
+                    label: r.label.clone(),
+                    kernel: k.kernel.clone(),
+                    windows: k.windows,
+                    mean_ns: k.mean_ns?,
+                    sd_ns: k.sd_ns,
+                    p99_ns: k.p99_ns,
+                    top_phase: k.top_phase.clone(),
+                    top_phase_share: k.top_phase_share,
+                })
+            })
+        })
+        .collect();
+    all.sort_by(|a, b| b.mean_ns.total_cmp(&a.mean_ns));
+    all.truncate(SLOWEST_KERNELS);
+    all
+}
+
+/// Pooled snapshot rate over the runs whose rate is over the SDK's snapshot time.
+fn pooled_rate(reports: &[RunReport], phase: &str, bytes_of: fn(&RunReport) -> i64) -> Option<f64> {
+    let (mut b, mut ns) = (0i64, 0i64);
+    for r in reports {
+        if let Some(p) = r.phases.iter().find(|p| p.phase == phase && p.samples > 0) {
+            let rb = bytes_of(r);
+            if rb > 0 && p.basis.iter().all(|b| *b != Basis::Estimate) {
+                b += rb;
+                ns += p.total_ns;
+            }
+        }
+    }
+    ratio(b as f64, ns as f64)
+}
+
+impl Overview {
+    /// The overview of `reports`.
+    pub fn of(reports: &[RunReport]) -> Overview {
+        let mut o = Overview {
+            runs: reports.len(),
+            phases: pool_phases(reports),
+            slowest: slowest(reports),
+            cross_rank: super::ranks::CrossRank::of(reports),
+            ..Overview::default()
+        };
+        let mut bases = BTreeSet::new();
+        let (mut gpu, mut pass) = (0i64, 0i64);
+        for r in reports {
+            *o.runs_by_mode
+                .entry(r.mode.clone().unwrap_or_else(|| "?".into()))
+                .or_default() += 1;
+            o.dispatches += r.dispatches_seen;
+            o.replayed += r.windows.replayed;
+            o.declined += r.windows.declined;
+            o.stuck += r.windows.stuck;
+            o.without_config += r
+                .groups
+                .iter()
+                .filter(|g| g.group == "no CONFIG")
+                .map(|g| g.count)
+                .sum::<u64>();
+            for (k, v) in &r.declines_by_reason {
+                *o.declines_by_reason.entry(k.clone()).or_default() += v;
+            }
+            o.replay_ns += r.gpu.window_total_ns;
+            o.wall_ns += r.wall_ns.unwrap_or(0);
+            if r.windows.replayed > 0 {
+                o.snapshot_bytes += r.bytes.snapshot_bytes_total;
+                o.snapshot_windows += r.windows.replayed;
+                bases.extend(r.bytes.snapshot_bytes_basis.iter().copied());
+                o.restore_bytes += r.bytes.restore_bytes_total;
+                gpu += r.gpu.gpu_total_ns;
+                pass += r.gpu.pass_total_ns;
+                if !r.log_joined && r.mode.as_deref() == Some("drive") {
+                    o.runs_without_log.push(r.run_id);
+                }
+            }
+            if let Some(d) = r.drops.filter(|d| d.records() > 0) {
+                o.dropped.push(DroppedRun {
+                    run_id: r.run_id,
+                    records: d.records(),
+                });
+            }
+            o.emulated |= r
+                .command
+                .as_deref()
+                .is_some_and(|c| c.contains("krphase-emu"));
+        }
+        o.snapshot_bytes_basis = bases.into_iter().collect();
+        o.snapshot_gbps = pooled_rate(reports, "snapshot", |r| r.bytes.snapshot_bytes_total);
+        o.restore_gbps = pooled_rate(reports, "restore", |r| r.bytes.restore_bytes_total);
+        o.gpu_share_of_pass = ratio(gpu as f64, pass as f64);
+        o
+    }
+
+    /// The pooled figure of `phase`, when any run carries it.
+    pub fn phase(&self, phase: &str) -> Option<&PooledPhase> {
+        self.phases.iter().find(|p| p.phase == phase)
+    }
+
+    /// Snapshot bytes per replayed window.
+    pub fn snapshot_bytes_per_window(&self) -> Option<f64> {
+        ratio(self.snapshot_bytes as f64, self.snapshot_windows as f64)
+    }
+}
+
+/// The bases as words (`measured in process`, `from SDK log`, ...).
+pub fn basis_words(bases: &[Basis]) -> String {
+    if bases.is_empty() {
+        return "-".into();
+    }
+    bases
+        .iter()
+        .map(|b| b.word())
+        .collect::<Vec<_>>()
+        .join(" + ")
+}
+
+/// Declines by reason, e.g. `untracked_memory 3, graph 2`, largest first.
+pub fn reasons_text(by_reason: &BTreeMap<String, u64>) -> String {
+    let mut v: Vec<(&String, &u64)> = by_reason.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .map(|(k, n)| format!("{k} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn headline(o: &Overview) -> String {
+    let modes = o
+        .runs_by_mode
+        .iter()
+        .map(|(m, n)| format!("{n} {m}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut s = format!(
+        "{} runs ({modes}){}: {} dispatches seen, {} replayed, {} declined, {} ran without a \
+         replay window (no CONFIG)",
+        o.runs,
+        if o.emulated { ", EMULATED" } else { "" },
+        o.dispatches,
+        o.replayed,
+        o.declined,
+        o.without_config
+    );
+    if o.stuck > 0 {
+        let _ = write!(s, "; {} stuck", o.stuck);
+    }
+    s
+}
+
+/// Whether `p` is a small top-level phase (folded into `other`).
+fn small(p: &PooledPhase) -> bool {
+    p.parent.is_none() && p.share_of_replay.is_some_and(|s| s < SMALL_SHARE)
+}
+
+/// The pooled phase rows: `(phase, share, total, runs, basis)`; the small top-level phases
+/// folded into one row that names them.
+fn phase_rows(o: &Overview) -> Vec<[String; 5]> {
+    let folded: Vec<&PooledPhase> = o.phases.iter().filter(|p| small(p)).collect();
+    let mut rows: Vec<[String; 5]> = o
+        .phases
+        .iter()
+        .filter(|p| !small(p))
+        .map(|p| {
+            let share = match &p.parent {
+                Some(parent) => format!("({} of {parent})", percent(p.share_of_parent)),
+                None => percent(p.share_of_replay),
+            };
+            let name = if p.parent.is_some() {
+                format!("  {}", p.phase)
+            } else {
+                p.phase.clone()
+            };
+            [
+                name,
+                share,
+                duration(p.total_ns as f64),
+                p.runs.to_string(),
+                basis_words(&p.basis),
+            ]
+        })
+        .collect();
+    if !folded.is_empty() {
+        let total: i64 = folded.iter().map(|p| p.total_ns).sum();
+        let share: f64 = folded.iter().filter_map(|p| p.share_of_replay).sum();
+        let names: Vec<&str> = folded.iter().map(|p| p.phase.as_str()).collect();
+        let bases: BTreeSet<Basis> = folded
+            .iter()
+            .flat_map(|p| p.basis.iter().copied())
+            .collect();
+        rows.push([
+            format!("other: {}", names.join(", ")),
+            format!("<{}", percent(Some(share.max(SMALL_SHARE)))),
+            duration(total as f64),
+            folded.iter().map(|p| p.runs).max().unwrap_or(0).to_string(),
+            basis_words(&bases.into_iter().collect::<Vec<_>>()),
+        ]);
+    }
+    rows
+}
+
+/// The slowest kernel rows: `(run, kernel, n, mean ± σ, p99, largest phase)`.
+fn slow_rows(o: &Overview) -> Vec<[String; 6]> {
+    o.slowest
+        .iter()
+        .map(|k| {
+            [
+                match &k.label {
+                    Some(l) => format!("{} {l}", k.run_id),
+                    None => k.run_id.to_string(),
+                },
+                k.kernel.clone(),
+                k.windows.to_string(),
+                crate::render::fmt::mean_sd(Some(k.mean_ns), k.sd_ns),
+                k.p99_ns.map_or("-".into(), |v| duration_short(v as f64)),
+                match (&k.top_phase, k.top_phase_share) {
+                    (Some(p), Some(s)) => format!("{p} {}", percent(Some(s))),
+                    _ => "-".into(),
+                },
+            ]
+        })
+        .collect()
+}
+
+fn bytes_line(o: &Overview) -> Option<String> {
+    let per = o.snapshot_bytes_per_window().filter(|&b| b > 0.0)?;
+    let rate = o.snapshot_gbps.map_or(String::new(), |g| {
+        format!(" at {g:.2} GB/s (SDK snapshot time)")
+    });
+    Some(format!(
+        "snapshot: {} per replayed window{rate} [{}]",
+        bytes(per),
+        basis_words(&o.snapshot_bytes_basis)
+    ))
+}
+
+/// A table of the summary: the report's style, compact on the terminal.
+fn summary_table(markdown: bool, header: &[&str]) -> comfy_table::Table {
+    let mut t = crate::render::table::table(markdown, header);
+    if !markdown {
+        t.load_preset(COMPACT);
+    }
+    t
+}
+
+/// The summary as terminal text (`markdown`: as Markdown, tables as pipe tables).
+pub fn render(o: &Overview, markdown: bool) -> String {
+    let mut s = String::new();
+    let h = if markdown { "## " } else { "== " };
+    let _ = writeln!(s, "{h}summary");
+    if markdown {
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        "{}",
+        crate::render::fmt::wrap(&headline(o), 98, "", "  ").trim_end()
+    );
+    if markdown {
+        s.push('\n');
+    }
+    if !o.declines_by_reason.is_empty() {
+        let _ = writeln!(
+            s,
+            "declined by reason: {}",
+            reasons_text(&o.declines_by_reason)
+        );
+    }
+    if markdown {
+        s.push('\n');
+    }
+    if o.replay_ns > 0 {
+        let _ = writeln!(
+            s,
+            "where the replayed windows' time went, all runs pooled ({} of replay in {} of wall):",
+            duration(o.replay_ns as f64),
+            duration(o.wall_ns as f64)
+        );
+        if markdown {
+            s.push('\n');
+        }
+        let mut t = summary_table(markdown, &["phase", "share", "total", "runs", "basis"]);
+        for row in phase_rows(o) {
+            t.add_row(row.to_vec());
+        }
+        crate::render::table::push_table(&mut s, &t, markdown);
+    }
+    if let Some(b) = bytes_line(o) {
+        let _ = writeln!(s, "{b}");
+        if markdown {
+            s.push('\n');
+        }
+    }
+    if let Some(c) = &o.cross_rank {
+        for line in c.summary_lines() {
+            let _ = writeln!(
+                s,
+                "{}",
+                crate::render::fmt::wrap(&line, 98, "", "  ").trim_end()
+            );
+        }
+        if markdown {
+            s.push('\n');
+        }
+    }
+    if !o.slowest.is_empty() {
+        let _ = writeln!(s, "slowest kernels (mean window time):");
+        if markdown {
+            s.push('\n');
+        }
+        let mut t = summary_table(
+            markdown,
+            &["run", "kernel", "n", "mean ± σ", "p99", "largest phase"],
+        );
+        if let Some(c) = t.column_mut(1) {
+            c.set_cell_alignment(comfy_table::CellAlignment::Left);
+        }
+        for row in slow_rows(o) {
+            t.add_row(row.to_vec());
+        }
+        crate::render::table::push_table(&mut s, &t, markdown);
+    }
+    s
+}

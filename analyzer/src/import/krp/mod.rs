@@ -1,0 +1,179 @@
+//! `krphase import`: phase files (.krp) into the database, one transaction per file.
+//!
+//! Streams the file through krphase-format's reader and window `Reconstructor` and inserts as
+//! it goes with cached statements, so memory does not grow with the file. Idempotent by content
+//! hash. A truncated file loads every complete block and is marked truncated; a corrupt file, a
+//! newer major format or one breaking a reconstruction limit is rejected with one line naming
+//! the file and offset, and the transaction is rolled back so nothing of it is stored. A newer
+//! minor imports: what the reader skipped (and any dispatch the held-dispatch bound emitted
+//! early) is the run's `reader_note`, printed by `krphase import`.
+//!
+//! The work is split by thread: `decode` hashes (`hash`) and decodes the file on a thread of its
+//! own, shaping the `rows`; this module's [`import_started`] inserts the run's row (`run`) and then
+//! the rows as they come (`insert`). `files` finds the phase files under a directory.
+
+mod decode;
+mod files;
+mod hash;
+mod insert;
+mod rows;
+mod run;
+
+#[cfg(test)]
+mod format_tests;
+#[cfg(test)]
+mod tests;
+
+use std::path::Path;
+
+use anyhow::{Result, anyhow};
+use rusqlite::{Connection, TransactionBehavior, params};
+
+pub use decode::{Started, start};
+pub use files::phase_files;
+pub use hash::file_hash;
+use insert::Inserter;
+use run::{already_imported, drop_note, insert_run, store_drops};
+
+use crate::db;
+
+/// What one import did.
+#[derive(Debug, Clone, Default)]
+pub struct Imported {
+    pub run_id: i64,
+    /// The same content was imported before; nothing was added.
+    pub already: bool,
+    /// Records in the file: what the tool's finalize line counts as events (string-table
+    /// entries are not records).
+    pub events: u64,
+    pub windows: u64,
+    pub declines: u64,
+    pub dispatches: u64,
+    /// Counter values (`krphase_counter` rows) of the run.
+    pub counters: u64,
+    pub truncated: bool,
+    /// What the reader skipped or emitted early, in one line (`None`: nothing).
+    pub note: Option<String>,
+    /// What the trailer says the tool dropped, by kind (empty when nothing).
+    pub drop_note: String,
+}
+
+/// The connection settings an import runs under (the import benchmark's bare-insert baseline
+/// uses the same). A 16 MiB page cache: inserts append in key order, so a small cache suffices
+/// and memory stays flat however large the file.
+pub const IMPORT_PRAGMAS: &str = "PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY;";
+
+/// Imports one phase file; returns the run id (the existing one when the same content was
+/// imported before). `label` names the run for `--label` selectors.
+pub fn import_phase_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> Result<i64> {
+    Ok(import_file(conn, path, label)?.run_id)
+}
+
+/// As [`import_phase_file`], with counts.
+pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> Result<Imported> {
+    import_started(conn, start(path), label)
+}
+
+/// Imports a started phase file: checks its content was not imported before, then inserts its
+/// rows as its thread decodes them, in one transaction.
+///
+/// The already-imported check and the inserts are one IMMEDIATE transaction: a process importing
+/// the same file at the same time waits for this one and then finds the run, never a duplicate.
+pub fn import_started(
+    conn: &mut Connection,
+    mut s: Started,
+    label: Option<&str>,
+) -> Result<Imported> {
+    let Ok(opened) = s.opened.recv() else {
+        return Err(s
+            .join()
+            .err()
+            .unwrap_or_else(|| anyhow!("{}: the decoding thread ended early", s.path.display())));
+    };
+    let path = s.path.clone();
+    let path = path.as_path();
+    conn.execute_batch(IMPORT_PRAGMAS)?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    if let Some(id) = already_imported(&tx, path, &opened.hash, label)? {
+        tx.commit()?;
+        return Ok(Imported {
+            run_id: id,
+            already: true,
+            ..Imported::default()
+        });
+    }
+    let (run_id, first_window_id) = insert_run(&tx, path, &opened, label)?;
+    let mut out = Imported {
+        run_id,
+        ..Imported::default()
+    };
+    // Decoding, window reconstruction, row values and the run's summary run on the decoding
+    // thread, feeding the inserts here in bounded batches: this thread only binds and steps, the
+    // slower half, and the two overlap.
+    let mut ins = Inserter::new(&tx, run_id)?;
+    while let Ok(mut batch) = s.batches.recv() {
+        for r in &batch {
+            ins.row(r, &mut out)?;
+        }
+        // Back to the decoder, its capacity kept (a full batch is half a MiB).
+        batch.clear();
+        let _ = s.done.try_send(batch);
+    }
+    drop(ins);
+    let mut decoded = s.join()?;
+    let summary = std::mem::take(&mut decoded.summary);
+    let h = &decoded.header;
+    let (mut first, last, mode, layout, trailer) = (
+        decoded.first,
+        decoded.last,
+        decoded.mode,
+        decoded.layout,
+        decoded.trailer,
+    );
+    out.events = decoded.events;
+    out.truncated = decoded.truncated || trailer.is_none();
+    out.note = decoded.note.clone();
+    out.drop_note = trailer.map(drop_note).unwrap_or_default();
+    // The run spans tool start (the header's clock anchor) to the last record.
+    if h.boottime_ns > 0 && first <= last {
+        first = first.min(h.boottime_ns);
+    }
+    let (start, end) = if first <= last {
+        (Some(first as i64), Some(last as i64))
+    } else {
+        (None, None)
+    };
+    tx.execute(
+        "UPDATE krphase_run SET mode = ?1, layout = ?2, \"start\" = ?3, \"end\" = ?4, truncated = ?5,
+           events = ?6, trailer_windows = ?7, trailer_declines = ?8, trailer_dispatches = ?9,
+           trailer_dropped = ?10,
+           window_lo = (SELECT MIN(id) FROM krphase_window WHERE id >= ?12),
+           window_hi = (SELECT MAX(id) FROM krphase_window),
+           format_minor = ?13, reader_note = ?14, finalize_ns = ?15
+         WHERE id = ?11",
+        params![
+            mode.name(),
+            layout,
+            start,
+            end,
+            out.truncated,
+            out.events as i64,
+            trailer.map(|t| t.windows as i64),
+            trailer.map(|t| t.declines as i64),
+            trailer.map(|t| t.events_written as i64),
+            trailer.map(|t| (t.dropped_dispatch + t.dropped_allocation + t.dropped_window) as i64),
+            run_id,
+            first_window_id,
+            decoded.version.minor,
+            out.note,
+            trailer.map(|t| t.finalize_ns as i64).filter(|&t| t > 0),
+        ],
+    )?;
+    if let Some(t) = trailer {
+        store_drops(&tx, run_id, &t)?;
+    }
+    // The run's summary, in the same transaction: a run is never stored without one.
+    db::summary::store_imported(&tx, run_id, summary)?;
+    tx.commit()?;
+    Ok(out)
+}

@@ -1,0 +1,77 @@
+//! Phase arithmetic: the intervals of a window from the host and GPU times of its passes. Drive
+//! mode measures the pre-pass, each gap between passes (split into the continue call and the
+//! restore), the tail and a stuck pass's drain; observe mode bounds each restore from above by
+//! the gap between a pass's completion and the next pass's enqueue.
+
+use crate::model::{ContinueCall, Interval, Pass, Restore};
+
+/// `start → end` when both were recorded.
+fn interval(start: Option<u64>, end: Option<u64>) -> Option<Interval> {
+    match (start, end) {
+        (Some(start), Some(end)) => Some(Interval { start, end }),
+        _ => None,
+    }
+}
+
+/// Pass-count return → PASS 0 ENTER (drive mode).
+pub(crate) fn pre_pass(pass_count_return: Option<u64>, passes: &[Pass]) -> Option<Interval> {
+    interval(pass_count_return, passes.first().and_then(|p| p.enter))
+}
+
+/// Last PASS EXIT → CONFIG EXIT (drive mode; none when the last pass is incomplete).
+pub(crate) fn tail(passes: &[Pass], config_exit: Option<u64>) -> Option<Interval> {
+    interval(passes.last().and_then(|p| p.exit), config_exit)
+}
+
+/// The incomplete last pass's ENTER → CONFIG EXIT (drive mode, `pass_drain_stuck`).
+pub(crate) fn stuck(passes: &[Pass], config_exit: Option<u64>) -> Option<Interval> {
+    interval(
+        passes.last().filter(|p| p.incomplete).and_then(|p| p.enter),
+        config_exit,
+    )
+}
+
+/// Drive mode: the gap after each pass, PASS EXIT → next PASS ENTER, split at the return of the
+/// continue call made in it, when one was recorded.
+pub(crate) fn drive_restores(passes: &[Pass], continues: &[ContinueCall]) -> Vec<Restore> {
+    passes
+        .windows(2)
+        .filter_map(|w| {
+            let (exit, next) = (w[0].exit?, w[1].enter?);
+            // The SDK calls continue between this EXIT and the next ENTER; a record
+            // outside that gap (clock trouble) is ignored.
+            let ret = continues
+                .iter()
+                .rev()
+                .find(|c| c.after_pass == w[0].index)
+                .map(|c| c.call.end.clamp(exit, next.max(exit)))
+                .filter(|_| next >= exit);
+            Some(Restore {
+                after_pass: w[0].index,
+                start: ret.unwrap_or(exit),
+                end: next,
+                continue_phase: ret.map(|end| Interval { start: exit, end }),
+            })
+        })
+        .collect()
+}
+
+/// Observe mode: the gap from each pass's completion to the next pass's enqueue, an upper bound
+/// on the SDK's restore.
+pub(crate) fn observe_restores(passes: &[Pass]) -> Vec<Restore> {
+    passes
+        .windows(2)
+        .filter_map(|w| {
+            Some(Restore {
+                after_pass: w[0].index,
+                // The last host time of the pass the process sees (files without
+                // COMPLETE_HOST: the GPU end, which the completion's hop follows).
+                start: w[0].complete_host.or(w[0].gpu_end)?,
+                // Without a per-pass enqueue (an SDK that enqueues once per window), the
+                // next pass's GPU start bounds the gap from above.
+                end: w[1].enqueue_enter.or(w[1].gpu_start)?,
+                continue_phase: None,
+            })
+        })
+        .collect()
+}
