@@ -37,6 +37,12 @@ pub fn find(paths: &[PathBuf]) -> Result<Found> {
         }
         match kind::of(p)? {
             Some(k) => found.files.push((k, p.clone())),
+            // A named `.krp` that does not read as one is a damaged phase file: the phase
+            // reader's refusal says where and how (offset, magic, version), which helps more
+            // than "not a kind krphase reads".
+            None if p.extension().is_some_and(|e| e == "krp") => {
+                found.files.push((Kind::Phase, p.clone()))
+            }
             None => bail!(
                 "{}: not a kind of file krphase reads (it reads: {})",
                 p.display(),
