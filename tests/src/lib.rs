@@ -47,6 +47,26 @@ fn cargo() -> String {
     std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
 }
 
+/// What the artifacts' `cargo build` selects. Under `scripts/test` (`cargo test --workspace`,
+/// which sets `KRPHASE_TEST_SCOPE=workspace`) it selects what that command selected, so that
+/// cargo resolves the same dependency features and reuses the dependencies it has just built;
+/// a narrower selection resolves fewer features and compiles half the dependency graph again
+/// (minutes on two cores). Alone (`cargo test -p …`), only the packages whose artifacts the
+/// tests run.
+fn build_scope() -> Vec<&'static str> {
+    if std::env::var("KRPHASE_TEST_SCOPE").is_ok_and(|s| s == "workspace") {
+        return vec!["--workspace", "--lib", "--bins", "--tests"];
+    }
+    let packages = [
+        "krphase-tool",
+        "krphase-emu",
+        "krphase-probe",
+        "krphase-emu-driver",
+        "krphase-analyzer",
+    ];
+    packages.iter().flat_map(|p| ["-p", *p]).collect()
+}
+
 /// Builds (once per process) and returns the artifacts.
 pub fn artifacts() -> &'static Artifacts {
     static ONCE: OnceLock<Artifacts> = OnceLock::new();
@@ -60,17 +80,7 @@ pub fn artifacts() -> &'static Artifacts {
         let mut cmd = Command::new(cargo());
         cmd.current_dir(workspace)
             .arg("build")
-            .args([
-                "-p",
-                "krphase-tool",
-                "-p",
-                "krphase-emu",
-                "-p",
-                "krphase-probe",
-                "-p",
-                "krphase-emu-driver",
-            ])
-            .args(["-p", "krphase-analyzer"])
+            .args(build_scope())
             .env("CARGO_TARGET_DIR", target_dir);
         if release {
             cmd.arg("--release");

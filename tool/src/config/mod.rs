@@ -241,8 +241,13 @@ pub const KNOWN: &[&str] = &[
 ];
 
 /// Prefixes of `KRPHASE_*` variables other krphase programs read (the emulator, the benchmarks)
-/// and the golden-file switch of the tests: known, not the tool's.
-const OTHERS: &[&str] = &["KRPHASE_EMU_", "KRPHASE_BENCH_", "KRPHASE_BLESS"];
+/// and the tests' switches (golden files, the test command's build scope): known, not the tool's.
+const OTHERS: &[&str] = &[
+    "KRPHASE_EMU_",
+    "KRPHASE_BENCH_",
+    "KRPHASE_BLESS",
+    "KRPHASE_TEST_SCOPE",
+];
 
 /// Each `KRPHASE_*` name in `names` that nobody reads, with the closest known variable, sorted
 /// by name (`krphase doctor` reports the same names the tool warns about).
