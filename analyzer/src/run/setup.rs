@@ -86,14 +86,18 @@ pub fn plan(args: &RunArgs, tool: &Path, env: &dyn Fn(&str) -> Option<String>) -
     })
 }
 
-/// Drive mode's settings: passes (one per counter group when groups are given), groups, filter.
+/// Drive mode's settings: passes, groups, filter. Without --passes, counter groups leave the
+/// pass count to libkrphase.so's rule (one pass per group, two for a single group: one pass is
+/// no replay); without groups it is two.
 fn drive_variables(args: &RunArgs, vars: &mut Vec<(String, String)>) {
-    let passes = args.passes.unwrap_or(if args.pmc.is_empty() {
-        2
-    } else {
-        args.pmc.len() as u32
-    });
-    vars.push(("KRPHASE_PASSES".into(), passes.to_string()));
+    let passes = match (args.passes, args.pmc.is_empty()) {
+        (Some(n), _) => Some(n),
+        (None, true) => Some(2),
+        (None, false) => None,
+    };
+    if let Some(n) = passes {
+        vars.push(("KRPHASE_PASSES".into(), n.to_string()));
+    }
     if !args.pmc.is_empty() {
         vars.push(("KRPHASE_PMC".into(), args.pmc.join(";")));
     }
@@ -120,20 +124,26 @@ pub fn tool_list(current: Option<String>, tool: &Path) -> String {
 }
 
 /// rocprofv3 around the application, as the README's observe example runs it: kernel replay, one
-/// `--pmc` per group, its outputs in the run's directory.
+/// `--pmc` per group, its outputs (a rocpd database) in the run's directory.
 fn rocprofv3_argv(cmd: &str, args: &RunArgs) -> Result<Vec<String>> {
     let Some(mut argv) = shlex::split(cmd).filter(|w| !w.is_empty()) else {
         bail!("--rocprofv3 {cmd:?}: not a command (empty, or unbalanced quotes)");
     };
-    if args.pmc.is_empty() {
-        bail!("--rocprofv3 needs at least one --pmc group: kernel replay replays once per group");
+    if args.pmc.len() < 2 {
+        bail!(
+            "--rocprofv3 needs at least two --pmc groups: rocprofv3 replays once per group, and \
+             one pass is no replay"
+        );
     }
     argv.extend(["--replay-mode", "kernel", "--kernel-replay-beta-enabled"].map(String::from));
     for group in &args.pmc {
         argv.push("--pmc".into());
         argv.extend(group.split_whitespace().map(String::from));
     }
+    // Its counter values in a rocpd database, which the run's import attaches to the windows.
     argv.extend([
+        "--output-format".into(),
+        "rocpd".into(),
         "-d".into(),
         path_text(&args.dir)?,
         "-o".into(),
