@@ -311,7 +311,7 @@ fn death_by_a_signal_comes_back_as_that_signal() {
 }
 
 /// Starts `krphase run` of a script that traps SIGINT and SIGTERM (saying which it got and
-/// exiting 7 or 8), waits for its "ready" line on krphase's stderr, sends `signal` to krphase
+/// exiting 7 or 8; never signalled, it ends by itself within a minute), waits for its "ready" line on krphase's stderr, sends `signal` to krphase
 /// (never to the application) and returns krphase's exit status and the stderr lines.
 fn signalled_after_ready(
     name: &str,
@@ -319,7 +319,7 @@ fn signalled_after_ready(
 ) -> (Option<i32>, Vec<String>) {
     let dir = scratch_dir(name);
     let script = "trap 'echo got INT >&2; exit 7' INT; trap 'echo got TERM >&2; exit 8' TERM; \
-                  echo ready >&2; while :; do sleep 0.05; done";
+                  echo ready >&2; i=0; while [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done";
     let mut cmd = krphase_run(&dir, &["-d", "out"], script);
     cmd.stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("run krphase");
