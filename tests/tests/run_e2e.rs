@@ -430,3 +430,30 @@ fn a_doctor_trap_stops_the_run_in_one_line_unless_forced() {
     assert_eq!(o.status.code(), Some(5), "{}", output_text(&o));
     assert!(marker.exists(), "forced, the application ran");
 }
+
+#[test]
+fn a_closed_stdout_does_not_cost_the_applications_exit_status() {
+    let dir = scratch_dir("run-e2e-closed-stdout");
+    let mut cmd = krphase_run(
+        &dir,
+        &["-d", "out"],
+        &format!("{STREAM} >/dev/null 2>/dev/null; exit 3"),
+    );
+    // stdout a pipe whose reading end is closed before krphase writes (`krphase run ... | head`).
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run krphase");
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = wait_bounded(&mut child, Duration::from_secs(120));
+    assert_eq!(status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("krphase run: the application ran, but:") && !err.contains("panicked"),
+        "one line says what failed: {err}"
+    );
+}

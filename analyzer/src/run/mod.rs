@@ -51,10 +51,27 @@ pub fn run_command(args: &RunArgs, db: Option<&Path>) -> Result<End> {
     }
     let db = db.map_or_else(|| args.dir.join("krphase.db"), Path::to_path_buf);
     let made = outputs::list(&args.dir).map(|after| before.made_until(&after));
-    if let Err(e) = made.and_then(|made| import_and_summarize(args, &plan, &db, &made)) {
+    if let Err(e) = after_the_run(|| import_and_summarize(args, &plan, &db, &made?)) {
         eprintln!("krphase run: the application ran, but: {e:#}");
     }
     Ok(end)
+}
+
+/// Runs `step` so that nothing in it costs the application's exit status: a panic (such as
+/// `println!` into a closed stdout, `krphase run ... | head`) becomes an error like any other.
+fn after_the_run(step: impl FnOnce() -> Result<()>) -> Result<()> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(step));
+    std::panic::set_hook(hook);
+    result.unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        bail!("{what}")
+    })
 }
 
 /// `krphase doctor`'s checks on the command as it will run. A trap stops the run unless forced:
