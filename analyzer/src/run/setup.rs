@@ -70,7 +70,15 @@ pub fn plan(args: &RunArgs, tool: &Path, env: &dyn Fn(&str) -> Option<String>) -
         drive_variables(args, &mut vars);
     }
     let argv = match &args.rocprofv3 {
-        Some(cmd) => rocprofv3_argv(cmd, args)?,
+        // Each rank's rocpd database a name of its own, as its phase file and log have.
+        Some(cmd) => rocprofv3_argv(
+            cmd,
+            args,
+            &match &rank {
+                Some((_, r)) => format!("run-{}-r{r}", hostname()),
+                None => "run".to_string(),
+            },
+        )?,
         None => args.app.clone(),
     };
     let log_name = match &rank {
@@ -124,8 +132,8 @@ pub fn tool_list(current: Option<String>, tool: &Path) -> String {
 }
 
 /// rocprofv3 around the application, as the README's observe example runs it: kernel replay, one
-/// `--pmc` per group, its outputs (a rocpd database) in the run's directory.
-fn rocprofv3_argv(cmd: &str, args: &RunArgs) -> Result<Vec<String>> {
+/// `--pmc` per group, its outputs (a rocpd database) in the run's directory under `output_name`.
+fn rocprofv3_argv(cmd: &str, args: &RunArgs, output_name: &str) -> Result<Vec<String>> {
     let Some(mut argv) = shlex::split(cmd).filter(|w| !w.is_empty()) else {
         bail!("--rocprofv3 {cmd:?}: not a command (empty, or unbalanced quotes)");
     };
@@ -147,7 +155,7 @@ fn rocprofv3_argv(cmd: &str, args: &RunArgs) -> Result<Vec<String>> {
         "-d".into(),
         path_text(&args.dir)?,
         "-o".into(),
-        "run".into(),
+        output_name.into(),
         "--".into(),
     ]);
     argv.extend(args.app.iter().cloned());
@@ -191,6 +199,43 @@ pub fn find_tool(given: Option<&Path>) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rocprofv3_args(pmc: &[&str]) -> RunArgs {
+        RunArgs {
+            dir: PathBuf::from("out"),
+            rocprofv3: Some("rocprofv3".into()),
+            pmc: pmc.iter().map(|g| g.to_string()).collect(),
+            passes: None,
+            kernel_filter: None,
+            tool: None,
+            label: None,
+            force: false,
+            app: vec!["./app".into()],
+        }
+    }
+
+    #[test]
+    fn each_ranks_rocpd_database_is_named_apart_and_one_group_is_refused() {
+        let t = Path::new("/p/libkrphase.so");
+        let args = rocprofv3_args(&["SQ_WAVES GRBM_COUNT", "SQ_INSTS_VALU"]);
+        let alone = plan(&args, t, &|_| None).unwrap();
+        let o = alone.argv.iter().position(|w| w == "-o").unwrap();
+        assert_eq!(alone.argv[o + 1], "run");
+        let rank = |k: &str| (k == "SLURM_PROCID").then(|| "3".to_string());
+        let ranked = plan(&args, t, &rank).unwrap();
+        let o = ranked.argv.iter().position(|w| w == "-o").unwrap();
+        assert_eq!(ranked.argv[o + 1], format!("run-{}-r3", hostname()));
+        assert_eq!(
+            &ranked.argv[ranked.argv.len() - 2..],
+            ["--", "./app"],
+            "the application last"
+        );
+        let err = plan(&rocprofv3_args(&["SQ_WAVES"]), t, &|_| None).unwrap_err();
+        assert!(
+            err.to_string().contains("at least two --pmc groups"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn every_entry_of_the_tool_list_ends_with_a_colon() {
