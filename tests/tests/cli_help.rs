@@ -100,6 +100,9 @@ fn the_examples_run_as_written() {
     let dir = scratch_dir("cli-examples");
     let must_succeed: &[&[&str]] = &[
         &["gen-synthetic"],
+        // On the emulator, drive mode and under the rocprofv3 stand-in; it writes the `out/`
+        // that the import example imports.
+        &["run"],
         &["import"],
         &["runs"],
         &["report"],
@@ -122,6 +125,7 @@ fn the_examples_run_as_written() {
         let o = run_example(&dir, &line);
         assert!(o.status.success(), "{line}: {}", output_text(&o));
     }
+    assert!(dir.join("out/krphase.db").is_file());
     assert!(dir.join("trace.pftrace").is_file());
     assert!(dir.join("krphase-parquet/_krphase.json").is_file());
     assert!(dir.join(".local/share/man/man1/krphase.1").is_file());

@@ -39,7 +39,7 @@ pub enum Cmd {
     /// with --label it is relabelled. The old verbs (import-log, import-rocpd, import-harness,
     /// import-benchmark) remain for one kind with its own options.
     #[command(after_help = "Examples:\n  krphase import out/\n  \
-                            krphase import krphase-*.krp my_app.log --label stream-2p")]
+                            krphase import krphase-*.krp --label stream-2p")]
     Import {
         /// Files or directories to import.
         #[arg(required = true, value_name = "PATHS")]
@@ -67,10 +67,13 @@ pub enum Cmd {
     /// Slurm (a rank variable set) each rank only writes its files; `krphase import DIR` merges
     /// them after the job.
     #[command(
-        after_help = "Examples:\n  krphase run --pmc \"SQ_WAVES GRBM_COUNT\" --pmc SQ_INSTS_VALU \
-                            -d out -- ./my_app\n  \
-                            krphase run --rocprofv3 rocprofv3 --pmc SQ_WAVES -d out -- ./my_app\n  \
-                            krphase run -d out -- krphase-emu run stream"
+        after_help = "Examples (on the emulator; on a GPU, ./my_app in place of \
+                            `krphase-emu run stream` and rocprofv3 in place of \
+                            \"krphase-emu rocprofv3\"):\n  \
+        krphase run --pmc \"SQ_WAVES GRBM_COUNT\" --pmc SQ_INSTS_VALU -d out -- \\\n    \
+        krphase-emu run stream\n  \
+        krphase run --rocprofv3 \"krphase-emu rocprofv3\" --pmc SQ_WAVES --pmc SQ_INSTS_VALU \\\n    \
+        -d out -- krphase-emu run stream"
     )]
     Run(crate::run::RunArgs),
     /// List the imported runs: id, label, pid, host, mode, windows, declines, wall, file.

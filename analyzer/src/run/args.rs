@@ -26,7 +26,7 @@ pub struct RunArgs {
     #[arg(long = "pmc", value_name = "COUNTERS")]
     pub pmc: Vec<String>,
     /// Passes per replayed dispatch in drive mode (KRPHASE_PASSES; default: one per --pmc
-    /// group, else 2). Under --rocprofv3 the passes are rocprofv3's: one per --pmc group.
+    /// group, at least 2). Under --rocprofv3 the passes are rocprofv3's: one per --pmc group.
     #[arg(long, value_name = "N", conflicts_with = "rocprofv3")]
     pub passes: Option<u32>,
     /// Only kernels whose name this regex finds are replayed (drive mode; KRPHASE_KERNEL_FILTER).

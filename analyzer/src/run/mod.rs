@@ -9,11 +9,13 @@
 
 pub mod args;
 pub mod child;
+pub mod outputs;
 pub mod setup;
 pub mod stderr_tee;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
@@ -21,7 +23,7 @@ pub use args::RunArgs;
 use child::End;
 use setup::Plan;
 
-use crate::import::kind::Kind;
+use crate::import::kind::{self, Kind};
 use crate::import::paths;
 
 /// How long the stderr copy may go on after the application ended (a process it started may
@@ -36,7 +38,7 @@ pub fn run_command(args: &RunArgs, db: Option<&Path>) -> Result<End> {
     let tool = setup::find_tool(args.tool.as_deref())?;
     let plan = setup::plan(args, &tool, &|k| std::env::var(k).ok())?;
     check(&plan, args.force)?;
-    let started = SystemTime::now();
+    let before = outputs::list(&args.dir)?;
     let end = run_app(&plan)?;
     if let Some((var, rank)) = &plan.rank {
         eprintln!(
@@ -48,23 +50,46 @@ pub fn run_command(args: &RunArgs, db: Option<&Path>) -> Result<End> {
         return Ok(end);
     }
     let db = db.map_or_else(|| args.dir.join("krphase.db"), Path::to_path_buf);
-    if let Err(e) = import_and_summarize(args, &plan, &db, started) {
+    let made = outputs::list(&args.dir).map(|after| before.made_until(&after));
+    if let Err(e) = after_the_run(|| import_and_summarize(args, &plan, &db, &made?)) {
         eprintln!("krphase run: the application ran, but: {e:#}");
     }
     Ok(end)
 }
 
-/// `krphase doctor`'s checks on the command as it will run; a trap stops the run unless forced.
+/// Runs `step` so that nothing in it costs the application's exit status: a panic (such as
+/// `println!` into a closed stdout, `krphase run ... | head`) becomes an error like any other.
+fn after_the_run(step: impl FnOnce() -> Result<()>) -> Result<()> {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(step));
+    std::panic::set_hook(hook);
+    result.unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        bail!("{what}")
+    })
+}
+
+/// `krphase doctor`'s checks on the command as it will run. A trap stops the run unless forced:
+/// each is one line, and the error that follows says how to run anyway.
 fn check(plan: &Plan, force: bool) -> Result<()> {
     let mut words: Vec<String> = plan.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
     words.extend(plan.argv.iter().cloned());
     let findings = crate::doctor::diagnose(&words).map_err(anyhow::Error::msg)?;
-    for f in &findings {
-        eprintln!("krphase doctor: {f}");
+    let traps: Vec<_> = findings.iter().filter(|f| f.loses_run).collect();
+    if !traps.is_empty() && !force {
+        let lines: Vec<String> = traps.iter().map(|f| f.to_string()).collect();
+        bail!(
+            "not run: krphase doctor: {} (--force runs anyway)",
+            lines.join("; ")
+        );
     }
-    let traps = findings.iter().filter(|f| f.loses_run).count();
-    if traps > 0 && !force {
-        bail!("{traps} trap(s) above would lose the run; fix them, or run anyway with --force");
+    for f in &findings {
+        eprintln!("krphase run: doctor: {f}");
     }
     Ok(())
 }
@@ -75,10 +100,10 @@ fn run_app(plan: &Plan) -> Result<End> {
     let mut app = child::spawn(plan, stdio)?;
     let from: Box<dyn std::io::Read + Send> = match source {
         stderr_tee::Source::Pty(master) => Box::new(master),
-        stderr_tee::Source::Pipe => Box::new(app.stderr.take().context("no stderr pipe")?),
+        stderr_tee::Source::Pipe => Box::new(app.take_stderr().context("no stderr pipe")?),
     };
     let tee = stderr_tee::start(from, &plan.log)?;
-    let status = app.wait().context("cannot wait for the application")?;
+    let end = app.wait()?;
     if !tee.finish(STDERR_GRACE) {
         eprintln!(
             "krphase run: a process the application left behind still holds its stderr; {} holds \
@@ -86,14 +111,19 @@ fn run_app(plan: &Plan) -> Result<End> {
             plan.log.display()
         );
     }
-    Ok(End::from(status))
+    Ok(end)
 }
 
-/// Imports the run's new phase files, its log and (under rocprofv3) its rocpd database, then
-/// prints the summary of the runs it made.
-fn import_and_summarize(args: &RunArgs, plan: &Plan, db: &Path, since: SystemTime) -> Result<()> {
-    let files = new_files(&args.dir, since, db)?;
-    if !files.iter().any(|(k, _)| *k == Kind::Phase) {
+/// Imports the run's phase files, its log and (under rocprofv3) its rocpd database, all of them
+/// among `made` (the files the run wrote), then prints the summary of the runs it made.
+fn import_and_summarize(args: &RunArgs, plan: &Plan, db: &Path, made: &[PathBuf]) -> Result<()> {
+    let files = of_a_run(made, &plan.log, db)?;
+    let phase: Vec<&PathBuf> = files
+        .iter()
+        .filter(|(k, _)| *k == Kind::Phase)
+        .map(|(_, p)| p)
+        .collect();
+    if phase.is_empty() {
         bail!(
             "no phase file was written in {}: the application never loaded the SDK (no HIP/HSA), \
              or krphase was left out of its tool list",
@@ -110,52 +140,67 @@ fn import_and_summarize(args: &RunArgs, plan: &Plan, db: &Path, since: SystemTim
             plan.log.display()
         );
     }
-    let before = last_run(db)?;
     let opts = paths::Options {
         label: args.label.as_deref(),
         ..Default::default()
     };
     paths::import_found(db, &files, &opts)?;
     let conn = crate::db::open_existing(db)?;
-    let runs = crate::db::runs::select(&conn, &format!("id > {before}"))?;
+    let runs = runs_of(&conn, &phase)?;
     let reports = runs
         .iter()
         .map(|&id| crate::answers::run_report(&conn, id))
         .collect::<Result<Vec<_>>>()?;
-    print!("{}", crate::report::summary_screen(&reports));
-    println!(
-        "krphase run: {} ({} run(s)); `krphase report --db {}` for the detail",
+    // A closed stdout (`| head`) must not cost the application's exit status: not written, and
+    // nothing else lost.
+    let mut out = std::io::stdout().lock();
+    let _ = write!(out, "{}", crate::report::summary_screen(&reports));
+    let _ = writeln!(
+        out,
+        "krphase run: {} ({} run(s): {}); `krphase report --db {}` for the detail",
         db.display(),
         runs.len(),
+        crate::db::runs::id_list(&runs),
         db.display()
     );
     Ok(())
 }
 
-/// The highest run id in `db` (0 when it does not exist yet).
-fn last_run(db: &Path) -> Result<i64> {
-    if !db.exists() {
-        return Ok(0);
+/// The runs the phase files `phase` were imported as, in id order.
+fn runs_of(conn: &rusqlite::Connection, phase: &[&PathBuf]) -> Result<Vec<i64>> {
+    let mut stmt = conn.prepare("SELECT id FROM krphase_run WHERE path = ?1")?;
+    let mut ids = Vec::new();
+    for p in phase {
+        let found = stmt
+            .query_map([p.display().to_string()], |r| r.get::<_, i64>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        ids.extend(found);
     }
-    let conn = crate::db::open_existing(db)?;
-    Ok(
-        conn.query_row("SELECT COALESCE(MAX(id), 0) FROM krphase_run", [], |r| {
-            r.get(0)
-        })?,
-    )
+    ids.sort_unstable();
+    ids.dedup();
+    Ok(ids)
 }
 
-/// Files under `dir` written since `since`, of the kinds a run makes, the database aside.
-fn new_files(dir: &Path, since: SystemTime, db: &Path) -> Result<Vec<(Kind, PathBuf)>> {
-    let found = paths::find(&[dir.to_path_buf()])?;
+/// Of the files the run made, those of the kinds a run makes (phase files, its log, a rocpd
+/// database), the database aside; sorted by kind as an import takes them.
+fn of_a_run(made: &[PathBuf], log: &Path, db: &Path) -> Result<Vec<(Kind, PathBuf)>> {
     let mut files = Vec::new();
-    for (k, p) in found.files {
-        let fresh = std::fs::metadata(&p)?.modified()? >= since;
-        let wanted = matches!(k, Kind::Phase | Kind::SdkLog | Kind::Rocpd);
-        if fresh && wanted && !same_file(&p, db) {
-            files.push((k, p));
+    for p in made {
+        if same_file(p, db) {
+            continue;
+        }
+        // The log is always this run's (rewritten by it), even when it reads as before.
+        let k = kind::of(p)?;
+        if let Some(k) = k.filter(|k| matches!(k, Kind::Phase | Kind::SdkLog | Kind::Rocpd)) {
+            files.push((k, p.clone()));
         }
     }
+    if !made.iter().any(|p| p == log)
+        && let Some(Kind::SdkLog) = kind::of(log)?
+    {
+        files.push((Kind::SdkLog, log.to_path_buf()));
+    }
+    files.sort_by_key(|(k, _)| *k);
     Ok(files)
 }
 

@@ -70,7 +70,15 @@ pub fn plan(args: &RunArgs, tool: &Path, env: &dyn Fn(&str) -> Option<String>) -
         drive_variables(args, &mut vars);
     }
     let argv = match &args.rocprofv3 {
-        Some(cmd) => rocprofv3_argv(cmd, args)?,
+        // Each rank's rocpd database a name of its own, as its phase file and log have.
+        Some(cmd) => rocprofv3_argv(
+            cmd,
+            args,
+            &match &rank {
+                Some((_, r)) => format!("run-{}-r{r}", hostname()),
+                None => "run".to_string(),
+            },
+        )?,
         None => args.app.clone(),
     };
     let log_name = match &rank {
@@ -86,14 +94,18 @@ pub fn plan(args: &RunArgs, tool: &Path, env: &dyn Fn(&str) -> Option<String>) -
     })
 }
 
-/// Drive mode's settings: passes (one per counter group when groups are given), groups, filter.
+/// Drive mode's settings: passes, groups, filter. Without --passes, counter groups leave the
+/// pass count to libkrphase.so's rule (one pass per group, two for a single group: one pass is
+/// no replay); without groups it is two.
 fn drive_variables(args: &RunArgs, vars: &mut Vec<(String, String)>) {
-    let passes = args.passes.unwrap_or(if args.pmc.is_empty() {
-        2
-    } else {
-        args.pmc.len() as u32
-    });
-    vars.push(("KRPHASE_PASSES".into(), passes.to_string()));
+    let passes = match (args.passes, args.pmc.is_empty()) {
+        (Some(n), _) => Some(n),
+        (None, true) => Some(2),
+        (None, false) => None,
+    };
+    if let Some(n) = passes {
+        vars.push(("KRPHASE_PASSES".into(), n.to_string()));
+    }
     if !args.pmc.is_empty() {
         vars.push(("KRPHASE_PMC".into(), args.pmc.join(";")));
     }
@@ -120,24 +132,30 @@ pub fn tool_list(current: Option<String>, tool: &Path) -> String {
 }
 
 /// rocprofv3 around the application, as the README's observe example runs it: kernel replay, one
-/// `--pmc` per group, its outputs in the run's directory.
-fn rocprofv3_argv(cmd: &str, args: &RunArgs) -> Result<Vec<String>> {
+/// `--pmc` per group, its outputs (a rocpd database) in the run's directory under `output_name`.
+fn rocprofv3_argv(cmd: &str, args: &RunArgs, output_name: &str) -> Result<Vec<String>> {
     let Some(mut argv) = shlex::split(cmd).filter(|w| !w.is_empty()) else {
         bail!("--rocprofv3 {cmd:?}: not a command (empty, or unbalanced quotes)");
     };
-    if args.pmc.is_empty() {
-        bail!("--rocprofv3 needs at least one --pmc group: kernel replay replays once per group");
+    if args.pmc.len() < 2 {
+        bail!(
+            "--rocprofv3 needs at least two --pmc groups: rocprofv3 replays once per group, and \
+             one pass is no replay"
+        );
     }
     argv.extend(["--replay-mode", "kernel", "--kernel-replay-beta-enabled"].map(String::from));
     for group in &args.pmc {
         argv.push("--pmc".into());
         argv.extend(group.split_whitespace().map(String::from));
     }
+    // Its counter values in a rocpd database, which the run's import attaches to the windows.
     argv.extend([
+        "--output-format".into(),
+        "rocpd".into(),
         "-d".into(),
         path_text(&args.dir)?,
         "-o".into(),
-        "run".into(),
+        output_name.into(),
         "--".into(),
     ]);
     argv.extend(args.app.iter().cloned());
@@ -181,6 +199,43 @@ pub fn find_tool(given: Option<&Path>) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rocprofv3_args(pmc: &[&str]) -> RunArgs {
+        RunArgs {
+            dir: PathBuf::from("out"),
+            rocprofv3: Some("rocprofv3".into()),
+            pmc: pmc.iter().map(|g| g.to_string()).collect(),
+            passes: None,
+            kernel_filter: None,
+            tool: None,
+            label: None,
+            force: false,
+            app: vec!["./app".into()],
+        }
+    }
+
+    #[test]
+    fn each_ranks_rocpd_database_is_named_apart_and_one_group_is_refused() {
+        let t = Path::new("/p/libkrphase.so");
+        let args = rocprofv3_args(&["SQ_WAVES GRBM_COUNT", "SQ_INSTS_VALU"]);
+        let alone = plan(&args, t, &|_| None).unwrap();
+        let o = alone.argv.iter().position(|w| w == "-o").unwrap();
+        assert_eq!(alone.argv[o + 1], "run");
+        let rank = |k: &str| (k == "SLURM_PROCID").then(|| "3".to_string());
+        let ranked = plan(&args, t, &rank).unwrap();
+        let o = ranked.argv.iter().position(|w| w == "-o").unwrap();
+        assert_eq!(ranked.argv[o + 1], format!("run-{}-r3", hostname()));
+        assert_eq!(
+            &ranked.argv[ranked.argv.len() - 2..],
+            ["--", "./app"],
+            "the application last"
+        );
+        let err = plan(&rocprofv3_args(&["SQ_WAVES"]), t, &|_| None).unwrap_err();
+        assert!(
+            err.to_string().contains("at least two --pmc groups"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn every_entry_of_the_tool_list_ends_with_a_colon() {
