@@ -9,7 +9,9 @@ use clap::FromArgMatches;
 use clap::parser::ValueSource;
 use krphase_analyzer::cli::args::{Cli, Cmd, ExportCmd};
 use krphase_analyzer::cli::{completions, man};
-use krphase_analyzer::{answers, bench, compare, demo, doctor, export, import, report, synth};
+use krphase_analyzer::{
+    answers, bench, compare, demo, doctor, export, import, kernel_names, report, synth,
+};
 
 /// The database a command reads or writes at `--db` (`None`: it has its own, or none).
 fn db_of(cli: &Cli, db_given: bool) -> Option<PathBuf> {
@@ -80,12 +82,16 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
             by,
             format,
             output_file,
-        } => report::report_command(
-            db,
-            (run.as_deref(), label.as_deref(), by),
-            (format.format, export::inline_plots),
-            output_file.as_deref(),
-        ),
+            names,
+        } => {
+            kernel_names::set_form(names.form());
+            report::report_command(
+                db,
+                (run.as_deref(), label.as_deref(), by),
+                (format.format, export::inline_plots),
+                output_file.as_deref(),
+            )
+        }
         Cmd::Compare {
             a,
             b,
@@ -108,15 +114,38 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
                     runs,
                     output,
                     format,
+                    names,
                 },
-        } => export::perfetto_command(db, &runs, &output, format),
+        } => {
+            kernel_names::set_form(names.form());
+            export::perfetto_command(db, &runs, &output, format)
+        }
         Cmd::Export {
-            what: ExportCmd::Rocpd { output },
-        } => export::rocpd::export_rocpd_command(db, &output),
+            what: ExportCmd::Rocpd { output, names },
+        } => {
+            kernel_names::set_form(names.form());
+            export::rocpd::export_rocpd_command(db, &output)
+        }
         Cmd::Export {
-            what: ExportCmd::Parquet { runs, output },
-        } => export::parquet::parquet_command(db, &runs, &output),
-        Cmd::Plot { runs, output, png } => export::plot_command(db, &runs, &output, png),
+            what:
+                ExportCmd::Parquet {
+                    runs,
+                    output,
+                    names,
+                },
+        } => {
+            kernel_names::set_form(names.form());
+            export::parquet::parquet_command(db, &runs, &output)
+        }
+        Cmd::Plot {
+            runs,
+            output,
+            png,
+            names,
+        } => {
+            kernel_names::set_form(names.form());
+            export::plot_command(db, &runs, &output, png)
+        }
         Cmd::Demo {
             out,
             no_build,

@@ -13,9 +13,9 @@ pub mod saxpy;
 pub mod steps;
 pub mod stream;
 
-/// Every kernel name, as registered through code-object kernel-symbol tracing. The kernel id of
-/// a name is its index here plus one.
-pub const KERNEL_NAMES: [&str; 13] = [
+/// Every kernel's name inside krphase (the workloads launch by it; the emulator's truth lines
+/// carry it). The kernel id of a name is its index here plus one.
+pub const KERNEL_NAMES: [&str; 19] = [
     "stream_copy",
     "stream_mul",
     "stream_add",
@@ -29,7 +29,44 @@ pub const KERNEL_NAMES: [&str; 13] = [
     "vmem_touch",
     "bump",
     "nudge",
+    "names_saxpy",
+    "names_step_u64",
+    "names_step_i64",
+    "names_touch",
+    "names_touch_by",
+    "names_plain",
 ];
+
+/// Each kernel of [`KERNEL_NAMES`] (same order): the HIP source it is in (`hip/<source>.hip`)
+/// and the ELF symbol of its kernel descriptor in that source's code objects
+/// (`hip/code-objects/`), which is the name the SDK's kernel-symbol record carries: mangled,
+/// `.kd` kept.
+pub const KERNEL_SYMBOLS: [(&str, &str); 19] = [
+    ("stream", "_Z11stream_copyPKdPdm.kd"),
+    ("stream", "_Z10stream_mulPdPKdm.kd"),
+    ("stream", "_Z10stream_addPKdS0_Pdm.kd"),
+    ("stream", "_Z12stream_triadPdPKdS1_m.kd"),
+    ("stream", "_Z10stream_dotPKdS0_Pdm.kd"),
+    ("saxpy", "_Z5saxpydPKdPdm.kd"),
+    ("queue_depth", "_Z16queue_depth_stepPym.kd"),
+    ("multi_queue", "_Z16multi_queue_stepPym.kd"),
+    ("graph", "_Z10graph_nodePym.kd"),
+    ("multi_packet", "_Z17multi_packet_nodePym.kd"),
+    ("vmem", "_Z10vmem_touchPym.kd"),
+    ("samples", "_Z4bumpPj.kd"),
+    ("samples", "_Z5nudgePj.kd"),
+    ("names", "_ZN3krp5saxpyEPym.kd"),
+    ("names", "_Z4stepIyEvPT_m.kd"),
+    ("names", "_Z4stepIxEvPT_m.kd"),
+    ("names", "_Z5touchPym.kd"),
+    ("names", "_Z5touchPymy.kd"),
+    ("names", "names_plain.kd"),
+];
+
+/// The kernel-descriptor symbol of a kernel name (see [`KERNEL_SYMBOLS`]).
+pub fn kernel_symbol(name: &str) -> Option<&'static str> {
+    Some(KERNEL_SYMBOLS[kernel_id(name)? as usize - 1].1)
+}
 
 /// The device memory one work-item of `name` reads plus writes, bytes (f64 elements of 8 bytes;
 /// a kernel's one-off writes, such as a call counter or a dot's sum, are left out). `None`
@@ -69,5 +106,7 @@ mod tests {
         assert_eq!(traffic_per_item("stream_triad"), Some(24));
         assert_eq!(traffic_per_item("bump"), None);
         assert_eq!(kernel_name(0), None);
+        assert_eq!(kernel_symbol("saxpy"), Some("_Z5saxpydPKdPdm.kd"));
+        assert_eq!(kernel_symbol("nope"), None);
     }
 }

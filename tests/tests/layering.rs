@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 /// Every crate root of the workspace, relative to its top.
 const ROOTS: &[&str] = &[
     "ffi/src/lib.rs",
+    "names/src/lib.rs",
     "tool/src/lib.rs",
     "tool/format/src/lib.rs",
     "analyzer/windows/src/lib.rs",

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use clap_complete::Shell;
 
-use super::shared::{DB_HELP, ImportLabel, ReportFormat};
+use super::shared::{DB_HELP, ImportLabel, KernelNames, ReportFormat};
 use crate::bench;
 use crate::compare::builds::CompareWhat;
 
@@ -167,6 +167,8 @@ pub enum Cmd {
         /// screen and the file's name.
         #[arg(short = 'o', long = "output-file", value_name = "FILE")]
         output_file: Option<PathBuf>,
+        #[command(flatten)]
+        names: KernelNames,
     },
     /// Compare two builds: whole-run rows with intervals, phases per window, attribution.
     ///
@@ -215,6 +217,8 @@ pub enum Cmd {
             value_name = "DIR"
         )]
         output: PathBuf,
+        #[command(flatten)]
+        names: KernelNames,
         /// Also render each plot as PNG beside its SVG (twice the SVG's size; system fonts).
         #[arg(long)]
         png: bool,
@@ -314,6 +318,8 @@ pub enum ExportCmd {
         /// The existing rocpd database to write into.
         #[arg(short = 'o', long = "output-file", value_name = "FILE")]
         output: PathBuf,
+        #[command(flatten)]
+        names: KernelNames,
     },
     /// One trace of the selected runs for the Perfetto UI: Perfetto protobuf (default) or
     /// Chrome JSON.
@@ -341,6 +347,8 @@ pub enum ExportCmd {
         /// when FILE ends in .json, else pftrace.
         #[arg(long, value_enum, value_name = "FORMAT")]
         format: Option<crate::export::perfetto::TraceFormat>,
+        #[command(flatten)]
+        names: KernelNames,
     },
     /// A Parquet dataset of the runs, for DuckDB, Spark or pandas across thousands of ranks.
     ///
@@ -362,5 +370,7 @@ pub enum ExportCmd {
             value_name = "DIR"
         )]
         output: PathBuf,
+        #[command(flatten)]
+        names: KernelNames,
     },
 }

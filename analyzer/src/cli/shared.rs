@@ -29,3 +29,24 @@ pub struct ReportFormat {
     #[arg(long, value_enum, default_value = "table", help = FORMAT_HELP)]
     pub format: Format,
 }
+
+/// `--truncate-kernels` / `--mangled-kernels` of the commands that show kernel names: the form
+/// rocprofv3's options of the same names give (`kernel_names.rs`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct KernelNames {
+    /// Show kernel names cut to the function name, as rocprofv3's --truncate-kernels
+    /// (`void step<long long>(long long*, unsigned long)` shows as `step`). Default: demangled,
+    /// with `.kd` stripped.
+    #[arg(long)]
+    pub truncate_kernels: bool,
+    /// Show kernel names as the SDK reports them (mangled, `.kd` kept), as rocprofv3's
+    /// --mangled-kernels.
+    #[arg(long)]
+    pub mangled_kernels: bool,
+}
+
+impl KernelNames {
+    pub fn form(&self) -> krphase_names::NameForm {
+        krphase_names::NameForm::from_switches(self.truncate_kernels, self.mangled_kernels)
+    }
+}

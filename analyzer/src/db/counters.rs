@@ -25,7 +25,7 @@ pub struct CounterValue {
 /// shows as `counter <id>`).
 pub fn run_counters(conn: &Connection, run_id: i64) -> Result<Vec<CounterValue>> {
     let mut st = conn.prepare_cached(
-        "SELECT c.window_id, c.dispatch_id, w.kernel, c.pass_index,
+        "SELECT c.window_id, c.dispatch_id, krphase_kernel_name(w.kernel), c.pass_index,
                 COALESCE(c.name, 'counter ' || c.counter_id), c.value, c.instances
          FROM krphase_counter c LEFT JOIN krphase_window w ON w.id = c.window_id
          WHERE c.run_id = ?1

@@ -101,7 +101,7 @@ pub const RUNS: &[DemoRun] = &[
     ),
     // Only copy and triad replayed: the other kernels show the opt-out CONFIG-pair tax.
     DemoRun {
-        filter: Some("^stream_(copy|triad)$"),
+        filter: Some(r"^stream_(copy|triad)\("),
         ..run(
             "stream-filtered",
             "stream",

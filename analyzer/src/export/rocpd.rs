@@ -82,7 +82,7 @@ fn copy_rows(
 ) -> Result<(usize, usize)> {
     let windows = copy_selected(
         k,
-        "SELECT window_id, ?2, dispatch_id, kernel, outcome, reason, requested_passes,
+        "SELECT window_id, ?2, dispatch_id, krphase_kernel_name(kernel), outcome, reason, requested_passes,
                 executed_passes, \"start\", \"end\", window_ns, prepass_ns, pass_ns, gpu_ns,
                 restore_ns, tail_ns, snapshot_bytes, window_basis
          FROM krphase_window_phase WHERE run_id = ?1 ORDER BY window_id",

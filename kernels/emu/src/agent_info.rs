@@ -8,6 +8,9 @@ use krphase_ffi::{AgentId, AgentV0, Dim3, agent_type};
 use std::ffi::CString;
 use std::sync::LazyLock;
 
+/// The emulated GPU agents' name (an MI300X-class part), which the SDK's register decoding goes by.
+pub const GPU_NAME: &str = "gfx942";
+
 struct Names {
     cpu: CString,
     gpu: CString,
@@ -18,7 +21,7 @@ struct Names {
 
 static NAMES: LazyLock<Names> = LazyLock::new(|| Names {
     cpu: CString::new("krphase-emu CPU").expect("no NUL"),
-    gpu: CString::new("gfx942").expect("no NUL"),
+    gpu: CString::new(GPU_NAME).expect("no NUL"),
     vendor: CString::new("krphase-emu").expect("no NUL"),
     product: CString::new("krphase-emu emulated GPU").expect("no NUL"),
     model: CString::new("emulated").expect("no NUL"),

@@ -7,6 +7,7 @@ pub mod agents;
 pub mod buffers;
 pub mod build_settings;
 pub mod clock;
+pub mod code_objects;
 pub mod counting;
 pub mod device;
 pub mod device_backing;

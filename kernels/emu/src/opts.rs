@@ -20,6 +20,10 @@ pub enum Workload {
     /// The SDK kernel-replay samples' application: `bump<<<1, 67>>>` then `nudge<<<1, 64>>>`
     /// on two 4-byte counters; fails unless both read 1.
     Samples,
+    /// Kernels whose names need a real demangler (`names.hip`): `krp::saxpy`, `step<unsigned
+    /// long long>` and `step<long long>`, the overloaded `touch` pair and `extern "C"`
+    /// `names_plain`, each once per iteration on its own array.
+    Names,
 }
 
 impl Workload {
@@ -36,6 +40,7 @@ impl Workload {
             Workload::Churn => "churn",
             Workload::ExitWorker => "exit-worker",
             Workload::Samples => "samples",
+            Workload::Names => "names",
         }
     }
 }
@@ -358,6 +363,10 @@ pub struct RunOpts {
     /// continue calls) and write the longest in a `tool_time` truth line.
     #[arg(long)]
     pub time_callbacks: bool,
+    /// Register the kernels from this directory's code objects (`<source>.co` for each HIP
+    /// source, e.g. kernels/hip/code-objects/gfx90a-v4) instead of the built-in gfx940 v5 set.
+    #[arg(long, value_name = "DIR")]
+    pub code_objects: Option<std::path::PathBuf>,
     /// Drop the last ROCP_TOOL_LIBRARIES entry when the value has a ':' (as the real SDK does).
     #[arg(long)]
     pub tool_list_quirk: bool,

@@ -17,7 +17,7 @@ use krphase_ffi::{
     CodeObjectStorage, CorrelationId, KernelSymbolData, UserData, code_object_op,
     code_object_storage,
 };
-use krphase_kernels::KERNEL_NAMES;
+use krphase_kernels::KERNEL_SYMBOLS;
 use parking_lot::Mutex;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -67,12 +67,45 @@ fn more_markers() -> Vec<Arc<Region>> {
 }
 
 static CODE_OBJECT: OnceLock<CodeObject> = OnceLock::new();
+/// Each kernel's name as the SDK reports it: its descriptor symbol in the code objects.
 static SYMBOL_NAMES: LazyLock<Vec<CString>> = LazyLock::new(|| {
-    KERNEL_NAMES
+    KERNEL_SYMBOLS
         .iter()
-        .map(|n| CString::new(*n).expect("no NUL"))
+        .map(|(_, symbol)| CString::new(*symbol).expect("no NUL"))
         .collect()
 });
+
+/// Where the loader placed the code objects: each source's at its own 64 KiB inside the one
+/// loaded range the CODE_OBJECT record describes.
+const LOAD_BASE: u64 = 0x10_0000;
+const PER_SOURCE: u64 = 0x1_0000;
+
+/// The kernel-symbol record of kernel `i` (of `KERNEL_NAMES`), as the SDK fills it from ROCr's
+/// symbol info and the kernel descriptor (`code_object.cpp`): sizes from the descriptor,
+/// kernarg alignment 16, registers decoded for the agent's GPU, `kernel_address` = descriptor +
+/// entry offset.
+fn symbol_record(i: usize, name: &CString) -> KernelSymbolData {
+    let (source, k) = crate::code_objects::kernel(i);
+    let d = &k.descriptor;
+    let gpu = crate::agent_info::GPU_NAME;
+    let kernel_object = LOAD_BASE + source as u64 * PER_SOURCE + k.address;
+    KernelSymbolData {
+        size: std::mem::size_of::<KernelSymbolData>() as u64,
+        kernel_id: i as u64 + 1,
+        code_object_id: CODE_OBJECT_ID,
+        kernel_name: name.as_ptr(),
+        kernel_object,
+        kernarg_segment_size: d.kernarg_size,
+        kernarg_segment_alignment: 16,
+        group_segment_size: d.group_segment_fixed_size,
+        private_segment_size: d.private_segment_fixed_size,
+        sgpr_count: d.sgpr_count(gpu),
+        arch_vgpr_count: d.arch_vgpr_count(gpu),
+        accum_vgpr_count: d.accum_vgpr_count(gpu),
+        kernel_code_entry_byte_offset: d.kernel_code_entry_byte_offset,
+        kernel_address: kernel_object.wrapping_add_signed(d.kernel_code_entry_byte_offset),
+    }
+}
 
 const CODE_OBJECT_ID: u64 = 1;
 
@@ -82,22 +115,7 @@ fn deliver_symbols(phase: CallbackPhase) {
     let subs = sdk().subscribers(kind, op);
     let tid = thread_id();
     for (i, name) in SYMBOL_NAMES.iter().enumerate() {
-        let mut data = KernelSymbolData {
-            size: std::mem::size_of::<KernelSymbolData>() as u64,
-            kernel_id: i as u64 + 1,
-            code_object_id: CODE_OBJECT_ID,
-            kernel_name: name.as_ptr(),
-            kernel_object: 0x10_0000 + (i as u64) * 0x100,
-            kernarg_segment_size: 64,
-            kernarg_segment_alignment: 8,
-            group_segment_size: 0,
-            private_segment_size: 0,
-            sgpr_count: 16,
-            arch_vgpr_count: 8,
-            accum_vgpr_count: 0,
-            kernel_code_entry_byte_offset: 256,
-            kernel_address: 0x10_0000 + (i as u64) * 0x100 + 256,
-        };
+        let mut data = symbol_record(i, name);
         for s in &subs {
             let mut ud = UserData::default();
             let corr = CorrelationId::default();
@@ -122,7 +140,8 @@ pub fn load_code_object() -> &'static CodeObject {
         let co = CodeObject {
             saxpy_calls: memory::module_variable(
                 krphase_kernels::saxpy::COUNTER_SYMBOL,
-                8,
+                crate::code_objects::variable_size("saxpy", krphase_kernels::saxpy::COUNTER_SYMBOL)
+                    .expect("saxpy's code object holds saxpy_calls"),
                 GPU_AGENT,
                 true,
             ),
@@ -141,9 +160,9 @@ pub fn load_code_object() -> &'static CodeObject {
 /// The executable's symbol table: every kernel, each module variable, and a variable the
 /// loader left unplaced (address 0; excluded like the zero-size one).
 fn publish_symbols(co: &CodeObject) {
-    let mut t: Vec<Symbol> = KERNEL_NAMES
+    let mut t: Vec<Symbol> = KERNEL_SYMBOLS
         .iter()
-        .map(|n| Symbol::kernel(n, GPU_AGENT))
+        .map(|(_, symbol)| Symbol::kernel(symbol, GPU_AGENT))
         .collect();
     for r in [&co.saxpy_calls, &co.cuid, &co.constants, &co.empty]
         .into_iter()

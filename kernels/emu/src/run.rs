@@ -187,6 +187,9 @@ pub fn main(args: &[OsString]) -> i32 {
     if let Err(e) = truth::init_from_env() {
         return fail(&e);
     }
+    if let Err(e) = crate::code_objects::select(o.code_objects.as_deref()) {
+        return fail(&e);
+    }
     let config = match replay_config(&o, stuck, build.as_ref()) {
         Ok(c) => c,
         Err(e) => return fail(&e),

@@ -24,6 +24,7 @@ pub fn run(o: &RunOpts) -> Result<Outcome, String> {
         Workload::Churn => crate::faults::churn::run(o),
         Workload::ExitWorker => crate::faults::exit_worker::run(o),
         Workload::Samples => run_samples(o.iterations),
+        Workload::Names => run_names(o.elements, o.iterations),
     }
 }
 
@@ -284,5 +285,39 @@ fn run_samples(iterations: usize) -> Result<Outcome, String> {
     Ok(Outcome {
         checksum: cs,
         counter: iterations as u64,
+    })
+}
+
+/// `names.hip`: each of its six kernels once per iteration, each on its own array, adding 1
+/// (the `touch` overload with an increment adds 2).
+fn run_names(n: usize, iterations: usize) -> Result<Outcome, String> {
+    const KERNELS: [(&str, u64); 6] = [
+        ("names_saxpy", 1),
+        ("names_step_u64", 1),
+        ("names_step_i64", 1),
+        ("names_touch", 1),
+        ("names_touch_by", 2),
+        ("names_plain", 1),
+    ];
+    let arrays: Vec<_> = KERNELS.iter().map(|_| hip::malloc(n)).collect();
+    let q = hip::create_stream();
+    for _ in 0..iterations {
+        for ((kernel, by), x) in KERNELS.iter().zip(&arrays) {
+            let (x1, by) = (x.clone(), *by);
+            hip::launch(&q, kernel, n, move || steps::add_step(&x1.words, n, by));
+        }
+        q.synchronize();
+    }
+    let mut cs = Checksum::default();
+    for ((kernel, by), x) in KERNELS.iter().zip(&arrays) {
+        let want = iterations as u64 * by;
+        steps::expect_count(&x.words, n, want)
+            .map_err(|got| format!("{kernel}: x[0] = {got} but it should be {want}"))?;
+        cs.add_words(&x.words, n);
+        hip::free(x);
+    }
+    Ok(Outcome {
+        checksum: cs,
+        counter: 0,
     })
 }

@@ -146,7 +146,7 @@ fn include_regex_reaches_the_driver() {
     assert!(none.values().all(|(_, replayed, _)| *replayed == 0));
     let triad = rocprofv3_ok(
         &dir,
-        &with_regex("^stream_triad$"),
+        &with_regex(r"^stream_triad\("),
         &dir.join("truth-triad.jsonl"),
     );
     let replayed: usize = triad.values().map(|(_, r, _)| r).sum();

@@ -134,6 +134,10 @@ fn probe(name: &str, scenario: &str, extra: &[(&str, &str)], emu_args: &[&str]) 
 }
 
 const SAXPY2: &[&str] = &["saxpy", "--elements", "64", "--iterations", "2"];
+/// The names the SDK reports for saxpy and stream_triad (their descriptor symbols), which the
+/// probe's `PROBE_KERNEL` is compared with.
+const SAXPY_SYMBOL: &str = krphase_kernels::KERNEL_SYMBOLS[5].1;
+const TRIAD_SYMBOL: &str = krphase_kernels::KERNEL_SYMBOLS[3].1;
 
 /// `krphase-emu run` arguments: `WORKLOAD --elements N --iterations N EXTRA...`.
 fn workload_args<'a>(
@@ -1024,7 +1028,7 @@ fn sample_basic_one_replay_four_passes() {
     let r = probe(
         "sample-basic",
         "basic",
-        &[("PROBE_PASSES", "4"), ("PROBE_KERNEL", "saxpy")],
+        &[("PROBE_PASSES", "4"), ("PROBE_KERNEL", SAXPY_SYMBOL)],
         &workload_args("saxpy", "64", "1", &[]),
     );
     r.ok();
@@ -1037,7 +1041,7 @@ fn sample_opt_out_replays_only_the_target() {
     let r = probe(
         "sample-opt-out",
         "basic",
-        &[("PROBE_PASSES", "3"), ("PROBE_KERNEL", "stream_triad")],
+        &[("PROBE_PASSES", "3"), ("PROBE_KERNEL", TRIAD_SYMBOL)],
         &workload_args("stream", "64", "2", &[]),
     );
     r.ok();
@@ -1427,7 +1431,7 @@ fn reentrant_dispatch_that_opts_out_does_not_deadlock() {
     let r = probe(
         "reentrant-opt-out",
         "reentrant",
-        &[("PROBE_PASSES", "2"), ("PROBE_KERNEL", "saxpy")],
+        &[("PROBE_PASSES", "2"), ("PROBE_KERNEL", SAXPY_SYMBOL)],
         SAXPY2,
     );
     r.ok();

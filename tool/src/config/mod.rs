@@ -6,11 +6,12 @@
 //! (mode, passes, kernel filter, output template, wait budget), fixed for the run. `pmc` parses
 //! `KRPHASE_PMC` into counter groups and the pass count they need.
 
+pub mod kernel_filter;
 pub mod pmc;
 
 use krphase_ffi::PayloadLayout;
 use krphase_format::Mode;
-use regex::Regex;
+use krphase_names::KernelFilter;
 use std::time::Duration;
 
 /// What to do when the writer falls behind.
@@ -43,7 +44,8 @@ pub struct Config {
     pub passes: u32,
     /// Passes an indefinite loop runs (`KRPHASE_MAX_PASSES`, >= 1).
     pub max_passes: u32,
-    pub filter: Option<Regex>,
+    /// Which kernels drive mode replays (`kernel_filter.rs`); `None`: every kernel.
+    pub filter: Option<KernelFilter>,
     pub layout: Option<PayloadLayout>,
     pub on_full: OnFull,
     pub output_template: Option<String>,
@@ -72,10 +74,7 @@ impl Config {
     }
 
     pub fn filter_src(&self) -> String {
-        self.filter
-            .as_ref()
-            .map(|r| r.as_str().to_string())
-            .unwrap_or_default()
+        kernel_filter::describe(self.filter.as_ref())
     }
 }
 
@@ -134,15 +133,7 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
             ),
         },
     };
-    let filter = match set("KRPHASE_KERNEL_FILTER") {
-        None => None,
-        Some(v) => Some(Regex::new(&v).map_err(|e| {
-            format!(
-                "KRPHASE_KERNEL_FILTER={v:?} is not a valid regex: {}",
-                first_line(&e.to_string())
-            )
-        })?),
-    };
+    let filter = kernel_filter::from_env(&set)?;
     let layout = match set("KRPHASE_PAYLOAD_LAYOUT") {
         None => None,
         Some(v) if v.trim().eq_ignore_ascii_case("auto") => None,
@@ -231,6 +222,9 @@ pub const KNOWN: &[&str] = &[
     "KRPHASE_PASSES",
     "KRPHASE_MAX_PASSES",
     "KRPHASE_KERNEL_FILTER",
+    "KRPHASE_KERNEL_EXCLUDE",
+    "KRPHASE_TRUNCATE_KERNELS",
+    "KRPHASE_MANGLED_KERNELS",
     "KRPHASE_PAYLOAD_LAYOUT",
     "KRPHASE_ON_FULL",
     "KRPHASE_OUTPUT",
@@ -279,14 +273,6 @@ pub fn unknown_variables<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<St
             format!("{n} is not a krphase variable (ignored); did you mean {closest}?")
         })
         .collect()
-}
-
-fn first_line(s: &str) -> String {
-    s.lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[cfg(test)]
@@ -422,7 +408,13 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(c.passes, 4);
-        assert!(c.filter.as_ref().unwrap().is_match("stream_copy"));
+        assert!(
+            c.filter
+                .as_ref()
+                .unwrap()
+                .selects("_Z11stream_copyPKdPdm.kd")
+        );
+        assert!(!c.filter.as_ref().unwrap().selects("_Z5saxpydPKdPdm.kd"));
         assert_eq!(c.layout, Some(PayloadLayout::A));
         assert_eq!(c.on_full, OnFull::Block);
         assert_eq!(c.effective_mode(), Mode::Observe);

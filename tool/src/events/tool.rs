@@ -115,7 +115,7 @@ impl Tool {
         self.panicked.load(Ordering::Relaxed)
     }
 
-    /// Whether the kernel passes `KRPHASE_KERNEL_FILTER` (always without a filter).
+    /// Whether the kernel passes the kernel filter (always without a filter).
     pub fn kernel_matches(&self, kernel_id: u64) -> bool {
         if self.cfg.filter.is_none() {
             return true;
@@ -127,9 +127,10 @@ impl Tool {
             .unwrap_or(false)
     }
 
-    /// Remembers whether a registered kernel's name passes the filter.
+    /// Remembers whether a registered kernel's name (the SDK's raw symbol name) passes the
+    /// filter: formatted and searched once here, at registration, never per dispatch.
     pub fn remember_kernel(&self, kernel_id: u64, name: &str) {
-        let matches = self.cfg.filter.as_ref().is_none_or(|r| r.is_match(name));
+        let matches = self.cfg.filter.as_ref().is_none_or(|f| f.selects(name));
         self.kernels.with(|k| k.insert(kernel_id, matches));
     }
 }

@@ -36,7 +36,7 @@ use crate::db;
 
 /// The dataset layout's version, in [`staging::MARKER`]; a change of a column's name, type or
 /// meaning bumps it.
-pub const DATASET_VERSION: u32 = 1;
+pub const DATASET_VERSION: u32 = 2;
 
 /// Rows of a Parquet row group: a few batches, so the writer's buffer stays bounded.
 const ROW_GROUP_ROWS: usize = 4 * BATCH_ROWS;

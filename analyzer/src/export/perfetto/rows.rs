@@ -118,7 +118,7 @@ pub struct PlainDispatch {
 /// per-row CASEs cost more than the rest of the reading at a million windows; [`derive`]
 /// follows the view's cases exactly (a test compares the two on every kind of window).
 const WINDOW_COLUMNS: &str =
-    "w.id, w.dispatch_id, COALESCE(w.kernel, '?'), COALESCE(w.thread, 0), w.queue,
+    "w.id, w.dispatch_id, COALESCE(krphase_kernel_name(w.kernel), '?'), COALESCE(w.thread, 0), w.queue,
         w.outcome, w.reason, w.executed_passes, w.\"start\", w.\"end\", w.pass_count_return,
         w.first_pass_enter, w.last_pass_exit, w.stuck_ns, w.source, w.restore_ns,
         w.bytes_estimate";
@@ -156,7 +156,7 @@ const PASSES_SQL: &str = "SELECT window_id, pass_index, \"start\", \"end\", gpu_
  ORDER BY window_id, pass_index";
 
 const PLAIN_SQL: &str =
-    "SELECT dispatch_id, COALESCE(kernel, '?'), COALESCE(thread, 0), queue, \"start\", \"end\",
+    "SELECT dispatch_id, COALESCE(krphase_kernel_name(kernel), '?'), COALESCE(thread, 0), queue, \"start\", \"end\",
         gpu_start, gpu_end FROM krphase_dispatch WHERE run_id = ?1 ORDER BY id";
 
 /// Kernel names of a run, each held once and shared by its windows.

@@ -44,8 +44,8 @@ struct Driver {
 }
 
 static DRIVER: OnceLock<Driver> = OnceLock::new();
-/// Kernel names by kernel id, for the include regex.
-static KERNELS: Mutex<Option<HashMap<u64, String>>> = Mutex::new(None);
+/// Whether the include regex selects each kernel id, decided once at its registration.
+static KERNELS: Mutex<Option<HashMap<u64, bool>>> = Mutex::new(None);
 
 thread_local! {
     /// The driven window on this thread: (dispatch id, the pass running or u64::MAX).
@@ -211,14 +211,14 @@ unsafe extern "C" fn pass_count(_info: KernelDispatchInfo, _ud: UserData) -> u64
 }
 
 fn kernel_matches(d: &Driver, kernel_id: u64) -> bool {
-    let Some(re) = &d.settings.filter else {
+    if d.settings.filter.is_none() {
         return true;
-    };
-    let names = KERNELS.lock().unwrap_or_else(|p| p.into_inner());
-    names
+    }
+    let selected = KERNELS.lock().unwrap_or_else(|p| p.into_inner());
+    selected
         .as_ref()
         .and_then(|m| m.get(&kernel_id))
-        .is_some_and(|n| re.is_match(n))
+        .is_some_and(|s| *s)
 }
 
 unsafe extern "C" fn replay_cb(
@@ -274,11 +274,15 @@ unsafe extern "C" fn code_object_cb(
         let Some(name) = rocpd_buffer::symbol_name(k) else {
             return;
         };
-        rocpd_buffer::keep_symbol(k, &name);
-        let mut names = KERNELS.lock().unwrap_or_else(|p| p.into_inner());
-        names
+        let Some(d) = DRIVER.get() else { return };
+        // Formatted once per kernel symbol, as rocprofv3's tool formats it at registration.
+        let display = krphase_names::format(&name, d.settings.form);
+        rocpd_buffer::keep_symbol(k, &name, &display);
+        let selected = d.settings.filter.as_ref().is_none_or(|f| f.selects(&name));
+        let mut kernels = KERNELS.lock().unwrap_or_else(|p| p.into_inner());
+        kernels
             .get_or_insert_with(HashMap::new)
-            .insert(k.kernel_id, name);
+            .insert(k.kernel_id, selected);
     });
 }
 

@@ -15,10 +15,12 @@ use std::sync::Mutex;
 /// Kernel symbols as the SDK's code-object callbacks reported them.
 static SYMBOLS: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 
-/// Keeps one kernel symbol (`name` already read from the payload).
-pub fn keep_symbol(k: &KernelSymbolData, name: &str) {
+/// Keeps one kernel symbol (`name` already read from the payload; `display` the name in the
+/// form rocprofv3 shows, rocpd's `display_name`).
+pub fn keep_symbol(k: &KernelSymbolData, name: &str, display: &str) {
     let v = json!({
         "kernel_id": k.kernel_id, "code_object_id": k.code_object_id, "name": name,
+        "display_name": display,
         "kernel_object": k.kernel_object,
         "kernarg_segment_size": k.kernarg_segment_size,
         "kernarg_segment_alignment": k.kernarg_segment_alignment,

@@ -3,12 +3,16 @@
 //! of the SDK's header it was "built against", and where to write its counter records.
 
 use krphase_ffi::PayloadLayout;
-use regex::Regex;
+use krphase_names::{KernelFilter, NameForm};
 
 pub struct Settings {
     /// Passes per replayed dispatch (rocprofv3: the number of `--pmc` groups).
     pub passes: u64,
-    pub filter: Option<Regex>,
+    /// The kernel include regex, searched on the name in `form`, as rocprofv3's tool does.
+    pub filter: Option<KernelFilter>,
+    /// The form of kernel names (`ROCPROF_TRUNCATE_KERNELS`, `ROCPROF_DEMANGLE_KERNELS`): what
+    /// the filter sees and rocpd's `display_name` shows.
+    pub form: NameForm,
     /// One group per pass (pass i counts group i mod groups); empty: replay without counters.
     pub groups: Vec<Vec<String>>,
     pub layout: PayloadLayout,
@@ -46,11 +50,23 @@ impl Settings {
                 format!("KRPHASE_EMU_DRIVER_PASSES={v:?} is not a non-negative integer")
             })?,
         };
+        let switch = |k: &str| {
+            var(k).map(|v| {
+                matches!(
+                    v.trim().to_ascii_lowercase().as_str(),
+                    "1" | "true" | "yes" | "on"
+                )
+            })
+        };
+        let form = NameForm::from_switches(
+            switch("ROCPROF_TRUNCATE_KERNELS").unwrap_or(false),
+            !switch("ROCPROF_DEMANGLE_KERNELS").unwrap_or(true),
+        );
         let filter = match var("KRPHASE_EMU_DRIVER_FILTER") {
             None => None,
             Some(f) => Some(
-                Regex::new(&f)
-                    .map_err(|e| format!("driver filter {f:?} is not a valid regex: {e}"))?,
+                KernelFilter::new(Some(&f), None, form)
+                    .map_err(|e| format!("driver filter: {e}"))?,
             ),
         };
         let layout = match var("KRPHASE_EMU_PAYLOAD_LAYOUT") {
@@ -61,6 +77,7 @@ impl Settings {
         Ok(Settings {
             passes,
             filter,
+            form,
             groups: var("ROCPROF_COUNTER_GROUPS")
                 .map(|v| parse_groups(&v))
                 .unwrap_or_default(),

@@ -24,7 +24,18 @@ pub const DISPATCHES: Table = Table {
             "d.correlation_id",
             "the SDK's correlation id"
         ),
-        col("kernel", Utf8, "d.kernel", "kernel name"),
+        col(
+            "kernel",
+            Utf8,
+            "krphase_kernel_name(d.kernel)",
+            "kernel name as rocprofv3 shows it (demangled, .kd stripped; --truncate-kernels, --mangled-kernels)"
+        ),
+        col(
+            "kernel_symbol",
+            Utf8,
+            "d.kernel",
+            "the SDK's kernel name: the descriptor's ELF symbol, mangled, .kd kept"
+        ),
         col("agent", Int64, "d.agent", "agent handle"),
         col("queue", Int64, "d.queue", "queue handle"),
         col("thread", Int64, "d.thread", "thread id"),

@@ -32,7 +32,18 @@ pub const WINDOWS: Table = Table {
             "the SDK's correlation id"
         ),
         col("kernel_id", Int64, "w.kernel_id", "the SDK's kernel id"),
-        col("kernel", Utf8, "v.kernel", "kernel name"),
+        col(
+            "kernel",
+            Utf8,
+            "krphase_kernel_name(v.kernel)",
+            "kernel name as rocprofv3 shows it (demangled, .kd stripped; --truncate-kernels, --mangled-kernels)"
+        ),
+        col(
+            "kernel_symbol",
+            Utf8,
+            "v.kernel",
+            "the SDK's kernel name: the descriptor's ELF symbol, mangled, .kd kept"
+        ),
         col("agent", Int64, "v.agent", "agent handle"),
         col("queue", Int64, "v.queue", "queue handle"),
         col("thread", Int64, "v.thread", "thread id"),

@@ -328,8 +328,8 @@ fn symbol_rows(
     }
     for k in doc["kernel_symbols"].as_array().unwrap_or(&Vec::new()) {
         tx.execute(
-            &format!("INSERT INTO {} (id, nid, pid, code_object_id, kernel_name, display_name, kernel_object, kernarg_segment_size, kernarg_segment_alignment, group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)", t("info_kernel_symbol")),
-            params![u(k, "kernel_id") as i64, nid, pid, u(k, "code_object_id") as i64, s(k, "name"), u(k, "kernel_object") as i64, u(k, "kernarg_segment_size") as i64, u(k, "kernarg_segment_alignment") as i64, u(k, "group_segment_size") as i64, u(k, "private_segment_size") as i64, u(k, "sgpr_count") as i64, u(k, "arch_vgpr_count") as i64, u(k, "accum_vgpr_count") as i64],
+            &format!("INSERT INTO {} (id, nid, pid, code_object_id, kernel_name, display_name, kernel_object, kernarg_segment_size, kernarg_segment_alignment, group_segment_size, private_segment_size, sgpr_count, arch_vgpr_count, accum_vgpr_count) VALUES (?1, ?2, ?3, ?4, ?5, ?14, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)", t("info_kernel_symbol")),
+            params![u(k, "kernel_id") as i64, nid, pid, u(k, "code_object_id") as i64, s(k, "name"), u(k, "kernel_object") as i64, u(k, "kernarg_segment_size") as i64, u(k, "kernarg_segment_alignment") as i64, u(k, "group_segment_size") as i64, u(k, "private_segment_size") as i64, u(k, "sgpr_count") as i64, u(k, "arch_vgpr_count") as i64, u(k, "accum_vgpr_count") as i64, k["display_name"].as_str().unwrap_or(s(k, "name"))],
         )?;
     }
     Ok(())
