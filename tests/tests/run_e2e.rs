@@ -493,3 +493,25 @@ fn a_log_that_fails_its_join_is_said_and_the_summary_still_follows() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["log_joined"], false);
 }
+
+#[test]
+fn a_process_left_holding_stderr_does_not_hold_the_run() {
+    let dir = scratch_dir("run-e2e-left-behind");
+    let start = std::time::Instant::now();
+    // The background sleep keeps the application's stderr (only) open for 10 s after it exited.
+    let o = krphase_run(&dir, &["-d", "out"], "sleep 10 >/dev/null & echo before >&2; exit 6")
+        .output()
+        .expect("run krphase");
+    let took = start.elapsed();
+    assert_eq!(o.status.code(), Some(6), "{}", output_text(&o));
+    assert!(
+        took < Duration::from_secs(9),
+        "krphase ended before the left-behind process: {took:?}"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("before\n"), "{err}");
+    assert!(
+        err.contains("a process the application left behind still holds its stderr"),
+        "{err}"
+    );
+}
