@@ -499,9 +499,13 @@ fn a_process_left_holding_stderr_does_not_hold_the_run() {
     let dir = scratch_dir("run-e2e-left-behind");
     let start = std::time::Instant::now();
     // The background sleep keeps the application's stderr (only) open for 10 s after it exited.
-    let o = krphase_run(&dir, &["-d", "out"], "sleep 10 >/dev/null & echo before >&2; exit 6")
-        .output()
-        .expect("run krphase");
+    let o = krphase_run(
+        &dir,
+        &["-d", "out"],
+        "sleep 10 >/dev/null & echo before >&2; exit 6",
+    )
+    .output()
+    .expect("run krphase");
     let took = start.elapsed();
     assert_eq!(o.status.code(), Some(6), "{}", output_text(&o));
     assert!(
