@@ -457,3 +457,65 @@ fn a_closed_stdout_does_not_cost_the_applications_exit_status() {
         "one line says what failed: {err}"
     );
 }
+
+#[test]
+fn a_log_that_fails_its_join_is_said_and_the_summary_still_follows() {
+    let dir = scratch_dir("run-e2e-foreign-log");
+    let elsewhere = dir.join("elsewhere.krp");
+    // The first STREAM's phase file goes elsewhere and its SDK lines to stderr; the second's
+    // phase file is the run's, its SDK lines thrown away: the kept log belongs to no run here.
+    let app = format!(
+        "KRPHASE_OUTPUT='{}' {STREAM} >/dev/null; {STREAM} >/dev/null 2>/dev/null",
+        elsewhere.display()
+    );
+    let o = krphase_run(&dir, &["-d", "out"], &app)
+        .output()
+        .expect("run krphase");
+    assert!(o.status.success(), "{}", output_text(&o));
+    assert!(elsewhere.is_file(), "{}", output_text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("krphase run: ") && l.contains("not imported"))
+        .collect();
+    assert_eq!(said.len(), 1, "{}", output_text(&o));
+    assert!(
+        said[0].contains("krphase-stderr.log"),
+        "{}",
+        output_text(&o)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("== summary"),
+        "{}",
+        output_text(&o)
+    );
+    let runs = report_runs(&dir.join("out/krphase.db"));
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["log_joined"], false);
+}
+
+#[test]
+fn a_process_left_holding_stderr_does_not_hold_the_run() {
+    let dir = scratch_dir("run-e2e-left-behind");
+    let start = std::time::Instant::now();
+    // The background sleep keeps the application's stderr (only) open for 10 s after it exited.
+    let o = krphase_run(
+        &dir,
+        &["-d", "out"],
+        "sleep 10 >/dev/null & echo before >&2; exit 6",
+    )
+    .output()
+    .expect("run krphase");
+    let took = start.elapsed();
+    assert_eq!(o.status.code(), Some(6), "{}", output_text(&o));
+    assert!(
+        took < Duration::from_secs(9),
+        "krphase ended before the left-behind process: {took:?}"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("before\n"), "{err}");
+    assert!(
+        err.contains("a process the application left behind still holds its stderr"),
+        "{err}"
+    );
+}

@@ -118,12 +118,7 @@ fn run_app(plan: &Plan) -> Result<End> {
 /// among `made` (the files the run wrote), then prints the summary of the runs it made.
 fn import_and_summarize(args: &RunArgs, plan: &Plan, db: &Path, made: &[PathBuf]) -> Result<()> {
     let files = of_a_run(made, &plan.log, db)?;
-    let phase: Vec<&PathBuf> = files
-        .iter()
-        .filter(|(k, _)| *k == Kind::Phase)
-        .map(|(_, p)| p)
-        .collect();
-    if phase.is_empty() {
+    if !files.iter().any(|(k, _)| *k == Kind::Phase) {
         bail!(
             "no phase file was written in {}: the application never loaded the SDK (no HIP/HSA), \
              or krphase was left out of its tool list",
@@ -144,7 +139,15 @@ fn import_and_summarize(args: &RunArgs, plan: &Plan, db: &Path, made: &[PathBuf]
         label: args.label.as_deref(),
         ..Default::default()
     };
-    paths::import_found(db, &files, &opts)?;
+    // The runs first; a log or rocpd database that fails its join is said, and the summary of
+    // the runs still follows.
+    let (phase, joined): (Vec<_>, Vec<_>) = files.into_iter().partition(|(k, _)| *k == Kind::Phase);
+    paths::import_found(db, &phase, &opts)?;
+    for file in joined {
+        if let Err(e) = paths::import_found(db, std::slice::from_ref(&file), &opts) {
+            eprintln!("krphase run: {} not imported: {e:#}", file.1.display());
+        }
+    }
     let conn = crate::db::open_existing(db)?;
     let runs = runs_of(&conn, &phase)?;
     let reports = runs
@@ -167,10 +170,10 @@ fn import_and_summarize(args: &RunArgs, plan: &Plan, db: &Path, made: &[PathBuf]
 }
 
 /// The runs the phase files `phase` were imported as, in id order.
-fn runs_of(conn: &rusqlite::Connection, phase: &[&PathBuf]) -> Result<Vec<i64>> {
+fn runs_of(conn: &rusqlite::Connection, phase: &[(Kind, PathBuf)]) -> Result<Vec<i64>> {
     let mut stmt = conn.prepare("SELECT id FROM krphase_run WHERE path = ?1")?;
     let mut ids = Vec::new();
-    for p in phase {
+    for (_, p) in phase {
         let found = stmt
             .query_map([p.display().to_string()], |r| r.get::<_, i64>(0))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -189,12 +192,13 @@ fn of_a_run(made: &[PathBuf], log: &Path, db: &Path) -> Result<Vec<(Kind, PathBu
         if same_file(p, db) {
             continue;
         }
-        // The log is always this run's (rewritten by it), even when it reads as before.
         let k = kind::of(p)?;
         if let Some(k) = k.filter(|k| matches!(k, Kind::Phase | Kind::SdkLog | Kind::Rocpd)) {
             files.push((k, p.clone()));
         }
     }
+    // The log is always this run's (rewritten by it), even when its length and time read as
+    // before.
     if !made.iter().any(|p| p == log)
         && let Some(Kind::SdkLog) = kind::of(log)?
     {
