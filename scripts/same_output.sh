@@ -73,8 +73,12 @@ if [ -z "$new_bin" ]; then
     (cd "$top" && cargo build -q -p krphase-analyzer)
     new_bin="$top/target/debug/krphase"
 fi
-old_bin=$(realpath "$old_bin")
-new_bin=$(realpath "$new_bin")
+# Each binary runs as `krphase` (a report quotes its command line, argv[0] included).
+mkdir -p "$work/bin-old" "$work/bin-new"
+ln -s "$(realpath "$old_bin")" "$work/bin-old/krphase"
+ln -s "$(realpath "$new_bin")" "$work/bin-new/krphase"
+old_bin="$work/bin-old/krphase"
+new_bin="$work/bin-new/krphase"
 
 # Masks what differs by build and by the clock only (see the top of this file).
 mask() {

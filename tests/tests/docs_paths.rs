@@ -76,7 +76,8 @@ fn named_paths(doc: &str, roots: &[String]) -> Vec<Named> {
                 let first = tok.split('/').next().unwrap_or_default();
                 if tok.contains('/') && roots.iter().any(|r| r == first) {
                     out.push(Named::Rooted(tok.trim_end_matches('/').to_string()));
-                } else if tok.ends_with(".rs")
+                } else if tok.len() > ".rs".len()
+                    && tok.ends_with(".rs")
                     && tok
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-'))
@@ -164,7 +165,7 @@ fn the_checker_sees_moved_files_but_not_patterns_or_web_links() {
     let doc = "See `analyzer/src/db/quantiles.rs` and `quantiles.rs`, `db/quantiles.rs:12`, \
                `tests/tests/layering/`, [the guide](user-guide.md#x) and \
                [web](https://example.invalid/a.md); patterns `fuzz/corpus/<target>/`, \
-               `tests/*.c`; not paths: `krphase report`, `report.md`.\n\n\
+               `tests/*.c`; not paths: `krphase report`, `report.md`, the extension `.rs`.\n\n\
                Gone: `analyzer/src/report/stats.rs`, `order_stats.rs`, [old](old-guide.md).\n\n\
                ```\nanalyzer/src/nowhere.rs\n```\n";
     assert_eq!(
