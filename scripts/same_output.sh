@@ -58,11 +58,13 @@ cleanup() {
     if [ -z "$keep" ]; then rm -rf "$work"; fi
 }
 trap cleanup EXIT
+# Interrupted or killed: exit, which runs the cleanup above.
+trap 'exit 1' INT TERM
 
 if [ -z "$old_bin" ]; then
     old_tree="$work/old-tree"
     echo "building krphase at $old_rev (debug, analyzer only) in a temporary worktree" >&2
-    git -C "$top" worktree add --detach "$old_tree" "$old_rev" >/dev/null
+    git -C "$top" worktree add --quiet --detach "$old_tree" "$old_rev"
     (cd "$old_tree" && CARGO_TARGET_DIR="$old_tree/target" cargo build -q -p krphase-analyzer)
     cp "$old_tree/target/debug/krphase" "$work/krphase-old"
     git -C "$top" worktree remove --force "$old_tree"
