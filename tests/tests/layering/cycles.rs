@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::modules::{
-    ModPath, Module, ROOTS, crate_modules, named_paths, owner, strip, workspace_top,
+    ModPath, Module, crate_modules, named_paths, owner, roots, strip, workspace_top,
 };
 
 /// Edges between the children of each module: `(parent, from child, to child)`.
@@ -82,7 +82,7 @@ fn walk<'a>(
 fn no_sibling_modules_depend_on_each_other() {
     let top = workspace_top();
     let mut cycles = Vec::new();
-    for root in ROOTS {
+    for root in roots() {
         let modules = crate_modules(&top.join(root));
         for (parent, cycle) in find_cycles(&sibling_edges(&modules)) {
             let file = &modules[&parent].file;

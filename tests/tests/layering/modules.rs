@@ -6,20 +6,42 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Every crate root of the workspace, relative to its top.
-pub const ROOTS: &[&str] = &[
-    "ffi/src/lib.rs",
-    "tool/src/lib.rs",
-    "tool/format/src/lib.rs",
-    "analyzer/windows/src/lib.rs",
-    "analyzer/src/lib.rs",
-    "analyzer/src/main.rs",
-    "kernels/src/lib.rs",
-    "kernels/emu/src/lib.rs",
-    "kernels/emu/src/main.rs",
-    "tests/src/lib.rs",
-    "tests/probe/src/lib.rs",
-];
+/// Every crate root of the workspace, relative to its top: each member the workspace's
+/// `Cargo.toml` lists, with its `src/lib.rs` and `src/main.rs` where they exist. A crate added to
+/// the workspace is checked without a change here.
+pub fn roots() -> Vec<String> {
+    let top = workspace_top();
+    let manifest = fs::read_to_string(top.join("Cargo.toml")).expect("the workspace's Cargo.toml");
+    let mut out = Vec::new();
+    for member in workspace_members(&manifest) {
+        for root in ["src/lib.rs", "src/main.rs"] {
+            let rel = format!("{member}/{root}");
+            if top.join(&rel).is_file() {
+                out.push(rel);
+            }
+        }
+    }
+    out
+}
+
+/// The `members` of a workspace manifest's `[workspace]` table.
+pub fn workspace_members(manifest: &str) -> Vec<String> {
+    let Some(start) = manifest.find("members") else {
+        return Vec::new();
+    };
+    let rest = &manifest[start..];
+    let (Some(open), Some(close)) = (rest.find('['), rest.find(']')) else {
+        return Vec::new();
+    };
+    rest[open + 1..close]
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or_default())
+        .flat_map(|l| l.split(','))
+        .map(|m| m.trim().trim_matches('"'))
+        .filter(|m| !m.is_empty())
+        .map(str::to_string)
+        .collect()
+}
 
 /// A module path inside one crate, e.g. `["report", "stats"]`; the crate root is empty.
 pub type ModPath = Vec<String>;
@@ -326,4 +348,28 @@ pub fn without_test_items(code: &str) -> String {
         out.replace_range(at..end, &" ".repeat(end - at));
     }
     out
+}
+
+#[test]
+fn every_crate_of_the_workspace_is_a_root() {
+    let found = roots();
+    for want in [
+        "ffi/src/lib.rs",
+        "tool/src/lib.rs",
+        "tool/format/src/lib.rs",
+        "analyzer/windows/src/lib.rs",
+        "analyzer/src/lib.rs",
+        "analyzer/src/main.rs",
+        "kernels/src/lib.rs",
+        "kernels/emu/src/lib.rs",
+        "kernels/emu/src/main.rs",
+        "kernels/emu/driver/src/lib.rs",
+        "tests/src/lib.rs",
+        "tests/probe/src/lib.rs",
+    ] {
+        assert!(found.iter().any(|r| r == want), "{want} not in {found:?}");
+    }
+    let manifest = "[workspace]\nresolver = \"3\"\nmembers = [\n    \"ffi\",\n    \"tool\", # the tool\n    \
+                    \"a/b\", \"c\",\n]\n\n[workspace.package]\nversion = \"0.1.0\"\n";
+    assert_eq!(workspace_members(manifest), ["ffi", "tool", "a/b", "c"]);
 }

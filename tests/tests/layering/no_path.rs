@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::modules::{ROOTS, strip, workspace_top};
+use crate::modules::{roots, strip, workspace_top};
 
 /// Every `.rs` file below `dir`.
 pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
@@ -38,7 +38,7 @@ fn path_attributes(src: &str) -> Vec<usize> {
 /// Every crate's `src/` folder.
 fn src_dirs() -> Vec<PathBuf> {
     let top = workspace_top();
-    let mut dirs: Vec<PathBuf> = ROOTS
+    let mut dirs: Vec<PathBuf> = roots()
         .iter()
         .map(|r| {
             top.join(r)
