@@ -8,10 +8,9 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-#[path = "common/browser.rs"]
-mod browser;
-#[path = "common/gfm.rs"]
-mod gfm;
+mod common;
+
+use common::{browser, gfm};
 
 /// The demo's run: its output directory and what it printed.
 struct Demo {

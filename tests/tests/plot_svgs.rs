@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[path = "common/svg_check.rs"]
-mod svg_check;
+mod common;
+
+use common::svg_check;
 
 /// The demo's workload runs (not its SDK-build stack, which draws no plot) into a fresh
 /// directory; returns it.

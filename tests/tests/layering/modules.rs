@@ -1,41 +1,60 @@
-//! The workspace's module layering: within every crate, no two sibling modules (files of one
-//! folder, or folders of one parent) depend on each other, directly or around a longer cycle.
-//!
-//! A module's dependencies are the `crate::…`, `super::…` and `self::…` paths its file (and the
-//! files below it) name. A path is charged to the deepest module it reaches, so naming the parent's
-//! own items, or a child's, is never a sibling edge. Crates already form a graph without cycles
-//! (cargo refuses otherwise), so only modules inside a crate need checking.
+//! Reading a crate's module tree from its files: every file-backed module (found through its
+//! `mod x;` items, as the compiler finds them), its code with comments and literals blanked, and
+//! the module paths that code names.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// Every crate root of the workspace, relative to its top.
-const ROOTS: &[&str] = &[
-    "ffi/src/lib.rs",
-    "names/src/lib.rs",
-    "tool/src/lib.rs",
-    "tool/format/src/lib.rs",
-    "analyzer/windows/src/lib.rs",
-    "analyzer/src/lib.rs",
-    "analyzer/src/main.rs",
-    "kernels/src/lib.rs",
-    "kernels/emu/src/lib.rs",
-    "kernels/emu/src/main.rs",
-    "tests/src/lib.rs",
-    "tests/probe/src/lib.rs",
-];
-
-/// A module path inside one crate, e.g. `["report", "stats"]`; the crate root is empty.
-type ModPath = Vec<String>;
-
-struct Module {
-    file: PathBuf,
-    /// Code with comments, string literals and character literals blanked out.
-    code: String,
+/// Every crate root of the workspace, relative to its top: each member the workspace's
+/// `Cargo.toml` lists, with its `src/lib.rs` and `src/main.rs` where they exist. A crate added to
+/// the workspace is checked without a change here.
+pub fn roots() -> Vec<String> {
+    let top = workspace_top();
+    let manifest = fs::read_to_string(top.join("Cargo.toml")).expect("the workspace's Cargo.toml");
+    let mut out = Vec::new();
+    for member in workspace_members(&manifest) {
+        for root in ["src/lib.rs", "src/main.rs"] {
+            let rel = format!("{member}/{root}");
+            if top.join(&rel).is_file() {
+                out.push(rel);
+            }
+        }
+    }
+    out
 }
 
-fn workspace_top() -> PathBuf {
+/// The `members` of a workspace manifest's `[workspace]` table.
+pub fn workspace_members(manifest: &str) -> Vec<String> {
+    let Some(start) = manifest.find("members") else {
+        return Vec::new();
+    };
+    let rest = &manifest[start..];
+    let (Some(open), Some(close)) = (rest.find('['), rest.find(']')) else {
+        return Vec::new();
+    };
+    rest[open + 1..close]
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or_default())
+        .flat_map(|l| l.split(','))
+        .map(|m| m.trim().trim_matches('"'))
+        .filter(|m| !m.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// A module path inside one crate, e.g. `["report", "stats"]`; the crate root is empty.
+pub type ModPath = Vec<String>;
+
+pub struct Module {
+    pub file: PathBuf,
+    /// Code with comments, string literals and character literals blanked out.
+    pub code: String,
+    /// Declared under `#[cfg(test)]` (itself or a module above it): compiled into tests only.
+    pub test_only: bool,
+}
+
+pub fn workspace_top() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("tests/ has a parent")
@@ -43,7 +62,7 @@ fn workspace_top() -> PathBuf {
 }
 
 /// Blanks comments and literals so that `crate::` inside them is not read as a path.
-fn strip(src: &str) -> String {
+pub fn strip(src: &str) -> String {
     let b = src.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -134,30 +153,51 @@ fn is_char_literal(b: &[u8], i: usize) -> bool {
 }
 
 /// Every file-backed module of the crate rooted at `root`, found through its `mod x;` items.
-fn crate_modules(root: &Path) -> BTreeMap<ModPath, Module> {
+pub fn crate_modules(root: &Path) -> BTreeMap<ModPath, Module> {
     let mut found = BTreeMap::new();
-    let mut todo = vec![(Vec::new(), root.to_path_buf())];
-    while let Some((path, file)) = todo.pop() {
+    let mut todo = vec![(Vec::new(), root.to_path_buf(), false)];
+    while let Some((path, file, test_only)) = todo.pop() {
         let src = fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let code = strip(&src);
-        for (name, explicit) in mod_declarations(&src) {
-            let child = child_file(&file, &name, explicit.as_deref());
+        for decl in mod_declarations(&src) {
+            let child = child_file(&file, &decl.name, decl.path.as_deref());
             let mut child_path = path.clone();
-            child_path.push(name);
-            todo.push((child_path, child));
+            child_path.push(decl.name);
+            todo.push((child_path, child, test_only || decl.cfg_test));
         }
-        found.insert(path, Module { file, code });
+        found.insert(
+            path,
+            Module {
+                file,
+                code,
+                test_only,
+            },
+        );
     }
     found
 }
 
-/// `(name, #[path] value)` of each out-of-line `mod name;` in a file.
-fn mod_declarations(src: &str) -> Vec<(String, Option<String>)> {
+/// One out-of-line `mod name;` item.
+pub struct ModDecl {
+    pub name: String,
+    /// Its `#[path = "…"]` value, if it has one.
+    pub path: Option<String>,
+    /// Whether `#[cfg(test)]` stands on it.
+    pub cfg_test: bool,
+}
+
+/// Each out-of-line `mod name;` in a file, with the attributes on it that move or hide it.
+pub fn mod_declarations(src: &str) -> Vec<ModDecl> {
     let mut out = Vec::new();
     let mut pending_path = None;
+    let mut pending_test = false;
     for line in src.lines().map(str::trim) {
         if let Some(rest) = line.strip_prefix("#[path = \"") {
             pending_path = rest.split('"').next().map(str::to_string);
+            continue;
+        }
+        if line == "#[cfg(test)]" {
+            pending_test = true;
             continue;
         }
         let item = line
@@ -165,9 +205,14 @@ fn mod_declarations(src: &str) -> Vec<(String, Option<String>)> {
             .or_else(|| line.strip_prefix("pub "))
             .unwrap_or(line);
         if let Some(name) = item.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
-            out.push((name.trim().to_string(), pending_path.take()));
+            out.push(ModDecl {
+                name: name.trim().to_string(),
+                path: pending_path.take(),
+                cfg_test: std::mem::take(&mut pending_test),
+            });
         } else if !line.starts_with("#[") {
             pending_path = None;
+            pending_test = false;
         }
     }
     out
@@ -197,7 +242,7 @@ fn child_file(parent: &Path, name: &str, explicit: Option<&str>) -> PathBuf {
 }
 
 /// The module paths a file names, resolved against its own module path `at`.
-fn named_paths(code: &str, at: &ModPath) -> Vec<ModPath> {
+pub fn named_paths(code: &str, at: &ModPath) -> Vec<ModPath> {
     let b = code.as_bytes();
     let mut out = Vec::new();
     for (start, _) in code.match_indices("::") {
@@ -268,7 +313,7 @@ fn use_tree(code: &str, mut i: usize, mut path: ModPath, out: &mut Vec<ModPath>)
 }
 
 /// The deepest known module that `path` reaches.
-fn owner(path: &ModPath, modules: &BTreeMap<ModPath, Module>) -> ModPath {
+pub fn owner(path: &ModPath, modules: &BTreeMap<ModPath, Module>) -> ModPath {
     (0..=path.len())
         .rev()
         .map(|n| path[..n].to_vec())
@@ -276,136 +321,55 @@ fn owner(path: &ModPath, modules: &BTreeMap<ModPath, Module>) -> ModPath {
         .unwrap_or_default()
 }
 
-/// Edges between the children of each module: `(parent, from child, to child)`.
-fn sibling_edges(modules: &BTreeMap<ModPath, Module>) -> BTreeSet<(ModPath, String, String)> {
-    let mut edges = BTreeSet::new();
-    for (from, module) in modules {
-        for named in named_paths(&module.code, from) {
-            let to = owner(&named, modules);
-            let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-            if common < from.len() && common < to.len() {
-                edges.insert((
-                    from[..common].to_vec(),
-                    from[common].clone(),
-                    to[common].clone(),
-                ));
+/// `code` (already [`strip`]ped) with every item under `#[cfg(test)]` blanked: an inline
+/// `mod tests { … }`, a test-only `use` or function. What is left is what the product compiles.
+pub fn without_test_items(code: &str) -> String {
+    const ATTR: &str = "#[cfg(test)]";
+    let mut out = code.to_string();
+    while let Some(at) = out.find(ATTR) {
+        let b = out.as_bytes();
+        let mut i = at + ATTR.len();
+        let mut depth = 0usize;
+        while i < b.len() {
+            match b[i] {
+                b';' if depth == 0 => break,
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
             }
+            i += 1;
         }
+        let end = (i + 1).min(out.len());
+        out.replace_range(at..end, &" ".repeat(end - at));
     }
-    edges
-}
-
-/// One cycle among the children of each parent that has any.
-fn find_cycles(edges: &BTreeSet<(ModPath, String, String)>) -> Vec<(ModPath, Vec<String>)> {
-    let parents: BTreeSet<&ModPath> = edges.iter().map(|e| &e.0).collect();
-    let mut cycles = Vec::new();
-    'parents: for parent in parents {
-        let next: BTreeMap<&str, Vec<&str>> =
-            edges
-                .iter()
-                .filter(|e| &e.0 == parent)
-                .fold(BTreeMap::new(), |mut m, e| {
-                    m.entry(e.1.as_str()).or_default().push(e.2.as_str());
-                    m
-                });
-        for &start in next.keys() {
-            if let Some(cycle) = walk(&next, start, start, &mut vec![start]) {
-                cycles.push((parent.clone(), cycle));
-                continue 'parents;
-            }
-        }
-    }
-    cycles
-}
-
-fn walk<'a>(
-    next: &BTreeMap<&'a str, Vec<&'a str>>,
-    start: &str,
-    at: &'a str,
-    trail: &mut Vec<&'a str>,
-) -> Option<Vec<String>> {
-    for &to in next.get(at).into_iter().flatten() {
-        if to == start {
-            let mut cycle: Vec<String> = trail.iter().map(|s| s.to_string()).collect();
-            cycle.push(start.to_string());
-            return Some(cycle);
-        }
-        if !trail.contains(&to) {
-            trail.push(to);
-            if let Some(c) = walk(next, start, to, trail) {
-                return Some(c);
-            }
-            trail.pop();
-        }
-    }
-    None
+    out
 }
 
 #[test]
-fn no_sibling_modules_depend_on_each_other() {
-    let top = workspace_top();
-    let mut cycles = Vec::new();
-    for root in ROOTS {
-        let modules = crate_modules(&top.join(root));
-        for (parent, cycle) in find_cycles(&sibling_edges(&modules)) {
-            let file = &modules[&parent].file;
-            let at = file.strip_prefix(&top).unwrap_or(file).display();
-            cycles.push(format!("{at}: {}", cycle.join(" -> ")));
-        }
+fn every_crate_of_the_workspace_is_a_root() {
+    let found = roots();
+    for want in [
+        "ffi/src/lib.rs",
+        "tool/src/lib.rs",
+        "tool/format/src/lib.rs",
+        "analyzer/windows/src/lib.rs",
+        "analyzer/src/lib.rs",
+        "analyzer/src/main.rs",
+        "kernels/src/lib.rs",
+        "kernels/emu/src/lib.rs",
+        "kernels/emu/src/main.rs",
+        "kernels/emu/driver/src/lib.rs",
+        "tests/src/lib.rs",
+        "tests/probe/src/lib.rs",
+    ] {
+        assert!(found.iter().any(|r| r == want), "{want} not in {found:?}");
     }
-    assert!(
-        cycles.is_empty(),
-        "sibling modules depend on each other:\n{}",
-        cycles.join("\n")
-    );
-}
-
-#[test]
-fn the_checker_sees_a_cycle_through_crate_super_and_use_groups() {
-    let mk = |code: &str| Module {
-        file: PathBuf::new(),
-        code: strip(code),
-    };
-    let p = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<ModPath>();
-    let mut modules = BTreeMap::new();
-    modules.insert(p(&[]), mk("pub mod a; pub mod b; pub mod c;"));
-    modules.insert(p(&["a"]), mk("use crate::{x, b::{f, g}};"));
-    modules.insert(
-        p(&["b"]),
-        mk("// crate::a::h is only a comment\nfn f() { super::c::k(); }"),
-    );
-    modules.insert(
-        p(&["c"]),
-        mk("let s = \"crate::b\"; use super::super_thing;"),
-    );
-    assert!(find_cycles(&sibling_edges(&modules)).is_empty());
-    modules.insert(p(&["c"]), mk("fn k() { crate::a::CONST }"));
-    let cycles = find_cycles(&sibling_edges(&modules));
-    assert_eq!(
-        cycles,
-        [(
-            ModPath::new(),
-            ["a", "b", "c", "a"].map(String::from).to_vec()
-        )]
-    );
-}
-
-#[test]
-fn children_and_parents_are_not_siblings() {
-    let mk = |code: &str| Module {
-        file: PathBuf::new(),
-        code: strip(code),
-    };
-    let p = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<ModPath>();
-    let mut modules = BTreeMap::new();
-    modules.insert(p(&[]), mk("mod a; fn r() { a::inner::f(); }"));
-    modules.insert(
-        p(&["a"]),
-        mk("mod inner; use super::r; use self::inner::f;"),
-    );
-    modules.insert(
-        p(&["a", "inner"]),
-        mk("use super::super::r; use crate::a::g;"),
-    );
-    assert!(sibling_edges(&modules).is_empty());
+    let manifest = "[workspace]\nresolver = \"3\"\nmembers = [\n    \"ffi\",\n    \"tool\", # the tool\n    \
+                    \"a/b\", \"c\",\n]\n\n[workspace.package]\nversion = \"0.1.0\"\n";
+    assert_eq!(workspace_members(manifest), ["ffi", "tool", "a/b", "c"]);
 }
