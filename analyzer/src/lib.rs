@@ -19,7 +19,6 @@ pub mod demo;
 pub mod doctor;
 pub mod export;
 pub mod import;
-pub mod kernel_names;
 pub mod render;
 pub mod report;
 pub mod rocpd;

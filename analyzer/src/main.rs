@@ -9,9 +9,7 @@ use clap::FromArgMatches;
 use clap::parser::ValueSource;
 use krphase_analyzer::cli::args::{Cli, Cmd, ExportCmd};
 use krphase_analyzer::cli::{completions, man};
-use krphase_analyzer::{
-    answers, bench, compare, demo, doctor, export, import, kernel_names, report, synth,
-};
+use krphase_analyzer::{answers, bench, compare, db, demo, doctor, export, import, report, synth};
 
 /// The database a command reads or writes at `--db` (`None`: it has its own, or none).
 fn db_of(cli: &Cli, db_given: bool) -> Option<PathBuf> {
@@ -84,7 +82,7 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
             output_file,
             names,
         } => {
-            kernel_names::set_form(names.form());
+            db::kernel_names::set_form(names.form());
             report::report_command(
                 db,
                 (run.as_deref(), label.as_deref(), by),
@@ -117,13 +115,13 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
                     names,
                 },
         } => {
-            kernel_names::set_form(names.form());
+            db::kernel_names::set_form(names.form());
             export::perfetto_command(db, &runs, &output, format)
         }
         Cmd::Export {
             what: ExportCmd::Rocpd { output, names },
         } => {
-            kernel_names::set_form(names.form());
+            db::kernel_names::set_form(names.form());
             export::rocpd::export_rocpd_command(db, &output)
         }
         Cmd::Export {
@@ -134,7 +132,7 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
                     names,
                 },
         } => {
-            kernel_names::set_form(names.form());
+            db::kernel_names::set_form(names.form());
             export::parquet::parquet_command(db, &runs, &output)
         }
         Cmd::Plot {
@@ -143,7 +141,7 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
             png,
             names,
         } => {
-            kernel_names::set_form(names.form());
+            db::kernel_names::set_form(names.form());
             export::plot_command(db, &runs, &output, png)
         }
         Cmd::Demo {

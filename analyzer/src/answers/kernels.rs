@@ -92,7 +92,7 @@ fn kernel_row(name: &str, phases: &[PhaseSummary], replay_ns: i64) -> KernelStat
         kernel: if name.is_empty() {
             "?".into()
         } else {
-            crate::kernel_names::shown(name)
+            crate::db::kernel_names::shown(name)
         },
         windows: w.windows,
         declined: 0,

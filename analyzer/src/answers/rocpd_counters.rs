@@ -153,7 +153,7 @@ fn kernels(conn: &Connection, run: i64) -> Result<Vec<RocpdKernel>> {
         .map(|(kernel, t)| {
             let overhead = mean(t.sums[2].0, t.sums[2].1);
             RocpdKernel {
-                kernel: crate::kernel_names::shown(kernel),
+                kernel: crate::db::kernel_names::shown(kernel),
                 windows: t.windows,
                 window_mean_ns: mean(t.sums[0].0, t.sums[0].1),
                 gpu_mean_ns: mean(t.sums[1].0, t.sums[1].1),

@@ -31,7 +31,7 @@ pub struct ReportFormat {
 }
 
 /// `--truncate-kernels` / `--mangled-kernels` of the commands that show kernel names: the form
-/// rocprofv3's options of the same names give (`kernel_names.rs`).
+/// rocprofv3's options of the same names give (`db/kernel_names.rs`).
 #[derive(Debug, Clone, Default, Args)]
 pub struct KernelNames {
     /// Show kernel names cut to the function name, as rocprofv3's --truncate-kernels

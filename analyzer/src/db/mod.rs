@@ -13,6 +13,7 @@ pub mod calendar;
 pub mod config_modes;
 pub mod counters;
 pub mod create;
+pub mod kernel_names;
 pub mod launch_times;
 pub mod locked;
 pub mod measurements;
@@ -547,7 +548,7 @@ fn schema_version(conn: &Connection, path: &Path) -> Result<i64> {
 /// waiter queues on the busy timeout) instead of reading first and failing at once with "database
 /// is locked" when it tries to write after another process did.
 fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
-    crate::kernel_names::register(conn)?;
+    crate::db::kernel_names::register(conn)?;
     conn.busy_timeout(locked::wait())?;
     conn.set_transaction_behavior(TransactionBehavior::Immediate);
     if schema_version(conn, path)? == SCHEMA_VERSION && views_present(conn)? {

@@ -137,7 +137,7 @@ impl RunStats {
         let split = w.phase_ns[idx("drain")].is_some();
         let entry = self
             .kernels
-            .entry(crate::kernel_names::shown(&w.kernel))
+            .entry(crate::db::kernel_names::shown(&w.kernel))
             .or_insert_with(|| (vec![0.0; STACK.len()], 0));
         entry.1 += 1;
         for (k, name) in STACK.iter().enumerate() {
