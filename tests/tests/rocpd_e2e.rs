@@ -106,6 +106,36 @@ fn rows(c: &Connection, sql: &str) -> Vec<Vec<String>> {
 /// Truth per dispatch id: (kernel, pass 0's GPU start and end, every counter value delivered).
 type Expected = BTreeMap<i64, (String, i64, i64, Vec<(String, f64)>)>;
 
+/// The name rocprofv3 shows for a workload kernel: its code object's `.kd` symbol with `.kd`
+/// stripped, through binutils' `c++filt`.
+fn shown(kernel: &str) -> String {
+    demangled(krphase_kernels::kernel_symbol(kernel).expect("a workload kernel"))
+}
+
+/// An SDK kernel name (mangled, `.kd`) as `c++filt` shows it with `(\.kd)$` stripped first.
+fn demangled(raw: &str) -> String {
+    let o = Command::new("c++filt")
+        .arg(raw.strip_suffix(".kd").unwrap_or(raw))
+        .output()
+        .expect("c++filt from binutils (scripts/test installs it)");
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+/// `rows` with column `col` (a raw kernel name) as `c++filt` shows it.
+fn demangle_column(rows: Vec<Vec<String>>, col: usize) -> Vec<Vec<String>> {
+    rows.into_iter()
+        .map(|mut row| {
+            let raw = row[col]
+                .strip_prefix("Text(\"")
+                .and_then(|t| t.strip_suffix("\")"))
+                .expect("a kernel name")
+                .to_string();
+            row[col] = format!("{:?}", rusqlite::types::Value::Text(demangled(&raw)));
+            row
+        })
+        .collect()
+}
+
 fn expected(truth: &[Value]) -> Expected {
     let mut m = Expected::new();
     for v in truth.iter().filter(|v| v["type"] == "window") {
@@ -113,7 +143,7 @@ fn expected(truth: &[Value]) -> Expected {
         m.insert(
             v["dispatch_id"].as_i64().unwrap(),
             (
-                v["kernel"].as_str().unwrap().to_string(),
+                shown(v["kernel"].as_str().unwrap()),
                 p0["gpu_start"].as_i64().unwrap(),
                 p0["gpu_end"].as_i64().unwrap(),
                 Vec::new(),
@@ -505,8 +535,9 @@ fn check_attached(db: &Path, truth: &Expected) {
     {
         let (d, name, s, e, tool_name, pass): (i64, String, i64, i64, String, i64) = r.unwrap();
         assert_eq!(
-            name, tool_name,
-            "rocpd and the tool name dispatch {d} alike"
+            name,
+            demangled(&tool_name),
+            "rocpd shows the tool's name of dispatch {d} as rocprofv3 formats it"
         );
         assert_eq!(pass, 0, "a dispatch row carries the first pass's record");
         got.insert(d, (name, s, e, Vec::new()));
@@ -557,10 +588,14 @@ fn export_and_read_back(run: &Rv3Run, db: &Path) {
     };
     let windows = read(&c);
     let k = Connection::open(db).unwrap();
-    let expected = rows(
-        &k,
-        "SELECT dispatch_id, kernel, outcome, window_ns, gpu_ns, executed_passes
-         FROM krphase_window_phase ORDER BY dispatch_id",
+    // krphase keeps the SDK's raw name; rocpd's view shows it demangled.
+    let expected = demangle_column(
+        rows(
+            &k,
+            "SELECT dispatch_id, kernel, outcome, window_ns, gpu_ns, executed_passes
+             FROM krphase_window_phase ORDER BY dispatch_id",
+        ),
+        1,
     );
     assert_eq!(windows, expected, "windows joined to rocpd's kernels");
     let passes = rows(
@@ -571,11 +606,14 @@ fn export_and_read_back(run: &Rv3Run, db: &Path) {
          JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid
          ORDER BY P.dispatch_id, P.replay_pass",
     );
-    let expected_passes = rows(
-        &k,
-        "SELECT w.dispatch_id, p.pass_index, w.kernel, p.gpu_end - p.gpu_start
-         FROM krphase_pass p JOIN krphase_window w ON w.id = p.window_id
-         ORDER BY w.dispatch_id, p.pass_index",
+    let expected_passes = demangle_column(
+        rows(
+            &k,
+            "SELECT w.dispatch_id, p.pass_index, w.kernel, p.gpu_end - p.gpu_start
+             FROM krphase_pass p JOIN krphase_window w ON w.id = p.window_id
+             ORDER BY w.dispatch_id, p.pass_index",
+        ),
+        2,
     );
     assert_eq!(passes.len(), 20);
     assert_eq!(

@@ -362,6 +362,21 @@ fn phase_rows(o: &Overview) -> Vec<[String; 5]> {
     rows
 }
 
+/// Whether the summary's kernel names are cut to the function name: demangled names carry their
+/// argument lists, which would wrap the one-screen summary; the report's tables keep them whole.
+fn kernels_truncated() -> bool {
+    crate::kernel_names::form() == krphase_names::NameForm::Demangled
+}
+
+/// A kernel's name in the summary (see [`kernels_truncated`]).
+fn short_kernel(shown: &str) -> String {
+    if kernels_truncated() {
+        krphase_names::truncate(shown)
+    } else {
+        shown.to_string()
+    }
+}
+
 /// The slowest kernel rows: `(run, kernel, n, mean ± σ, p99, largest phase)`.
 fn slow_rows(o: &Overview) -> Vec<[String; 6]> {
     o.slowest
@@ -372,7 +387,7 @@ fn slow_rows(o: &Overview) -> Vec<[String; 6]> {
                     Some(l) => format!("{} {l}", k.run_id),
                     None => k.run_id.to_string(),
                 },
-                k.kernel.clone(),
+                short_kernel(&k.kernel),
                 k.windows.to_string(),
                 crate::render::fmt::mean_sd(Some(k.mean_ns), k.sd_ns),
                 k.p99_ns.map_or("-".into(), |v| duration_short(v as f64)),
@@ -467,7 +482,15 @@ pub fn render(o: &Overview, markdown: bool) -> String {
         }
     }
     if !o.slowest.is_empty() {
-        let _ = writeln!(s, "slowest kernels (mean window time):");
+        let _ = writeln!(
+            s,
+            "slowest kernels (mean window time{}):",
+            if kernels_truncated() {
+                "; names truncated, whole in the report"
+            } else {
+                ""
+            }
+        );
         if markdown {
             s.push('\n');
         }

@@ -205,3 +205,51 @@ fn beta_flag_alone_stays_on_application_replay() {
     let bad = rocprofv3(&dir, &["--bogus"], &t);
     assert_eq!(bad.status.code(), Some(2), "{}", output_text(&bad));
 }
+
+/// The kernels the stand-in's tool replays in the names workload under `args`.
+fn replayed_names(dir: &Path, case: &str, args: &[&str]) -> std::collections::BTreeSet<String> {
+    let a = artifacts();
+    let truth = dir.join(format!("truth-{case}.jsonl"));
+    let o = Command::new(&a.emu)
+        .current_dir(dir)
+        .arg("rocprofv3")
+        .args(KERNEL_REPLAY)
+        .args(["--pmc", "SQ_WAVES", "--pmc", "GRBM_COUNT"])
+        .args(args)
+        .arg("--")
+        .arg(&a.emu)
+        .args(["run", "names", "--elements", "64", "--iterations", "1"])
+        .env("PATH", path_with_artifacts())
+        .env("KRPHASE_EMU_TRUTH", &truth)
+        .env_remove("ROCP_TOOL_LIBRARIES")
+        .env_remove("KRPHASE_EMU_DRIVER_PASSES")
+        .env_remove("KRPHASE_EMU_DRIVER_FILTER")
+        .output()
+        .expect("run krphase-emu rocprofv3");
+    assert!(o.status.success(), "{}", output_text(&o));
+    read_truth(&truth)
+        .iter()
+        .filter(|v| v["type"] == "window" && v["outcome"] == "replayed")
+        .map(|v| v["kernel"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_include_regex_sees_the_name_form_rocprofv3_chose() {
+    let dir = scratch_dir("rocprofv3-name-forms");
+    let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
+    // Demangled (the default): `void step<…>(…)` is not `^step$`; the truncated name is.
+    let regex = ["--kernel-include-regex", "^step$"];
+    assert_eq!(replayed_names(&dir, "default", &regex), set(&[]));
+    let mut truncated = regex.to_vec();
+    truncated.push("--truncate-kernels");
+    assert_eq!(
+        replayed_names(&dir, "truncated", &truncated),
+        set(&["names_step_u64", "names_step_i64"])
+    );
+    let mangled = ["--mangled-kernels", "--kernel-include-regex", "^_ZN3krp"];
+    assert_eq!(
+        replayed_names(&dir, "mangled", &mangled),
+        set(&["names_saxpy"])
+    );
+}

@@ -486,6 +486,19 @@ unsafe extern "C" fn code_object_cb(
         let name = unsafe { CStr::from_ptr(d.kernel_name) }
             .to_string_lossy()
             .into_owned();
+        obs().push(
+            "kernel_symbols",
+            json!({
+                "kernel_id": d.kernel_id, "name": name, "kernel_object": d.kernel_object,
+                "kernarg_segment_size": d.kernarg_segment_size,
+                "kernarg_segment_alignment": d.kernarg_segment_alignment,
+                "group_segment_size": d.group_segment_size,
+                "private_segment_size": d.private_segment_size, "sgpr_count": d.sgpr_count,
+                "arch_vgpr_count": d.arch_vgpr_count, "accum_vgpr_count": d.accum_vgpr_count,
+                "kernel_code_entry_byte_offset": d.kernel_code_entry_byte_offset,
+                "kernel_address": d.kernel_address,
+            }),
+        );
         obs().add_kernel(d.kernel_id, name);
     });
 }

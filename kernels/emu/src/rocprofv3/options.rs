@@ -13,6 +13,10 @@ pub struct Options {
     pub beta_flag: Option<bool>,
     pub input: Option<PathBuf>,
     pub kernel_include_regex: Option<String>,
+    /// `--truncate-kernels`: names (and the include regex) in their truncated form.
+    pub truncate_kernels: bool,
+    /// `--mangled-kernels`: names as the SDK reports them.
+    pub mangled_kernels: bool,
     pub output_directory: Option<PathBuf>,
     pub output_file: Option<String>,
     pub output_formats: Vec<String>,
@@ -107,6 +111,8 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                     .map_err(|e| format!("--kernel-include-regex {v:?} is not a regex: {e}"))?;
                 o.kernel_include_regex = Some(v);
             }
+            "--truncate-kernels" => o.truncate_kernels = true,
+            "--mangled-kernels" => o.mangled_kernels = true,
             "-d" | "--output-directory" => {
                 o.output_directory = Some(PathBuf::from(match inline {
                     Some(v) => v,

@@ -130,6 +130,15 @@ pub fn launches(o: &Options, c: &Collection) -> Vec<Launch> {
         "ROCPROF_OUTPUT_FILE_NAME".to_string(),
         o.output_file.clone().unwrap_or_else(|| "out".into()),
     )];
+    // As rocprofv3 does, the name form is always passed on (its tool reads both).
+    common.push((
+        "ROCPROF_TRUNCATE_KERNELS".into(),
+        if o.truncate_kernels { "1" } else { "0" }.into(),
+    ));
+    common.push((
+        "ROCPROF_DEMANGLE_KERNELS".into(),
+        if o.mangled_kernels { "0" } else { "1" }.into(),
+    ));
     if let Some(r) = &o.kernel_include_regex {
         common.push(("ROCPROF_KERNEL_FILTER_INCLUDE_REGEX".into(), r.clone()));
         common.push(("KRPHASE_EMU_DRIVER_FILTER".into(), r.clone()));
