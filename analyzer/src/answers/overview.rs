@@ -365,7 +365,7 @@ fn phase_rows(o: &Overview) -> Vec<[String; 5]> {
 /// Whether the summary's kernel names are cut to the function name: demangled names carry their
 /// argument lists, which would wrap the one-screen summary; the report's tables keep them whole.
 fn kernels_truncated() -> bool {
-    crate::kernel_names::form() == krphase_names::NameForm::Demangled
+    crate::db::kernel_names::form() == krphase_names::NameForm::Demangled
 }
 
 /// A kernel's name in the summary (see [`kernels_truncated`]).
