@@ -125,7 +125,10 @@ fn find_ops(sdk: &Sdk) -> Ops {
 /// observe without it, an explicit drive declines.
 fn choose_mode(cfg: &Config, ops: &Ops) -> Result<Mode, Declined> {
     let mode = cfg.effective_mode();
-    if let (Mode::Auto, Some(p)) = (cfg.requested_mode, &cfg.rocprof_tool) {
+    // Said when the library is the only sign (under ROCPROF_KERNEL_REPLAY observing is expected).
+    if let (Mode::Auto, Some(p), false) =
+        (cfg.requested_mode, &cfg.rocprof_tool, cfg.rocprof_replay)
+    {
         say(&format!(
             "rocprofv3's tool library is loaded ({p}); auto observes, leaving replay to it"
         ));
