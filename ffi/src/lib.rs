@@ -4,7 +4,8 @@
 //! running process ([`sdk::Sdk`]). Types are declared once, in [`types`]; the kernel-replay
 //! payload, whose field order differs between SDK builds, is reached through [`ReplayPayload`];
 //! the dispatch counting service's types are in [`counting`]; ROCr's loader table, which a tool
-//! gets through `hsa_system_get_major_extension_table`, is in [`hsa_loader`].
+//! gets through `hsa_system_get_major_extension_table`, is in [`hsa_loader`]; whether rocprofv3's
+//! tool library is loaded in the process is [`loaded_objects`].
 
 pub mod agent;
 pub mod buffer;
@@ -13,6 +14,7 @@ pub mod executables;
 #[cfg(feature = "bindgen")]
 pub mod header_check;
 pub mod hsa_loader;
+pub mod loaded_objects;
 pub mod payload;
 pub mod sdk;
 pub mod status;

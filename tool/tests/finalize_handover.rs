@@ -83,10 +83,13 @@ fn finalize_racing_hand_overs_loses_nothing_before_the_trailer() {
     }
     assert!(!r.truncated(), "the trailer was written");
     let t = *r.trailer().expect("trailer");
-    assert_eq!(
-        t.dropped_dispatch + t.dropped_window,
-        0,
-        "healthy output drops nothing"
+    // Healthy output drops nothing taken before finalize began; records the threads took after
+    // it began reach no slot finalize collects and are counted as dropped.
+    let after: u64 = sent.iter().map(|(all, before)| all - before).sum();
+    assert!(
+        t.dropped_dispatch + t.dropped_window <= after,
+        "{} dropped, only {after} taken after finalize began",
+        t.dropped_dispatch + t.dropped_window
     );
     for (thread, mut ids) in per_thread {
         ids.sort_unstable();

@@ -51,6 +51,10 @@ pub struct Config {
     pub output_template: Option<String>,
     /// `ROCPROF_KERNEL_REPLAY` is set: rocprofv3 owns replay (auto picks observe).
     pub rocprof_replay: bool,
+    /// The loaded path of rocprofv3's tool library when it is in the process (auto picks
+    /// observe: its replay claim is fatal when refused). Set by the tool at configure time
+    /// (`krphase_ffi::loaded_objects`), never from the environment.
+    pub rocprof_tool: Option<String>,
     /// `ROCPROF_OUTPUT_PATH`, the default output directory under rocprofv3.
     pub rocprof_output: Option<String>,
     /// `KRPHASE_PMC`'s counter groups, one per pass (drive mode), when valid.
@@ -67,7 +71,7 @@ impl Config {
     /// The mode auto resolves to.
     pub fn effective_mode(&self) -> Mode {
         match self.requested_mode {
-            Mode::Auto if self.rocprof_replay => Mode::Observe,
+            Mode::Auto if self.rocprof_replay || self.rocprof_tool.is_some() => Mode::Observe,
             Mode::Auto => Mode::Drive,
             m => m,
         }
@@ -168,6 +172,7 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
         on_full,
         output_template: set("KRPHASE_OUTPUT"),
         rocprof_replay: set("ROCPROF_KERNEL_REPLAY").is_some_and(|v| v.trim() != "0"),
+        rocprof_tool: None,
         rocprof_output: set("ROCPROF_OUTPUT_PATH"),
         pmc,
         pmc_warning,
@@ -330,6 +335,15 @@ mod tests {
                 thread: Duration::from_millis(40)
             }
         );
+    }
+
+    #[test]
+    fn auto_observes_when_rocprofv3_s_tool_is_loaded() {
+        let mut c = parse(&[]).unwrap().unwrap();
+        c.rocprof_tool = Some("/r/lib/rocprofiler-sdk/librocprofiler-sdk-tool.so".into());
+        assert_eq!(c.effective_mode(), Mode::Observe);
+        c.requested_mode = Mode::Drive;
+        assert_eq!(c.effective_mode(), Mode::Drive, "an explicit mode wins");
     }
 
     #[test]

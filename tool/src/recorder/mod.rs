@@ -299,14 +299,34 @@ impl Recorder {
     }
 
     /// Registers an attaching thread's slot unless it is already (finalize collects the
-    /// registered slots that are still open).
-    fn adopt_slot(&self, slot: &'static Slot) {
+    /// registered slots that are still open); false once finalize is collecting (a slot
+    /// registered after its look would never be read: the thread does not attach, and its
+    /// record is counted).
+    fn adopt_slot(&self, slot: &'static Slot) -> bool {
         if self.is_ours() {
             let mut g = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+            // Under the lock finalize takes to list the slots, after it set `closing`.
+            if self.closing.load(Ordering::SeqCst) {
+                return false;
+            }
             if !g.iter().any(|s| std::ptr::eq(*s, slot)) {
                 g.push(slot);
             }
         }
+        true
+    }
+
+    /// Counts `w` as dropped when finalize has begun (a record that reaches no slot finalize
+    /// collects: before the trailer is composed it is in the trailer's counts); false otherwise
+    /// (recording was stopped, not finalized).
+    fn count_after_finalize(&self, w: &RecordWords) -> bool {
+        if !self.finished.load(Ordering::SeqCst) {
+            return false;
+        }
+        let mut t = DropTally::default();
+        t.add(w);
+        t.commit(&self.counters);
+        true
     }
 
     /// Runs `f` as a send in progress, unless finalize has begun (`None`): finalize waits for
@@ -589,6 +609,8 @@ impl Recorder {
 
     /// The trailer: the counters, the finalize time and `flags`.
     fn trailer(&self, flags: u64) -> Trailer {
+        // Read before the counters: a record counted before this time is in them.
+        let finalize_ns = sys::boottime_ns();
         let c = &self.counters;
         Trailer {
             dropped_dispatch: c.dropped_dispatch.load(Ordering::Relaxed),
@@ -596,7 +618,7 @@ impl Recorder {
             dropped_window: c.dropped_window.load(Ordering::Relaxed),
             windows: c.windows.load(Ordering::Relaxed),
             declines: c.declines.load(Ordering::Relaxed),
-            finalize_ns: sys::boottime_ns(),
+            finalize_ns,
             flags,
             dropped_names: c.dropped_names.load(Ordering::Relaxed),
             bad_payloads: c.bad_payloads.load(Ordering::Relaxed),

@@ -113,8 +113,8 @@ fn leave(h: &ThreadBuffer, rec: &'static Recorder) {
     }
 }
 
-/// Attaches the calling thread to the current recorder; false when there is none (or the
-/// thread is exiting).
+/// Attaches the calling thread to the current recorder; false when there is none, recording
+/// is off, finalize is collecting the buffers, or the thread is exiting.
 fn attach(h: &ThreadBuffer) -> bool {
     THREAD_RECORDER
         .try_with(|c| {
@@ -125,12 +125,25 @@ fn attach(h: &ThreadBuffer) -> bool {
             let (rec, state) = current_with_state();
             let Some(rec) = rec else { return false };
             // The thread's own slot when it can still hold it (finalize never closed it).
+            // Attached under a state without recording, the thread would push on the fast path
+            // after finalize's last look at its slot.
+            if state & RECORDING_BIT == 0 {
+                return false;
+            }
             let slot = match h.slot.get() {
                 Some(s) if s.hold() => s,
                 _ => free_slot(),
             };
             slot.reopen();
-            rec.adopt_slot(slot);
+            if !rec.adopt_slot(slot) {
+                // Finalize is collecting: the slot (empty, unregistered, so never closed) goes
+                // back, and the thread stays detached.
+                if slot.hold() {
+                    give_back(slot);
+                }
+                h.slot.set(None);
+                return false;
+            }
             h.slot.set(Some(slot));
             h.flush_at.set(u64::MAX);
             h.tid_head.set(u64::from(sys::gettid()) << 32);
@@ -353,14 +366,27 @@ fn attach_and_record(head: u64, w0: u64, w1: u64, w2: u64, now: u64, how: u8) {
     let (words, flush_now, fill_tid) = ([head, w0, w1, w2], how & 1 != 0, how & 2 != 0);
     let _ = THREAD_BUFFER.try_with(|h| {
         if RECORDER_STATE.load(Ordering::Relaxed) & RECORDING_BIT == 0 {
+            count_if_finalizing(&words);
             return;
         }
         if attach(h) {
             push(h, words, now, flush_now, fill_tid);
         } else if THREAD_RECORDER.try_with(|_| ()).is_err() {
             orphan(h, words, fill_tid);
+        } else {
+            count_if_finalizing(&words);
         }
     });
+}
+
+/// A record that found recording off, or could not attach: counted as dropped when finalize has
+/// begun (it took the record's place in time but no slot it collects holds it); dropped
+/// silently when recording was stopped otherwise (a panic or a write error, said when it
+/// happened) or there is no recorder.
+fn count_if_finalizing(words: &[u64; 4]) {
+    if let Some(rec) = peek() {
+        rec.count_after_finalize(words);
+    }
 }
 
 /// A record taken after this thread's thread-locals were destroyed: on the main thread,

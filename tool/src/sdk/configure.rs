@@ -91,7 +91,11 @@ fn read_config() -> Result<Config, Declined> {
         crate::say(&w);
     }
     match config::from_env(&env) {
-        Ok(Some(c)) => Ok(c),
+        Ok(Some(mut c)) => {
+            // rocprofv3 preloads its tool, so it is in the process by now in any client order.
+            c.rocprof_tool = krphase_ffi::loaded_objects::rocprofv3_tool_loaded();
+            Ok(c)
+        }
         Ok(None) => Err(declined("KRPHASE_DISABLE is set; not recording")),
         Err(m) => Err(declined(&format!("{m}; not recording"))),
     }
@@ -116,10 +120,19 @@ fn find_ops(sdk: &Sdk) -> Ops {
     ops
 }
 
-/// The mode: drive needs the KERNEL_REPLAY service; auto falls back to observe without it,
-/// an explicit drive declines.
+/// The mode: auto observes when rocprofv3 owns replay (its tool library is loaded, or
+/// `ROCPROF_KERNEL_REPLAY` is set); drive needs the KERNEL_REPLAY service; auto falls back to
+/// observe without it, an explicit drive declines.
 fn choose_mode(cfg: &Config, ops: &Ops) -> Result<Mode, Declined> {
     let mode = cfg.effective_mode();
+    // Said when the library is the only sign (under ROCPROF_KERNEL_REPLAY observing is expected).
+    if let (Mode::Auto, Some(p), false) =
+        (cfg.requested_mode, &cfg.rocprof_tool, cfg.rocprof_replay)
+    {
+        say(&format!(
+            "rocprofv3's tool library is loaded ({p}); auto observes, leaving replay to it"
+        ));
+    }
     let replay_ok = ops.replay_kind.is_some() && ops.config.is_some() && ops.pass.is_some();
     if mode != Mode::Drive || replay_ok {
         return Ok(mode);
