@@ -461,7 +461,7 @@ pub fn open_existing(path: impl AsRef<Path>) -> Result<Connection> {
     }
     let mut conn = Connection::open(path)
         .with_context(|| format!("cannot open database {}", path.display()))?;
-    conn.busy_timeout(locked::wait())?;
+    locked::wait_on_locks(&conn, path)?;
     if current_version(&conn, path)?.is_none() {
         bail!("database {} has no krphase tables", path.display());
     }
@@ -547,7 +547,7 @@ fn schema_version(conn: &Connection, path: &Path) -> Result<i64> {
 /// waiter queues on the busy timeout) instead of reading first and failing at once with "database
 /// is locked" when it tries to write after another process did.
 fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
-    conn.busy_timeout(locked::wait())?;
+    locked::wait_on_locks(conn, path)?;
     conn.set_transaction_behavior(TransactionBehavior::Immediate);
     if schema_version(conn, path)? == SCHEMA_VERSION && views_present(conn)? {
         // Up to date: write nothing, so read-only commands leave the file byte for byte as it
