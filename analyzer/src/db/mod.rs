@@ -13,6 +13,7 @@ pub mod calendar;
 pub mod config_modes;
 pub mod counters;
 pub mod create;
+pub mod emulated;
 pub mod launch_times;
 pub mod locked;
 pub mod measurements;
