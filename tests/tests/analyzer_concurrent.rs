@@ -174,3 +174,58 @@ fn eight_imports_of_shared_and_own_files_into_an_existing_database() {
     all.extend(own);
     check(&db, &sets, &outs, &all, &[old]);
 }
+
+/// An import that finds the database's write lock held says so on stderr after a second: the
+/// database, the holder's pid (this test process, which holds the lock) and how long it has
+/// waited; once the lock is released it imports and exits 0, having printed that line once.
+/// The test waits for the line itself, never for a sleep.
+#[test]
+fn an_import_waiting_for_a_lock_says_what_it_waits_for() {
+    use std::io::BufRead;
+    let dir = krphase_tests::scratch_dir("concurrent-locked");
+    let db = dir.join("k.db");
+    let first = phase_file(&dir, "first.krp", 60);
+    krphase_tests::krphase_db_ok(&db, &[Path::new("import"), &first]);
+    let second = phase_file(&dir, "second.krp", 61);
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut child = Command::new(&krphase_tests::artifacts().krphase)
+        .arg("--db")
+        .arg(&db)
+        .arg("import")
+        .arg(&second)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start krphase import");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("waiting for database") {
+        line.clear();
+        let n = stderr.read_line(&mut line).unwrap();
+        assert!(n > 0, "krphase ended without saying it waits");
+    }
+    assert!(line.contains(&db.display().to_string()), "{line}");
+    assert!(
+        line.contains(&format!("locked by pid {} (write)", std::process::id())),
+        "{line}"
+    );
+    let waited: f64 = line
+        .split("waited ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no wait in {line}"));
+    assert!((1.0..11.0).contains(&waited), "{line}");
+    holder.execute_batch("ROLLBACK").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{rest}");
+    assert!(!rest.contains("waiting for database"), "one line: {rest}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("{}: run ", second.display())),
+        "{stdout}"
+    );
+}

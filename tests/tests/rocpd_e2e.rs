@@ -562,7 +562,8 @@ fn check_attached(db: &Path, truth: &Expected) {
 }
 
 /// Export into a copy of the database, twice; rocpd's tables survive row for row, and plain
-/// joins over the exported views give back krphase's windows and passes.
+/// joins over the exported views give back krphase's windows and passes; the metadata says
+/// EMULATED (the run came from the emulator).
 fn export_and_read_back(run: &Rv3Run, db: &Path) {
     let target = run.dir.join("exported.db");
     std::fs::copy(&run.rocpd, &target).unwrap();
@@ -577,6 +578,22 @@ fn export_and_read_back(run: &Rv3Run, db: &Path) {
         )
     };
     let first = objects(&c);
+    // The run came from the emulator: the export says so beside its rows.
+    let metadata: String = c
+        .query_row(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'krphase_metadata%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let emulated: String = c
+        .query_row(
+            &format!("SELECT value FROM \"{metadata}\" WHERE tag = 'emulated'"),
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(emulated.starts_with("EMULATED: "), "{emulated}");
     let read = |c: &Connection| {
         rows(
             c,

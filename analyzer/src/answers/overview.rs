@@ -246,7 +246,7 @@ impl Overview {
             o.emulated |= r
                 .command
                 .as_deref()
-                .is_some_and(|c| c.contains("krphase-emu"));
+                .is_some_and(crate::db::emulated::command_is_emulated);
         }
         o.snapshot_bytes_basis = bases.into_iter().collect();
         o.snapshot_gbps = pooled_rate(reports, "snapshot", |r| r.bytes.snapshot_bytes_total);
@@ -299,7 +299,11 @@ fn headline(o: &Overview) -> String {
         "{} runs ({modes}){}: {} dispatches seen, {} replayed, {} declined, {} ran without a \
          replay window (no CONFIG)",
         o.runs,
-        if o.emulated { ", EMULATED" } else { "" },
+        if o.emulated {
+            format!(", {}", crate::db::emulated::EMULATED)
+        } else {
+            String::new()
+        },
         o.dispatches,
         o.replayed,
         o.declined,

@@ -39,6 +39,7 @@ pub fn render_runs(rows: &[RunRow], format: Format) -> Result<String> {
                 "file",
                 "imported_at",
                 "truncated",
+                "emulated",
             ])?;
             let o = |v: Option<i64>| v.map_or(String::new(), |v| v.to_string());
             for r in rows {
@@ -54,6 +55,7 @@ pub fn render_runs(rows: &[RunRow], format: Format) -> Result<String> {
                     r.file.clone(),
                     r.imported_at.clone(),
                     r.truncated.to_string(),
+                    r.emulated.to_string(),
                 ])?;
             }
             String::from_utf8(w.into_inner()?)?
@@ -79,7 +81,7 @@ fn render_table(rows: &[RunRow], markdown: bool) -> String {
             dash(r.label.clone()),
             dash(r.pid.map(|p| p.to_string())),
             dash(r.host.clone()),
-            dash(r.mode.clone()),
+            dash(r.mode.clone()) + if r.emulated { " EMULATED" } else { "" },
             r.windows.to_string(),
             r.declines.to_string(),
             duration_or_dash(r.wall_ns.map(|w| w as f64))

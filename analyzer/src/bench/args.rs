@@ -106,8 +106,8 @@ pub struct BenchArgs {
     pub sdk_build: Option<String>,
     /// Measure several builds interleaved: `LABEL=SDK_BUILD` (repeatable; `SDK_BUILD` as for
     /// `--sdk-build`, `baseline` for none). Each measurement's runs alternate between the
-    /// builds (A B, B A, A B, …), so slow drift of the machine falls on every build alike; each
-    /// build's rows and runs carry its label, its work directory and CSV its own.
+    /// builds (A B, B A, A B, and so on), so slow drift of the machine falls on every build
+    /// alike; each build's rows and runs carry its label, its work directory and CSV its own.
     #[arg(long = "build", value_name = "LABEL=SDK_BUILD", value_parser = parse_build,
           conflicts_with_all = ["label", "sdk_build"])]
     pub builds: Vec<(String, String)>,

@@ -31,11 +31,13 @@ fn tree() -> Vec<(String, Command)> {
     out
 }
 
-/// Lines of `text` wider than `max` characters, as "width: line".
+/// Lines of `text` wider than `max` columns, as "width: line". A line's width is its length
+/// in bytes: that is what byte-counting tools (`awk length` in the C locale, `cut -c`, many
+/// linters) report, and never less than its characters, so a line that passes fits either way.
 fn wide_lines(text: &str, max: usize) -> Vec<String> {
     text.lines()
-        .filter(|l| l.chars().count() > max)
-        .map(|l| format!("{}: {l}", l.chars().count()))
+        .filter(|l| l.len() > max)
+        .map(|l| format!("{} bytes, {} chars: {l}", l.len(), l.chars().count()))
         .collect()
 }
 

@@ -23,6 +23,7 @@ use super::phases::{
 use super::provenance::Provenance;
 use crate::answers::rocpd_counters::{self, SideRocpd};
 use crate::db::benchmark::CollectionMode;
+use crate::db::emulated;
 use crate::db::measurements::StoredMeasurement;
 use crate::render::fmt::{bytes, duration_short, markers, percent_unsigned_zero};
 
@@ -64,6 +65,8 @@ pub struct BuildComparison {
     /// Counters from rocpd beside the replay overhead, per run of each side that has an
     /// imported rocpd database (runs compared only).
     pub rocpd: Vec<SideRocpd>,
+    /// Some compared figure came from the emulator (`db::emulated`): every format says so.
+    pub emulated: bool,
 }
 
 /// Rows whose mode is kernel replay get the details (P6's filtered row too: its tax).
@@ -117,6 +120,7 @@ pub fn compare_builds(
         runs: None,
         provenance: None,
         rocpd: Vec::new(),
+        emulated: false,
     };
     let measured = what != CompareWhat::Runs
         && !side_rows(conn, a)?.is_empty()
@@ -136,16 +140,19 @@ pub fn compare_builds(
             side("A", a, |r| r.a_row.as_ref()),
             side("B", b, |r| r.b_row.as_ref()),
         ];
-        out.provenance = Some(Provenance::of_sides(
+        let provenance = Provenance::of_sides(
             conn,
             &sides,
             &format!("krphase compare {a} {b} --format markdown"),
-        )?);
+        )?;
+        out.emulated = provenance.emulated;
+        out.provenance = Some(provenance);
         out.rows = Some(rows);
         return Ok(out);
     }
     let ra = crate::db::runs::select(conn, a)?;
     let rb = crate::db::runs::select(conn, b)?;
+    out.emulated = emulated::any_run_emulated(conn, &[ra.as_slice(), rb.as_slice()].concat())?;
     out.runs = Some(compare_with(conn, &ra, &rb, margin_pct)?);
     out.rocpd = rocpd_counters::sides(conn, &ra, &rb)?;
     let (attribution, refused) = match attribute_runs(conn, (&ra, Wall::Spans), (&rb, Wall::Spans))?
@@ -255,6 +262,9 @@ pub fn part_notes(x: &Attribution) -> String {
 /// The comparison as text tables.
 pub fn render_text(c: &BuildComparison) -> String {
     let mut s = String::new();
+    if c.emulated {
+        let _ = writeln!(s, "{}\n", emulated::NOTE);
+    }
     if let Some(r) = &c.runs {
         s.push_str(&render_table(r));
     }
@@ -320,6 +330,13 @@ pub fn render_csv(c: &BuildComparison) -> Result<String> {
         "section", "row", "item", "a", "b", "change", "lo95", "hi95", "verdict", "basis",
     ])?;
     let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+    if c.emulated {
+        let mut r = vec![String::new(); 10];
+        r[0] = "provenance".into();
+        r[2] = emulated::EMULATED.into();
+        r[8] = emulated::NOTE.into();
+        w.write_record(&r)?;
+    }
     if let Some(rows) = &c.rows {
         for r in &rows.rows {
             w.write_record([

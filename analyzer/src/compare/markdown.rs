@@ -129,6 +129,8 @@ pub fn render_markdown(c: &BuildComparison) -> String {
     if let Some(p) = &c.provenance {
         s.push_str(&p.to_markdown());
         s.push('\n');
+    } else if c.emulated {
+        let _ = writeln!(s, "{}\n", crate::db::emulated::markdown_note());
     }
     if let Some(rows) = &c.rows {
         end_to_end(&mut s, rows);

@@ -12,6 +12,7 @@ use anyhow::Result;
 use rusqlite::Connection;
 use serde::Serialize;
 
+use crate::db::emulated::{command_is_emulated, markdown_note};
 use crate::db::measurements::StoredMeasurement;
 
 /// The git commit this krphase was built from (`build.rs`), `unknown` outside a checkout.
@@ -158,8 +159,8 @@ impl Provenance {
             .iter()
             .flat_map(|(_, _, rows)| rows.iter().filter_map(|m| m.command.clone()))
             .collect();
-        let emulated = facts.iter().any(|(_, f)| f.1.contains("krphase-emu"))
-            || row_commands.iter().any(|c| c.contains("krphase-emu"));
+        let emulated = facts.iter().any(|(_, f)| command_is_emulated(&f.1))
+            || row_commands.iter().any(|c| command_is_emulated(c));
         let starts = facts.iter().map(|(t, f)| (f.2, t.clone())).collect();
         let mut commands: Vec<String> = row_commands.into_iter().collect();
         commands.push(command.to_string());
@@ -193,7 +194,7 @@ impl Provenance {
                 commands.insert(c);
             }
         }
-        let emulated = commands.iter().any(|c| c.contains("krphase-emu"));
+        let emulated = commands.iter().any(|c| command_is_emulated(c));
         let mut commands: Vec<String> = commands.into_iter().collect();
         commands.push(command.to_string());
         Ok(Provenance::made_now(
@@ -238,10 +239,7 @@ impl Provenance {
     pub fn to_markdown(&self) -> String {
         let mut s = String::new();
         if self.emulated {
-            s.push_str(
-                "**EMULATED**: these numbers come from krphase-emu, an emulated SDK and device, \
-                 not from a GPU.\n\n",
-            );
+            let _ = writeln!(s, "{}\n", markdown_note());
         }
         let _ = writeln!(
             s,

@@ -72,6 +72,66 @@ pub fn mixed_modes(conn: &Connection, cfg_id: i64) -> Result<Option<String>> {
     }))
 }
 
+/// A kernel-replay config row of a database the seed's own harness wrote (no recorded modes)
+/// that holds more runs than its session's baseline: several rocprofv3 configs of one job hash
+/// to it (inferred from run counts). The seed runs the baseline once per iteration and each
+/// config once per iteration and benchmark mode, so one config row per mode has as many runs as
+/// the baseline; `k` configs that hash alike give `k` times as many. The session of SDK build
+/// `sdk` is the time between the other builds' runs of the application, so a database holding
+/// several sessions compares each with its own baseline. `None` when the counts agree, the row
+/// is not kernel replay, or the application has no baseline runs.
+pub fn mix_from_run_counts(
+    conn: &Connection,
+    app: i64,
+    cfg: i64,
+    sdk: Option<i64>,
+) -> Result<Option<String>> {
+    let kernel: Option<String> = conn
+        .query_row(
+            "SELECT counter_collection_mode FROM benchmark_config WHERE id = ?1",
+            [cfg],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    if kernel.as_deref() != Some("kernel-replay") {
+        return Ok(None);
+    }
+    let (runs, first, last): (i64, Option<String>, Option<String>) = conn.query_row(
+        "SELECT COUNT(*), MIN(executed_at), MAX(executed_at) FROM benchmark_metrics
+         WHERE app_id = ?1 AND cfg_id = ?2 AND sdk_id IS ?3",
+        params![app, cfg, sdk],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let (Some(first), Some(last)) = (first, last) else {
+        return Ok(None);
+    };
+    // The session: after the other builds' last run before it, before their first run after.
+    let (lo, hi): (Option<String>, Option<String>) = conn.query_row(
+        "SELECT (SELECT MAX(executed_at) FROM benchmark_metrics WHERE app_id = ?1
+                   AND sdk_id IS NOT ?2 AND sdk_id IS NOT NULL AND executed_at < ?3),
+                (SELECT MIN(executed_at) FROM benchmark_metrics WHERE app_id = ?1
+                   AND sdk_id IS NOT ?2 AND sdk_id IS NOT NULL AND executed_at > ?4)",
+        params![app, sdk, first, last],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let baseline: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM benchmark_metrics m JOIN benchmark_config c ON c.id = m.cfg_id
+         WHERE m.app_id = ?1 AND c.benchmark_mode = 'baseline'
+           AND (?2 IS NULL OR m.executed_at > ?2) AND (?3 IS NULL OR m.executed_at < ?3)",
+        params![app, lo, hi],
+        |r| r.get(0),
+    )?;
+    if baseline == 0 || runs <= baseline {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "inferred from run counts: {runs} runs where the session has {baseline} baseline runs, \
+         so about {:.1} rocprofv3 configs hash to this row",
+        runs as f64 / baseline as f64
+    )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -253,6 +253,12 @@ pub enum ReplayCheck {
     FilterReplayed { windows: i64 },
     /// P6's replay-active row: replay configured (`--replay-mode kernel`), nothing replayed.
     Configured,
+    /// P6's replay-active row whose command lacks `--replay-mode kernel` (replay_perf.py never
+    /// writes it; a `--rocprofv3` wrapper can add it), but whose `groups` counter groups ran in
+    /// one launch per timed run, no `pass_<n>` directory: rocprofv3 collects several groups in
+    /// one launch only in kernel replay mode, so replay was configured (inferred from the
+    /// launches), and nothing replayed.
+    ConfiguredByLaunches { groups: i64, launches: usize },
 }
 
 impl ReplayCheck {
@@ -320,8 +326,10 @@ impl StoredMeasurement {
     pub fn invalid_reason(&self) -> Option<String> {
         if let Some(m) = &self.mixed_modes {
             return Some(format!(
-                "averages runs of different modes in one benchmark config row ({m}): the seed's \
-                 config hash ignores --replay-mode"
+                "averages the runs of several rocprofv3 configs in one benchmark config row \
+                 ({m}): the seed's config hash ignores --replay-mode, so --replay-mode kernel \
+                 runs and beta-flag-only runs (application replay on current rocprofv3) land \
+                 in one row"
             ));
         }
         self.replay_check.invalid_reason()
@@ -329,6 +337,17 @@ impl StoredMeasurement {
 
     /// What a valid row's figures cannot show (one line), when something.
     pub fn caveat(&self) -> Option<String> {
+        if let ReplayCheck::ConfiguredByLaunches { groups, launches } = self.replay_check {
+            return Some(format!(
+                "measurement {} ({}/{}): replay configured, inferred: its command lacks \
+                 --replay-mode kernel, but its {groups} counter groups ran in one launch per \
+                 timed run ({launches} launch(es), no pass_<n> directory), which rocprofv3 does \
+                 only in kernel replay mode",
+                self.measurement_id,
+                self.experiment.as_deref().unwrap_or("?"),
+                self.variant.as_deref().unwrap_or("?")
+            ));
+        }
         (self.replay_check == ReplayCheck::Unverifiable && self.claims_replay()).then(|| {
             format!(
                 "measurement {} ({}/{}): kernel replay unverifiable: a rocprofv3-benchmark \
@@ -528,6 +547,15 @@ fn runs_in_pass_dirs(conn: &Connection, m: &StoredMeasurement) -> Result<i64> {
         .count() as i64)
 }
 
+/// The counter groups of a row whose several groups ran in one launch per timed run: phase
+/// files linked, none in a `pass_<n>` directory (the caller has checked), two or more groups
+/// in its command. Application replay would have launched the application once per group,
+/// each in its own `pass_<n>`.
+fn groups_in_one_launch(m: &StoredMeasurement) -> Option<i64> {
+    let groups = m.counter_groups.filter(|g| *g >= 2)?;
+    (!m.linked_runs.is_empty()).then_some(groups)
+}
+
 fn replay_check(conn: &Connection, m: &StoredMeasurement) -> Result<ReplayCheck> {
     if !m.claims_replay() {
         return Ok(ReplayCheck::NotClaimed);
@@ -550,6 +578,11 @@ fn replay_check(conn: &Connection, m: &StoredMeasurement) -> Result<ReplayCheck>
             ReplayCheck::FilterReplayed { windows }
         } else if configured {
             ReplayCheck::Configured
+        } else if let Some(groups) = groups_in_one_launch(m) {
+            ReplayCheck::ConfiguredByLaunches {
+                groups,
+                launches: m.launches.len(),
+            }
         } else if m.source.as_deref() == Some(SOURCE_BENCHMARK_DB) {
             ReplayCheck::Unverifiable
         } else {

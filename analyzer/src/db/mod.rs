@@ -13,6 +13,7 @@ pub mod calendar;
 pub mod config_modes;
 pub mod counters;
 pub mod create;
+pub mod emulated;
 pub mod kernel_names;
 pub mod launch_times;
 pub mod locked;
@@ -462,7 +463,7 @@ pub fn open_existing(path: impl AsRef<Path>) -> Result<Connection> {
     }
     let mut conn = Connection::open(path)
         .with_context(|| format!("cannot open database {}", path.display()))?;
-    conn.busy_timeout(locked::wait())?;
+    locked::wait_on_locks(&conn, path)?;
     if current_version(&conn, path)?.is_none() {
         bail!("database {} has no krphase tables", path.display());
     }
@@ -549,7 +550,7 @@ fn schema_version(conn: &Connection, path: &Path) -> Result<i64> {
 /// is locked" when it tries to write after another process did.
 fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
     crate::db::kernel_names::register(conn)?;
-    conn.busy_timeout(locked::wait())?;
+    locked::wait_on_locks(conn, path)?;
     conn.set_transaction_behavior(TransactionBehavior::Immediate);
     if schema_version(conn, path)? == SCHEMA_VERSION && views_present(conn)? {
         // Up to date: write nothing, so read-only commands leave the file byte for byte as it

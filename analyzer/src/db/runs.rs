@@ -133,6 +133,8 @@ pub struct RunRow {
     pub file: String,
     pub imported_at: String,
     pub truncated: bool,
+    /// The run came from the emulator (`db::emulated`).
+    pub emulated: bool,
 }
 
 /// Every run with its counts, in id order.
@@ -141,7 +143,7 @@ pub fn list_runs(conn: &Connection) -> Result<Vec<RunRow>> {
         "SELECT r.id, r.label, r.pid, r.host, r.mode,
                 (SELECT COUNT(*) FROM krphase_window w WHERE w.run_id = r.id AND w.outcome = 'replayed'),
                 (SELECT COUNT(*) FROM krphase_window w WHERE w.run_id = r.id AND w.outcome <> 'replayed'),
-                r.\"end\" - r.\"start\", r.path, r.imported_at, r.truncated
+                r.\"end\" - r.\"start\", r.path, r.imported_at, r.truncated, r.command
          FROM krphase_run r ORDER BY r.id",
     )?;
     let rows = stmt
@@ -158,6 +160,9 @@ pub fn list_runs(conn: &Connection) -> Result<Vec<RunRow>> {
                 file: r.get(8)?,
                 imported_at: r.get(9)?,
                 truncated: r.get::<_, i64>(10)? != 0,
+                emulated: r
+                    .get::<_, Option<String>>(11)?
+                    .is_some_and(|c| super::emulated::command_is_emulated(&c)),
             })
         })?
         .collect::<rusqlite::Result<_>>()?;

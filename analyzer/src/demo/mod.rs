@@ -198,18 +198,11 @@ fn artifacts(opts: &DemoOpts) -> Result<(PathBuf, PathBuf)> {
         _ => match workspace_root() {
             Some(root) => {
                 let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+                // The workspace's default members are what the demo runs, so this is the
+                // README's own `cargo build --release`: after it, nothing to do.
                 let status = Command::new(&cargo)
                     .current_dir(&root)
-                    .args([
-                        "build",
-                        "--release",
-                        "-p",
-                        "krphase-tool",
-                        "-p",
-                        "krphase-emu",
-                        "-p",
-                        "krphase-emu-driver",
-                    ])
+                    .args(["build", "--release"])
                     .status()
                     .with_context(|| format!("cannot run {cargo}"))?;
                 if !status.success() {

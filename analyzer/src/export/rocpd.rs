@@ -179,13 +179,21 @@ pub fn export_rocpd_command(db_path: &Path, output: &Path) -> Result<()> {
     }
     tx.execute_batch(&schema_sql(&uuid, &process.guid))?;
     let (windows, passes) = copy_rows(&k, &tx, run, &uuid, process.pid)?;
-    for (tag, value) in [
+    // A run from the emulator says so beside its rows.
+    let emulated = db::emulated::any_run_emulated(&k, &[run])?.then(|| {
+        (
+            db::emulated::EMULATED.to_lowercase(),
+            db::emulated::NOTE.to_string(),
+        )
+    });
+    for (tag, value) in emulated.into_iter().chain([
         ("krphase_version", env!("CARGO_PKG_VERSION").to_string()),
         ("krphase_run_id", run.to_string()),
         ("rocpd_schema_followed", schema::FOLLOWED_VERSION.to_string()),
         ("replay_pass", "as proposed for rocpd_kernel_dispatch (not merged in any released schema): 0-based pass of a replayed dispatch".into()),
         ("exported_at", db::now_utc()),
-    ] {
+    ]
+    .map(|(t, v)| (t.to_string(), v))) {
         tx.execute(
             &format!("INSERT INTO \"krphase_metadata_{uuid}\" (tag, value) VALUES (?1, ?2)"),
             params![tag, value],

@@ -97,6 +97,9 @@ pub struct BenchmarkImport {
     pub measurements: usize,
     /// Config rows an old database had without replay columns.
     pub configs_without_replay_columns: usize,
+    /// One line per imported row whose figures are invalid (a config row filled by several
+    /// rocprofv3 configs).
+    pub warnings: Vec<String>,
 }
 
 /// One measurement made from a statistics row of the benchmark database.
@@ -196,7 +199,10 @@ fn statistic_rows(src: &Connection) -> Result<Vec<StatisticRow>> {
                 groups,
                 projected,
                 speedup,
-                mixed_modes: crate::db::config_modes::mixed_modes(src, cfg)?,
+                mixed_modes: match crate::db::config_modes::mixed_modes(src, cfg)? {
+                    Some(m) => Some(m),
+                    None => crate::db::config_modes::mix_from_run_counts(src, app, cfg, sdk)?,
+                },
                 raw,
             });
         }
@@ -285,10 +291,21 @@ pub fn import_benchmark(
 
     let rows = statistic_rows(&src)?;
     store(conn, &rows, &key, label)?;
+    let warnings = crate::db::measurements::read_measurements(
+        conn,
+        &crate::db::measurements::MeasurementFilter::All,
+    )?
+    .iter()
+    .filter(|m| {
+        m.source.as_deref() == Some(SOURCE_BENCHMARK_DB) && m.outdir.as_deref() == Some(&key)
+    })
+    .filter_map(|m| m.warning())
+    .collect();
     Ok(BenchmarkImport {
         configs,
         measurements: rows.len(),
         configs_without_replay_columns,
+        warnings,
     })
 }
 

@@ -210,5 +210,8 @@ pub fn import_benchmark_command(db_path: &Path, file: &Path, label: Option<&str>
         r.measurements,
         r.configs_without_replay_columns
     );
+    for w in &r.warnings {
+        eprintln!("krphase: warning: {w}");
+    }
     Ok(())
 }

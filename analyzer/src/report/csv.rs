@@ -95,6 +95,14 @@ fn write_run(w: &mut Writer, r: &RunReport) -> Result<()> {
         ..k
     };
     let m = Basis::InProcess.code();
+    if r.command
+        .as_deref()
+        .is_some_and(crate::db::emulated::command_is_emulated)
+    {
+        // The run came from the emulator: its first row says so.
+        let e = key(k("provenance", crate::db::emulated::EMULATED));
+        row(w, &e, "flag", "1".into(), "")?;
+    }
     let counts = [
         ("windows", "replayed", "count", r.windows.replayed),
         ("windows", "declined", "count", r.windows.declined),

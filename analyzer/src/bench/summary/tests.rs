@@ -145,17 +145,19 @@ fn json_has_no_bench_key_without_bench_measurements() {
     assert!(report_json(&c).unwrap().is_none());
 }
 
-/// P6 with the seed's flags: its replay-active row lacks `--replay-mode kernel`, so
-/// rocprofv3 ran application replay and the tax is no figure: INVALID in the text, null
-/// with `valid: false` in the JSON.
+/// P6 with the seed's flags (its replay-active row's command lacks `--replay-mode kernel`):
+/// with its phase files in rocprofv3's `pass_<n>` directories rocprofv3 ran application replay
+/// and the tax is no figure (INVALID in the text, null with `valid: false` in the JSON); with
+/// its several groups in one launch (a `--rocprofv3` wrapper added `--replay-mode kernel`) the
+/// tax is reported, with the inference said; with the flag in the command, too.
 #[test]
-fn p6_without_replay_configured_gives_no_tax() {
+fn p6_tax_follows_how_rocprofv3_ran_the_replay_active_row() {
     let c = bench_db();
-    c.execute(
+    c.execute_batch(
         "UPDATE krphase_measurement SET mode = 'kernel-replay', command = \
          'rocprofv3 --pmc A --pmc B --kernel-replay-beta-enabled --kernel-include-regex x \
-         -d w/p6-filtered -- app' WHERE id = 7",
-        [],
+         -d w/p6-filtered -- app' WHERE id = 7;
+         UPDATE krphase_run SET path = 'w/p6-filtered/pass_1/k-1.krp' WHERE id = 3;",
     )
     .unwrap();
     let text = render(&c).unwrap();
@@ -166,7 +168,7 @@ fn p6_without_replay_configured_gives_no_tax() {
     assert!(!text.contains("/dispatch over whole runs"), "{text}");
     let t = report_json(&c).unwrap().unwrap().p6_dispatch_tax.unwrap();
     assert!(!t.valid);
-    assert!(t.invalid_reason.unwrap().contains("--replay-mode kernel"));
+    assert!(t.invalid_reason.unwrap().contains("application replay"));
     assert_eq!(
         (
             t.whole_run_tax_per_dispatch_ns,
@@ -174,7 +176,25 @@ fn p6_without_replay_configured_gives_no_tax() {
         ),
         (None, None)
     );
-    // With replay configured the same rows give the figure.
+    // The same command, its two groups in one launch: kernel replay mode, the tax reported.
+    c.execute(
+        "UPDATE krphase_run SET path = 'w/p6-filtered/k-1.krp' WHERE id = 3",
+        [],
+    )
+    .unwrap();
+    let text = render(&c).unwrap();
+    assert!(text.contains("/dispatch over whole runs"), "{text}");
+    let t = report_json(&c).unwrap().unwrap().p6_dispatch_tax.unwrap();
+    assert!(t.valid && t.whole_run_tax_per_dispatch_ns.is_some());
+    let m = read_measurements(&c, &MeasurementFilter::Id(7)).unwrap();
+    assert!(
+        m[0].caveat()
+            .unwrap()
+            .contains("replay configured, inferred"),
+        "{:?}",
+        m[0].caveat()
+    );
+    // With replay configured in the command the same rows give the figure.
     c.execute(
         "UPDATE krphase_measurement SET command = 'rocprofv3 --pmc A --pmc B --replay-mode \
          kernel --kernel-replay-beta-enabled -d w -- app' WHERE id = 7",

@@ -22,14 +22,21 @@ pub struct RunInfo {
     pub pid: i64,
     /// The thread of the run's first window (or plain dispatch): most of its events are there.
     pub main_thread: Option<i64>,
+    /// The run came from the emulator (`db::emulated`).
+    pub emulated: bool,
 }
 
 impl RunInfo {
-    /// The process track's name: label, run id and pid.
+    /// The process track's name: label, run id and pid, and EMULATED for an emulator run.
     pub fn name(&self) -> String {
+        let emulated = if self.emulated {
+            format!(", {}", crate::db::emulated::EMULATED)
+        } else {
+            String::new()
+        };
         match &self.label {
-            Some(l) => format!("krphase {l} (run {}, pid {})", self.id, self.pid),
-            None => format!("krphase run {} (pid {})", self.id, self.pid),
+            Some(l) => format!("krphase {l} (run {}, pid {}{emulated})", self.id, self.pid),
+            None => format!("krphase run {} (pid {}{emulated})", self.id, self.pid),
         }
     }
 }
@@ -339,11 +346,11 @@ pub fn read_runs(conn: &Connection, runs: &[i64], tx: &SyncSender<Batch>) -> Res
 }
 
 fn run_info(conn: &Connection, id: i64) -> Result<RunInfo> {
-    let (label, pid): (Option<String>, Option<i64>) = conn
+    let (label, pid, command): (Option<String>, Option<i64>, Option<String>) = conn
         .query_row(
-            "SELECT label, pid FROM krphase_run WHERE id = ?1",
+            "SELECT label, pid, command FROM krphase_run WHERE id = ?1",
             [id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .map_err(|_| anyhow!("unknown run id {id}"))?;
     let main_thread = conn
@@ -359,6 +366,7 @@ fn run_info(conn: &Connection, id: i64) -> Result<RunInfo> {
         label,
         pid: pid.unwrap_or(id),
         main_thread,
+        emulated: command.is_some_and(|c| crate::db::emulated::command_is_emulated(&c)),
     })
 }
 

@@ -50,7 +50,7 @@ pub fn render_breakdown(stats: &[RunStats]) -> String {
         .iter()
         .map(|p| (p.to_string(), phase_colour(p)))
         .collect();
-    let subtitle = [
+    let mut subtitle = vec![
         "Each bar is 100 % of its row's mean replayed window (per-row normalisation, so short \
          windows stay visible);"
             .to_string(),
@@ -58,5 +58,6 @@ pub fn render_breakdown(stats: &[RunStats]) -> String {
          is split into drain + snapshot where an SDK log is joined."
             .to_string(),
     ];
+    subtitle.extend(super::stats::emulated_line(stats));
     bars::share_bars(TITLE, &subtitle, &rows, &series)
 }

@@ -62,9 +62,10 @@ pub fn render_histogram(stats: &[RunStats], i: usize) -> String {
             )],
         );
     }
-    let subtitle = [
+    let mut subtitle = vec![
         "One panel per run label (its runs pooled); all panels share the x axis.".to_string(),
         histogram::x_axis_note(&panels, "ms"),
     ];
+    subtitle.extend(super::stats::emulated_line(stats));
     histogram::small_multiples(&title(name), &subtitle, "ms", phase_colour(name), &panels)
 }

@@ -42,6 +42,16 @@ pub struct RunStats {
     pub samples: Vec<Vec<f64>>,
     /// Per kernel: per [`STACK`] entry the sum (ns) over replayed windows, and their count.
     pub kernels: BTreeMap<String, (Vec<f64>, u64)>,
+    /// The run came from the emulator (`db::emulated`).
+    pub emulated: bool,
+}
+
+/// The subtitle line that says a plot's runs came from the emulator, when any did.
+pub fn emulated_line<'a>(stats: impl IntoIterator<Item = &'a RunStats>) -> Option<String> {
+    stats
+        .into_iter()
+        .any(|s| s.emulated)
+        .then(|| crate::db::emulated::NOTE.to_string())
 }
 
 /// The workload, `--depth` and the remaining options of a command line.
@@ -97,6 +107,7 @@ fn run_row(conn: &Connection, run: i64) -> Result<(String, String, String, Optio
 /// Reads run `run`'s figures.
 pub fn run_stats(conn: &Connection, run: i64) -> Result<RunStats> {
     let (label, command, mode, filter) = run_row(conn, run)?;
+    let emulated = crate::db::emulated::command_is_emulated(&command);
     let (workload, depth, opts) = parse_command(&command);
     let mut rest = vec![format!("{mode} mode")];
     rest.push(match filter {
@@ -112,6 +123,7 @@ pub fn run_stats(conn: &Connection, run: i64) -> Result<RunStats> {
         depth,
         rest: rest.join("; "),
         samples: vec![Vec::new(); SHOWN.len()],
+        emulated,
         ..RunStats::default()
     };
     phases::for_each_window(conn, run, |w| {

@@ -157,7 +157,7 @@ pub fn render_sweep(workload: &str, all: &[&RunStats], d: usize) -> Option<Strin
                 .collect(),
         })
         .collect();
-    let subtitle = [
+    let mut subtitle = vec![
         fixed_line(workload, &group, d),
         format!(
             "Point: median window; whisker: p10 to p90 of windows; n: replayed windows (runs) \
@@ -165,6 +165,7 @@ pub fn render_sweep(workload: &str, all: &[&RunStats], d: usize) -> Option<Strin
             points::y_axis_note(&series)
         ),
     ];
+    subtitle.extend(super::stats::emulated_line(group.iter().copied()));
     Some(points::points(
         &format!("{workload}: phase time per window against {}", dim.tag),
         &subtitle,

@@ -39,6 +39,12 @@ pub const RUNS: Table = Table {
         col("ppid", Int64, "r.ppid", "parent process id"),
         col("command", Utf8, "r.command", "the process's command line"),
         col(
+            "emulated",
+            Bool,
+            crate::db::emulated::RUN_IS_EMULATED_SQL,
+            "true when the run came from krphase-emu, the emulated SDK and device (EMULATED)",
+        ),
+        col(
             "mode",
             Utf8,
             "r.mode",
