@@ -1,12 +1,16 @@
 //! When a held dispatch is complete, and its emission.
 //!
 //! A dispatch's own records come from the thread that dispatched it; its COMPLETE and
-//! COMPLETE_HOST records come from the SDK's completion thread and may reach the file later. So
-//! a dispatch is held until its completions arrive (a drive-mode window: one per pass), its
-//! thread has moved on to another dispatch and its completions match its enqueues (observe mode,
-//! plain dispatches), or a later dispatch on its queue completes (everything before it on that
-//! queue has finished). [`Reconstructor::finish`] and the held-dispatch bounds (`bounds.rs`)
-//! emit what is left.
+//! COMPLETE_HOST records come from the SDK's completion thread. Each thread's records reach the
+//! file in its own order, but the threads' buffers reach it in any order (a buffer is handed over
+//! when full or by age), so either side may come first. A dispatch is therefore closed only on
+//! what its own thread's order proves: a drive-mode window once CONFIG EXIT and a completion per
+//! pass are in; observe mode and plain dispatches once their thread has moved on to another
+//! dispatch and their completions match their enqueues; a window with a stuck pass once its
+//! completed passes' completions are in and a later dispatch on its queue completed.
+//! A later completion on the queue never closes an observed or plain dispatch: its thread's
+//! records may still be on their way. [`Reconstructor::finish`] and the held-dispatch bounds
+//! (`bounds.rs`) emit what is left.
 
 use super::Reconstructor;
 use super::group::Group;
@@ -102,8 +106,9 @@ impl Reconstructor {
             }
         }
         for s in sealed {
+            // Not `thread_done`: the dispatch finished on the GPU, but its thread's records
+            // (a buffer flushed by age) may still be on their way to the file.
             if let Some(g) = self.groups.get_mut(&s) {
-                g.thread_done = true;
                 g.queue_sealed = true;
             }
             self.try_close(s);

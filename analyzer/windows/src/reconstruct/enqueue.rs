@@ -99,6 +99,11 @@ impl Reconstructor {
             .filter(|_| self.sticky_placement);
         let est = place.map(|(agent, _)| self.footprint.estimate(agent));
         let g = self.group(dispatch_id, thread);
+        // The dispatch's first enqueue names its thread, also when its completion (from the
+        // SDK's completion thread) reached the file first and opened the group.
+        if g.config_enter.is_none() && g.enqueues.is_empty() && g.passes.is_empty() {
+            g.thread = thread;
+        }
         g.kernel_id.get_or_insert(kernel_id);
         if g.first_enqueue_bytes.is_none() && g.queue.is_none() {
             g.first_enqueue_bytes = est;

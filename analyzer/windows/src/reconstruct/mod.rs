@@ -17,9 +17,12 @@
 //!   the owning tool's PASS callbacks and the SDK's pass preparation. A dispatch with one enqueue
 //!   is a [`PlainDispatch`](crate::PlainDispatch).
 //!
-//! COMPLETE records come from another thread and may reach the file after the window's own
-//! records, so a dispatch is held until its completions arrive, a later dispatch on the same queue
-//! completes, [`Reconstructor::finish`] is called, or a held-dispatch bound evicts it.
+//! COMPLETE records come from another thread and may reach the file before or after the window's
+//! own records, so a dispatch is held until both sides are in (`close.rs`),
+//! [`Reconstructor::finish`] is called, or a held-dispatch bound evicts it. The outputs do not
+//! depend on the order in which different threads' records reach the file (each thread's own
+//! order kept; `tests/record_order.rs`), except the observe-mode byte estimate, taken from the
+//! allocations seen when the dispatch's first placement is read.
 //!
 //! Everything held is bounded by [`Limits`]; a record that would exceed an error bound makes
 //! [`Reconstructor::push_at`] fail with a [`LimitError`] naming its file offset.
