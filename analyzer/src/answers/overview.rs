@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::run_report::RunReport;
+use super::run_report::{PhaseStats, RunReport, UNATTRIBUTED};
 use crate::db::basis::Basis;
+use crate::db::phases;
 use crate::render::fmt::{bytes, duration, duration_short, percent};
 use crate::stats::ratio;
 
@@ -38,6 +39,13 @@ pub struct PooledPhase {
     /// Runs that carry it.
     pub runs: usize,
     pub basis: Vec<Basis>,
+    /// It lies outside the window the shares divide (observe mode, whose window is the passes'
+    /// span: the snapshot before pass 0), so it has no share.
+    pub outside_window: bool,
+    /// A part shown on its own: its parent is not timed in the runs that carry it (observe
+    /// mode's gpu: no PASS callbacks, so no pass exec); its share is of replay time and the
+    /// `unattributed` rest no longer holds it.
+    pub parent_untimed: Option<String>,
 }
 
 /// One kernel of one run, among the slowest.
@@ -98,12 +106,27 @@ pub struct Overview {
     pub cross_rank: Option<super::ranks::CrossRank>,
 }
 
+/// How one run's phase enters the pool: outside the window, or a part whose parent the run
+/// does not time (shown on its own, out of the run's rest).
+fn placement(r: &RunReport, p: &PhaseStats) -> (bool, Option<String>) {
+    let has = |name: &str| r.phases.iter().any(|q| q.phase == name && q.samples > 0);
+    let span = r
+        .phases
+        .iter()
+        .find(|q| q.phase == "window")
+        .is_some_and(|w| phases::window_is_span(w.basis.iter()));
+    let outside = span
+        && phases::index(&p.phase).is_some_and(|k| phases::before_the_passes(&phases::PHASES[k]));
+    let untimed = p.parent.clone().filter(|parent| !has(parent));
+    (outside, untimed)
+}
+
 /// Pools each phase over the runs that carry it.
 fn pool_phases(reports: &[RunReport]) -> Vec<PooledPhase> {
-    let mut order: Vec<String> = Vec::new();
-    let mut pooled: BTreeMap<String, PooledPhase> = BTreeMap::new();
+    let mut order: Vec<(String, Option<String>)> = Vec::new();
+    let mut pooled: BTreeMap<(String, Option<String>), PooledPhase> = BTreeMap::new();
     // Per phase: the window time and the parent's time of the runs that carry it.
-    let mut denominators: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    let mut denominators: BTreeMap<(String, Option<String>), (i64, i64)> = BTreeMap::new();
     for r in reports.iter().filter(|r| r.windows.replayed > 0) {
         let total_of = |name: &str| {
             r.phases
@@ -112,41 +135,68 @@ fn pool_phases(reports: &[RunReport]) -> Vec<PooledPhase> {
                 .map_or(0, |p| p.total_ns)
         };
         let window = total_of("window");
-        for p in r
+        let shown: Vec<_> = r
             .phases
             .iter()
-            .filter(|p| p.samples > 0 && p.bound_of.is_none())
-        {
-            if p.phase == "window" {
-                continue;
-            }
-            let e = pooled.entry(p.phase.clone()).or_insert_with(|| {
-                order.push(p.phase.clone());
+            .filter(|p| p.samples > 0 && p.bound_of.is_none() && p.phase != "window")
+            .map(|p| (p, placement(r, p)))
+            .collect();
+        // Parts shown on their own inside the window leave the run's rest.
+        let promoted: i64 = shown
+            .iter()
+            .filter(|(_, (outside, untimed))| untimed.is_some() && !outside)
+            .map(|(p, _)| p.total_ns)
+            .sum();
+        for (p, (outside, untimed)) in shown {
+            let parent = if untimed.is_some() {
+                None
+            } else {
+                p.parent.clone()
+            };
+            let key = (p.phase.clone(), parent.clone());
+            let e = pooled.entry(key.clone()).or_insert_with(|| {
+                order.push(key.clone());
                 PooledPhase {
                     phase: p.phase.clone(),
-                    parent: p.parent.clone(),
+                    parent: parent.clone(),
                     total_ns: 0,
                     share_of_replay: None,
                     share_of_parent: None,
                     runs: 0,
                     basis: Vec::new(),
+                    outside_window: false,
+                    parent_untimed: None,
                 }
             });
-            e.total_ns += p.total_ns;
+            let rest = p.phase == UNATTRIBUTED;
+            e.total_ns += if rest {
+                p.total_ns - promoted
+            } else {
+                p.total_ns
+            };
             e.runs += 1;
-            let bases: BTreeSet<Basis> = e.basis.iter().chain(&p.basis).copied().collect();
+            e.outside_window |= outside;
+            e.parent_untimed = e.parent_untimed.take().or(untimed);
+            let bases: BTreeSet<Basis> = if rest {
+                // What no phase row covers: a rest of the figures beside it.
+                [Basis::Rest].into()
+            } else {
+                e.basis.iter().chain(&p.basis).copied().collect()
+            };
             e.basis = bases.into_iter().collect();
-            let d = denominators.entry(p.phase.clone()).or_default();
+            let d = denominators.entry(key).or_default();
             d.0 += window;
-            d.1 += p.parent.as_deref().map_or(0, total_of);
+            d.1 += parent.as_deref().map_or(0, total_of);
         }
     }
     order
         .into_iter()
-        .filter_map(|name| {
-            let mut p = pooled.remove(&name)?;
-            let (window, parent) = denominators.get(&name).copied().unwrap_or_default();
-            p.share_of_replay = ratio(p.total_ns as f64, window as f64);
+        .filter_map(|key| {
+            let mut p = pooled.remove(&key)?;
+            let (window, parent) = denominators.get(&key).copied().unwrap_or_default();
+            if !p.outside_window {
+                p.share_of_replay = ratio(p.total_ns as f64, window as f64);
+            }
             if p.parent.is_some() {
                 p.share_of_parent = ratio(p.total_ns as f64, parent as f64);
             }
@@ -331,6 +381,7 @@ fn phase_rows(o: &Overview) -> Vec<[String; 5]> {
         .map(|p| {
             let share = match &p.parent {
                 Some(parent) => format!("({} of {parent})", percent(p.share_of_parent)),
+                None if p.outside_window => "outside¹".into(),
                 None => percent(p.share_of_replay),
             };
             let name = if p.parent.is_some() {
@@ -364,6 +415,54 @@ fn phase_rows(o: &Overview) -> Vec<[String; 5]> {
         ]);
     }
     rows
+}
+
+/// The lines under the phase table that say why a figure has no share, what a part shown on
+/// its own is part of, and what the rest holds.
+fn phase_notes(o: &Overview) -> Vec<String> {
+    let mut notes = Vec::new();
+    let outside: Vec<&str> = o
+        .phases
+        .iter()
+        .filter(|p| p.outside_window)
+        .map(|p| p.phase.as_str())
+        .collect();
+    if !outside.is_empty() {
+        notes.push(format!(
+            "¹ {}: before pass 0, outside the window the shares divide (observe mode: the \
+             passes' span, pass 0's enqueue to the last pass's completion; the SDK prints no \
+             window time)",
+            outside.join(", ")
+        ));
+    }
+    for p in o.phases.iter().filter(|p| !p.outside_window) {
+        if let Some(parent) = &p.parent_untimed {
+            notes.push(format!(
+                "{}: part of {parent}, which is not timed (observe mode: no PASS callbacks); \
+                 its share is of replay time",
+                p.phase
+            ));
+        }
+    }
+    if let Some(u) = o.phases.iter().find(|p| p.phase == UNATTRIBUTED) {
+        let observe = o.phases.iter().any(|p| p.parent_untimed.is_some());
+        notes.push(if observe {
+            format!(
+                "{}: the window time no row covers (window − the rows): in observe mode the \
+                 passes' host side, each enqueue to its kernel's start, each kernel's end to \
+                 its completion callback, and the owning tool's PASS callbacks and the SDK's \
+                 pass preparation beside each restore",
+                u.phase
+            )
+        } else {
+            format!(
+                "{}: the window time no row covers (window − the rows; an older file has no \
+                 CONTINUE records)",
+                u.phase
+            )
+        });
+    }
+    notes
 }
 
 /// Whether the summary's kernel names are cut to the function name: demangled names carry their
@@ -466,6 +565,16 @@ pub fn render(o: &Overview, markdown: bool) -> String {
             t.add_row(row.to_vec());
         }
         crate::render::table::push_table(&mut s, &t, markdown);
+        for note in phase_notes(o) {
+            let _ = writeln!(
+                s,
+                "{}",
+                crate::render::fmt::wrap(&note, 98, "", "  ").trim_end()
+            );
+        }
+        if markdown {
+            s.push('\n');
+        }
     }
     if let Some(b) = bytes_line(o) {
         let _ = writeln!(s, "{b}");

@@ -68,7 +68,7 @@ pub fn dominant_phase(o: &Overview) -> Option<Finding> {
     let p = o
         .phases
         .iter()
-        .filter(|p| p.parent.is_none() && p.phase != UNATTRIBUTED)
+        .filter(|p| p.parent.is_none() && p.phase != UNATTRIBUTED && !p.outside_window)
         .max_by(|a, b| a.total_ns.cmp(&b.total_ns))?;
     let share = p.share_of_replay?;
     if share < DOMINANT_SHARE {

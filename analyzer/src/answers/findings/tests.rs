@@ -14,6 +14,8 @@ fn phase(name: &str, parent: Option<&str>, total: i64, share: f64, of_parent: f6
         share_of_parent: parent.map(|_| of_parent),
         runs: 3,
         basis: vec![Basis::InProcess],
+        outside_window: false,
+        parent_untimed: None,
     }
 }
 
