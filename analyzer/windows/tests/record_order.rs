@@ -78,11 +78,13 @@ const SHAPES: [Shape; 4] = [
     },
 ];
 
+/// A generated window: dispatch id, thread and each pass's GPU interval.
+type WindowTruth = (u64, u32, Vec<(u64, u64)>);
+
 /// The generated dispatches (the truth the test checks).
 #[derive(Default)]
 struct Truth {
-    /// Replay windows: dispatch id, thread and each pass's GPU interval.
-    windows: Vec<(u64, u32, Vec<(u64, u64)>)>,
+    windows: Vec<WindowTruth>,
     /// SDK declines (the tool asked for one pass): dispatch id.
     declines: Vec<u64>,
     /// Dispatches that ran once (plain ones and the declined ones' runs): dispatch id.
