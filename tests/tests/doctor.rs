@@ -1,6 +1,7 @@
 //! `krphase doctor` end to end with the built binary: each set-up trap it knows is caught in one
 //! line with its fix, the exit code is 1 exactly when a trap would lose the run, and the tool-list
-//! trap it names is the one the emulated SDK's last-entry quirk really springs.
+//! trap it names is the one the emulated SDK's drop-last rule (its default, as in the real SDK)
+//! really springs.
 
 use krphase_tests::{artifacts, output_text, scratch_dir};
 use std::path::{Path, PathBuf};
@@ -113,36 +114,38 @@ fn the_last_entry_of_the_tool_list_is_named_with_the_trailing_colon_fix() {
     assert_clean(&o);
 }
 
-/// The emulated SDK with the real SDK's last-entry quirk runs that list without krphase: exit 0
-/// and no phase file, which is what the doctor warns about; the trailing ':' records.
+/// `sample.so:libkrphase.so` without the trailing ':': the doctor names it, and the emulated SDK
+/// with its default (the real SDK's drop-last rule) runs that list without krphase — exit 0, the
+/// sample client configured, no phase file; the trailing ':' records.
 #[test]
-fn the_emulator_with_the_quirk_loses_the_run_the_doctor_names() {
+fn the_emulator_by_default_loses_the_run_the_doctor_names() {
     let a = artifacts();
     let dir = scratch_dir("doctor-quirk-run");
     let run = |list: String, out: &Path| {
         Command::new(&a.emu)
-            .args([
-                "run",
-                "stream",
-                "--elements",
-                "4096",
-                "--iterations",
-                "2",
-                "--tool-list-quirk",
-            ])
+            .args(["run", "stream", "--elements", "4096", "--iterations", "2"])
             .env("ROCP_TOOL_LIBRARIES", list)
             .env("KRPHASE_OUTPUT", out)
+            .env("PROBE_OUT", out.with_extension("probe.json"))
             .env_remove("KRPHASE_MODE")
             .output()
             .expect("run the emulator")
     };
     let list = format!("{}:{}", a.probe_lib.display(), a.tool_lib.display());
+    let s = Setup::new("lost-run").set("ROCP_TOOL_LIBRARIES", &list);
+    let (line, code) = one_line(&s.doctor(&["./app"]), "drops the last entry");
+    assert_eq!(code, 1, "{line}");
     let lost = dir.join("lost.krp");
     let o = run(list.clone(), &lost);
     assert!(o.status.success(), "{}", output_text(&o));
     assert!(
         !lost.exists(),
-        "the quirk drops libkrphase.so: no phase file"
+        "the drop-last rule drops libkrphase.so: no phase file"
+    );
+    assert!(
+        lost.with_extension("probe.json").exists(),
+        "the run goes on with the sample client: {}",
+        output_text(&o)
     );
     let kept = dir.join("kept.krp");
     let o = run(format!("{list}:"), &kept);
