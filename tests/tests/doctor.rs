@@ -1,6 +1,7 @@
 //! `krphase doctor` end to end with the built binary: each set-up trap it knows is caught in one
 //! line with its fix, the exit code is 1 exactly when a trap would lose the run, and the tool-list
-//! trap it names is the one the emulated SDK's last-entry quirk really springs.
+//! trap it names is the one the emulated SDK's drop-last rule (its default, as in the real SDK)
+//! really springs.
 
 use krphase_tests::{artifacts, output_text, scratch_dir};
 use std::path::{Path, PathBuf};
@@ -113,36 +114,38 @@ fn the_last_entry_of_the_tool_list_is_named_with_the_trailing_colon_fix() {
     assert_clean(&o);
 }
 
-/// The emulated SDK with the real SDK's last-entry quirk runs that list without krphase: exit 0
-/// and no phase file, which is what the doctor warns about; the trailing ':' records.
+/// `sample.so:libkrphase.so` without the trailing ':': the doctor names it, and the emulated SDK
+/// with its default (the real SDK's drop-last rule) runs that list without krphase — exit 0, the
+/// sample client configured, no phase file; the trailing ':' records.
 #[test]
-fn the_emulator_with_the_quirk_loses_the_run_the_doctor_names() {
+fn the_emulator_by_default_loses_the_run_the_doctor_names() {
     let a = artifacts();
     let dir = scratch_dir("doctor-quirk-run");
     let run = |list: String, out: &Path| {
         Command::new(&a.emu)
-            .args([
-                "run",
-                "stream",
-                "--elements",
-                "4096",
-                "--iterations",
-                "2",
-                "--tool-list-quirk",
-            ])
+            .args(["run", "stream", "--elements", "4096", "--iterations", "2"])
             .env("ROCP_TOOL_LIBRARIES", list)
             .env("KRPHASE_OUTPUT", out)
+            .env("PROBE_OUT", out.with_extension("probe.json"))
             .env_remove("KRPHASE_MODE")
             .output()
             .expect("run the emulator")
     };
     let list = format!("{}:{}", a.probe_lib.display(), a.tool_lib.display());
+    let s = Setup::new("lost-run").set("ROCP_TOOL_LIBRARIES", &list);
+    let (line, code) = one_line(&s.doctor(&["./app"]), "drops the last entry");
+    assert_eq!(code, 1, "{line}");
     let lost = dir.join("lost.krp");
     let o = run(list.clone(), &lost);
     assert!(o.status.success(), "{}", output_text(&o));
     assert!(
         !lost.exists(),
-        "the quirk drops libkrphase.so: no phase file"
+        "the drop-last rule drops libkrphase.so: no phase file"
+    );
+    assert!(
+        lost.with_extension("probe.json").exists(),
+        "the run goes on with the sample client: {}",
+        output_text(&o)
     );
     let kept = dir.join("kept.krp");
     let o = run(format!("{list}:"), &kept);
@@ -262,4 +265,92 @@ fn unknown_krphase_names_get_the_nearest_known_one() {
         .doctor(&[]);
     let (line, code) = one_line(&o, "KRPHASE_MODE=\"fast\"");
     assert_eq!(code, 1, "the tool would decline: {line}");
+}
+
+/// The configure order the doctor prints: its `N. library` lines.
+fn order_lines(o: &Output) -> Vec<String> {
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let mut lines = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("configure order"));
+    assert!(
+        lines.next().is_some(),
+        "no configure order: {}",
+        output_text(o)
+    );
+    lines
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// The doctor's configure order against the emulated SDK's (which follows `find_clients()`): the
+/// probe records the priority (configure index) the SDK gave it, listed first or preloaded after
+/// the listed krphase.
+#[test]
+fn the_doctor_prints_the_order_the_sdk_configures_the_tools_in() {
+    let a = artifacts();
+    let (tool, probe) = (
+        a.tool_lib.display().to_string(),
+        a.probe_lib.display().to_string(),
+    );
+    for (list, preload, probe_index) in [(&tool, &probe, 1u64), (&probe, &tool, 0)] {
+        let s = Setup::new("order")
+            .set("ROCP_TOOL_LIBRARIES", list)
+            .set("LD_PRELOAD", preload);
+        let lines = order_lines(&s.doctor(&["./app"]));
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].starts_with(&format!("1. {list}  (ROCP_TOOL_LIBRARIES entry 1)")));
+        assert!(lines[1].starts_with(&format!("2. {preload}  (preloaded")));
+        let out = s.dir.join("probe.json");
+        let o = Command::new(&a.emu)
+            .args(["run", "saxpy", "--elements", "64", "--iterations", "1"])
+            .env("ROCP_TOOL_LIBRARIES", list)
+            .env("LD_PRELOAD", preload)
+            .env("KRPHASE_MODE", "observe")
+            .env("KRPHASE_OUTPUT", s.dir.join("run.krp"))
+            .env("PROBE_SCENARIO", "observe")
+            .env("PROBE_OUT", &out)
+            .output()
+            .expect("run the emulator");
+        assert!(o.status.success(), "{}", output_text(&o));
+        let got: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).expect("probe output"))
+                .expect("probe JSON");
+        assert_eq!(
+            got["configure"]["priority"].as_u64(),
+            Some(probe_index),
+            "the doctor said {lines:?}"
+        );
+    }
+}
+
+/// Under rocprofv3 (the README's observe command) krphase is configured first, rocprofv3's tool
+/// second.
+#[test]
+fn under_rocprofv3_the_doctor_puts_krphase_first_and_rocprofv3s_tool_second() {
+    let s = Setup::new("order-rocprofv3");
+    let lines = order_lines(&s.doctor(&[
+        "rocprofv3",
+        "--replay-mode",
+        "kernel",
+        "--kernel-replay-beta-enabled",
+        "--pmc",
+        "SQ_WAVES",
+        "--pmc",
+        "SQ_INSTS_VALU",
+        "-d",
+        "out",
+        "--",
+        "./my_app",
+    ]));
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(
+        lines[0].contains("libkrphase.so  (ROCP_TOOL_LIBRARIES entry 1)"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains("librocprofiler-sdk-tool.so  (preloaded; found by the global lookup)"),
+        "{lines:?}"
+    );
 }

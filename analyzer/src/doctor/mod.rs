@@ -4,11 +4,13 @@
 //! kernel replay, an output path that cannot be written or read back, misspelled `KRPHASE_*`
 //! names, an SDK log level or stderr redirection that leaves no SDK log to join. Given the
 //! command, the checks use the environment that command will see (this one plus its `NAME=value`
-//! prefixes). Each finding is one line with its fix; the exit code is 1 when any would lose the
-//! run, 0 otherwise.
+//! prefixes). Each finding is one line with its fix; then the order in which the SDK will
+//! configure the tools (`order.rs`); the exit code is 1 when any finding would lose the run, 0
+//! otherwise.
 
 mod finding;
 mod invocation;
+mod order;
 mod output_paths;
 mod rocprofv3;
 mod tool_list;
@@ -19,6 +21,11 @@ use std::collections::BTreeMap;
 
 /// Every finding for `command` (empty: the environment alone), or why the command cannot be read.
 pub fn diagnose(command: &[String]) -> Result<Vec<Finding>, String> {
+    Ok(examine(command)?.0)
+}
+
+/// The findings and the configure-order lines.
+fn examine(command: &[String]) -> Result<(Vec<Finding>, Vec<String>), String> {
     let inv = invocation::parse(command)?;
     let mut env: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.to_string_lossy().into_owned())))
@@ -30,7 +37,7 @@ pub fn diagnose(command: &[String]) -> Result<Vec<Finding>, String> {
     out.extend(rv3.iter().flat_map(rocprofv3::check));
     out.extend(output_paths::check(&env, rv3.as_ref()));
     out.extend(stderr(&inv));
-    Ok(out)
+    Ok((out, order::lines(&env, rv3.as_ref())))
 }
 
 /// Where the command's stderr (the SDK log) goes.
@@ -56,7 +63,7 @@ fn stderr(inv: &invocation::Invocation) -> Vec<Finding> {
 
 /// The command: prints each finding and a summary; 1 when any would lose the run.
 pub fn doctor_command(command: &[String]) -> i32 {
-    let findings = match diagnose(command) {
+    let (findings, order) = match examine(command) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("krphase: error: {e}");
@@ -65,6 +72,9 @@ pub fn doctor_command(command: &[String]) -> i32 {
     };
     for f in &findings {
         println!("{f}");
+    }
+    for l in &order {
+        println!("{l}");
     }
     let traps = findings.iter().filter(|f| f.loses_run).count();
     let warnings = findings.len() - traps;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// rocprofv3's tool, as rocprofv3 appends it (the install prefix does not matter here).
-const ROCPROFV3_TOOL: &str = "/opt/rocm/lib/rocprofiler-sdk/librocprofiler-sdk-tool.so";
+pub const ROCPROFV3_TOOL: &str = "/opt/rocm/lib/rocprofiler-sdk/librocprofiler-sdk-tool.so";
 
 /// The entries the SDK opens, and the one it drops.
 pub fn sdk_entries(value: &str) -> (Vec<String>, Option<String>) {

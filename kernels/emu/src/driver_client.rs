@@ -34,14 +34,17 @@ pub fn loaded() -> bool {
     !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"krphase_emu_driver_loaded".as_ptr()) }.is_null()
 }
 
-/// `value` with `entry` added to its ':'-separated list, first or last.
+/// `value` with `entry` added to its ':'-separated list, first or last. Last is rocprofv3.py's
+/// append (the SDK's drop-last rule drops the entry; the preload finds it). First is no real
+/// tool's composition but the list a user writes to have the driver configured first:
+/// `entry:<list>:`, the trailing ':' keeping the user's last entry under the drop-last rule.
 fn join(value: Option<OsString>, entry: &str, first: bool) -> String {
     let old = value
         .map(|v| v.to_string_lossy().into_owned())
         .filter(|v| !v.is_empty());
     match (old, first) {
         (None, _) => entry.to_string(),
-        (Some(o), true) => format!("{entry}:{o}"),
+        (Some(o), true) => format!("{entry}:{}:", o.trim_end_matches(':')),
         (Some(o), false) => format!("{o}:{entry}"),
     }
 }

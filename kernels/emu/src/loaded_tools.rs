@@ -1,5 +1,8 @@
 //! The `rocprofiler_configure` functions already in the process, found as the SDK's
-//! `registration.cpp` finds them after the `ROCP_TOOL_LIBRARIES` entries: `dlsym(RTLD_DEFAULT)`,
+//! `registration.cpp` finds them after the `ROCP_TOOL_LIBRARIES` entries: the "unknown" client —
+//! what the SDK's own weak `rocprofiler_configure` reference resolves to, the first definition in
+//! the global scope; the emulated SDK (the executable) defines none of its own, so that is the
+//! global lookup's answer, or nothing —, then `dlsym(RTLD_DEFAULT)`,
 //! then `dlsym(RTLD_NEXT)`, and — only when one of those found a symbol — every library in the
 //! link map that exports one. A tool `LD_PRELOAD`ed (rocprofv3's) is found this way even when the
 //! last-entry quirk dropped it from the list; a tool loaded `RTLD_LOCAL` from the list is in the
@@ -44,7 +47,9 @@ fn link_map_names() -> Vec<std::ffi::CString> {
 
 /// The configure functions already loaded, in the SDK's search order (duplicates included).
 pub fn already_loaded() -> Vec<ConfigureFn> {
-    let mut out: Vec<ConfigureFn> = [libc::RTLD_DEFAULT, libc::RTLD_NEXT]
+    // The "unknown" client, then RTLD_DEFAULT, then RTLD_NEXT (duplicates are skipped by the
+    // caller, as in the SDK).
+    let mut out: Vec<ConfigureFn> = [libc::RTLD_DEFAULT, libc::RTLD_DEFAULT, libc::RTLD_NEXT]
         .into_iter()
         .filter_map(lookup)
         .collect();

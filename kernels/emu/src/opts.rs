@@ -367,8 +367,10 @@ pub struct RunOpts {
     /// source, e.g. kernels/hip/code-objects/gfx90a-v4) instead of the built-in gfx940 v5 set.
     #[arg(long, value_name = "DIR")]
     pub code_objects: Option<std::path::PathBuf>,
-    /// Drop the last ROCP_TOOL_LIBRARIES entry when the value has a ':' (as the real SDK does).
-    #[arg(long)]
+    /// The real SDK's tool-list rule: only ROCP_TOOL_LIBRARIES entries followed by ':' are kept
+    /// (the last entry of a ':'-separated list is dropped). On by default; `off` keeps every entry.
+    #[arg(long, value_name = "on|off", default_value = "on", num_args = 0..=1,
+          default_missing_value = "on", value_parser = parse_on_off)]
     pub tool_list_quirk: bool,
 }
 
@@ -384,6 +386,14 @@ fn parse_kind(s: &str) -> Result<u32, String> {
     match s {
         "23" | "25" | "26" => Ok(s.parse().expect("digits")),
         _ => Err(format!("{s:?} is not one of 23, 25, 26")),
+    }
+}
+
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("{s:?} is not on or off")),
     }
 }
 

@@ -1,9 +1,13 @@
-//! Tool discovery and the client lifecycle, as the SDK's `registration.cpp` does it: parse
-//! `ROCP_TOOL_LIBRARIES` (':' only; optionally the last-entry quirk), dlopen each entry, then
-//! take the `rocprofiler_configure` functions already loaded in the process (`loaded_tools.rs`:
-//! a preloaded tool), skipping any already listed; call every client's `rocprofiler_configure`
-//! then every `initialize` inside the configuration window, and at exit `finalize` in the same
-//! order.
+//! Tool discovery and the client lifecycle, as the SDK's `registration.cpp` `find_clients()`
+//! does it (reference: real-rocm.md §1): first the configure functions handed to
+//! `rocprofiler_force_configure` before start-up, then the `ROCP_TOOL_LIBRARIES` entries (cut at
+//! ':', an entry kept only when a ':' follows it unless the value has no ':' at all — the
+//! drop-last rule, on by default, `--tool-list-quirk=off` turns it off), each dlopened; then the
+//! configure function the SDK's own weak `rocprofiler_configure` reference resolves to (the
+//! "unknown" client), then `dlsym(RTLD_DEFAULT)`, `dlsym(RTLD_NEXT)` and the link-map scan
+//! (`loaded_tools.rs`: a preloaded tool). A configure function already listed is skipped. Every
+//! client's `rocprofiler_configure` then every `initialize` runs inside the configuration window,
+//! and at exit `finalize`, all in that order.
 
 use crate::sdk::sdk;
 use crate::tool_time::{Call, timed};
@@ -18,14 +22,14 @@ pub fn version_number(v: (u32, u32, u32)) -> u32 {
     10000 * v.0 + 100 * v.1 + v.2
 }
 
-/// The entries the SDK uses from a `ROCP_TOOL_LIBRARIES` value. With `quirk`, a value holding a
-/// ':' loses its last entry (so a trailing ':' keeps every named entry).
-pub fn parse_tool_list(value: &str, quirk: bool) -> Vec<String> {
+/// The entries the SDK uses from a `ROCP_TOOL_LIBRARIES` value. With `drop_last` (the real rule),
+/// a value holding a ':' loses its last entry (so a trailing ':' keeps every named entry).
+pub fn parse_tool_list(value: &str, drop_last: bool) -> Vec<String> {
     if value.is_empty() {
         return Vec::new();
     }
     let mut parts: Vec<&str> = value.split(':').collect();
-    if quirk && parts.len() > 1 {
+    if drop_last && parts.len() > 1 {
         parts.pop();
     }
     parts
@@ -37,18 +41,42 @@ pub fn parse_tool_list(value: &str, quirk: bool) -> Vec<String> {
 
 /// Where a client's configure function comes from.
 pub enum Source {
+    /// Handed to `rocprofiler_force_configure` before start-up.
+    Forced(ConfigureFn),
     Library(String),
-    /// Already in the process (found by symbol lookup, not from the list).
+    /// Already in the process (found by symbol lookup, not from the list): the "unknown"
+    /// configure first, then RTLD_DEFAULT, RTLD_NEXT and the link map.
     Loaded(ConfigureFn),
 }
 
-/// The clients in the SDK's order: the `ROCP_TOOL_LIBRARIES` entries, then the configure
-/// functions already loaded in the process.
-pub fn sources(tool_list: &str, quirk: bool) -> Vec<Source> {
-    let mut v: Vec<Source> = parse_tool_list(tool_list, quirk)
-        .into_iter()
-        .map(Source::Library)
-        .collect();
+/// The configure functions `rocprofiler_force_configure` accepted, in call order.
+static FORCED: Mutex<Vec<ConfigureFn>> = Mutex::new(Vec::new());
+
+/// Records a forced configure; false once configuration has begun (the caller then answers
+/// CONFIGURATION_LOCKED).
+pub fn force_configure(f: ConfigureFn) -> bool {
+    let mut forced = FORCED.lock();
+    if sdk().init_status() != 0 {
+        return false;
+    }
+    forced.push(f);
+    true
+}
+
+/// The clients in the SDK's order: forced configures, the `ROCP_TOOL_LIBRARIES` entries, then
+/// the configure functions already loaded in the process. Configuration begins here: a later
+/// `rocprofiler_force_configure` is refused.
+pub fn sources(tool_list: &str, drop_last: bool) -> Vec<Source> {
+    let mut v: Vec<Source> = {
+        let forced = FORCED.lock();
+        sdk().set_init_status(-1);
+        forced.iter().copied().map(Source::Forced).collect()
+    };
+    v.extend(
+        parse_tool_list(tool_list, drop_last)
+            .into_iter()
+            .map(Source::Library),
+    );
     v.extend(
         crate::loaded_tools::already_loaded()
             .into_iter()
@@ -148,7 +176,7 @@ pub fn initialize(sources: Vec<Source>, version: (u32, u32, u32)) -> Result<(), 
                 }
                 Err(OpenError::Load(e)) => return Err(e),
             },
-            Source::Loaded(f) => f,
+            Source::Forced(f) | Source::Loaded(f) => f,
         };
         // An entry whose configure function is already listed is skipped.
         if seen.contains(&(configure as usize)) {
@@ -219,7 +247,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn quirk_drops_last_entry_only_with_colon() {
+    fn the_real_rule_drops_the_last_entry_only_with_a_colon() {
         assert_eq!(parse_tool_list("a.so", true), vec!["a.so"]);
         assert_eq!(parse_tool_list("a.so:b.so", true), vec!["a.so"]);
         assert_eq!(

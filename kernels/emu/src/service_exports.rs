@@ -7,7 +7,7 @@
 use krphase_emu::{agent_info, buffers, sdk::sdk};
 use krphase_ffi::{
     AGENT_INFO_VERSION_0, AgentV0, AvailableAgentsFn, BufferId, BufferTracingFn, CallbackThread,
-    ContextId, Status,
+    ConfigureFn, ContextId, Status,
 };
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -171,16 +171,15 @@ pub extern "C" fn rocprofiler_query_buffer_tracing_kind_configured(
     })
 }
 
-/// `rocprofiler_force_configure`: the header's CONFIGURATION_LOCKED once configuration has begun
-/// (the emulator configures its tools at start-up, before any tool code can run otherwise).
+/// `rocprofiler_force_configure`: before configuration begins (a preloaded library's constructor
+/// runs before the emulator's `main`), the function joins the clients ahead of every other, as
+/// in the SDK's `find_clients()`; afterwards the header's CONFIGURATION_LOCKED.
 #[unsafe(no_mangle)]
-pub extern "C" fn rocprofiler_force_configure(_configure: *const c_void) -> u32 {
-    guard(|| {
-        if sdk().init_status() != 0 {
-            Status::CONFIGURATION_LOCKED.0
-        } else {
-            Status::NOT_IMPLEMENTED.0
-        }
+pub extern "C" fn rocprofiler_force_configure(configure: Option<ConfigureFn>) -> u32 {
+    guard(|| match configure {
+        None => Status::INVALID_ARGUMENT.0,
+        Some(f) if krphase_emu::registration::force_configure(f) => OK,
+        Some(_) => Status::CONFIGURATION_LOCKED.0,
     })
 }
 

@@ -1102,7 +1102,7 @@ fn memory_allocations_are_traced_and_classified() {
 }
 
 #[test]
-fn tool_list_quirk_drops_the_last_entry() {
+fn the_drop_last_rule_is_the_default_and_off_keeps_every_entry() {
     let a = artifacts();
     let dir = scratch_dir("quirk");
     let list = format!(
@@ -1110,21 +1110,24 @@ fn tool_list_quirk_drops_the_last_entry() {
         a.probe_lib.display(),
         dir.join("missing.so").display()
     );
-    let run = |quirk: bool| {
-        let mut cmd = Command::new(&a.emu);
-        cmd.args(["run", "saxpy", "--elements", "16", "--iterations", "1"])
+    let run = |flag: &[&str]| {
+        Command::new(&a.emu)
+            .args(["run", "saxpy", "--elements", "16", "--iterations", "1"])
+            .args(flag)
             .env("ROCP_TOOL_LIBRARIES", &list)
-            .env("PROBE_SCENARIO", "observe");
-        if quirk {
-            cmd.arg("--tool-list-quirk");
-        }
-        cmd.output().expect("run emu")
+            .env("PROBE_SCENARIO", "observe")
+            .output()
+            .expect("run emu")
     };
-    assert!(
-        run(true).status.success(),
-        "the missing last entry is dropped"
-    );
-    let bad = run(false);
+    for default_or_on in [&[][..], &["--tool-list-quirk"], &["--tool-list-quirk=on"]] {
+        let o = run(default_or_on);
+        assert!(
+            o.status.success(),
+            "{default_or_on:?}: the missing last entry is dropped: {}",
+            output_text(&o)
+        );
+    }
+    let bad = run(&["--tool-list-quirk=off"]);
     assert!(
         !bad.status.success(),
         "an entry that cannot be opened is fatal"

@@ -137,3 +137,34 @@ fn a_tool_refused_a_service_skips_it_and_the_run_goes_on() {
         ]
     );
 }
+
+/// A configure function handed to `rocprofiler_force_configure` before start-up (from a preloaded
+/// library's constructor) is accepted (status 0) and configured first, as in the SDK's
+/// `find_clients()`: priority 0, the listed probe after it at priority 1.
+#[test]
+fn a_forced_configure_is_the_first_client() {
+    let forced = compile_client("forced_configure", &[]);
+    let dir = scratch_dir("forced-configure");
+    let probe_out = dir.join("probe.json");
+    let mut cmd = Command::new(&artifacts().emu);
+    cmd.args(["run", "samples", "--iterations", "1"]);
+    for k in TOOL_AND_EMU_ENV {
+        cmd.env_remove(k);
+    }
+    let out = cmd
+        .env("ROCP_TOOL_LIBRARIES", &artifacts().probe_lib)
+        .env("LD_PRELOAD", &forced)
+        .env("PROBE_SCENARIO", "observe")
+        .env("PROBE_OUT", &probe_out)
+        .output()
+        .expect("run krphase-emu");
+    let text = output_text(&out);
+    assert!(out.status.success(), "{text}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("[forced-configure] status=0"), "{text}");
+    assert!(stdout.contains("[forced-configure] priority=0"), "{text}");
+    let probe: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&probe_out).expect("probe output"))
+            .expect("probe JSON");
+    assert_eq!(probe["configure"]["priority"].as_u64(), Some(1), "{text}");
+}

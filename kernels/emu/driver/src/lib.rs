@@ -1,6 +1,6 @@
 //! `libkrphase_emu_driver.so`: the counter tool of `krphase-emu rocprofv3`, a rocprofiler-sdk
 //! client of its own, loaded as rocprofv3 loads `librocprofiler-sdk-tool.so` (appended to
-//! `ROCP_TOOL_LIBRARIES` and `LD_PRELOAD`ed, so the SDK still finds it when its last-entry quirk
+//! `ROCP_TOOL_LIBRARIES` and `LD_PRELOAD`ed, so the SDK still finds it when its drop-last rule
 //! drops that entry). It plays rocprofv3's tool under `--replay-mode kernel`:
 //!
 //! - in `initialize` it claims KERNEL_REPLAY (kind and operations found by name) and aborts the

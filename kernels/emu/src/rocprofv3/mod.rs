@@ -23,8 +23,10 @@
 //! and `LD_PRELOAD`, the stand-in appends its counter tool, `libkrphase_emu_driver.so` (a client
 //! library of its own, `kernels/emu/driver`), to both under kernel replay, configured through the
 //! `KRPHASE_EMU_DRIVER_*` and `ROCPROF_COUNTER_GROUPS` variables. The user's tools (e.g.
-//! libkrphase.so) stay first in the list; with the SDK's last-entry quirk the driver's entry is
-//! the one dropped, and the SDK finds it preloaded.
+//! libkrphase.so) stay first in the list; the SDK's drop-last rule (the emulator's default) drops
+//! the driver's entry, and the SDK finds it preloaded. rocprofv3.py (`run()`, @01610ac2) also
+//! preloads `librocprofiler-sdk.so`; the emulated SDK is this executable, so there is no such
+//! library to preload.
 
 mod options;
 mod outputs;
@@ -37,7 +39,7 @@ use plan::{launches, plan};
 use std::process::{Command, Stdio};
 
 /// `ROCP_TOOL_LIBRARIES` and `LD_PRELOAD` with the counter tool appended, as rocprofv3.py's
-/// `update_env(..., append=True)` does (joined with ':', outer ':' stripped).
+/// `update_env(..., append=True)` does at @01610ac2 (joined with ':', outer ':' stripped).
 fn tool_entry(lib: &str) -> Vec<(String, String)> {
     let append = |k: &str| {
         let old = std::env::var(k).unwrap_or_default();
