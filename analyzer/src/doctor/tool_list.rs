@@ -137,7 +137,7 @@ fn absent(env: &BTreeMap<String, String>, rocprofv3: Option<&Rocprofv3>) -> Find
     if preloaded {
         Finding::warning(
             "libkrphase.so is only preloaded, not in ROCP_TOOL_LIBRARIES: the SDK finds it by \
-             scanning the process, after the listed tools, in an order not confirmed",
+             scanning the process, after any forced and listed tools (the order below)",
             fix,
         )
     } else {
