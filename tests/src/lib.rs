@@ -3,8 +3,9 @@
 //! emulator, the probe tool, the analyzer) once per test process and locate them.
 //!
 //! `cargo test --workspace` does not build cdylibs or other packages' binaries for a test, so the
-//! first test that needs them runs `cargo build` for exactly those packages in the same profile
-//! and target directory. Cargo has released its build lock by the time tests run.
+//! first test that needs them runs `cargo build` in the same profile and target directory: for
+//! those packages alone, or for the workspace under `scripts/test` (see `build_scope`). Cargo has
+//! released its build lock by the time tests run.
 
 pub mod python;
 
