@@ -7,6 +7,7 @@
 //! those packages alone, or for the workspace under `scripts/test` (see `build_scope`). Cargo has
 //! released its build lock by the time tests run.
 
+pub mod filters;
 pub mod python;
 
 use std::ffi::OsStr;

@@ -5,12 +5,12 @@
 //! (`.pftrace` and JSON), `export rocpd` and `export parquet`, and `--mangled-kernels` /
 //! `--truncate-kernels`.
 
+use krphase_tests::filters::cxxfilt;
 use krphase_tests::{artifacts, krphase_db_ok, output_text, scratch_dir};
 use rusqlite::Connection;
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// The SDK's names of names.hip's six kernels (their code objects' descriptor symbols).
 fn symbols() -> Vec<&'static str> {
@@ -19,34 +19,6 @@ fn symbols() -> Vec<&'static str> {
         .filter(|(source, _)| *source == "names")
         .map(|(_, s)| *s)
         .collect()
-}
-
-/// `c++filt`'s output for each symbol with `(\.kd)$` stripped.
-fn cxxfilt(symbols: &[&str]) -> Vec<String> {
-    let mut child = Command::new("c++filt")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("c++filt from binutils (scripts/test installs it)");
-    let input: String = symbols
-        .iter()
-        .map(|s| format!("{}\n", s.strip_suffix(".kd").unwrap_or(s)))
-        .collect();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let names: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
-    assert_eq!(names.len(), symbols.len());
-    names
 }
 
 /// The stand-in's run: its rocpd database and the tool's phase file.

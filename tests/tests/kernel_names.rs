@@ -7,12 +7,12 @@
 
 use krphase_format::FileReader;
 use krphase_kernels::{KERNEL_NAMES, KERNEL_SYMBOLS};
+use krphase_tests::filters::lines_through;
 use krphase_tests::{artifacts, scratch_dir};
 use krphase_windows::{DeclineReason, Outcome, Output, Reconstructor};
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 
 /// The two workloads run under every filter: saxpy's `saxpy(double, …)` and names.hip's six.
@@ -53,27 +53,8 @@ fn oracle() -> &'static Path {
 /// The kernels (names inside krphase) rocprofv3 selects with these regexes on demangled names.
 fn oracle_selects(include: &str, exclude: &str) -> BTreeSet<&'static str> {
     let kernels = launched();
-    let mut child = Command::new(oracle())
-        .args([include, exclude])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run the oracle");
-    let input: String = kernels.iter().map(|k| format!("{}\n", symbol(k))).collect();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let lines: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
-    assert_eq!(lines.len(), kernels.len());
+    let symbols: Vec<&str> = kernels.iter().map(|k| symbol(k)).collect();
+    let lines = lines_through(Command::new(oracle()).args([include, exclude]), &symbols);
     kernels
         .into_iter()
         .zip(lines)

@@ -114,11 +114,7 @@ fn shown(kernel: &str) -> String {
 
 /// An SDK kernel name (mangled, `.kd`) as `c++filt` shows it with `(\.kd)$` stripped first.
 fn demangled(raw: &str) -> String {
-    let o = Command::new("c++filt")
-        .arg(raw.strip_suffix(".kd").unwrap_or(raw))
-        .output()
-        .expect("c++filt from binutils (scripts/test installs it)");
-    String::from_utf8(o.stdout).unwrap().trim().to_string()
+    krphase_tests::filters::cxxfilt(&[raw]).remove(0)
 }
 
 /// `rows` with column `col` (a raw kernel name) as `c++filt` shows it.
