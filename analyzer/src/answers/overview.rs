@@ -95,6 +95,10 @@ pub struct Overview {
     pub restore_gbps: Option<f64>,
     /// GPU time over pass exec time, pooled.
     pub gpu_share_of_pass: Option<f64>,
+    /// Windows whose restores ran inside the passes, and of them those whose pass exec still
+    /// holds the restores (no SDK log line split them out).
+    pub restore_in_pass: u64,
+    pub restore_in_pass_unsplit: u64,
     /// Runs with replayed windows and no joined SDK log (drain and snapshot not separated).
     pub runs_without_log: Vec<i64>,
     pub dropped: Vec<DroppedRun>,
@@ -283,6 +287,8 @@ impl Overview {
                 o.restore_bytes += r.bytes.restore_bytes_total;
                 gpu += r.gpu.gpu_total_ns;
                 pass += r.gpu.pass_total_ns;
+                o.restore_in_pass += r.restore_placement.in_pass;
+                o.restore_in_pass_unsplit += r.restore_placement.unsplit();
                 if !r.log_joined && r.mode.as_deref() == Some("drive") {
                     o.runs_without_log.push(r.run_id);
                 }

@@ -25,7 +25,7 @@ pub mod samples;
 pub mod summary;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 14;
+pub const SCHEMA_VERSION: i64 = 15;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one immediate transaction from the version recorded when it began, so each
@@ -349,6 +349,12 @@ CREATE TABLE IF NOT EXISTS krphase_rocpd_counter (
 );
 CREATE INDEX IF NOT EXISTS krphase_rocpd_counter_run ON krphase_rocpd_counter(run_id, window_id);
 "#,
+    // 15: where a drive-mode window's restores ran, by the order of its callbacks (1: inside the
+    // next pass, after its PASS ENTER, as a device-side snapshot's restores do; 0: between
+    // passes; NULL: no restores or no evidence). The view splits such passes with the SDK log.
+    r#"
+ALTER TABLE krphase_window ADD COLUMN restore_in_pass INTEGER;
+"#,
 ];
 
 /// Views are dropped and re-created on every open, so a newer build's definitions always win
@@ -370,13 +376,30 @@ SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w
        COALESCE(l.snapshot_ns, l.snap_ns) AS snapshot_ns,
        COALESCE((w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns),
                 l.lock_drain_ns) AS drain_ns,
-       w.pass_ns, w.gpu_ns, w.continue_ns,
+       -- A restore that ran inside the pass (`restore_placement` below) splits the pass: the SDK's restore
+       -- seconds out of it, the rest stays pass exec.
+       CASE WHEN (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) AND l.restore_ns IS NOT NULL THEN w.pass_ns - l.restore_ns
+            ELSE w.pass_ns END AS pass_ns,
+       w.gpu_ns, w.continue_ns,
        -- Drive mode measures the restore (PASS EXIT or continue return to the next PASS ENTER);
-       -- observe mode has only the SDK's own figure (outcome line, 100 us resolution) ...
-       CASE WHEN w.src = 'observe' THEN l.restore_ns ELSE w.restore_ns END AS restore_ns,
+       -- observe mode, and a restore inside the pass, have only the SDK's own figure (outcome
+       -- line, 100 us resolution; none without a joined log) ...
+       CASE WHEN w.src = 'observe' OR (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) THEN l.restore_ns ELSE w.restore_ns END AS restore_ns,
        -- ... and the gap between dispatch records, an upper bound on it.
        CASE WHEN w.src = 'observe' THEN w.restore_ns END AS restore_bound_ns,
        w.restores,
+       -- Where the restores ran (drive mode): inside the next pass, after its PASS ENTER, by the
+       -- order of the callbacks (import) or because the SDK's restore seconds exceed the gaps
+       -- between passes by more than the log's resolution; else between passes.
+       CASE WHEN (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) THEN 'in_pass'
+            WHEN w.src = 'drive' AND w.restores > 0 THEN 'between_passes' END AS restore_placement,
+       CASE WHEN (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) THEN
+                CASE WHEN w.restore_in_pass = 1 AND l.restore_ns - w.restore_ns > 100000
+                     THEN 'callbacks_and_sdk_log'
+                     WHEN w.restore_in_pass = 1 THEN 'callbacks' ELSE 'sdk_log' END
+            WHEN w.src = 'drive' AND w.restores > 0 THEN
+                CASE WHEN w.restore_in_pass = 0 THEN 'callbacks' ELSE 'assumed' END
+       END AS restore_placement_basis,
        w."end" - w.last_pass_exit AS tail_ns, w.stuck_ns,
        COALESCE(l.snapshot_bytes, l.footprint_bytes, w.bytes_estimate) AS snapshot_bytes,
        l.id AS sdk_log_id,
@@ -393,10 +416,12 @@ SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w
        CASE WHEN (w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns)
                  IS NOT NULL THEN 'in_process_minus_sdk_log'
             WHEN l.lock_drain_ns IS NOT NULL THEN 'sdk_phase_line' END AS drain_basis,
-       CASE WHEN w.pass_ns IS NOT NULL THEN 'in_process' END AS pass_basis,
+       CASE WHEN w.pass_ns IS NULL THEN NULL
+            WHEN (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) AND l.restore_ns IS NOT NULL THEN 'in_process_minus_sdk_log'
+            ELSE 'in_process' END AS pass_basis,
        CASE WHEN w.gpu_ns IS NOT NULL THEN 'in_process' END AS gpu_basis,
        CASE WHEN w.continue_ns IS NOT NULL THEN 'in_process' END AS continue_basis,
-       CASE WHEN w.src = 'observe' THEN CASE WHEN l.restore_ns IS NOT NULL THEN 'sdk_log' END
+       CASE WHEN w.src = 'observe' OR (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) THEN CASE WHEN l.restore_ns IS NOT NULL THEN 'sdk_log' END
             WHEN w.restore_ns IS NOT NULL THEN 'in_process' END AS restore_basis,
        CASE WHEN w.src = 'observe' AND w.restore_ns IS NOT NULL THEN 'dispatch' END AS restore_bound_basis,
        CASE WHEN w."end" - w.last_pass_exit IS NOT NULL THEN 'in_process' END AS tail_basis,

@@ -61,7 +61,8 @@ pub const PHASES: &[Phase] = &[
         name: "pass exec",
         column: "pass_ns",
         basis_column: "pass_basis",
-        what: "sum of PASS ENTER to PASS EXIT",
+        what: "sum of PASS ENTER to PASS EXIT; when the restores ran inside the passes \
+               (device-side snapshot), minus the SDK's restore_seconds",
         parent: None,
         bound_of: None,
         missing: "observe mode: no PASS callbacks",
@@ -89,11 +90,14 @@ pub const PHASES: &[Phase] = &[
         column: "restore_ns",
         basis_column: "restore_basis",
         what: "sum of the continue return (PASS EXIT without one) to the next PASS ENTER; \
-               observe mode: the SDK's restore_seconds (outcome line, 100 us resolution)",
+               observe mode, and restores inside the passes (device-side snapshot): the SDK's \
+               restore_seconds (outcome line, 100 us resolution)",
         parent: None,
         bound_of: None,
         missing: "single-pass windows have none; observe mode needs a joined SDK log \
-                  (restore bound has the dispatch-record gap)",
+                  (restore bound has the dispatch-record gap); restores that ran inside the \
+                  passes (device-side snapshot) stay in pass exec until a joined SDK log \
+                  splits them out",
     },
     Phase {
         name: "restore bound",

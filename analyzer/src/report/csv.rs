@@ -173,6 +173,16 @@ fn write_run(w: &mut Writer, r: &RunReport) -> Result<()> {
     let rb = b.restore_basis.code();
     row(w, &restore, "total", b.restore_bytes_total.to_string(), rb)?;
     row(w, &restore, "gbps", opt(b.restore_gbps), rb)?;
+    let rp = &r.restore_placement;
+    if rp.in_pass > 0 {
+        // Only where restores ran inside the passes: the other runs' rows are as before.
+        let kk = key(k("restore_placement", "in_pass"));
+        row(w, &kk, "windows_with_restores", rp.windows.to_string(), "")?;
+        row(w, &kk, "windows", rp.in_pass.to_string(), "")?;
+        row(w, &kk, "by_callbacks", rp.by_callbacks.to_string(), "")?;
+        row(w, &kk, "by_sdk_log", rp.by_sdk_log.to_string(), "")?;
+        row(w, &kk, "split_by_sdk_log", rp.split.to_string(), "")?;
+    }
     let gpu = key(k("gpu", "all"));
     row(w, &gpu, "share_of_pass", opt(r.gpu.gpu_share_of_pass), m)?;
     row(

@@ -197,6 +197,18 @@ fn phase_share(p: &PhaseStats) -> String {
     }
 }
 
+/// What the `unattributed` rest of a run holds.
+fn rest_holds(r: &RunReport) -> &'static str {
+    if r.mode.as_deref() == Some("observe") {
+        "observe mode: the passes' host side the tool cannot see, each enqueue to its kernel's \
+         start and each kernel's end to its completion"
+    } else if r.restore_placement.in_pass > 0 {
+        "the gaps between passes, host bookkeeping only: the restores ran inside the passes"
+    } else {
+        "an older file has no CONTINUE records"
+    }
+}
+
 fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
     let phase = format!("phase{}", dropped_mark(r, |d| d.window));
     let mut t = table(
@@ -214,6 +226,9 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
         ],
     );
     let mut why: Vec<String> = Vec::new();
+    if let Some(line) = r.restore_placement.line() {
+        why.push(format!("restore: {line}"));
+    }
     // A bound no window carries (drive mode measures what it bounds) is no row of its own.
     for p in r
         .phases
@@ -242,12 +257,18 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
         if p.phase == PHASES[WINDOW].name && crate::db::phases::window_is_span(p.basis.iter()) {
             why.push(format!("window: {}", crate::db::phases::SPAN_WINDOW_NOTE));
         }
-        if p.phase == UNATTRIBUTED {
+        if let Some(parent) = crate::db::phases::index(&p.phase)
+            .and_then(|k| PHASES[k].parent)
+            .filter(|_| p.parent.is_none())
+        {
             why.push(format!(
-                "{}: window time no top-level phase covers (observe mode: the pass execution \
-                 the tool cannot see)",
+                "{}: part of {parent}, which is not timed (observe mode: no PASS callbacks); a \
+                 row of its own, its share is of window time",
                 p.phase
             ));
+        }
+        if p.phase == UNATTRIBUTED {
+            why.push(format!("{}: window time no row covers ({})", p.phase, rest_holds(r)));
         }
         let ns = |v: Option<i64>| v.map_or("-".into(), |v| duration_short(v as f64));
         t.add_row(vec![

@@ -17,6 +17,7 @@ mod footprint;
 pub mod limits;
 mod model;
 mod phases;
+pub use phases::{RESTORE_PLACEMENT_MARGIN_NS, restore_in_pass};
 mod reconstruct;
 
 pub use limits::DEFAULT_MAX_PENDING;

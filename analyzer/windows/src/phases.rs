@@ -75,3 +75,45 @@ pub(crate) fn observe_restores(passes: &[Pass]) -> Vec<Restore> {
         })
         .collect()
 }
+
+/// How far apart the two placements' evidence must be before a restore says where it ran, ns:
+/// above scheduling noise on a loaded host, below any restore worth splitting out.
+pub const RESTORE_PLACEMENT_MARGIN_NS: u64 = 50_000;
+
+/// PASS ENTER → the pass's kernel start on the GPU (or, without GPU times, its first enqueue):
+/// what a restore queued after PASS ENTER, ahead of the kernel, lengthens.
+fn lead(p: &Pass, gpu: bool) -> Option<u64> {
+    let to = if gpu { p.gpu_start } else { p.enqueue_enter };
+    to?.checked_sub(p.enter?)
+}
+
+/// Drive mode: whether the window's restores ran inside the next pass (after its PASS ENTER, as
+/// a device-side snapshot's restores do) rather than between PASS EXIT and the next PASS ENTER,
+/// read from the order of the callbacks. Each restore's gap (continue return → next PASS ENTER)
+/// is set against how much longer the next pass took from PASS ENTER to its kernel than pass 0
+/// did (which no restore precedes): the restore lies in whichever is longer. `Some` only when
+/// every restore of the window says the same by more than [`RESTORE_PLACEMENT_MARGIN_NS`];
+/// `None` without restores, without the times, or when they disagree or are too close to call.
+pub fn restore_in_pass(passes: &[Pass], restores: &[Restore]) -> Option<bool> {
+    let first = passes.first()?;
+    let gpu = lead(first, true).is_some();
+    let base = lead(first, gpu)?;
+    let mut verdict = None;
+    for r in restores {
+        let next = passes.iter().find(|p| p.index == r.after_pass + 1)?;
+        let extra = lead(next, gpu)?.saturating_sub(base);
+        let gap = r.end.saturating_sub(r.start);
+        let this = if extra > gap + RESTORE_PLACEMENT_MARGIN_NS {
+            true
+        } else if gap > extra + RESTORE_PLACEMENT_MARGIN_NS {
+            false
+        } else {
+            return None;
+        };
+        if verdict.is_some_and(|v| v != this) {
+            return None;
+        }
+        verdict = Some(this);
+    }
+    verdict
+}

@@ -156,13 +156,33 @@ pub fn low_gpu_share(o: &Overview) -> Option<Finding> {
     if g >= LOW_GPU_SHARE {
         return None;
     }
+    // A restore that ran inside the pass (device-side snapshot) and was not split out with the
+    // SDK log is part of pass time, and no host work.
+    if o.restore_in_pass_unsplit > 0 {
+        return finding(
+            "low_gpu_share",
+            format!(
+                "the GPU runs {} of pass time (measured in process), but pass time holds the \
+                 restores of {} windows, which ran inside the passes (after PASS ENTER: a \
+                 device-side snapshot); join the SDK log (krphase import-log) to split them \
+                 out before reading the rest as host work.",
+                percent(Some(g)),
+                o.restore_in_pass_unsplit
+            ),
+        );
+    }
     finding(
         "low_gpu_share",
         format!(
-            "the GPU runs {} of pass time (measured in process): the rest of each pass is host \
+            "the GPU runs {} of pass time (measured in process{}): the rest of each pass is host \
              work between PASS ENTER and EXIT (counter set-up and read-out, the wait for \
              completion).",
-            percent(Some(g))
+            percent(Some(g)),
+            if o.restore_in_pass > 0 {
+                "; the restores that ran inside the passes are taken out, from the SDK log"
+            } else {
+                ""
+            }
         ),
     )
 }

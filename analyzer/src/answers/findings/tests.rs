@@ -255,3 +255,19 @@ fn rank_imbalance_tells_more_windows_from_slower_ones() {
     let no_ranks = overview(0.3, 0.5);
     assert!(rank_imbalance(&no_ranks).is_none());
 }
+
+/// Restores inside the passes that no SDK log split out are pass time, never called host work;
+/// once split, the sentence says so.
+#[test]
+fn low_gpu_share_never_calls_an_in_pass_restore_host_work() {
+    let mut o = overview(0.2, 0.5);
+    o.gpu_share_of_pass = Some(0.3);
+    o.restore_in_pass = 4;
+    o.restore_in_pass_unsplit = 4;
+    let t = said(low_gpu_share, &o);
+    assert!(!t.contains("is host work"), "{t}");
+    assert!(t.contains("holds the restores of 4 windows"), "{t}");
+    o.restore_in_pass_unsplit = 0;
+    let t = said(low_gpu_share, &o);
+    assert!(t.contains("is host work") && t.contains("taken out, from the SDK log"), "{t}");
+}

@@ -9,6 +9,7 @@
 mod figures;
 mod measurement;
 mod per_phase;
+mod restores;
 mod run;
 mod tally;
 
@@ -23,6 +24,8 @@ use crate::db::summary;
 use figures::{bytes, dispatch_tax, gpu, groups, per_pass_gpu};
 use measurement::linked_measurement;
 use per_phase::{in_mode, phase_stats};
+pub use restores::RestorePlacement;
+use restores::restore_placement;
 use run::{drops, log_join_forced, run_info};
 use tally::{tally_stored, tally_windows};
 
@@ -187,6 +190,8 @@ pub struct RunReport {
     pub declines_by_reason: BTreeMap<String, u64>,
     pub groups: Vec<Group>,
     pub phases: Vec<PhaseStats>,
+    /// Where the restores ran (drive mode): between passes, or inside them.
+    pub restore_placement: RestorePlacement,
     pub bytes: Bytes,
     pub gpu: Gpu,
     pub dispatch_tax: Tax,
@@ -288,6 +293,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         dispatch_tax: dispatch_tax(&t, &plain),
         declines_by_reason: std::mem::take(&mut t.by_reason),
         phases: phase_stats,
+        restore_placement: restore_placement(conn, run_id)?,
         measurement,
         counters: crate::db::counters::run_counters(conn, run_id)?,
         kernels: super::kernels::kernel_stats(conn, run_id)?,

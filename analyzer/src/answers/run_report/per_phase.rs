@@ -9,7 +9,7 @@ use super::{PhaseStats, UNATTRIBUTED};
 use crate::db::basis::Basis;
 use crate::db::phases::{self, PHASES, WINDOW};
 use crate::db::quantiles::quantile_ns;
-use crate::db::summary::{PhaseSummary, tiles};
+use crate::db::summary::PhaseSummary;
 use crate::stats::ratio;
 
 /// The values of one phase over a run's replayed windows: read window by window (then sorted),
@@ -160,6 +160,7 @@ pub(super) fn phase_stats(
 ) -> Vec<PhaseStats> {
     let window_total = samples[WINDOW].total;
     let totals: Vec<i64> = samples.iter().map(|s| s.total).collect();
+    let totals_n: Vec<usize> = samples.iter().map(|s| s.values.len()).collect();
     let mut out: Vec<PhaseStats> = PHASES
         .iter()
         .zip(samples)
@@ -177,10 +178,24 @@ pub(super) fn phase_stats(
             st
         })
         .collect();
+    // A part whose parent no window times (observe mode's gpu: no PASS callbacks) stands on
+    // its own, a row of the window beside the top-level ones, as `covers` has it per window.
+    for st in out.iter_mut() {
+        let k = phases::index(&st.phase).expect("a phase");
+        let untimed = |parent: &String| out_samples(&totals_n, parent) == 0;
+        if st.samples > 0
+            && st.parent.as_ref().is_some_and(untimed)
+            && !phases::before_the_passes(&PHASES[k])
+        {
+            st.parent = None;
+            st.share_of_parent = None;
+        }
+    }
     let covered: i64 = PHASES
         .iter()
+        .zip(&out)
         .enumerate()
-        .filter(|(k, p)| *k != WINDOW && tiles(p))
+        .filter(|(k, (p, st))| *k != WINDOW && p.bound_of.is_none() && st.parent.is_none())
         .map(|(k, _)| totals[k])
         .sum();
     let rest = window_total - covered;
@@ -211,4 +226,9 @@ pub(super) fn in_mode(stats: &mut [PhaseStats], observe: bool) {
             st.share_of_window = None;
         }
     }
+}
+
+/// The windows that carry phase `name`, from the per-phase counts in [`PHASES`] order.
+fn out_samples(counts: &[usize], name: &str) -> usize {
+    phases::index(name).map_or(0, |k| counts[k])
 }

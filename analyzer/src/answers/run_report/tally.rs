@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use super::per_phase::PhaseSamples;
 use crate::db::basis::Basis;
 use crate::db::phases::{self, PHASES, WINDOW, WindowRow};
-use crate::db::summary::{RunSummary, tiles};
+use crate::db::summary::{RunSummary, covers};
 
 /// What one pass over a run's windows counts (or its stored summary holds).
 #[derive(Default)]
@@ -66,7 +66,7 @@ impl WindowTally {
                 if let Some(b) = w.phase_basis[k] {
                     *p.bases.entry(b).or_default() += 1;
                 }
-                if k != WINDOW && tiles(&PHASES[k]) {
+                if covers(k, &w.phase_ns) {
                     covered += v;
                 }
             }

@@ -113,6 +113,20 @@ pub fn tiles(p: &phases::Phase) -> bool {
     p.parent.is_none() && p.bound_of.is_none()
 }
 
+/// Whether phase `k` covers part of a window whose values are `phase_ns`: a top-level tile, or a
+/// part inside the window whose parent the window does not time (observe mode's gpu, with no
+/// PASS callbacks for pass exec), which then stands on its own and leaves the rest.
+pub fn covers(k: usize, phase_ns: &[Option<i64>]) -> bool {
+    let p = &PHASES[k];
+    if k == WINDOW || p.bound_of.is_some() {
+        return false;
+    }
+    match p.parent.and_then(phases::index) {
+        None => true,
+        Some(parent) => phase_ns[parent].is_none() && !phases::before_the_passes(p),
+    }
+}
+
 /// What one pass over a run's windows gathers: fed window by window ([`Builder::add`]), then
 /// summarised ([`Builder::finish`]).
 #[derive(Default)]
@@ -233,7 +247,7 @@ impl Builder {
         for (k, v) in w.phase_ns.iter().enumerate() {
             if let Some(v) = *v {
                 vals[k].push(v, w.phase_basis[k]);
-                if k != WINDOW && tiles(&PHASES[k]) {
+                if covers(k, &w.phase_ns) {
                     covered += v.max(0);
                 }
             }

@@ -31,6 +31,8 @@ pub struct FreshWindow<'a> {
     pub continue_ns: Option<i64>,
     pub stuck_ns: Option<i64>,
     pub source: Option<&'a str>,
+    /// 1 when the callbacks put the restores inside the passes (drive mode).
+    pub restore_in_pass: Option<i64>,
 }
 
 fn minus(a: Option<i64>, b: Option<i64>) -> Option<i64> {
@@ -105,6 +107,11 @@ pub fn fill(f: &FreshWindow<'_>, w: &mut WindowRow) {
         put(w, 7, None, None);
         let bound = f.restore_ns.map(|_| Basis::Dispatch);
         put(w, 8, f.restore_ns, bound);
+    } else if f.restore_in_pass == Some(1) {
+        // The restores ran inside the passes: pass exec holds them, and only a joined SDK
+        // log can split them out; the gaps between passes are no restore.
+        put(w, 7, None, None);
+        put(w, 8, None, None);
     } else {
         put(w, 7, f.restore_ns, measured(f.restore_ns));
         put(w, 8, None, None);

@@ -36,13 +36,15 @@ mod fresh;
 mod rows;
 mod rows_seen;
 
-pub use build::{Builder, PassSummary, PlainSummary, build, pass_gpu, plain_dispatches, tiles};
+pub use build::{
+    Builder, PassSummary, PlainSummary, build, covers, pass_gpu, plain_dispatches, tiles,
+};
 pub use fresh::{FreshWindow, fill};
 pub use rows_seen::RowsSeen;
 
 /// The summaries' layout; a row of another version is ignored (and replaced by the next writer or
 /// migration).
-pub const SUMMARY_VERSION: i64 = 1;
+pub const SUMMARY_VERSION: i64 = 2;
 
 /// Quantiles a summary answers exactly (besides the median's bounds).
 pub const QUANTILES: &[f64] = &[0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1.0];

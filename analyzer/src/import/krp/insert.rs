@@ -31,8 +31,8 @@ impl<'t> Inserter<'t> {
                    agent, queue, thread, outcome, reason, requested_passes, executed_passes,
                    \"start\", \"end\", pass_count_return, first_pass_enter, last_pass_exit,
                    pass_ns, gpu_ns, restore_ns, restores, bytes_estimate, bytes_upper, regions,
-                   continue_ns, stuck_ns, source)
-                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27)",
+                   continue_ns, stuck_ns, source, restore_in_pass)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28)",
             )?,
             passes: (1..=MAX_PASS_ROWS)
                 .map(|n| {
@@ -133,6 +133,7 @@ impl<'t> Inserter<'t> {
             w.continue_ns,
             w.stuck_ns,
             w.source,
+            w.restore_in_pass,
         ])?;
         let window_id = self.conn.last_insert_rowid();
         for chunk in w.passes.chunks(MAX_PASS_ROWS) {

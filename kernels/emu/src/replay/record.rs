@@ -179,7 +179,7 @@ impl WindowRecord {
             "drain_signal_model_ns": self.drain_signal_model.map(|d| d.as_nanos() as u64),
             "snapshot": self.snapshot.as_ref().map_or(Value::Null, |s| json!({"start": s.span.start, "end": s.span.end, "bytes": s.bytes, "regions": s.regions, "copies": s.copies, "gpu_local_regions": s.gpu_local_regions})),
             "passes": self.passes.iter().map(|p| json!({"index": p.index, "enter": p.enter, "exit": p.exit, "gpu_start": p.gpu.map(|g| g.0), "gpu_end": p.gpu.map(|g| g.1), "enqueue_callback": p.enqueue_callback, "complete_callback": p.complete_callback, "prepare": span(&Some(p.prepare)), "exit_callback": span(&p.exit_callback), "continue": span(&p.continue_phase)})).collect::<Vec<_>>(),
-            "restores": self.restores.iter().map(|r| json!({"after_pass": r.after_pass, "start": r.span.start, "end": r.span.end, "bytes": r.bytes, "in_pass": r.in_pass, "copies": r.copies})).collect::<Vec<_>>(),
+            "restores": self.restores.iter().map(|r| json!({"after_pass": r.after_pass, "next_pass": r.after_pass + 1, "start": r.span.start, "end": r.span.end, "bytes": r.bytes, "in_pass": r.in_pass, "placement": if r.in_pass { "in_pass" } else { "between_passes" }, "copies": r.copies})).collect::<Vec<_>>(),
             "tail": span(&self.tail),
             "config_exit": self.config_exit,
         })

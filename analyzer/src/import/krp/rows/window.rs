@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use krphase_windows::{Decline, Interval, Outcome, Pass, Restore, Source, Window};
+use krphase_windows::{Decline, Interval, Outcome, Pass, Restore, Source, Window, restore_in_pass};
 
 use super::i;
 use crate::db::summary::FreshWindow;
@@ -44,6 +44,9 @@ pub struct WindowRows {
     pub continue_ns: Option<i64>,
     pub stuck_ns: Option<i64>,
     pub source: &'static str,
+    /// 1: the restores ran inside the next pass, 0: between passes, by the order of the
+    /// callbacks (`None`: no restores, no evidence, or observe mode).
+    pub restore_in_pass: Option<i64>,
     pub passes: Vec<PassValues>,
 }
 
@@ -143,6 +146,10 @@ impl WindowRows {
                 Source::Drive => "drive",
                 Source::Observe => "observe",
             },
+            restore_in_pass: match w.source {
+                Source::Drive => restore_in_pass(&w.passes, &w.restores).map(i64::from),
+                Source::Observe => None,
+            },
             passes: w
                 .passes
                 .iter()
@@ -191,6 +198,7 @@ impl WindowRows {
             continue_ns: self.continue_ns,
             stuck_ns: self.stuck_ns,
             source: Some(self.source),
+            restore_in_pass: self.restore_in_pass,
         }
     }
 }
