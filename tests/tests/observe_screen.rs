@@ -249,6 +249,24 @@ fn observe_screen_matches_its_golden_and_the_written_times() {
             .iter()
             .all(|p| { p["parent"].is_null() || phases.iter().any(|q| q["phase"] == p["parent"]) })
     );
+    // The run's own table (and CSV, from the same rows): gpu a row of its own, out of the rest.
+    let run_phases = json["runs"][0]["phases"]
+        .as_array()
+        .expect("the run's phases");
+    let run_phase = |name: &str| {
+        run_phases
+            .iter()
+            .find(|p| p["phase"] == name)
+            .unwrap_or_else(|| panic!("no run phase {name}: {run_phases:#?}"))
+    };
+    assert!(run_phase("gpu")["parent"].is_null(), "{}", run_phase("gpu"));
+    let run_rest = run_phase("unattributed");
+    assert_eq!(run_rest["total_ns"].as_i64(), Some(n * host_side));
+    // Window by window too: every window's rest is its host side (quantiles are per window).
+    assert_eq!(run_rest["p50_ns"].as_i64(), Some(host_side), "{run_rest}");
+    assert_eq!(run_rest["max_ns"].as_i64(), Some(host_side), "{run_rest}");
+    let csv = krphase_tests::krphase_db_ok(&db, &["report", "--format", "csv"]);
+    assert!(csv.contains("phase,gpu,parent,,"), "{csv}");
 
     let report = krphase_tests::krphase_db_ok(&db, &["report"]);
     let text = screen(&report);

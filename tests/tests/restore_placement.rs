@@ -67,7 +67,9 @@ fn truth_windows(run: &LoggedRun) -> BTreeMap<u64, Value> {
 
 /// A true phase of a window, ns.
 fn truth_ns(w: &Value, phase: &str) -> i64 {
-    w["phase_ns"][phase].as_i64().unwrap_or_else(|| panic!("{phase}: {w}"))
+    w["phase_ns"][phase]
+        .as_i64()
+        .unwrap_or_else(|| panic!("{phase}: {w}"))
 }
 
 /// Every restore of every window ran where `placement` says (the emulator's truth).
@@ -115,7 +117,10 @@ fn assert_split(run: &LoggedRun) {
             "{r:?}"
         );
         let restore = truth_ns(w, "restore_copy");
-        assert!(restore > 4 * RESOLUTION_NS, "a restore worth splitting: {w}");
+        assert!(
+            restore > 4 * RESOLUTION_NS,
+            "a restore worth splitting: {w}"
+        );
         let got = r.restore_ns.expect("restore from the log");
         assert!(
             (got - restore).abs() <= RESOLUTION_NS,
@@ -135,7 +140,8 @@ fn assert_split(run: &LoggedRun) {
     );
     for f in findings(run) {
         assert!(
-            !f.contains("host work") || f.contains("restores that ran inside the passes are taken out"),
+            !f.contains("host work")
+                || f.contains("restores that ran inside the passes are taken out"),
             "a finding reads the restore as host work: {f}"
         );
     }
@@ -143,7 +149,10 @@ fn assert_split(run: &LoggedRun) {
 
 #[test]
 fn device_restore_order_splits_the_pass_with_the_log() {
-    assert_split(&saxpy("restore-device-order", &["--restore-order", "device"]));
+    assert_split(&saxpy(
+        "restore-device-order",
+        &["--restore-order", "device"],
+    ));
 }
 
 #[test]
@@ -166,11 +175,18 @@ fn without_a_log_the_pass_holds_the_restore() {
     for r in rows(&run.db()) {
         let w = &truth[&r.dispatch_id];
         assert_eq!(r.placement.as_deref(), Some("in_pass"), "{r:?}");
-        assert_eq!((r.restore_ns, r.restore_basis.as_deref()), (None, None), "{r:?}");
+        assert_eq!(
+            (r.restore_ns, r.restore_basis.as_deref()),
+            (None, None),
+            "{r:?}"
+        );
         assert_eq!(r.pass_basis.as_deref(), Some("in_process"), "{r:?}");
         let pass = truth_ns(w, "pass_exec");
         let got = r.pass_ns.unwrap();
-        assert!((got - pass).abs() <= RESOLUTION_NS, "{got} vs {pass}: {r:?}");
+        assert!(
+            (got - pass).abs() <= RESOLUTION_NS,
+            "{got} vs {pass}: {r:?}"
+        );
     }
     let text = words(&run.krphase(&["report"]));
     assert!(

@@ -125,6 +125,16 @@ fn placement(r: &RunReport, p: &PhaseStats) -> (bool, Option<String>) {
     (outside, untimed)
 }
 
+/// The parent of a part the run's report already shows on its own (a part whose parent the
+/// run does not time, out of the run's rest there): no parent in the run, one in [`phases`].
+fn shown_alone(p: &PhaseStats) -> Option<String> {
+    let k = phases::index(&p.phase)?;
+    phases::PHASES[k]
+        .parent
+        .filter(|_| p.parent.is_none())
+        .map(String::from)
+}
+
 /// Pools each phase over the runs that carry it.
 fn pool_phases(reports: &[RunReport]) -> Vec<PooledPhase> {
     let mut order: Vec<(String, Option<String>)> = Vec::new();
@@ -180,7 +190,11 @@ fn pool_phases(reports: &[RunReport]) -> Vec<PooledPhase> {
             };
             e.runs += 1;
             e.outside_window |= outside;
-            e.parent_untimed = e.parent_untimed.take().or(untimed);
+            e.parent_untimed = e
+                .parent_untimed
+                .take()
+                .or(untimed)
+                .or_else(|| shown_alone(p));
             let bases: BTreeSet<Basis> = if rest {
                 // What no phase row covers: a rest of the figures beside it.
                 [Basis::Rest].into()
@@ -460,11 +474,34 @@ fn phase_notes(o: &Overview) -> Vec<String> {
                  pass preparation beside each restore",
                 u.phase
             )
+        } else if o.restore_in_pass > 0 {
+            format!(
+                "{}: the window time no row covers (window − the rows): the gaps between \
+                 passes, host bookkeeping only, where restores ran inside the passes",
+                u.phase
+            )
         } else {
             format!(
                 "{}: the window time no row covers (window − the rows; an older file has no \
                  CONTINUE records)",
                 u.phase
+            )
+        });
+    }
+    if o.restore_in_pass > 0 {
+        notes.push(if o.restore_in_pass_unsplit > 0 {
+            format!(
+                "restore: {} windows' restores ran inside the passes (after PASS ENTER: a \
+                 device-side snapshot); pass exec holds those of {} (no SDK log line to split \
+                 them out); they are not host work",
+                o.restore_in_pass, o.restore_in_pass_unsplit
+            )
+        } else {
+            format!(
+                "restore: {} windows' restores ran inside the passes (after PASS ENTER: a \
+                 device-side snapshot); restore is the SDK log's restore_seconds, pass exec the \
+                 rest",
+                o.restore_in_pass
             )
         });
     }

@@ -268,7 +268,11 @@ fn render_phases(r: &RunReport, markdown: bool, out: &mut String) {
             ));
         }
         if p.phase == UNATTRIBUTED {
-            why.push(format!("{}: window time no row covers ({})", p.phase, rest_holds(r)));
+            why.push(format!(
+                "{}: window time no row covers ({})",
+                p.phase,
+                rest_holds(r)
+            ));
         }
         let ns = |v: Option<i64>| v.map_or("-".into(), |v| duration_short(v as f64));
         t.add_row(vec![

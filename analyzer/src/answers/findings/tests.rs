@@ -269,5 +269,8 @@ fn low_gpu_share_never_calls_an_in_pass_restore_host_work() {
     assert!(t.contains("holds the restores of 4 windows"), "{t}");
     o.restore_in_pass_unsplit = 0;
     let t = said(low_gpu_share, &o);
-    assert!(t.contains("is host work") && t.contains("taken out, from the SDK log"), "{t}");
+    assert!(
+        t.contains("is host work") && t.contains("taken out, from the SDK log"),
+        "{t}"
+    );
 }
