@@ -160,8 +160,7 @@ fn summarize(conn: &Connection, run: i64, buf: &mut [Vec<i64>]) -> Result<RunSum
         for (k, x) in w.phase_ns.iter().enumerate() {
             if let Some(x) = *x {
                 buf[k].push(x);
-                let p = &PHASES[k];
-                if k != WINDOW && p.parent.is_none() && p.bound_of.is_none() {
+                if crate::db::summary::covers(k, &w.phase_ns) {
                     covered += x.max(0);
                 }
             }
