@@ -168,7 +168,11 @@ fn items(rep: &RunReport, tiles: &[&str], rest: &str) -> Items {
     }
     // A part the run shows on its own (its parent untimed: observe mode's gpu) is out of the
     // run's rest, so it is an item of its own.
-    for p in rep.phases.iter().filter(|p| p.samples > 0 && p.parent.is_none()) {
+    for p in rep
+        .phases
+        .iter()
+        .filter(|p| p.samples > 0 && p.parent.is_none())
+    {
         let nested = crate::db::phases::index(&p.phase).is_some_and(|k| PHASES[k].parent.is_some());
         if nested && !m.contains_key(&p.phase) {
             m.insert(p.phase.clone(), (p.total_ns as f64, p.basis.clone()));

@@ -378,27 +378,30 @@ SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w
                 l.lock_drain_ns) AS drain_ns,
        -- A restore that ran inside the pass (`restore_placement` below) splits the pass: the SDK's restore
        -- seconds out of it, the rest stays pass exec.
-       CASE WHEN (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) AND l.restore_ns IS NOT NULL THEN w.pass_ns - l.restore_ns
+       CASE WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) AND l.restore_ns IS NOT NULL THEN w.pass_ns - l.restore_ns
             ELSE w.pass_ns END AS pass_ns,
        w.gpu_ns, w.continue_ns,
        -- Drive mode measures the restore (PASS EXIT or continue return to the next PASS ENTER);
        -- observe mode, and a restore inside the pass, have only the SDK's own figure (outcome
        -- line, 100 us resolution; none without a joined log) ...
-       CASE WHEN w.src = 'observe' OR (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) THEN l.restore_ns ELSE w.restore_ns END AS restore_ns,
+       CASE WHEN w.src = 'observe' OR (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) THEN l.restore_ns ELSE w.restore_ns END AS restore_ns,
        -- ... and the gap between dispatch records, an upper bound on it.
        CASE WHEN w.src = 'observe' THEN w.restore_ns END AS restore_bound_ns,
        w.restores,
-       -- Where the restores ran (drive mode): inside the next pass, after its PASS ENTER, by the
-       -- order of the callbacks (import) or because the SDK's restore seconds exceed the gaps
-       -- between passes by more than the log's resolution; else between passes.
-       CASE WHEN (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) THEN 'in_pass'
+       -- Where the restores ran (drive mode): inside the next pass, after its PASS ENTER, when
+       -- the SDK's restore seconds exceed the gaps between passes by more than the log's
+       -- resolution (a joined log decides), or, without a log, by the order of the callbacks
+       -- (import); else between passes.
+       CASE WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) THEN 'in_pass'
             WHEN w.src = 'drive' AND w.restores > 0 THEN 'between_passes' END AS restore_placement,
-       CASE WHEN (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) THEN
-                CASE WHEN w.restore_in_pass = 1 AND l.restore_ns - w.restore_ns > 100000
-                     THEN 'callbacks_and_sdk_log'
-                     WHEN w.restore_in_pass = 1 THEN 'callbacks' ELSE 'sdk_log' END
+       CASE WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) THEN
+                CASE WHEN l.restore_ns IS NULL THEN 'callbacks'
+                     WHEN w.restore_in_pass = 1 THEN 'callbacks_and_sdk_log' ELSE 'sdk_log' END
             WHEN w.src = 'drive' AND w.restores > 0 THEN
-                CASE WHEN w.restore_in_pass = 0 THEN 'callbacks' ELSE 'assumed' END
+                CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN
+                          CASE WHEN w.restore_in_pass = 0 THEN 'callbacks_and_sdk_log'
+                               ELSE 'sdk_log' END
+                     WHEN w.restore_in_pass = 0 THEN 'callbacks' ELSE 'assumed' END
        END AS restore_placement_basis,
        w."end" - w.last_pass_exit AS tail_ns, w.stuck_ns,
        COALESCE(l.snapshot_bytes, l.footprint_bytes, w.bytes_estimate) AS snapshot_bytes,
@@ -417,11 +420,11 @@ SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w
                  IS NOT NULL THEN 'in_process_minus_sdk_log'
             WHEN l.lock_drain_ns IS NOT NULL THEN 'sdk_phase_line' END AS drain_basis,
        CASE WHEN w.pass_ns IS NULL THEN NULL
-            WHEN (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) AND l.restore_ns IS NOT NULL THEN 'in_process_minus_sdk_log'
+            WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) AND l.restore_ns IS NOT NULL THEN 'in_process_minus_sdk_log'
             ELSE 'in_process' END AS pass_basis,
        CASE WHEN w.gpu_ns IS NOT NULL THEN 'in_process' END AS gpu_basis,
        CASE WHEN w.continue_ns IS NOT NULL THEN 'in_process' END AS continue_basis,
-       CASE WHEN w.src = 'observe' OR (w.src = 'drive' AND (w.restore_in_pass = 1 OR l.restore_ns - w.restore_ns > 100000)) THEN CASE WHEN l.restore_ns IS NOT NULL THEN 'sdk_log' END
+       CASE WHEN w.src = 'observe' OR (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) THEN CASE WHEN l.restore_ns IS NOT NULL THEN 'sdk_log' END
             WHEN w.restore_ns IS NOT NULL THEN 'in_process' END AS restore_basis,
        CASE WHEN w.src = 'observe' AND w.restore_ns IS NOT NULL THEN 'dispatch' END AS restore_bound_basis,
        CASE WHEN w."end" - w.last_pass_exit IS NOT NULL THEN 'in_process' END AS tail_basis,

@@ -91,8 +91,9 @@ fn lead(p: &Pass, gpu: bool) -> Option<u64> {
 /// a device-side snapshot's restores do) rather than between PASS EXIT and the next PASS ENTER,
 /// read from the order of the callbacks. Each restore's gap (continue return → next PASS ENTER)
 /// is set against how much longer the next pass took from PASS ENTER to its kernel than pass 0
-/// did (which no restore precedes): the restore lies in whichever is longer. `Some` only when
-/// every restore of the window says the same by more than [`RESTORE_PLACEMENT_MARGIN_NS`];
+/// did (which no restore precedes): the restore lies in whichever is longer, and inside the pass
+/// only when the gap itself is under [`RESTORE_PLACEMENT_MARGIN_NS`]. `Some` only when every
+/// restore of the window says the same by more than that margin;
 /// `None` without restores, without the times, or when they disagree or are too close to call.
 pub fn restore_in_pass(passes: &[Pass], restores: &[Restore]) -> Option<bool> {
     let first = passes.first()?;
@@ -103,7 +104,10 @@ pub fn restore_in_pass(passes: &[Pass], restores: &[Restore]) -> Option<bool> {
         let next = passes.iter().find(|p| p.index == r.after_pass + 1)?;
         let extra = lead(next, gpu)?.saturating_sub(base);
         let gap = r.end.saturating_sub(r.start);
-        let this = if extra > gap + RESTORE_PLACEMENT_MARGIN_NS {
+        // Inside the pass only when the gap holds next to nothing: a scheduling delay on a
+        // loaded host can lengthen a pass's lead, never shorten a restore in the gap.
+        let this = if gap < RESTORE_PLACEMENT_MARGIN_NS && extra > gap + RESTORE_PLACEMENT_MARGIN_NS
+        {
             true
         } else if gap > extra + RESTORE_PLACEMENT_MARGIN_NS {
             false

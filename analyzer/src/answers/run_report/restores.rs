@@ -22,7 +22,7 @@ pub struct RestorePlacement {
     /// ... so said by the order of the callbacks (import).
     pub by_callbacks: u64,
     /// ... so said by the SDK log: its restore seconds exceed the gaps between passes by more
-    /// than its resolution.
+    /// than its resolution (where a log line is joined, it decides).
     pub by_sdk_log: u64,
     /// ... and split: the SDK log's restore seconds taken out of pass exec.
     pub split: u64,
@@ -70,13 +70,16 @@ pub fn restore_placement(conn: &Connection, run_id: i64) -> Result<RestorePlacem
     let Some((lo, hi)) = window_range(conn, run_id)? else {
         return Ok(RestorePlacement::default());
     };
-    let by_log = format!("(l.restore_ns - w.restore_ns > {LOG_RESOLUTION_NS})");
-    let in_pass = format!("(w.restore_in_pass = 1 OR {by_log})");
+    let logged = "(l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL)";
+    let in_pass = format!(
+        "(CASE WHEN {logged} THEN l.restore_ns - w.restore_ns > {LOG_RESOLUTION_NS}
+               ELSE w.restore_in_pass = 1 END)"
+    );
     let sql = format!(
         "SELECT COUNT(*),
                 COALESCE(SUM({in_pass}), 0),
-                COALESCE(SUM(w.restore_in_pass = 1), 0),
-                COALESCE(SUM(COALESCE({by_log}, 0)), 0),
+                COALESCE(SUM({in_pass} AND w.restore_in_pass = 1), 0),
+                COALESCE(SUM({in_pass} AND {logged}), 0),
                 COALESCE(SUM({in_pass} AND l.restore_ns IS NOT NULL), 0)
          FROM krphase_window w LEFT JOIN krphase_sdk_log l ON l.window_id = w.id
          WHERE w.id BETWEEN ?2 AND ?3 AND w.run_id = ?1 AND w.outcome = 'replayed'
