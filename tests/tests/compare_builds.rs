@@ -351,7 +351,10 @@ fn drive_run(db: &Path, dir: &Path, build: &str, i: usize) {
     for v in TOOL_AND_EMU_ENV {
         cmd.env_remove(v);
     }
+    let log = dir.join(format!("{build}-{i}.log"));
     cmd.args(["run", "stream", "--elements", "32768"])
+        .env("ROCPROFILER_LOG_LEVEL", "info")
+        .stderr(std::fs::File::create(&log).expect("create the log"))
         .env("ROCP_TOOL_LIBRARIES", &a.tool_lib)
         .env("KRPHASE_MODE", "drive")
         .env("KRPHASE_PASSES", "3")
@@ -365,6 +368,8 @@ fn drive_run(db: &Path, dir: &Path, build: &str, i: usize) {
         db,
         &["import", &krp.display().to_string(), "--label", build],
     );
+    // The SDK log splits a device-side build's restores (inside the passes) out of pass exec.
+    krphase_db_ok(db, &["import-log", &log.display().to_string()]);
 }
 
 /// Drive mode measures each pass in process (PASS ENTER→EXIT, basis M): kept staging changes
@@ -379,7 +384,7 @@ fn check_keep_staging_in_process(db: &Path) {
 }
 
 #[test]
-fn device_side_build_moves_the_restore_into_pass_time_and_the_attribution_says_so() {
+fn device_side_build_restores_inside_the_passes_and_the_attribution_splits_them_out() {
     let _serial = krphase_tests::timing_serial();
     let dir = scratch_dir("compare-device-side");
     let db = dir.join("k.db");
@@ -394,10 +399,10 @@ fn device_side_build_moves_the_restore_into_pass_time_and_the_attribution_says_s
     let (tb, td) = (truth("baseline"), truth("device-side"));
     let c = compare_json(&db, "baseline", "device-side");
     let phases = &c["runs"]["phases"];
+    // The device-side restores run inside the passes; the joined log's restore_seconds take
+    // them out of pass exec, so the restore is what moved, not the passes.
     let restore = find(phases, "phase", "restore");
-    let pass = find(phases, "phase", "pass exec");
     changed(restore, -1.0);
-    changed(pass, 1.0);
     let x = &c["details"][0]["attribution"];
     if x.is_null() {
         // Three runs a side on a loaded machine may leave the wall change unresolved.
@@ -406,15 +411,18 @@ fn device_side_build_moves_the_restore_into_pass_time_and_the_attribution_says_s
         return;
     }
     let part = |n: &str| find(&x["parts"], "item", n)["change_ns"].as_f64().unwrap();
-    assert!(part("restore") < 0.0 && part("pass exec") > 0.0, "{x:#}");
+    assert!(part("restore") < 0.0, "{x:#}");
+    // Restore: the gaps between passes in the baseline (host order), the logged copies inside
+    // the passes in the device-side build (its gaps, a few µs, fall to the rest); pass exec:
+    // the passes without the restores inside them.
     check_against_truth(
         x,
         &tb,
         &td,
         &[
             ("pre-pass", &["pre_pass"], &[]),
-            ("pass exec", &["pass_exec"], &[]),
-            ("restore", &["restore"], &[]),
+            ("pass exec", &["pass_exec"], &["restore_in_pass"]),
+            ("restore", &["restore", "restore_in_pass"], &[]),
             ("continue", &["continue"], &[]),
         ],
         NOTHING,

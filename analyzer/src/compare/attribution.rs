@@ -166,20 +166,18 @@ fn items(rep: &RunReport, tiles: &[&str], rest: &str) -> Items {
             m.insert(t.to_string(), (p.total_ns as f64, p.basis.clone()));
         }
     }
-    // A part the run shows on its own (its parent untimed: observe mode's gpu) is out of the
-    // run's rest, so it is an item of its own.
-    for p in rep
+    // A part the run's report shows on its own (its parent untimed: observe mode's gpu) is out
+    // of the report's rest; here the rest is the passes (`rest_name`), so it goes back in.
+    let alone: i64 = rep
         .phases
         .iter()
-        .filter(|p| p.samples > 0 && p.parent.is_none())
-    {
-        let nested = crate::db::phases::index(&p.phase).is_some_and(|k| PHASES[k].parent.is_some());
-        if nested && !m.contains_key(&p.phase) {
-            m.insert(p.phase.clone(), (p.total_ns as f64, p.basis.clone()));
-        }
-    }
+        .filter(|p| p.samples > 0 && p.parent.is_none() && !tiles.contains(&p.phase.as_str()))
+        .filter(|p| crate::db::phases::index(&p.phase).is_some_and(|k| PHASES[k].parent.is_some()))
+        .map(|p| p.total_ns)
+        .sum();
     if let Some(u) = phase(rep, UNATTRIBUTED) {
-        m.insert(rest.to_string(), (u.total_ns as f64, vec![Basis::Rest]));
+        let total = (u.total_ns + alone) as f64;
+        m.insert(rest.to_string(), (total, vec![Basis::Rest]));
     }
     let tax: i64 = rep
         .groups
