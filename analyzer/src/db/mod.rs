@@ -349,12 +349,9 @@ CREATE TABLE IF NOT EXISTS krphase_rocpd_counter (
 );
 CREATE INDEX IF NOT EXISTS krphase_rocpd_counter_run ON krphase_rocpd_counter(run_id, window_id);
 "#,
-    // 15: where a drive-mode window's restores ran, by the order of its callbacks (1: inside the
-    // next pass, after its PASS ENTER, as a device-side snapshot's restores do; 0: between
-    // passes; NULL: no restores or no evidence). The view splits such passes with the SDK log.
-    r#"
-ALTER TABLE krphase_window ADD COLUMN restore_in_pass INTEGER;
-"#,
+    // 15: where a drive-mode window's restores ran by the order of its callbacks (1: inside the
+    // next pass, after its PASS ENTER; 0: between passes; NULL: no restores or no evidence).
+    "ALTER TABLE krphase_window ADD COLUMN restore_in_pass INTEGER;",
 ];
 
 /// Views are dropped and re-created on every open, so a newer build's definitions always win
@@ -376,33 +373,19 @@ SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w
        COALESCE(l.snapshot_ns, l.snap_ns) AS snapshot_ns,
        COALESCE((w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns),
                 l.lock_drain_ns) AS drain_ns,
-       -- A restore that ran inside the pass (`restore_placement` below) splits the pass: the SDK's restore
-       -- seconds out of it, the rest stays pass exec.
+       -- Restores inside the passes (`restore_placement`): the SDK's restore seconds leave them.
        CASE WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) AND l.restore_ns IS NOT NULL THEN w.pass_ns - l.restore_ns
             ELSE w.pass_ns END AS pass_ns,
        w.gpu_ns, w.continue_ns,
        -- Drive mode measures the restore (PASS EXIT or continue return to the next PASS ENTER);
-       -- observe mode, and a restore inside the pass, have only the SDK's own figure (outcome
-       -- line, 100 us resolution; none without a joined log) ...
+       -- observe mode and restores inside the passes, only the SDK's (outcome line, 100 us) ...
        CASE WHEN w.src = 'observe' OR (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) THEN l.restore_ns ELSE w.restore_ns END AS restore_ns,
        -- ... and the gap between dispatch records, an upper bound on it.
        CASE WHEN w.src = 'observe' THEN w.restore_ns END AS restore_bound_ns,
        w.restores,
-       -- Where the restores ran (drive mode): inside the next pass, after its PASS ENTER, when
-       -- the SDK's restore seconds exceed the gaps between passes by more than the log's
-       -- resolution (a joined log decides), or, without a log, by the order of the callbacks
-       -- (import); else between passes.
+       -- In the next pass (after PASS ENTER): restore seconds over the gaps + 100 us, or callbacks.
        CASE WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) THEN 'in_pass'
             WHEN w.src = 'drive' AND w.restores > 0 THEN 'between_passes' END AS restore_placement,
-       CASE WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) THEN
-                CASE WHEN l.restore_ns IS NULL THEN 'callbacks'
-                     WHEN w.restore_in_pass = 1 THEN 'callbacks_and_sdk_log' ELSE 'sdk_log' END
-            WHEN w.src = 'drive' AND w.restores > 0 THEN
-                CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN
-                          CASE WHEN w.restore_in_pass = 0 THEN 'callbacks_and_sdk_log'
-                               ELSE 'sdk_log' END
-                     WHEN w.restore_in_pass = 0 THEN 'callbacks' ELSE 'assumed' END
-       END AS restore_placement_basis,
        w."end" - w.last_pass_exit AS tail_ns, w.stuck_ns,
        COALESCE(l.snapshot_bytes, l.footprint_bytes, w.bytes_estimate) AS snapshot_bytes,
        l.id AS sdk_log_id,
@@ -419,9 +402,8 @@ SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w
        CASE WHEN (w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns)
                  IS NOT NULL THEN 'in_process_minus_sdk_log'
             WHEN l.lock_drain_ns IS NOT NULL THEN 'sdk_phase_line' END AS drain_basis,
-       CASE WHEN w.pass_ns IS NULL THEN NULL
-            WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) AND l.restore_ns IS NOT NULL THEN 'in_process_minus_sdk_log'
-            ELSE 'in_process' END AS pass_basis,
+       CASE WHEN w.pass_ns IS NOT NULL THEN CASE WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) AND l.restore_ns IS NOT NULL
+            THEN 'in_process_minus_sdk_log' ELSE 'in_process' END END AS pass_basis,
        CASE WHEN w.gpu_ns IS NOT NULL THEN 'in_process' END AS gpu_basis,
        CASE WHEN w.continue_ns IS NOT NULL THEN 'in_process' END AS continue_basis,
        CASE WHEN w.src = 'observe' OR (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) THEN CASE WHEN l.restore_ns IS NOT NULL THEN 'sdk_log' END

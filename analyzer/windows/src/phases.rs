@@ -92,9 +92,9 @@ fn lead(p: &Pass, gpu: bool) -> Option<u64> {
 /// read from the order of the callbacks. Each restore's gap (continue return → next PASS ENTER)
 /// is set against how much longer the next pass took from PASS ENTER to its kernel than pass 0
 /// did (which no restore precedes): the restore lies in whichever is longer, and inside the pass
-/// only when the gap itself is under [`RESTORE_PLACEMENT_MARGIN_NS`]. `Some` only when every
-/// restore of the window says the same by more than that margin;
-/// `None` without restores, without the times, or when they disagree or are too close to call.
+/// only when the gap itself is under [`RESTORE_PLACEMENT_MARGIN_NS`]. A restore whose two
+/// figures are within that margin says nothing; `Some` when at least one restore says where and
+/// none says otherwise; `None` without restores, without the times, or when they disagree.
 pub fn restore_in_pass(passes: &[Pass], restores: &[Restore]) -> Option<bool> {
     let first = passes.first()?;
     let gpu = lead(first, true).is_some();
@@ -112,7 +112,8 @@ pub fn restore_in_pass(passes: &[Pass], restores: &[Restore]) -> Option<bool> {
         } else if gap > extra + RESTORE_PLACEMENT_MARGIN_NS {
             false
         } else {
-            return None;
+            // Too close to call (or pass 0 itself was delayed): this restore says nothing.
+            continue;
         };
         if verdict.is_some_and(|v| v != this) {
             return None;

@@ -68,3 +68,11 @@ fn too_close_or_disagreeing_evidence_says_nothing() {
     }
     assert_eq!(restore_in_pass(&p, &r), None, "no kernel start or enqueue");
 }
+
+/// Pass 0 itself delayed (a loaded host): the restore before pass 2 cannot tell, the one before
+/// pass 1 can, and the gaps hold nothing.
+#[test]
+fn one_restore_that_can_tell_is_enough() {
+    let (p, r) = window([14_500 * US, 19_700 * US, 6_400 * US], [2 * US, 3 * US]);
+    assert_eq!(restore_in_pass(&p, &r), Some(true));
+}
