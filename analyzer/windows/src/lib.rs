@@ -17,7 +17,7 @@ mod footprint;
 pub mod limits;
 mod model;
 mod phases;
-pub use phases::{RESTORE_PLACEMENT_MARGIN_NS, restore_in_pass};
+pub use phases::{HOST_COPY_BYTES_PER_NS, RESTORE_PLACEMENT_MARGIN_NS, restore_in_pass};
 mod reconstruct;
 
 pub use limits::DEFAULT_MAX_PENDING;

@@ -80,6 +80,10 @@ pub(crate) fn observe_restores(passes: &[Pass]) -> Vec<Restore> {
 /// above scheduling noise on a loaded host, below any restore worth splitting out.
 pub const RESTORE_PLACEMENT_MARGIN_NS: u64 = 50_000;
 
+/// Bytes per ns no host-to-device copy reaches (100 GB/s: PCIe 5.0 x16 peaks near 64 GB/s, the
+/// fastest pinned copy measured 55 GB/s, `docs/emulator.md`).
+pub const HOST_COPY_BYTES_PER_NS: u64 = 100;
+
 /// PASS ENTER → the pass's kernel start on the GPU (or, without GPU times, its first enqueue):
 /// what a restore queued after PASS ENTER, ahead of the kernel, lengthens.
 fn lead(p: &Pass, gpu: bool) -> Option<u64> {
@@ -92,29 +96,37 @@ fn lead(p: &Pass, gpu: bool) -> Option<u64> {
 /// read from the order of the callbacks. Each restore's gap (continue return → next PASS ENTER)
 /// is set against how much longer the next pass took from PASS ENTER to its kernel than pass 0
 /// did (which no restore precedes): the restore lies in whichever is longer, and inside the pass
-/// only when the gap itself is under [`RESTORE_PLACEMENT_MARGIN_NS`]. A restore whose two
+/// only when the gap itself is under [`RESTORE_PLACEMENT_MARGIN_NS`]; with the snapshot's
+/// estimated `bytes`, a gap shorter than their copy at [`HOST_COPY_BYTES_PER_NS`] by that margin
+/// also says inside (the restore cannot have fit in it). A restore whose two
 /// figures are within that margin says nothing; `Some` when at least one restore says where and
 /// none says otherwise; `None` without restores, without the times, or when they disagree.
-pub fn restore_in_pass(passes: &[Pass], restores: &[Restore]) -> Option<bool> {
+pub fn restore_in_pass(passes: &[Pass], restores: &[Restore], bytes: Option<u64>) -> Option<bool> {
     let first = passes.first()?;
     let gpu = lead(first, true).is_some();
-    let base = lead(first, gpu)?;
+    let base = lead(first, gpu);
+    // The least time a host copy of the snapshot's bytes takes (estimated bytes, at a rate above
+    // any host link's), ns: a gap shorter than that cannot have held the restore.
+    let least_copy = bytes.map_or(0, |b| b / HOST_COPY_BYTES_PER_NS);
     let mut verdict = None;
     for r in restores {
         let next = passes.iter().find(|p| p.index == r.after_pass + 1)?;
-        let extra = lead(next, gpu)?.saturating_sub(base);
+        let extra = base
+            .zip(lead(next, gpu))
+            .map_or(0, |(base, l)| l.saturating_sub(base));
         let gap = r.end.saturating_sub(r.start);
         // Inside the pass only when the gap holds next to nothing: a scheduling delay on a
         // loaded host can lengthen a pass's lead, never shorten a restore in the gap.
-        let this = if gap < RESTORE_PLACEMENT_MARGIN_NS && extra > gap + RESTORE_PLACEMENT_MARGIN_NS
-        {
-            true
-        } else if gap > extra + RESTORE_PLACEMENT_MARGIN_NS {
-            false
-        } else {
-            // Too close to call (or pass 0 itself was delayed): this restore says nothing.
-            continue;
-        };
+        let longer = extra.max(least_copy);
+        let this =
+            if gap < RESTORE_PLACEMENT_MARGIN_NS && longer > gap + RESTORE_PLACEMENT_MARGIN_NS {
+                true
+            } else if gap > extra + RESTORE_PLACEMENT_MARGIN_NS {
+                false
+            } else {
+                // Too close to call (or pass 0 itself was delayed): this restore says nothing.
+                continue;
+            };
         if verdict.is_some_and(|v| v != this) {
             return None;
         }

@@ -147,7 +147,10 @@ impl WindowRows {
                 Source::Observe => "observe",
             },
             restore_in_pass: match w.source {
-                Source::Drive => restore_in_pass(&w.passes, &w.restores).map(i64::from),
+                Source::Drive => {
+                    let bytes = w.bytes.map(|b| b.classified);
+                    restore_in_pass(&w.passes, &w.restores, bytes).map(i64::from)
+                }
                 Source::Observe => None,
             },
             passes: w
