@@ -358,3 +358,43 @@ fn reference_counters_that_do_not_fit_are_refused_in_one_line() {
         "the phases go on"
     );
 }
+
+#[test]
+fn the_warm_up_pass_leaves_the_counted_passes_alike_under_a_warm_cache() {
+    let emu = krphase_tests::run_logged(
+        "pass-models-warmup",
+        &[
+            "stream",
+            "--elements",
+            "4096",
+            "--iterations",
+            "1",
+            "--sdk-build",
+            "baseline",
+            "--device-gbps",
+            "8",
+            "--pass-model",
+            "warm-cache",
+        ],
+        &[
+            ("KRPHASE_PMC", "SQ_WAVES;SQ_INSTS_VALU"),
+            ("KRPHASE_PMC_REFERENCE", "TCC_HIT,GRBM_GUI_ACTIVE"),
+            ("KRPHASE_WARMUP_PASS", "1"),
+        ],
+    );
+    let n = notes(&emu.krp);
+    assert!(n[0].ends_with(" roles=w0,c0,c1"), "{n:?}");
+    emu.krphase(&["import".as_ref(), emu.krp.as_os_str()]);
+    let got = db_counters(&emu.db());
+    counters_match_truth(&got, &truth_passes(&emu.truth));
+    let windows = executed(&emu.truth);
+    assert_eq!(windows.len(), 5);
+    for &(d, passes) in &windows {
+        assert_eq!(passes, 3);
+        for r in ["TCC_HIT", "GRBM_GUI_ACTIVE"] {
+            let v = |p| got[&(d, p)][r];
+            assert_eq!(v(1), v(2), "{r}: the counted passes both start warm");
+            assert_ne!(v(0), v(1), "{r}: the warm-up alone started cold");
+        }
+    }
+}
