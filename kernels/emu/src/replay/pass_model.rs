@@ -174,6 +174,10 @@ impl WindowModel {
             "footprint_bytes": self.footprint, "cache_bytes": self.s.cache_bytes,
             "restore": if self.device_restore { "device" } else { "host" },
             "worklist_items": plan.worklist_items,
+            "parameters": {
+                "warm_speedup": self.s.warm_speedup, "spread": self.s.spread,
+                "seed": self.s.seed, "worklist_growth": self.s.growth,
+            },
             "counters": counters,
         }));
     }
