@@ -398,3 +398,58 @@ fn the_warm_up_pass_leaves_the_counted_passes_alike_under_a_warm_cache() {
         }
     }
 }
+
+#[test]
+fn a_model_limited_to_one_kernel_leaves_the_others_alike() {
+    let emu = krphase_tests::run_logged(
+        "pass-models-one-kernel",
+        &[
+            "stream",
+            "--elements",
+            "4096",
+            "--iterations",
+            "2",
+            "--sdk-build",
+            "baseline",
+            "--device-gbps",
+            "8",
+            "--pass-model",
+            "nondeterministic",
+            "--pass-model-kernels",
+            "stream_triad",
+        ],
+        &[
+            ("KRPHASE_PASSES", "3"),
+            ("KRPHASE_PMC_REFERENCE", "GRBM_GUI_ACTIVE"),
+        ],
+    );
+    let truth = truth_passes(&emu.truth);
+    assert_eq!(
+        truth.len(),
+        10 * 3,
+        "a line for every pass, modelled or not"
+    );
+    emu.krphase(&["import".as_ref(), emu.krp.as_os_str()]);
+    let got = db_counters(&emu.db());
+    counters_match_truth(&got, &truth);
+    let triad = krphase_kernels::kernel_id("stream_triad").unwrap();
+    let mut seen = (0, 0);
+    for (&(d, p), t) in &truth {
+        let modelled = t["kernel_id"].as_u64() == Some(triad);
+        assert_eq!(
+            t["model"],
+            if modelled {
+                "nondeterministic"
+            } else {
+                "uniform"
+            }
+        );
+        if p == 0 {
+            let v = |p| got[&(d, p)]["GRBM_GUI_ACTIVE"];
+            let alike = v(0) == v(1) && v(1) == v(2);
+            assert_eq!(alike, !modelled, "dispatch {d}: {} {} {}", v(0), v(1), v(2));
+            if modelled { seen.0 += 1 } else { seen.1 += 1 }
+        }
+    }
+    assert_eq!(seen, (2, 8), "two triad windows, eight others");
+}

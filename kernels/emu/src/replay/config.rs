@@ -78,6 +78,9 @@ pub struct PassModelSettings {
     pub spread: f64,
     pub seed: u64,
     pub growth: f64,
+    /// `--pass-model-kernels`: the kernel ids the model applies to, one bit each (bit id − 1);
+    /// `None`: every kernel.
+    pub kernels: Option<u64>,
 }
 
 impl PassModelSettings {
@@ -88,7 +91,22 @@ impl PassModelSettings {
         spread: 0.25,
         seed: 1,
         growth: 0.5,
+        kernels: None,
     };
+
+    /// The model of a window of kernel `kernel_id`: `uniform` for kernels the model leaves out.
+    pub fn model_for(&self, kernel_id: u64) -> PassModel {
+        let selected = match (self.kernels, kernel_id.checked_sub(1)) {
+            (None, _) => true,
+            (Some(bits), Some(i)) if i < 64 => bits & (1 << i) != 0,
+            _ => false,
+        };
+        if selected {
+            self.model
+        } else {
+            PassModel::Uniform
+        }
+    }
 }
 
 /// `--cache-bytes` default: the MI300X's 256 MB AMD Infinity Cache (AMD CDNA 3 white paper),
