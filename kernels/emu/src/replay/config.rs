@@ -112,3 +112,29 @@ impl PassModelSettings {
 /// `--cache-bytes` default: the MI300X's 256 MB AMD Infinity Cache (AMD CDNA 3 white paper),
 /// the last level a replayed footprint can stay warm in.
 pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_selection_leaves_the_other_kernels_uniform() {
+        let all = PassModelSettings {
+            model: PassModel::WarmCache,
+            ..PassModelSettings::UNIFORM
+        };
+        assert_eq!(all.model_for(3), PassModel::WarmCache);
+        let some = PassModelSettings {
+            kernels: Some(0b100),
+            ..all
+        };
+        assert_eq!(
+            some.model_for(3),
+            PassModel::WarmCache,
+            "bit 2 is kernel id 3"
+        );
+        assert_eq!(some.model_for(2), PassModel::Uniform);
+        assert_eq!(some.model_for(0), PassModel::Uniform, "no kernel id 0");
+        assert_eq!(some.model_for(99), PassModel::Uniform);
+    }
+}
