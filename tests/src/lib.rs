@@ -329,6 +329,7 @@ pub const TOOL_AND_EMU_ENV: &[&str] = &[
     "LD_PRELOAD",
     "KRPHASE_EMU_SDK_BUILD",
     "KRPHASE_EMU_DEVICE_GBPS",
+    "KRPHASE_EMU_DISPATCH_TRACING_US",
 ];
 
 /// Tests that time emulated phases take this lock, so that the tests of one binary (which the

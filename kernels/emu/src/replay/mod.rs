@@ -12,7 +12,8 @@
 //! the `--sdk-build` cost model: `sdk_build` (the switches) → `cost_model` (durations per copy
 //! kind and latency) → `copy_plan` (one snapshot's or restore's copies), paced by the crate's
 //! `pacing`, and
-//! `totals` (the per-run truth totals).
+//! `totals` (the per-run truth totals); `tracing_cost`, what dispatch tracing costs each
+//! dispatch (EMULATED), charged in `submit`.
 
 mod config;
 mod copy_plan;
@@ -30,6 +31,7 @@ mod submit;
 mod thread_window;
 mod tool_calls;
 mod totals;
+pub mod tracing_cost;
 mod window;
 
 pub use config::{ReplayConfig, configure};
