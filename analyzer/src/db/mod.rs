@@ -25,7 +25,7 @@ pub mod samples;
 pub mod summary;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 14;
+pub const SCHEMA_VERSION: i64 = 15;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one immediate transaction from the version recorded when it began, so each
@@ -348,6 +348,11 @@ CREATE TABLE IF NOT EXISTS krphase_rocpd_counter (
     occurrence INTEGER NOT NULL         -- 0, 1, ...: this counter's rows for this dispatch
 );
 CREATE INDEX IF NOT EXISTS krphase_rocpd_counter_run ON krphase_rocpd_counter(run_id, window_id);
+"#,
+    // 15: drive mode run without dispatch tracing (`KRPHASE_GPU_TIMES=0`, the file's NOTICE 7):
+    // no dispatch records and no GPU times, by request. 0: traced (every older file).
+    r#"
+ALTER TABLE krphase_run ADD COLUMN gpu_times_off INTEGER NOT NULL DEFAULT 0;
 "#,
 ];
 
