@@ -132,11 +132,13 @@ fn observe_mode_ignores_gpu_times_off_with_one_warning() {
     assert_eq!(off, 0);
 }
 
-/// The modelled cost, in GPU-scale µs, large enough that the tool's own callback work (tens of
-/// µs per dispatch in a debug build) and the runs' noise stay well inside the tolerance.
-const MODELLED_US: &str = "2000";
-/// How far the measured cost may lie from the truth's: a quarter of it.
-const TOLERANCE: f64 = 0.25;
+/// The modelled cost, in GPU-scale µs, large enough that the tool's own callback work and the
+/// runs' noise stay well inside the tolerance.
+const MODELLED_US: &str = "3000";
+/// How far the measured cost may lie from the truth's: a fifth of it. The measured cost also
+/// holds the tool's and the emulator's own work per traced dispatch (100-200 µs in a debug
+/// build on a loaded machine), and each run's noise spread over its 300 dispatches.
+const TOLERANCE: f64 = 0.2;
 
 #[test]
 fn bench_measures_the_tracing_cost_the_emulator_charges() {
@@ -152,7 +154,7 @@ fn bench_measures_the_tracing_cost_the_emulator_charges() {
             "--rocprofv3",
             "krphase-emu rocprofv3",
             "--repeats",
-            "4",
+            "5",
             "--warmup",
             "1",
             "--groups",
@@ -168,7 +170,7 @@ fn bench_measures_the_tracing_cost_the_emulator_charges() {
             "run",
             "saxpy",
             "--app-arg=--iterations",
-            "--app-arg=60",
+            "--app-arg=300",
             "--app-arg=--elements",
             "--app-arg=256",
         ])
@@ -219,9 +221,9 @@ fn bench_measures_the_tracing_cost_the_emulator_charges() {
         charged_of("krphase-drive-traced"),
         charged_of("krphase-drive-untraced"),
     );
-    assert_eq!((traced.len(), untraced.len()), (4, 4), "one phase file per timed run");
+    assert_eq!((traced.len(), untraced.len()), (5, 5), "one phase file per timed run");
     let dispatches = traced[0];
-    assert!(dispatches >= 60, "every dispatch of a traced run is charged: {traced:?}");
+    assert!(dispatches >= 300, "every dispatch of a traced run is charged: {traced:?}");
     assert!(traced.iter().all(|&c| c == dispatches), "{traced:?}");
     assert!(untraced.iter().all(|&c| c == 0), "untraced runs pay nothing: {untraced:?}");
     // The runs differ by nothing else the emulator charges: the truth's cost per dispatch.
@@ -231,9 +233,9 @@ fn bench_measures_the_tracing_cost_the_emulator_charges() {
     let c = s.tracing.expect("P6's tracing split");
     assert!(c.refused.is_none(), "{:?}", c.refused);
     assert!(c.emulated);
-    assert_eq!(c.dispatches_per_run, Some(60), "the saxpy run's dispatches");
+    assert_eq!(c.dispatches_per_run, Some(300), "the saxpy run's dispatches");
     let t = c.tracing.expect("the tracing cost");
-    assert_eq!(t.runs, (4, 4));
+    assert_eq!(t.runs, (5, 5));
     assert!(
         (t.estimate_ns - expected_ns).abs() <= TOLERANCE * expected_ns,
         "measured {:.0} ns per dispatch (95% {:.0} to {:.0}), truth {expected_ns:.0} ns",
@@ -242,9 +244,11 @@ fn bench_measures_the_tracing_cost_the_emulator_charges() {
         t.hi95_ns
     );
     assert!(t.lo95_ns > 0.0, "the interval leaves out no cost: {t:?}");
-    let without = c.tax_without_tracing.expect("the tax without tracing");
-    assert!(
-        without.estimate_ns.abs() < expected_ns * TOLERANCE,
-        "the replay tax alone carries none of the modelled cost: {without:?}"
+    // The replay tax alone holds none of the modelled cost; the tax with tracing holds it.
+    let (with, without) = (
+        c.tax_with_tracing.expect("the tax with tracing"),
+        c.tax_without_tracing.expect("the tax without tracing"),
     );
+    assert!(without.estimate_ns < expected_ns / 2.0, "{without:?}");
+    assert!(with.estimate_ns > expected_ns / 2.0, "{with:?}");
 }
