@@ -11,7 +11,9 @@ use std::process::Command;
 use krphase_analyzer::bench::summary::summarize;
 use krphase_format::event::Notice;
 use krphase_format::{Event, FileReader};
-use krphase_tests::{LoggedRun, artifacts, output_text, path_with_artifacts, read_truth, run_logged};
+use krphase_tests::{
+    LoggedRun, artifacts, output_text, path_with_artifacts, read_truth, run_logged,
+};
 use rusqlite::Connection;
 use serde_json::Value;
 
@@ -69,13 +71,22 @@ fn gpu_times_off_leaves_out_dispatch_tracing_and_keeps_the_windows() {
     // The file: dispatch records only with tracing, and the notice only without.
     let (d_on, n_on) = dispatch_records_and_notices(&on);
     let (d_off, n_off) = dispatch_records_and_notices(&off);
-    assert!(d_on > 0 && n_on == 0, "traced: {d_on} dispatch records, {n_on} notices");
-    assert_eq!((d_off, n_off), (0, 1), "untraced: dispatch records, notices");
+    assert!(
+        d_on > 0 && n_on == 0,
+        "traced: {d_on} dispatch records, {n_on} notices"
+    );
+    assert_eq!(
+        (d_off, n_off),
+        (0, 1),
+        "untraced: dispatch records, notices"
+    );
 
     // The emulator charged its modelled cost to traced dispatches only.
-    let charged = |run: &LoggedRun| truth_of(&run.truth, "result")[0]["dispatch_tracing_charged"]
-        .as_u64()
-        .expect("the result line says what it charged");
+    let charged = |run: &LoggedRun| {
+        truth_of(&run.truth, "result")[0]["dispatch_tracing_charged"]
+            .as_u64()
+            .expect("the result line says what it charged")
+    };
     assert!(charged(&on) >= 12, "every traced dispatch is charged");
     assert_eq!(charged(&off), 0, "nothing traces dispatches");
     let cost = &truth_of(&off.truth, "dispatch_tracing_cost")[0];
@@ -221,11 +232,21 @@ fn bench_measures_the_tracing_cost_the_emulator_charges() {
         charged_of("krphase-drive-traced"),
         charged_of("krphase-drive-untraced"),
     );
-    assert_eq!((traced.len(), untraced.len()), (5, 5), "one phase file per timed run");
+    assert_eq!(
+        (traced.len(), untraced.len()),
+        (5, 5),
+        "one phase file per timed run"
+    );
     let dispatches = traced[0];
-    assert!(dispatches >= 300, "every dispatch of a traced run is charged: {traced:?}");
+    assert!(
+        dispatches >= 300,
+        "every dispatch of a traced run is charged: {traced:?}"
+    );
     assert!(traced.iter().all(|&c| c == dispatches), "{traced:?}");
-    assert!(untraced.iter().all(|&c| c == 0), "untraced runs pay nothing: {untraced:?}");
+    assert!(
+        untraced.iter().all(|&c| c == 0),
+        "untraced runs pay nothing: {untraced:?}"
+    );
     // The runs differ by nothing else the emulator charges: the truth's cost per dispatch.
     let expected_ns = per_ns[0];
 
@@ -233,7 +254,11 @@ fn bench_measures_the_tracing_cost_the_emulator_charges() {
     let c = s.tracing.expect("P6's tracing split");
     assert!(c.refused.is_none(), "{:?}", c.refused);
     assert!(c.emulated);
-    assert_eq!(c.dispatches_per_run, Some(300), "the saxpy run's dispatches");
+    assert_eq!(
+        c.dispatches_per_run,
+        Some(300),
+        "the saxpy run's dispatches"
+    );
     let t = c.tracing.expect("the tracing cost");
     assert_eq!(t.runs, (5, 5));
     assert!(

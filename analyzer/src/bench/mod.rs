@@ -141,7 +141,11 @@ fn measure_all(
             }
             let group: Vec<&PlannedMeasurement> =
                 plan[i..].iter().take_while(|x| x.interleaved).collect();
-            bar.start(&format!("{} {} (interleaved)", m.experiment.name(), m.variant));
+            bar.start(&format!(
+                "{} {} (interleaved)",
+                m.experiment.name(),
+                m.variant
+            ));
             let measured = match interleave::measure_one(
                 &group,
                 (rocprofv3, tool),
@@ -422,17 +426,32 @@ mod tests {
         assert!(p[10].sdk_log && p[8].sdk_log && !p[0].sdk_log);
         // P6's tracing split: interleaved, one group, no rocprofv3 replay; the tool's settings.
         assert!(p[13..].iter().all(|m| m.interleaved && !m.spec.replay));
-        assert!(p[..13].iter().all(|m| !m.interleaved && m.tool_env.is_empty()));
+        assert!(
+            p[..13]
+                .iter()
+                .all(|m| !m.interleaved && m.tool_env.is_empty())
+        );
         let gpu = |i: usize| {
             p[i].tool_env
                 .iter()
                 .find(|(k, _)| k == "KRPHASE_GPU_TIMES")
                 .map(|(_, v)| v.clone())
         };
-        assert_eq!((gpu(13), gpu(14), gpu(15)), (None, Some("0".into()), Some("1".into())));
-        assert!(p[13].tool_env.contains(&("KRPHASE_DISABLE".into(), "1".into())));
+        assert_eq!(
+            (gpu(13), gpu(14), gpu(15)),
+            (None, Some("0".into()), Some("1".into()))
+        );
+        assert!(
+            p[13]
+                .tool_env
+                .contains(&("KRPHASE_DISABLE".into(), "1".into()))
+        );
         let no_tool = plan(&parse("--app app --only p6 --no-tool").unwrap());
-        assert_eq!(no_tool.len(), 2, "without the tool there is nothing to split");
+        assert_eq!(
+            no_tool.len(),
+            2,
+            "without the tool there is nothing to split"
+        );
         assert!(
             p[12]
                 .spec

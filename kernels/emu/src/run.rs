@@ -117,7 +117,10 @@ fn replay_config(
 /// The per-dispatch tracing cost in GPU-scale µs: `--dispatch-tracing-us`, else
 /// `KRPHASE_EMU_DISPATCH_TRACING_US`, else the model's default; and whether it was given.
 fn dispatch_tracing_us(o: &RunOpts) -> Result<(f64, bool), String> {
-    let given = match (o.dispatch_tracing_us, std::env::var("KRPHASE_EMU_DISPATCH_TRACING_US")) {
+    let given = match (
+        o.dispatch_tracing_us,
+        std::env::var("KRPHASE_EMU_DISPATCH_TRACING_US"),
+    ) {
         (Some(v), _) => Some(v),
         (None, Ok(v)) if !v.trim().is_empty() => Some(v.trim().parse::<f64>().map_err(|_| {
             format!("KRPHASE_EMU_DISPATCH_TRACING_US={v:?} is not a number of microseconds")

@@ -184,7 +184,9 @@ fn dispatch_tracing_wanted(cfg: &Config, mode: Mode) -> bool {
         return true;
     }
     if mode == Mode::Observe {
-        say("KRPHASE_GPU_TIMES=0 applies to drive mode only (observe mode sees dispatches through dispatch tracing); ignored");
+        say(
+            "KRPHASE_GPU_TIMES=0 applies to drive mode only (observe mode sees dispatches through dispatch tracing); ignored",
+        );
         return true;
     }
     false

@@ -255,7 +255,10 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
     in_mode(&mut phase_stats, info.mode.as_deref() == Some("observe"));
     if info.gpu_times_off {
         // No completion records by request, not by loss: say so where the GPU phase would be.
-        for p in phase_stats.iter_mut().filter(|p| p.phase == "gpu" && p.samples == 0) {
+        for p in phase_stats
+            .iter_mut()
+            .filter(|p| p.phase == "gpu" && p.samples == 0)
+        {
             p.missing = Some("GPU times off (KRPHASE_GPU_TIMES=0)".into());
         }
     }

@@ -140,7 +140,11 @@ fn render_tracing(c: &TracingCost, o: &mut String) {
         "  P6  krphase's dispatch tracing{label} {}",
         fig(&c.tracing)
     );
-    let _ = writeln!(o, "      replay tax with it        {}", fig(&c.tax_with_tracing));
+    let _ = writeln!(
+        o,
+        "      replay tax with it        {}",
+        fig(&c.tax_with_tracing)
+    );
     let _ = writeln!(
         o,
         "      replay tax without it     {}",

@@ -135,7 +135,9 @@ fn check_drive(s: &Side, runs: &[LinkedRun], gpu_times_off: bool) -> Option<Stri
 fn dispatches(runs: &[&LinkedRun]) -> Result<i64, String> {
     let first = runs.first().map(|r| r.windows).unwrap_or(0);
     if first <= 0 {
-        return Err("the drive runs' phase files hold no replay window to count dispatches by".into());
+        return Err(
+            "the drive runs' phase files hold no replay window to count dispatches by".into(),
+        );
     }
     if let Some(r) = runs.iter().find(|r| r.windows != first) {
         return Err(format!(

@@ -66,7 +66,10 @@ pub(super) fn enqueue(queue: &Queue, mut packet: KernelPacket) {
     // The interceptor takes a completion signal for every dispatch while any context traces
     // dispatches (suppressed or not for this packet's callbacks).
     super::tracing_cost::charge(
-        !all.is_empty() || !sdk().subscribers(kind, kernel_dispatch_op::COMPLETE).is_empty(),
+        !all.is_empty()
+            || !sdk()
+                .subscribers(kind, kernel_dispatch_op::COMPLETE)
+                .is_empty(),
     );
     let subs: Vec<Subscriber> = all
         .into_iter()
