@@ -210,3 +210,106 @@ pub fn tracing_cost(conn: &Connection) -> Result<Option<TracingCost>> {
     }
     Ok(Some(out))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The three rows, two timed runs each; the drive rows' runs hold `windows[i]` windows and
+    /// have GPU times off as given (untraced runs first).
+    fn db(windows: [i64; 4], off: [bool; 4]) -> Connection {
+        let c = crate::db::open_in_memory().unwrap();
+        let rows = [
+            (1, P6_TOOL_OFF, [1.0, 1.2]),
+            (2, P6_DRIVE_UNTRACED, [1.1, 1.3]),
+            (3, P6_DRIVE_TRACED, [2.1, 2.3]),
+        ];
+        for (id, variant, walls) in rows {
+            c.execute(
+                "INSERT INTO krphase_measurement (id, source, experiment, variant, samples) \
+                 VALUES (?1, 'krphase-bench', 'P6', ?2, 2)",
+                params![id, variant],
+            )
+            .unwrap();
+            for (seq, w) in walls.iter().enumerate() {
+                c.execute(
+                    "INSERT INTO krphase_measurement_sample (measurement_id, seq, value_s) \
+                     VALUES (?1, ?2, ?3)",
+                    params![id, seq as i64, w],
+                )
+                .unwrap();
+            }
+        }
+        for run in 0..4i64 {
+            let u = run as usize;
+            c.execute(
+                "INSERT INTO krphase_run (id, path, file_hash, imported_at, mode, command, \
+                 gpu_times_off) VALUES (?1, 'f', ?2, 'now', 'drive', 'krphase-emu run saxpy', ?3)",
+                params![run + 1, format!("h{run}"), off[u]],
+            )
+            .unwrap();
+            c.execute(
+                "INSERT INTO krphase_measurement_run VALUES (?1, ?2)",
+                params![2 + run / 2, run + 1],
+            )
+            .unwrap();
+            for d in 0..windows[u] {
+                c.execute(
+                    "INSERT INTO krphase_window (run_id, dispatch_id, outcome) \
+                     VALUES (?1, ?2, 'opt_out')",
+                    params![run + 1, d],
+                )
+                .unwrap();
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn each_figure_is_a_difference_of_run_means_per_dispatch() {
+        let c = tracing_cost(&db([100; 4], [true, true, false, false]))
+            .unwrap()
+            .expect("all three rows");
+        assert_eq!(
+            (c.refused.as_deref(), c.dispatches_per_run),
+            (None, Some(100))
+        );
+        assert!(c.emulated);
+        let near = |f: Option<PerDispatch>, ns: f64| {
+            let f = f.expect("a figure");
+            assert_eq!(f.runs, (2, 2));
+            assert!((f.estimate_ns - ns).abs() < 1.0, "{f:?} vs {ns}");
+            assert!(f.lo95_ns < ns && ns < f.hi95_ns, "{f:?}");
+        };
+        near(c.tracing, 1e7); // (2.2 - 1.2) s over 100 dispatches
+        near(c.tax_with_tracing, 1.1e7);
+        near(c.tax_without_tracing, 1e6);
+    }
+
+    #[test]
+    fn rows_that_do_not_hold_what_they_claim_give_no_figure() {
+        for (windows, off, why) in [
+            (
+                [100, 100, 100, 99],
+                [true, true, false, false],
+                "not make the same dispatches",
+            ),
+            (
+                [100; 4],
+                [true, false, false, false],
+                "tracing is on, not off",
+            ),
+            (
+                [100; 4],
+                [true, true, true, false],
+                "tracing is off, not on",
+            ),
+            ([0; 4], [true, true, false, false], "no replay window"),
+        ] {
+            let c = tracing_cost(&db(windows, off)).unwrap().unwrap();
+            let r = c.refused.as_deref().unwrap_or("");
+            assert!(r.contains(why), "{r:?} should say {why:?}");
+            assert!(c.tracing.is_none() && c.tax_without_tracing.is_none());
+        }
+    }
+}
