@@ -316,6 +316,7 @@ pub const TOOL_AND_EMU_ENV: &[&str] = &[
     "KRPHASE_THREAD_WAIT_BUDGET_MS",
     "KRPHASE_DISABLE",
     "KRPHASE_CLOCK",
+    "KRPHASE_GPU_TIMES",
     "ROCPROF_KERNEL_REPLAY",
     "ROCPROF_OUTPUT_PATH",
     "KRPHASE_EMU_DRIVER_PASSES",
@@ -328,6 +329,7 @@ pub const TOOL_AND_EMU_ENV: &[&str] = &[
     "LD_PRELOAD",
     "KRPHASE_EMU_SDK_BUILD",
     "KRPHASE_EMU_DEVICE_GBPS",
+    "KRPHASE_EMU_DISPATCH_TRACING_US",
 ];
 
 /// Tests that time emulated phases take this lock, so that the tests of one binary (which the

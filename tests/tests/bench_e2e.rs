@@ -121,6 +121,9 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
             "drain-share",
             "no-replay",
             "replay-active-none-matched",
+            "krphase-off",
+            "krphase-drive-untraced",
+            "krphase-drive-traced",
         ]
     );
     for r in &rows {
@@ -259,9 +262,10 @@ fn bench_must_show_trimmed_agrees_with_ground_truth() {
             r.get(0)
         })
         .unwrap();
-    // 9 rows with an output directory x 2 timed runs, and the total row linked to the 3
-    // single-group measurements' runs.
-    assert_eq!(linked, 18 + 6, "{}", output_text(&imp));
+    // 9 rows with an output directory x 2 timed runs, P6's two drive rows x 2 (the tool-off
+    // row writes no phase file), and the total row linked to the 3 single-group measurements'
+    // runs.
+    assert_eq!(linked, 18 + 4 + 6, "{}", output_text(&imp));
 }
 
 fn write_script(path: &Path, body: &str) {

@@ -85,7 +85,7 @@ fn build_args(args: &BenchArgs, label: &str, build: &str) -> BenchArgs {
 
 /// Every build's warm-ups, then the timed rounds, of one measurement; `position` counts the
 /// bench's timed runs.
-fn measure_one(
+pub(super) fn measure_one(
     ms: &[&PlannedMeasurement],
     (rocprofv3, tool): (&[String], Option<&Path>),
     (warmup, repeats): (i64, u32),

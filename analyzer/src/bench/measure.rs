@@ -59,6 +59,10 @@ pub(super) fn run_env(tool: Option<&Path>, m: &PlannedMeasurement) -> Vec<(Strin
     if sdk_log {
         env.push(("ROCPROFILER_LOG_LEVEL".into(), "info".into()));
     }
+    if tool.is_some() {
+        // Set after the bench's own, so a measurement's setting wins.
+        env.extend(m.tool_env.iter().cloned());
+    }
     env
 }
 

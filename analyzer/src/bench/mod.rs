@@ -129,9 +129,43 @@ fn measure_all(
     let bar = progress::Progress::new(plan.len() as u64 * per, plan.len());
     let mut rows: Vec<MeasurementRow> = Vec::new();
     let mut done: Vec<MeasurementResult> = Vec::new();
-    for m in plan {
+    let mut position = 0u64;
+    for (i, m) in plan.iter().enumerate() {
         if interrupted.load(Ordering::SeqCst) {
             break;
+        }
+        if m.interleaved {
+            // The first of a group of interleaved measurements runs the whole group.
+            if i > 0 && plan[i - 1].interleaved {
+                continue;
+            }
+            let group: Vec<&PlannedMeasurement> =
+                plan[i..].iter().take_while(|x| x.interleaved).collect();
+            bar.start(&format!(
+                "{} {} (interleaved)",
+                m.experiment.name(),
+                m.variant
+            ));
+            let measured = match interleave::measure_one(
+                &group,
+                (rocprofv3, tool),
+                (args.warmup, args.repeats),
+                &mut position,
+                &|| bar.inc(),
+                interrupted,
+            ) {
+                Ok(x) => x,
+                Err(_) if interrupted.load(Ordering::SeqCst) => break,
+                Err(e) => return Err(e),
+            };
+            for (g, x) in group.iter().zip(measured) {
+                if let Err(e) = recorder.record(g, &x) {
+                    bar.line(&format!("warning: {e:#}"));
+                }
+                rows.push(x.row.clone());
+                done.push(x);
+            }
+            continue;
         }
         bar.start(&format!("{} {}", m.experiment.name(), m.variant));
         let measured = match run_measurement(
@@ -350,6 +384,9 @@ mod tests {
             ("drain-share", "w/p5-drain"),
             ("no-replay", "w/p6-baseline"),
             ("replay-active-none-matched", "w/p6-filtered"),
+            ("krphase-off", "w/p6-tool-off"),
+            ("krphase-drive-untraced", "w/p6-drive-untraced"),
+            ("krphase-drive-traced", "w/p6-drive-traced"),
         ];
         assert_eq!(
             names,
@@ -387,6 +424,34 @@ mod tests {
             assert!(details.contains(&want), "{want:?} not in {details:?}");
         }
         assert!(p[10].sdk_log && p[8].sdk_log && !p[0].sdk_log);
+        // P6's tracing split: interleaved, one group, no rocprofv3 replay; the tool's settings.
+        assert!(p[13..].iter().all(|m| m.interleaved && !m.spec.replay));
+        assert!(
+            p[..13]
+                .iter()
+                .all(|m| !m.interleaved && m.tool_env.is_empty())
+        );
+        let gpu = |i: usize| {
+            p[i].tool_env
+                .iter()
+                .find(|(k, _)| k == "KRPHASE_GPU_TIMES")
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(
+            (gpu(13), gpu(14), gpu(15)),
+            (None, Some("0".into()), Some("1".into()))
+        );
+        assert!(
+            p[13]
+                .tool_env
+                .contains(&("KRPHASE_DISABLE".into(), "1".into()))
+        );
+        let no_tool = plan(&parse("--app app --only p6 --no-tool").unwrap());
+        assert_eq!(
+            no_tool.len(),
+            2,
+            "without the tool there is nothing to split"
+        );
         assert!(
             p[12]
                 .spec

@@ -6,6 +6,7 @@ use std::path::Path;
 use super::args::{BenchArgs, Experiment};
 use super::command::{self, CommandSpec, Counters};
 use crate::db::benchmark::CollectionMode;
+use crate::db::measurements::{P6_DRIVE_TRACED, P6_DRIVE_UNTRACED, P6_TOOL_OFF};
 
 /// One planned measurement: one CSV row.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +20,11 @@ pub struct PlannedMeasurement {
     pub sdk_log: bool,
     /// `--sdk-build`: the emulated SDK build every run of this measurement plays.
     pub sdk_build: Option<String>,
+    /// The tool's settings for this measurement, over the bench's own (`measure::run_env`).
+    pub tool_env: Vec<(String, String)>,
+    /// Runs alternate with the neighbouring measurements that also set this (one run of each
+    /// in turn), so the machine's drift falls on each alike: P6's tracing-cost rows.
+    pub interleaved: bool,
 }
 
 impl PlannedMeasurement {
@@ -69,6 +75,8 @@ impl Planner<'_> {
             spec,
             sdk_log,
             sdk_build: self.args.sdk_build.clone(),
+            tool_env: Vec::new(),
+            interleaved: false,
         });
     }
 
@@ -189,6 +197,59 @@ impl Planner<'_> {
             spec,
             false,
         );
+        if !self.args.no_tool {
+            self.p6_tracing();
+        }
+    }
+
+    /// P6's split of krphase's own dispatch tracing from replay's tax: one group without
+    /// rocprofv3's replay, and libkrphase.so off, or driving replay with a filter that matches
+    /// no kernel, with and without dispatch tracing (`KRPHASE_GPU_TIMES`); the three
+    /// interleaved run by run.
+    fn p6_tracing(&mut self) {
+        let drive = |gpu_times: &str| {
+            vec![
+                ("KRPHASE_MODE".to_string(), "drive".to_string()),
+                (
+                    "KRPHASE_KERNEL_FILTER".to_string(),
+                    command::NO_KERNEL_REGEX.to_string(),
+                ),
+                ("KRPHASE_GPU_TIMES".to_string(), gpu_times.to_string()),
+            ]
+        };
+        for (variant, dir, detail, env) in [
+            (
+                P6_TOOL_OFF,
+                "p6-tool-off",
+                "single group, libkrphase.so loaded and disabled (KRPHASE_DISABLE=1)",
+                vec![("KRPHASE_DISABLE".to_string(), "1".to_string())],
+            ),
+            (
+                P6_DRIVE_UNTRACED,
+                "p6-drive-untraced",
+                "single group, krphase drives replay, no kernel matches, KRPHASE_GPU_TIMES=0",
+                drive("0"),
+            ),
+            (
+                P6_DRIVE_TRACED,
+                "p6-drive-traced",
+                "single group, krphase drives replay, no kernel matches, KRPHASE_GPU_TIMES=1",
+                drive("1"),
+            ),
+        ] {
+            let spec = self.spec(self.groups[..1].to_vec(), false, &[], dir);
+            self.push(
+                Experiment::P6,
+                variant.into(),
+                CollectionMode::SinglePass,
+                detail.into(),
+                spec,
+                false,
+            );
+            let last = self.out.last_mut().expect("just pushed");
+            last.tool_env = env;
+            last.interleaved = true;
+        }
     }
 }
 

@@ -27,6 +27,13 @@ pub const NO_SDK_LOG: &str = "no SDK log can be joined: replay_perf.py sends a s
 /// `krphase_measurement.source` of rows imported from a rocprofv3-benchmark database.
 pub const SOURCE_BENCHMARK_DB: &str = "rocprofv3-benchmark";
 
+/// P6's tracing-cost rows (`krphase bench`): one counter group without rocprofv3's replay, and
+/// libkrphase.so disabled, or driving replay with a filter that matches no kernel, without and
+/// with dispatch tracing (`KRPHASE_GPU_TIMES=0` / `1`).
+pub const P6_TOOL_OFF: &str = "krphase-off";
+pub const P6_DRIVE_UNTRACED: &str = "krphase-drive-untraced";
+pub const P6_DRIVE_TRACED: &str = "krphase-drive-traced";
+
 /// Failed timed runs of a measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failures {

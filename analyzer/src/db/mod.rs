@@ -23,9 +23,10 @@ pub mod quantiles;
 pub mod runs;
 pub mod samples;
 pub mod summary;
+mod views;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 15;
+pub const SCHEMA_VERSION: i64 = 16;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one immediate transaction from the version recorded when it began, so each
@@ -352,95 +353,12 @@ CREATE INDEX IF NOT EXISTS krphase_rocpd_counter_run ON krphase_rocpd_counter(ru
     // 15: where a drive-mode window's restores ran by the order of its callbacks (1: inside the
     // next pass, after its PASS ENTER; 0: between passes; NULL: no restores or no evidence).
     "ALTER TABLE krphase_window ADD COLUMN restore_in_pass INTEGER;",
+    // 16: drive mode run without dispatch tracing (`KRPHASE_GPU_TIMES=0`, the file's NOTICE 7):
+    // no dispatch records and no GPU times, by request. 0: traced (every older file).
+    r#"
+ALTER TABLE krphase_run ADD COLUMN gpu_times_off INTEGER NOT NULL DEFAULT 0;
+"#,
 ];
-
-/// Views are dropped and re-created on every open, so a newer build's definitions always win
-/// (an old `CREATE VIEW IF NOT EXISTS` would keep stale ones).
-const VIEWS: &str = r#"
-DROP VIEW IF EXISTS krphase_window_phase;
-CREATE VIEW krphase_window_phase AS
-SELECT w.id AS window_id, w.run_id, w.dispatch_id, w.kernel, w.agent, w.queue, w.thread,
-       w.outcome,
-       CASE WHEN w.outcome = 'declined' AND l.reason IS NOT NULL THEN l.reason ELSE w.reason END AS reason,
-       w.requested_passes, w.executed_passes,
-       w."start", w."end", w.src AS source,
-       -- Observe mode (no CONFIG pair: the window spans pass 0's enqueue to the last completion)
-       -- takes the SDK's own window, pre-pass and drain from a joined phase line, when present.
-       CASE WHEN w.src = 'observe' AND l.window_ns IS NOT NULL THEN l.window_ns
-            ELSE w."end" - w."start" END AS window_ns,
-       w.pass_count_return - w."start" AS config_ns,
-       COALESCE(w.first_pass_enter - w.pass_count_return, l.lock_drain_ns + l.snapshot_ns) AS prepass_ns,
-       COALESCE(l.snapshot_ns, l.snap_ns) AS snapshot_ns,
-       COALESCE((w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns),
-                l.lock_drain_ns) AS drain_ns,
-       -- Restores inside the passes (`restore_placement`): the SDK's restore seconds leave them.
-       CASE WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) AND l.restore_ns IS NOT NULL THEN w.pass_ns - l.restore_ns
-            ELSE w.pass_ns END AS pass_ns,
-       w.gpu_ns, w.continue_ns,
-       -- Drive mode measures the restore (PASS EXIT or continue return to the next PASS ENTER);
-       -- observe mode and restores inside the passes, only the SDK's (outcome line, 100 us) ...
-       CASE WHEN w.src = 'observe' OR (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) THEN l.restore_ns ELSE w.restore_ns END AS restore_ns,
-       -- ... and the gap between dispatch records, an upper bound on it.
-       CASE WHEN w.src = 'observe' THEN w.restore_ns END AS restore_bound_ns,
-       w.restores,
-       -- In the next pass (after PASS ENTER): restore seconds over the gaps + 100 us, or callbacks.
-       CASE WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) THEN 'in_pass'
-            WHEN w.src = 'drive' AND w.restores > 0 THEN 'between_passes' END AS restore_placement,
-       w."end" - w.last_pass_exit AS tail_ns, w.stuck_ns,
-       COALESCE(l.snapshot_bytes, l.footprint_bytes, w.bytes_estimate) AS snapshot_bytes,
-       l.id AS sdk_log_id,
-       -- The basis of each figure above (db/basis.rs), decided by the same cases as its value.
-       -- The phase line's format is the SDK's unpublished one: its figures say so.
-       CASE WHEN w.pass_count_return IS NOT NULL THEN 'in_process'
-            WHEN w.src = 'observe' AND l.window_ns IS NOT NULL THEN 'sdk_phase_line'
-            WHEN w."end" - w."start" IS NOT NULL THEN 'dispatch' END AS window_basis,
-       CASE WHEN w.pass_count_return - w."start" IS NOT NULL THEN 'in_process' END AS config_basis,
-       CASE WHEN w.first_pass_enter - w.pass_count_return IS NOT NULL THEN 'in_process'
-            WHEN l.lock_drain_ns + l.snapshot_ns IS NOT NULL THEN 'sdk_phase_line' END AS prepass_basis,
-       CASE WHEN l.snapshot_ns IS NOT NULL THEN 'sdk_phase_line'
-            WHEN l.snap_ns IS NOT NULL THEN 'sdk_log' END AS snapshot_basis,
-       CASE WHEN (w.first_pass_enter - w.pass_count_return) - COALESCE(l.snapshot_ns, l.snap_ns)
-                 IS NOT NULL THEN 'in_process_minus_sdk_log'
-            WHEN l.lock_drain_ns IS NOT NULL THEN 'sdk_phase_line' END AS drain_basis,
-       CASE WHEN w.pass_ns IS NOT NULL THEN CASE WHEN (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) AND l.restore_ns IS NOT NULL
-            THEN 'in_process_minus_sdk_log' ELSE 'in_process' END END AS pass_basis,
-       CASE WHEN w.gpu_ns IS NOT NULL THEN 'in_process' END AS gpu_basis,
-       CASE WHEN w.continue_ns IS NOT NULL THEN 'in_process' END AS continue_basis,
-       CASE WHEN w.src = 'observe' OR (w.src = 'drive' AND CASE WHEN l.restore_ns IS NOT NULL AND w.restore_ns IS NOT NULL THEN l.restore_ns - w.restore_ns > 100000 ELSE w.restore_in_pass = 1 END) THEN CASE WHEN l.restore_ns IS NOT NULL THEN 'sdk_log' END
-            WHEN w.restore_ns IS NOT NULL THEN 'in_process' END AS restore_basis,
-       CASE WHEN w.src = 'observe' AND w.restore_ns IS NOT NULL THEN 'dispatch' END AS restore_bound_basis,
-       CASE WHEN w."end" - w.last_pass_exit IS NOT NULL THEN 'in_process' END AS tail_basis,
-       CASE WHEN l.snapshot_bytes IS NOT NULL THEN 'sdk_phase_line'
-            WHEN l.footprint_bytes IS NOT NULL THEN 'sdk_log'
-            WHEN w.bytes_estimate IS NOT NULL THEN 'estimate' END AS snapshot_bytes_basis
-FROM (SELECT *, COALESCE(source, CASE WHEN pass_count_return IS NULL AND first_pass_enter IS NULL
-                                      THEN 'observe' ELSE 'drive' END) AS src
-      FROM krphase_window) w
-LEFT JOIN krphase_sdk_log l ON l.window_id = w.id;
-
-DROP VIEW IF EXISTS krphase_run_summary;
-CREATE VIEW krphase_run_summary AS
-SELECT r.id AS run_id, r.label, r.pid, r.host, r.mode, r.passes, r.truncated,
-       r."end" - r."start" AS wall_ns,
-       (SELECT COUNT(*) FROM krphase_window w WHERE w.run_id = r.id AND w.outcome = 'replayed') AS replayed,
-       (SELECT COUNT(*) FROM krphase_window w WHERE w.run_id = r.id AND w.outcome <> 'replayed') AS declined,
-       (SELECT COUNT(*) FROM krphase_dispatch d WHERE d.run_id = r.id) AS plain_dispatches,
-       (SELECT SUM(window_ns) FROM krphase_window_phase v WHERE v.run_id = r.id AND v.outcome = 'replayed') AS replay_window_ns,
-       (SELECT SUM(prepass_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS prepass_ns,
-       (SELECT SUM(pass_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS pass_ns,
-       (SELECT SUM(continue_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS continue_ns,
-       (SELECT SUM(restore_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS restore_ns,
-       (SELECT SUM(tail_ns) FROM krphase_window_phase v WHERE v.run_id = r.id) AS tail_ns,
-       (SELECT SUM(snapshot_bytes) FROM krphase_window_phase v WHERE v.run_id = r.id AND v.outcome = 'replayed') AS snapshot_bytes
-FROM krphase_run r;
-
-DROP VIEW IF EXISTS krphase_run_measurement;
-CREATE VIEW krphase_run_measurement AS
-SELECT mr.run_id, m.id AS measurement_id, m.source, m.experiment, m.variant, m.mode, m.detail,
-       m.median_s, m.min_s, m.max_s, m.samples, m.failures, m.label AS measurement_label,
-       m.metric, m.counter_groups, m.projected_s, m.speedup
-FROM krphase_measurement_run mr JOIN krphase_measurement m ON m.id = mr.measurement_id;
-"#;
 
 /// Opens (creating if needed) and migrates the database at `path`.
 ///
@@ -562,7 +480,7 @@ fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
     crate::db::kernel_names::register(conn)?;
     locked::wait_on_locks(conn, path)?;
     conn.set_transaction_behavior(TransactionBehavior::Immediate);
-    if schema_version(conn, path)? == SCHEMA_VERSION && views_present(conn)? {
+    if schema_version(conn, path)? == SCHEMA_VERSION && views::views_present(conn)? {
         // Up to date: write nothing, so read-only commands leave the file byte for byte as it
         // was. (A build that changes the views adds a migration, bumping the version.)
         conn.execute_batch("PRAGMA foreign_keys = ON;")?;
@@ -581,7 +499,7 @@ fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
             rusqlite::params![i as i64 + 1, now_utc()],
         )?;
     }
-    tx.execute_batch(VIEWS)?;
+    tx.execute_batch(views::VIEWS)?;
     if version < SCHEMA_VERSION {
         // Migrated: summarise the runs stored before (and any a summary change left stale).
         summary::refresh_missing(&tx)
@@ -589,25 +507,6 @@ fn prepare(conn: &mut Connection, path: &Path) -> Result<()> {
     }
     tx.commit()?;
     Ok(())
-}
-
-/// Names of the views [`VIEWS`] creates.
-const VIEW_NAMES: &[&str] = &[
-    "krphase_window_phase",
-    "krphase_run_summary",
-    "krphase_run_measurement",
-];
-
-fn views_present(conn: &Connection) -> Result<bool> {
-    let mut n = 0;
-    for v in VIEW_NAMES {
-        n += conn.query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name = ?1",
-            [v],
-            |r| r.get::<_, i64>(0),
-        )?;
-    }
-    Ok(n == VIEW_NAMES.len() as i64)
 }
 
 pub use calendar::now_utc;

@@ -4,6 +4,7 @@
 
 use super::finding::Finding;
 use krphase::config::{from_env, unknown_with_nearest};
+use krphase_format::Mode;
 use std::collections::BTreeMap;
 
 pub fn check(env: &BTreeMap<String, String>) -> Vec<Finding> {
@@ -25,13 +26,22 @@ pub fn check(env: &BTreeMap<String, String>) -> Vec<Finding> {
             "KRPHASE_DISABLE is set: libkrphase.so will not record",
             "unset KRPHASE_DISABLE",
         )),
-        Ok(Some(c)) => out.extend(c.pmc_warning.map(|w| {
-            Finding::warning(
-                // The warning names its variable (KRPHASE_PMC or KRPHASE_PMC_REFERENCE).
-                w,
-                "correct KRPHASE_PMC / KRPHASE_PMC_REFERENCE or unset them",
-            )
-        })),
+        Ok(Some(c)) => {
+            if !c.gpu_times && c.requested_mode == Mode::Observe {
+                out.push(Finding::warning(
+                    "KRPHASE_GPU_TIMES=0 with KRPHASE_MODE=observe: observe mode sees dispatches \
+                     only through dispatch tracing, so libkrphase.so ignores it",
+                    "unset KRPHASE_GPU_TIMES, or drive replay (KRPHASE_MODE=drive)",
+                ));
+            }
+            out.extend(c.pmc_warning.map(|w| {
+                Finding::warning(
+                    // The warning names its variable (KRPHASE_PMC or KRPHASE_PMC_REFERENCE).
+                    w,
+                    "correct KRPHASE_PMC / KRPHASE_PMC_REFERENCE or unset them",
+                )
+            }))
+        }
     }
     out.extend(log_level(
         env.get("ROCPROFILER_LOG_LEVEL").map(String::as_str),
@@ -60,4 +70,41 @@ fn log_level(level: Option<&str>) -> Option<Finding> {
         ),
         "export ROCPROFILER_LOG_LEVEL=info and keep stderr in a file",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(vars: &[(&str, &str)]) -> BTreeMap<String, String> {
+        vars.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain([("ROCPROFILER_LOG_LEVEL".to_string(), "info".to_string())])
+            .collect()
+    }
+
+    #[test]
+    fn gpu_times_off_is_a_drive_mode_setting() {
+        let said = |vars: &[(&str, &str)]| {
+            check(&env(vars)).iter().any(|f| {
+                f.problem
+                    .contains("KRPHASE_GPU_TIMES=0 with KRPHASE_MODE=observe")
+            })
+        };
+        assert!(said(&[
+            ("KRPHASE_MODE", "observe"),
+            ("KRPHASE_GPU_TIMES", "0")
+        ]));
+        assert!(!said(&[
+            ("KRPHASE_MODE", "drive"),
+            ("KRPHASE_GPU_TIMES", "0")
+        ]));
+        assert!(!said(&[("KRPHASE_MODE", "observe")]));
+        let bad = check(&env(&[("KRPHASE_GPU_TIMES", "maybe")]));
+        assert!(
+            bad.iter()
+                .any(|f| f.loses_run && f.problem.contains("KRPHASE_GPU_TIMES=\"maybe\"")),
+            "{bad:?}"
+        );
+    }
 }

@@ -54,7 +54,7 @@ fn render_heading(r: &RunReport, markdown: bool, out: &mut String) {
     let h = if markdown { "## " } else { "== " };
     let _ = writeln!(
         out,
-        "{h}run {} {}(pid {}, {}, mode {}, {} passes per window{}{})",
+        "{h}run {} {}(pid {}, {}, mode {}, {} passes per window{}{}{})",
         r.run_id,
         r.label
             .as_ref()
@@ -64,6 +64,11 @@ fn render_heading(r: &RunReport, markdown: bool, out: &mut String) {
         r.mode.as_deref().unwrap_or("?"),
         passes_per_window(r),
         if r.truncated { ", TRUNCATED" } else { "" },
+        if r.gpu_times_off {
+            ", GPU times off"
+        } else {
+            ""
+        },
         match (r.log_joined, r.log_join_forced) {
             (_, true) => ", SDK log joined FORCED (--force, past failed evidence)",
             (true, false) => ", SDK log joined",
@@ -166,7 +171,9 @@ fn render_no_replayed_windows(r: &RunReport, out: &mut String) {
     let _ = writeln!(
         out,
         "no replayed windows: no phases, bytes or GPU time to show{}",
-        if r.dispatch_tax.plain_dispatches > 0 {
+        if r.gpu_times_off {
+            format!(";\n  dispatches not traced: {GPU_TIMES_OFF}")
+        } else if r.dispatch_tax.plain_dispatches > 0 {
             format!(
                 ";\n  {} dispatches ran once at {} per enqueue",
                 r.dispatch_tax.plain_dispatches,
@@ -316,6 +323,10 @@ fn render_bytes_and_gpu(r: &RunReport, out: &mut String) {
         bytes(b.restore_bytes_total as f64),
         fixed2(b.restore_gbps),
     );
+    if r.gpu_times_off {
+        let _ = writeln!(out, "GPU vs wall: {GPU_TIMES_OFF}");
+        return;
+    }
     let _ = writeln!(
         out,
         "GPU vs wall [{}]: GPU {} of pass exec {} ({}), of window time {}",
@@ -334,18 +345,23 @@ fn render_per_pass(r: &RunReport, markdown: bool, out: &mut String) {
     if markdown {
         out.push('\n');
     }
-    let mut t = table(
-        markdown,
-        &["pass", "n", "host mean", "GPU mean", "GPU share"],
-    );
+    let off = r.gpu_times_off;
+    let head: &[&str] = if off {
+        &["pass", "n", "host mean"]
+    } else {
+        &["pass", "n", "host mean", "GPU mean", "GPU share"]
+    };
+    let mut t = table(markdown, head);
     for p in &r.gpu.per_pass {
-        t.add_row(vec![
+        let mut row = vec![
             p.pass_index.to_string(),
             p.passes.to_string(),
             duration_or_dash(p.host_mean_ns),
-            duration(p.gpu_mean_ns),
-            percent(p.gpu_share),
-        ]);
+        ];
+        if !off {
+            row.extend([duration(p.gpu_mean_ns), percent(p.gpu_share)]);
+        }
+        t.add_row(row);
     }
     let _ = writeln!(out, "{t}\n");
 }
@@ -485,8 +501,22 @@ fn render_agents(r: &RunReport, markdown: bool, out: &mut String) {
     push_table(out, &t, markdown);
 }
 
+/// What the report says where GPU times would be, when the user turned them off.
+const GPU_TIMES_OFF: &str =
+    "GPU times off (KRPHASE_GPU_TIMES=0: drive mode ran without dispatch tracing, by request)";
+
 fn render_dispatch_tax(r: &RunReport, out: &mut String) {
     let x = &r.dispatch_tax;
+    if r.gpu_times_off {
+        let _ = writeln!(
+            out,
+            "non-replayed dispatch tax: dispatches not traced, {GPU_TIMES_OFF};\n  {} tool opt-outs, {} per CONFIG pair [{}]",
+            x.opt_out_windows,
+            duration_or_dash(x.opt_out_config_mean_ns),
+            x.basis.marker(),
+        );
+        return;
+    }
     let _ = writeln!(
         out,
         "non-replayed dispatch tax{} [{}]: {} dispatches, {} per enqueue;\n  {} tool opt-outs, {} per CONFIG pair",

@@ -413,6 +413,11 @@ pub struct RunOpts {
     /// exit-worker: dispatches the worker completes before it ends the process.
     #[arg(long, default_value_t = 20)]
     pub exit_after: usize,
+    /// What KERNEL_DISPATCH callback tracing costs each dispatch, in GPU-scale µs (EMULATED;
+    /// default 6, from ROCm/rocm-systems PR #5219's review; 0 for none), stretched by the
+    /// device's slow-down under --sdk-build. Env: KRPHASE_EMU_DISPATCH_TRACING_US.
+    #[arg(long, value_name = "US")]
+    pub dispatch_tracing_us: Option<f64>,
     /// Time every call into a tool (callbacks, configure, initialize, finalize, pass-count and
     /// continue calls) and write the longest in a `tool_time` truth line.
     #[arg(long)]

@@ -170,6 +170,28 @@ fn pass_model(o: &RunOpts, paced: bool) -> Result<PassModelSettings, String> {
     Ok(s)
 }
 
+/// The per-dispatch tracing cost in GPU-scale µs: `--dispatch-tracing-us`, else
+/// `KRPHASE_EMU_DISPATCH_TRACING_US`, else the model's default; and whether it was given.
+fn dispatch_tracing_us(o: &RunOpts) -> Result<(f64, bool), String> {
+    let given = match (
+        o.dispatch_tracing_us,
+        std::env::var("KRPHASE_EMU_DISPATCH_TRACING_US"),
+    ) {
+        (Some(v), _) => Some(v),
+        (None, Ok(v)) if !v.trim().is_empty() => Some(v.trim().parse::<f64>().map_err(|_| {
+            format!("KRPHASE_EMU_DISPATCH_TRACING_US={v:?} is not a number of microseconds")
+        })?),
+        _ => None,
+    };
+    match given {
+        Some(v) if !(v >= 0.0 && v.is_finite()) => {
+            Err("--dispatch-tracing-us must be a number of microseconds, 0 or more".into())
+        }
+        Some(v) => Ok((v, true)),
+        None => Ok((replay::tracing_cost::DISPATCH_TRACING_US, false)),
+    }
+}
+
 /// This process's peak resident set so far (`VmHWM` in `/proc/self/status`), in KiB; 0 if
 /// unreadable.
 fn peak_rss_kib() -> u64 {
@@ -192,6 +214,7 @@ fn report(o: &RunOpts, result: Result<workloads::Outcome, String>, dispatches: u
             truth::write(
                 &json!({"type": "result", "pid": std::process::id(), "workload": w,
                 "checksum": r.checksum.hex(), "counter": r.counter, "dispatches": dispatches,
+                "dispatch_tracing_charged": replay::tracing_cost::charged(),
                 "peak_rss_kib": peak_rss_kib()}),
             );
             println!(
@@ -256,7 +279,16 @@ pub fn main(args: &[OsString]) -> i32 {
     }
     kinds::init(o.replay_kind);
     sdk().set_version(o.sdk_version);
+    let slowdown = config.model.map_or(1.0, |m| m.slowdown);
     replay::configure(config);
+    match dispatch_tracing_us(&o) {
+        Ok((gpu_us, given)) => replay::tracing_cost::configure(replay::tracing_cost::Setting {
+            gpu_us,
+            slowdown,
+            given,
+        }),
+        Err(e) => return fail(&e),
+    }
     crate::device::set_pipe_id_records(o.dispatch_record == crate::opts::DispatchRecordOpt::PipeId);
     hsa_runtime::serve(o.loader_table.bytes());
 

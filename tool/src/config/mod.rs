@@ -70,6 +70,11 @@ pub struct Config {
     pub wait: Caps,
     /// `KRPHASE_CLOCK=boottime`: time with `clock_gettime` even where the TSC is usable.
     pub force_boottime: bool,
+    /// `KRPHASE_GPU_TIMES` (default on): drive mode traces every dispatch (KERNEL_DISPATCH
+    /// callback tracing, which gives each dispatch its GPU times and costs it an intercepted
+    /// completion signal on the real SDK). Off: drive mode leaves dispatch tracing off, so a
+    /// run measures replay's cost alone. Observe mode needs the tracing and ignores it.
+    pub gpu_times: bool,
 }
 
 impl Config {
@@ -161,6 +166,14 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
             _ => return Err(format!("KRPHASE_CLOCK={v:?} is not auto or boottime")),
         },
     };
+    let gpu_times = match set("KRPHASE_GPU_TIMES") {
+        None => true,
+        Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => true,
+            "0" | "false" | "no" | "off" => false,
+            _ => return Err(format!("KRPHASE_GPU_TIMES={v:?} is not 0 or 1")),
+        },
+    };
     Ok(Some(Config {
         requested_mode,
         passes: counted.passes,
@@ -178,6 +191,7 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
         plan: counted.plan,
         wait,
         force_boottime,
+        gpu_times,
     }))
 }
 
@@ -240,6 +254,7 @@ pub const KNOWN: &[&str] = &[
     "KRPHASE_WAIT_BUDGET_MS",
     "KRPHASE_THREAD_WAIT_BUDGET_MS",
     "KRPHASE_CLOCK",
+    "KRPHASE_GPU_TIMES",
 ];
 
 /// Prefixes of `KRPHASE_*` variables other krphase programs read (the emulator, the benchmarks)
@@ -379,10 +394,20 @@ mod tests {
             ("KRPHASE_WAIT_BUDGET_MS", "10001"),
             ("KRPHASE_THREAD_WAIT_BUDGET_MS", "-5"),
             ("KRPHASE_THREAD_WAIT_BUDGET_MS", "2.5"),
+            ("KRPHASE_GPU_TIMES", "sometimes"),
         ] {
             let e = parse(&[(k, v)]).expect_err(k);
             assert!(e.starts_with(k), "{e}");
             assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn gpu_times_default_on_and_switch_off() {
+        assert!(parse(&[]).unwrap().unwrap().gpu_times);
+        for (v, on) in [("0", false), (" off ", false), ("1", true), ("yes", true)] {
+            let c = parse(&[("KRPHASE_GPU_TIMES", v)]).unwrap().unwrap();
+            assert_eq!(c.gpu_times, on, "{v}");
         }
     }
 

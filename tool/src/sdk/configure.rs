@@ -151,11 +151,15 @@ fn choose_mode(cfg: &Config, ops: &Ops) -> Result<Mode, Declined> {
 /// succeed.
 fn configure_tracing(t: &'static Tool, sdk: &Sdk, cbs: &Callbacks) -> Result<(), Declined> {
     let ops = &t.ops;
+    let trace_dispatches = dispatch_tracing_wanted(&t.cfg, t.mode());
     for (kind, cb, what) in [
         (ops.dispatch_kind, cbs.dispatch, "KERNEL_DISPATCH"),
         (ops.alloc_kind, cbs.alloc, "MEMORY_ALLOCATION"),
         (ops.code_object_kind, cbs.code_object, "CODE_OBJECT"),
     ] {
+        if kind == ops.dispatch_kind && !trace_dispatches {
+            continue;
+        }
         if let Err(s) = sdk.configure_callback_tracing(t.ctx, kind, &[], cb, tracing::args(t)) {
             if kind == ops.dispatch_kind && t.mode() == Mode::Observe {
                 return Err(declined(&format!(
@@ -170,6 +174,22 @@ fn configure_tracing(t: &'static Tool, sdk: &Sdk, cbs: &Callbacks) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// Whether dispatches are traced: always in observe mode (it sees dispatches only so, and
+/// says once that `KRPHASE_GPU_TIMES=0` is ignored there); in drive mode unless
+/// `KRPHASE_GPU_TIMES=0`.
+fn dispatch_tracing_wanted(cfg: &Config, mode: Mode) -> bool {
+    if cfg.gpu_times {
+        return true;
+    }
+    if mode == Mode::Observe {
+        say(
+            "KRPHASE_GPU_TIMES=0 applies to drive mode only (observe mode sees dispatches through dispatch tracing); ignored",
+        );
+        return true;
+    }
+    false
 }
 
 fn build_header(
@@ -240,7 +260,12 @@ impl Tool {
         };
         let cb = tracing::callbacks(self.header.clock).replay;
         match sdk.configure_callback_tracing(self.ctx, k, &[c, p], cb, tracing::args(self)) {
-            Ok(()) => self.set_replay_configured(),
+            Ok(()) => {
+                self.set_replay_configured();
+                if !self.cfg.gpu_times {
+                    recorder::notice(Notice::GpuTimesOff, 0, 0);
+                }
+            }
             Err(s) => {
                 if s == Status::SERVICE_ALREADY_CONFIGURED {
                     say("another tool owns KERNEL_REPLAY (status 15); observing instead");
@@ -252,7 +277,28 @@ impl Tool {
                 }
                 self.set_mode(Mode::Observe);
                 recorder::notice(Notice::FellBackToObserve, u64::from(s.0), 0);
+                if !self.cfg.gpu_times {
+                    self.trace_dispatches_after_all(sdk);
+                }
             }
+        }
+    }
+}
+
+impl Tool {
+    /// Drive mode with `KRPHASE_GPU_TIMES=0` fell back to observe: observing needs dispatch
+    /// tracing, which configure left off, so it is set up now (the context has not started).
+    fn trace_dispatches_after_all(&'static self, sdk: &Sdk) {
+        let cb = tracing::callbacks(self.header.clock).dispatch;
+        let kind = self.ops.dispatch_kind;
+        match sdk.configure_callback_tracing(self.ctx, kind, &[], cb, tracing::args(self)) {
+            Ok(()) => say(
+                "KRPHASE_GPU_TIMES=0 applies to drive mode only; observing, so dispatches are traced",
+            ),
+            Err(s) => say(&format!(
+                "configuring KERNEL_DISPATCH tracing failed: {}; observing without dispatches",
+                status(sdk, s)
+            )),
         }
     }
 }

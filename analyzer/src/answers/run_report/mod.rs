@@ -178,6 +178,9 @@ pub struct RunReport {
     /// Passes actually executed per replayed window.
     pub passes_per_window: Option<f64>,
     pub truncated: bool,
+    /// Drive mode ran without dispatch tracing (`KRPHASE_GPU_TIMES=0`): no dispatch records and
+    /// no GPU times, by request (nothing failed).
+    pub gpu_times_off: bool,
     /// What the tool dropped (from the trailer; `None` for a run without one or imported by an
     /// older krphase).
     pub drops: Option<Drops>,
@@ -255,6 +258,15 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
     };
     let mut phase_stats = phase_stats(&mut t.phases, &mut t.unattributed);
     in_mode(&mut phase_stats, info.mode.as_deref() == Some("observe"));
+    if info.gpu_times_off {
+        // No completion records by request, not by loss: say so where the GPU phase would be.
+        for p in phase_stats
+            .iter_mut()
+            .filter(|p| p.phase == "gpu" && p.samples == 0)
+        {
+            p.missing = Some("GPU times off (KRPHASE_GPU_TIMES=0)".into());
+        }
+    }
     let total_of = |name: &str| {
         phase_stats
             .iter()
@@ -275,6 +287,7 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         passes: info.passes,
         passes_per_window: (t.replayed > 0).then(|| t.executed_passes as f64 / t.replayed as f64),
         truncated: info.truncated,
+        gpu_times_off: info.gpu_times_off,
         drops: drops(conn, run_id)?,
         log_joined: t.log_joined,
         log_join_forced: log_join_forced(conn, run_id)?,

@@ -17,13 +17,14 @@ pub(super) struct RunInfo {
     pub(super) truncated: bool,
     pub(super) wall_ns: Option<i64>,
     pub(super) rank: Option<RankOf>,
+    pub(super) gpu_times_off: bool,
 }
 
 pub(super) fn run_info(conn: &Connection, run_id: i64) -> Result<RunInfo> {
     let info = conn
         .query_row(
             "SELECT label, pid, host, command, mode, passes, truncated, \"end\" - \"start\",
-                    rank, world_size, rank_var
+                    rank, world_size, rank_var, gpu_times_off
              FROM krphase_run WHERE id = ?1",
             [run_id],
             |r| {
@@ -41,6 +42,7 @@ pub(super) fn run_info(conn: &Connection, run_id: i64) -> Result<RunInfo> {
                         world_size: r.get(9).ok().flatten(),
                         var: r.get(10).ok().flatten(),
                     }),
+                    gpu_times_off: r.get::<_, i64>(11)? != 0,
                 })
             },
         )

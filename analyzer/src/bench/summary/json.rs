@@ -112,6 +112,16 @@ pub struct BenchJson {
     pub p3_footprints: Vec<FootprintJson>,
     pub p5_drain: Option<DrainJson>,
     pub p6_dispatch_tax: Option<TaxJson>,
+    /// P6's split of krphase's own dispatch tracing from replay's tax (`tracing_cost.rs`);
+    /// `basis` says how each figure was measured, `emulated` marks EMULATED figures.
+    pub p6_tracing_cost: Option<TracingCostJson>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TracingCostJson {
+    #[serde(flatten)]
+    pub cost: super::TracingCost,
+    pub basis: &'static str,
 }
 
 /// The latest row of every (experiment, variant) from the bench sources, grouped by experiment.
@@ -222,6 +232,10 @@ pub fn report_json(conn: &Connection) -> Result<Option<BenchJson>> {
             median_window_drain_share_fraction: d.median_window_share,
             prepass_share_of_window_fraction: d.prepass_share,
             unavailable: d.unavailable,
+        }),
+        p6_tracing_cost: s.tracing.map(|cost| TracingCostJson {
+            cost,
+            basis: super::TRACING_BASIS,
         }),
         p6_dispatch_tax: s.tax.map(|t| TaxJson {
             baseline_measurement_id: t.baseline.id,

@@ -15,12 +15,14 @@ use crate::db::quantiles::median;
 
 mod json;
 mod text;
+mod tracing_cost;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub use json::{BenchJson, report_json};
 pub use text::{render, render_summary};
+pub use tracing_cost::{BASIS as TRACING_BASIS, PerDispatch, TracingCost};
 
 /// One measurement as the summary uses it.
 #[derive(Debug, Clone, Serialize)]
@@ -112,6 +114,8 @@ pub struct BenchSummary {
     pub footprints: Vec<Footprint>,
     pub drain: Option<DrainShare>,
     pub tax: Option<DispatchTax>,
+    /// P6's split of krphase's dispatch tracing from replay's tax.
+    pub tracing: Option<TracingCost>,
 }
 
 /// The measurement sources the summary reads (`krphase bench` rows and imported replay_perf
@@ -332,5 +336,6 @@ pub fn summarize(conn: &Connection) -> Result<Option<BenchSummary>> {
             in_process_tax_per_dispatch_ns: enq_f.zip(enq_b).map(|(f, b)| f - b).filter(|_| valid),
         });
     }
+    s.tracing = tracing_cost::tracing_cost(conn)?;
     Ok(Some(s))
 }

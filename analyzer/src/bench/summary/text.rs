@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use rusqlite::Connection;
 
-use super::{BenchSummary, MeasurementRef, summarize};
+use super::{BenchSummary, MeasurementRef, PerDispatch, TRACING_BASIS, TracingCost, summarize};
 use crate::render::fmt::{bytes_b_or_mib, duration_us_ms, factor, percent, seconds, wrap};
 
 /// Plain-text rendering (fits 100 columns).
@@ -106,7 +106,59 @@ pub fn render_summary(s: &BenchSummary) -> String {
             duration_us_ms(t.enqueue_mean_ns_baseline)
         );
     }
+    if let Some(c) = &s.tracing {
+        render_tracing(c, &mut o);
+    }
     o
+}
+
+/// P6's split: krphase's dispatch tracing per dispatch, and the replay tax with and without it.
+fn render_tracing(c: &TracingCost, o: &mut String) {
+    let label = if c.emulated { " [EMULATED]" } else { "" };
+    if let Some(why) = &c.refused {
+        o.push_str(&wrap(
+            why,
+            98,
+            &format!("  P6  krphase's dispatch tracing{label}: no figure: "),
+            "        ",
+        ));
+        return;
+    }
+    let fig = |f: &Option<PerDispatch>| match f {
+        Some(f) => format!(
+            "{}/dispatch (95% {} to {}; runs {}+{})",
+            duration_us_ms(Some(f.estimate_ns)),
+            duration_us_ms(Some(f.lo95_ns)),
+            duration_us_ms(Some(f.hi95_ns)),
+            f.runs.0,
+            f.runs.1
+        ),
+        None => "-".into(),
+    };
+    let _ = writeln!(
+        o,
+        "  P6  krphase's dispatch tracing{label} {}",
+        fig(&c.tracing)
+    );
+    let _ = writeln!(
+        o,
+        "      replay tax with it        {}",
+        fig(&c.tax_with_tracing)
+    );
+    let _ = writeln!(
+        o,
+        "      replay tax without it     {}",
+        fig(&c.tax_without_tracing)
+    );
+    o.push_str(&wrap(
+        &format!(
+            "{TRACING_BASIS}: {} per run; krphase driving replay (no kernel matches) with KRPHASE_GPU_TIMES=1 vs =0 vs libkrphase.so disabled, runs interleaved",
+            c.dispatches_per_run.unwrap_or(0)
+        ),
+        98,
+        "      basis: ",
+        "        ",
+    ));
 }
 
 /// ` INVALID (no kernel replay ran)` for a row whose replay claim failed, else nothing.

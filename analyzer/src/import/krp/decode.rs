@@ -99,6 +99,8 @@ pub(super) struct Decoded {
     pub(super) mode: Mode,
     pub(super) layout: Option<&'static str>,
     pub(super) truncated: bool,
+    /// The tool ran drive mode without dispatch tracing (`KRPHASE_GPU_TIMES=0`).
+    pub(super) gpu_times_off: bool,
     pub(super) trailer: Option<krphase_format::Trailer>,
     /// The run's summary, gathered from the windows' rows.
     pub(super) summary: db::summary::Builder,
@@ -162,6 +164,7 @@ fn decode(
             _ => None,
         },
         truncated: false,
+        gpu_times_off: false,
         trailer: None,
         summary: db::summary::Builder::default(),
     };
@@ -201,6 +204,7 @@ fn decode(
                 if let Event::Notice { notice, a, .. } = ev {
                     match notice {
                         Notice::FellBackToObserve => d.mode = Mode::Observe,
+                        Notice::GpuTimesOff => d.gpu_times_off = true,
                         Notice::LayoutConfirmed if *a == 1 => d.layout = Some("a"),
                         Notice::LayoutConfirmed if *a == 2 => d.layout = Some("b"),
                         _ => {}

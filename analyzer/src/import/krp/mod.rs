@@ -149,7 +149,7 @@ pub fn import_started(
            trailer_dropped = ?10,
            window_lo = (SELECT MIN(id) FROM krphase_window WHERE id >= ?12),
            window_hi = (SELECT MAX(id) FROM krphase_window),
-           format_minor = ?13, reader_note = ?14, finalize_ns = ?15
+           format_minor = ?13, reader_note = ?14, finalize_ns = ?15, gpu_times_off = ?16
          WHERE id = ?11",
         params![
             mode.name(),
@@ -167,6 +167,7 @@ pub fn import_started(
             decoded.version.minor,
             out.note,
             trailer.map(|t| t.finalize_ns as i64).filter(|&t| t > 0),
+            decoded.gpu_times_off,
         ],
     )?;
     if let Some(t) = trailer {

@@ -11,8 +11,9 @@
 //! a queue), `drain`, `record` and `phase_clock` (what is measured), `thread_window`, `config`;
 //! the `--sdk-build` cost model: `sdk_build` (the switches) → `cost_model` (durations per copy
 //! kind and latency) → `copy_plan` (one snapshot's or restore's copies), paced by the crate's
-//! `pacing`; `pass_model` (what makes passes differ, `--pass-model`), and `totals` (the per-run
-//! truth totals).
+//! `pacing`; `pass_model` (what makes passes differ, `--pass-model`); `totals` (the per-run
+//! truth totals); `tracing_cost`, what dispatch tracing costs each dispatch (EMULATED), charged
+//! in `submit`.
 
 mod config;
 mod copy_plan;
@@ -31,6 +32,7 @@ mod submit;
 mod thread_window;
 mod tool_calls;
 mod totals;
+pub mod tracing_cost;
 mod window;
 
 pub use config::{DEFAULT_CACHE_BYTES, PassModelSettings, ReplayConfig, configure};

@@ -62,8 +62,16 @@ pub(super) fn dispatch_info(queue: &Queue, l: &Launch, dispatch_id: u64) -> Kern
 /// The KERNEL_DISPATCH ENQUEUE callbacks around `push`, on the submitting thread.
 pub(super) fn enqueue(queue: &Queue, mut packet: KernelPacket) {
     let kind = CallbackTracingKind::KERNEL_DISPATCH.0;
-    let subs: Vec<Subscriber> = sdk()
-        .subscribers(kind, kernel_dispatch_op::ENQUEUE)
+    let all = sdk().subscribers(kind, kernel_dispatch_op::ENQUEUE);
+    // The interceptor takes a completion signal for every dispatch while any context traces
+    // dispatches (suppressed or not for this packet's callbacks).
+    super::tracing_cost::charge(
+        !all.is_empty()
+            || !sdk()
+                .subscribers(kind, kernel_dispatch_op::COMPLETE)
+                .is_empty(),
+    );
+    let subs: Vec<Subscriber> = all
         .into_iter()
         .filter(|s| !packet.suppressed.contains(&s.context))
         .collect();

@@ -94,6 +94,9 @@ pub enum Notice {
     /// symbol functions could not be had, or the walk failed. a = the `hsa_status_t` (0 when a
     /// function is missing), b = a [`module_vars_left_out`] reason.
     ModuleVarsLeftOut,
+    /// Drive mode runs without dispatch tracing (`KRPHASE_GPU_TIMES=0`): the file has no
+    /// dispatch records and no GPU times, by request. Written once replay is claimed.
+    GpuTimesOff,
     Unknown(u8),
 }
 
@@ -120,6 +123,7 @@ impl Notice {
             Notice::Panic => 4,
             Notice::ForkChild => 5,
             Notice::ModuleVarsLeftOut => 6,
+            Notice::GpuTimesOff => 7,
             Notice::Unknown(v) => v,
         }
     }
@@ -131,6 +135,7 @@ impl Notice {
             4 => Notice::Panic,
             5 => Notice::ForkChild,
             6 => Notice::ModuleVarsLeftOut,
+            7 => Notice::GpuTimesOff,
             v => Notice::Unknown(v),
         }
     }
