@@ -121,7 +121,7 @@ fn future_minor_imports_with_a_note_of_what_was_skipped() {
     let mut c = db::open_in_memory().unwrap();
     let r = import_file(&mut c, &golden("v2.1-future-minor.krp"), None).unwrap();
     assert_eq!(counts(&r), (3, 1, 4, false), "everything 2.0 knows");
-    let want = "format 2.1 (this reader: 3.1): skipped 1 optional block with tag 200 (16 bytes), \
+    let want = "format 2.1 (this reader: 4.0): skipped 1 optional block with tag 200 (16 bytes), \
                 2 records of kind 20, 8 header bytes, 2 trailer counters";
     assert_eq!(r.note.as_deref(), Some(want));
     assert_eq!(
@@ -136,11 +136,11 @@ fn newer_major_is_refused_and_nothing_is_stored() {
     let mut c = db::open_in_memory().unwrap();
     let e = format!(
         "{:#}",
-        import_file(&mut c, &golden("v4.0-newer-major.krp"), None).unwrap_err()
+        import_file(&mut c, &golden("v5.0-newer-major.krp"), None).unwrap_err()
     );
     assert!(
         e.ends_with(
-            "v4.0-newer-major.krp: offset 4: written by a newer krphase, format 4.0; upgrade krphase"
+            "v5.0-newer-major.krp: offset 4: written by a newer krphase, format 5.0; upgrade krphase"
         ),
         "{e}"
     );
