@@ -153,14 +153,15 @@ impl Decoder {
     }
 
     fn record(&mut self, at: usize, k: u8, head: u64, words: &[u64]) -> Result<Decoded, String> {
-        let thread = if k == kind::COMPLETE_AT {
-            (head >> 32) as u32
-        } else {
-            self.thread
-                .ok_or_else(|| format!("a kind {k} record before any THREAD record"))?
+        let known = k <= kind::COMPLETE_AT;
+        let thread = match (k, self.thread) {
+            (kind::COMPLETE_AT, _) => (head >> 32) as u32,
+            (_, Some(t)) => t,
+            // A newer minor's kind may need no thread.
+            (_, None) if !known => 0,
+            (_, None) => return Err(format!("a kind {k} record before any THREAD record")),
         };
         let mut payload = [0u64; 3];
-        let known = k <= kind::COMPLETE_AT;
         match (known, dispatch_word(k), words.len()) {
             (true, Some(i), 2) => {
                 let d = self.dispatch.ok_or_else(|| {
