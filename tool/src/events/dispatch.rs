@@ -57,7 +57,8 @@ impl Tool {
 
     #[inline(always)]
     pub fn on_enqueue_exit(&self, th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
-        th.record(Record::enqueue_exit(tid, ts, d, corr), ts, Flush::Lazy);
+        // The SDK's thread id is the recording thread's: nothing to fill in.
+        th.record_exact(Record::enqueue_exit(tid, ts, d, corr), ts);
     }
 
     /// COMPLETE: one COMPLETE_AT record (host time, GPU interval, dispatch id in 56 bits); a
