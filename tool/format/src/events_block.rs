@@ -61,41 +61,44 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    /// Appends `w`'s encoding to `out`.
+    /// Appends `w`'s encoding to `out` (at most 40 bytes: a THREAD record and a record).
     #[inline]
     pub fn push(&mut self, w: &[u64; 4], out: &mut Vec<u8>) {
         let k = w[0] as u8 & KIND_MASK;
         let tid = (w[0] >> 32) as u32;
-        let small = w[0] & 0xFFFF_FF00;
+        let mut buf = [0u64; 5];
+        let mut n = 0;
         let head32 = if k == kind::COMPLETE_AT {
             w[0] & !0xFF
         } else {
             if self.thread != Some(tid) {
                 self.thread = Some(tid);
                 self.dispatch = None;
-                out.extend_from_slice(&(u64::from(THREAD) | u64::from(tid) << 32).to_le_bytes());
+                buf[0] = u64::from(THREAD) | u64::from(tid) << 32;
+                n = 1;
             }
-            small
+            w[0] & 0xFFFF_FF00
         };
         let payload = &w[1..];
-        match dispatch_word(k) {
-            Some(i) if self.dispatch == Some(payload[i]) => {
-                out.extend_from_slice(&(head32 | u64::from(k | 2 << 6)).to_le_bytes());
-                for (j, p) in payload.iter().enumerate() {
-                    if j != i {
-                        out.extend_from_slice(&p.to_le_bytes());
-                    }
-                }
+        let left_out = match dispatch_word(k) {
+            Some(i) if self.dispatch == Some(payload[i]) => Some(i),
+            Some(i) => {
+                self.dispatch = Some(payload[i]);
+                None
             }
-            d => {
-                if let Some(i) = d {
-                    self.dispatch = Some(payload[i]);
-                }
-                out.extend_from_slice(&(head32 | u64::from(k | 3 << 6)).to_le_bytes());
-                for p in payload {
-                    out.extend_from_slice(&p.to_le_bytes());
-                }
+            None => None,
+        };
+        let code = if left_out.is_some() { 2 } else { 3 };
+        buf[n] = head32 | u64::from(k | code << 6);
+        n += 1;
+        for (j, p) in payload.iter().enumerate() {
+            if Some(j) != left_out {
+                buf[n] = *p;
+                n += 1;
             }
+        }
+        for word in &buf[..n] {
+            out.extend_from_slice(&word.to_le_bytes());
         }
     }
 }

@@ -120,6 +120,7 @@ impl<W: Write> FileWriter<W> {
         for chunk in words.chunks(MAX_RECORDS_PER_BLOCK) {
             self.scratch.clear();
             self.scratch.resize(block::FRAME_SIZE, 0);
+            self.scratch.reserve(chunk.len() * (events_block::MAX_RECORD + 8));
             let mut e = Encoder::default();
             for w in chunk {
                 e.push(w, &mut self.scratch);

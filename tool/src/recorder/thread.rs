@@ -32,7 +32,7 @@ pub struct ThreadBuffer {
     flush_at: Cell<u64>,
     /// The OS thread id, shifted to where a record's head holds it.
     tid_head: Cell<u64>,
-    /// Placement (agent, queue) last recorded by [`Thread::record_placed`] in this attachment.
+    /// Placement (agent, queue) last recorded by [`Thread::record_placing`] in this attachment.
     place: Cell<(u64, u64)>,
 }
 
@@ -291,24 +291,28 @@ impl Thread<'_> {
         }
     }
 
-    /// Records `r`, then `place_rec` when `place` differs from the placement this thread last
-    /// recorded since it attached (so once per file and whenever it changes). The common case,
-    /// attached and in the same place, is one record, taken as it is (it carries the SDK's
-    /// thread id, see [`Thread::record_exact`]); the rest is out of line.
+    /// Records `r` when the thread is attached and `place` is the placement it last recorded
+    /// since it attached: true. Otherwise records nothing and returns false, and the caller
+    /// goes to [`Thread::record_placing`] out of line (building its records there: built here,
+    /// they would be stored to the stack on every call). `r` is taken as it is (it carries the
+    /// SDK's thread id, see [`Thread::record_exact`]).
     #[inline(always)]
-    pub fn record_placed(self, r: Record, place: (u64, u64), place_rec: Record, now: u64) {
+    pub fn record_if_placed(self, r: Record, place: (u64, u64), now: u64) -> bool {
         let h = self.0;
         if h.place.get() == place
             && h.attached_state.get() == RECORDER_STATE.load(Ordering::Relaxed)
         {
-            return push_attached(h, r.to_words(), now, false, false);
+            push_attached(h, r.to_words(), now, false, false);
+            return true;
         }
-        self.record_placing(r, place, place_rec, now);
+        false
     }
 
+    /// Records `r`, then `place_rec` when `place` differs from the placement this thread last
+    /// recorded since it attached (so once per file and whenever it changes).
     #[cold]
     #[inline(never)]
-    fn record_placing(self, r: Record, place: (u64, u64), place_rec: Record, now: u64) {
+    pub fn record_placing(self, r: Record, place: (u64, u64), place_rec: Record, now: u64) {
         self.record(r, now, Flush::Lazy);
         if self.0.place.get() != place && self.0.attached_state.get() != DETACHED {
             self.0.place.set(place);
@@ -346,8 +350,9 @@ fn push_attached(h: &ThreadBuffer, words: [u64; 4], now: u64, flush_now: bool, f
         head
     };
     let i = slot.count();
-    if i + 1 >= SLOT_RECORDS {
-        return push_last(h, slot, i, [head, w0, w1, w2]);
+    // `i` below the last index: the push below needs no bound check of its own.
+    if i >= SLOT_RECORDS - 1 {
+        return push_last(h, head, w0, w1, w2);
     }
     // SAFETY: an attached thread's slot is its own: attach and hand-overs open it for this
     // thread, and the thread lets it go as soon as a hold fails (finalize closed it); `i` is
@@ -366,11 +371,14 @@ fn push_attached(h: &ThreadBuffer, words: [u64; 4], now: u64, flush_now: bool, f
 
 /// The record that fills the slot (or finds it full: it takes nothing, see [`Slot::push_at`]),
 /// then the hand-over.
+/// The words come in registers (an array would be stored to the stack on every event).
 #[cold]
 #[inline(never)]
-fn push_last(h: &ThreadBuffer, slot: &Slot, i: usize, words: [u64; 4]) {
-    // SAFETY: as in `push_attached`.
-    unsafe { slot.push_at(i, words) };
+fn push_last(h: &ThreadBuffer, head: u64, w0: u64, w1: u64, w2: u64) {
+    if let Some(slot) = h.slot.get() {
+        // SAFETY: as in `push_attached`; the count is read by the slot's owner.
+        unsafe { slot.push_at(slot.count(), [head, w0, w1, w2]) };
+    }
     flush_thread_buffer(h);
 }
 
