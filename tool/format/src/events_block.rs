@@ -53,53 +53,87 @@ pub const fn dispatch_word(k: u8) -> Option<usize> {
     }
 }
 
+/// [`dispatch_word`] for every 6-bit kind, 3 for none: one load per record in the writer.
+const DISPATCH_WORDS: [u8; 64] = {
+    let mut t = [3u8; 64];
+    let mut k = 0;
+    while k < 64 {
+        if let Some(i) = dispatch_word(k as u8) {
+            t[k] = i as u8;
+        }
+        k += 1;
+    }
+    t
+};
+
+/// The most bytes one [`Encoder::encode`] writes: a THREAD record and a 32-byte record.
+pub const MAX_ENCODED: usize = 8 + MAX_RECORD;
+
 /// Encodes records (as [`Record::to_words`] gives them) into one block's payload.
-#[derive(Default)]
 pub struct Encoder {
-    thread: Option<u32>,
-    dispatch: Option<u64>,
+    /// The thread named last (`u64::MAX`: none yet; thread ids are 32 bits).
+    thread: u64,
+    /// The dispatch id stated last since then, when `dispatch_known`.
+    dispatch: u64,
+    dispatch_known: bool,
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Encoder {
+            thread: u64::MAX,
+            dispatch: 0,
+            dispatch_known: false,
+        }
+    }
 }
 
 impl Encoder {
-    /// Appends `w`'s encoding to `out` (at most 40 bytes: a THREAD record and a record).
+    /// Writes `w`'s encoding at the start of `out`; returns its length in bytes.
     #[inline]
-    pub fn push(&mut self, w: &[u64; 4], out: &mut Vec<u8>) {
+    pub fn encode(&mut self, w: &[u64; 4], out: &mut [u8; MAX_ENCODED]) -> usize {
         let k = w[0] as u8 & KIND_MASK;
-        let tid = (w[0] >> 32) as u32;
-        let mut buf = [0u64; 5];
         let mut n = 0;
         let head32 = if k == kind::COMPLETE_AT {
             w[0] & !0xFF
         } else {
-            if self.thread != Some(tid) {
-                self.thread = Some(tid);
-                self.dispatch = None;
-                buf[0] = u64::from(THREAD) | u64::from(tid) << 32;
-                n = 1;
+            let tid = w[0] >> 32;
+            if self.thread != tid {
+                self.thread = tid;
+                self.dispatch_known = false;
+                out[..8].copy_from_slice(&(u64::from(THREAD) | tid << 32).to_le_bytes());
+                n = 8;
             }
             w[0] & 0xFFFF_FF00
         };
-        let payload = &w[1..];
-        let left_out = match dispatch_word(k) {
-            Some(i) if self.dispatch == Some(payload[i]) => Some(i),
-            Some(i) => {
-                self.dispatch = Some(payload[i]);
-                None
+        let p = [w[1], w[2], w[3]];
+        let dw = usize::from(DISPATCH_WORDS[usize::from(k)]);
+        let words = if dw < 3 && self.dispatch_known && self.dispatch == p[dw] {
+            let rest = match dw {
+                0 => [p[1], p[2]],
+                1 => [p[0], p[2]],
+                _ => [p[0], p[1]],
+            };
+            [head32 | u64::from(k | 2 << 6), rest[0], rest[1], 0]
+        } else {
+            if dw < 3 {
+                self.dispatch = p[dw];
+                self.dispatch_known = true;
             }
-            None => None,
+            [head32 | u64::from(k | 3 << 6), p[0], p[1], p[2]]
         };
-        let code = if left_out.is_some() { 2 } else { 3 };
-        buf[n] = head32 | u64::from(k | code << 6);
-        n += 1;
-        for (j, p) in payload.iter().enumerate() {
-            if Some(j) != left_out {
-                buf[n] = *p;
-                n += 1;
-            }
+        let len = 8 * (usize::from((words[0] as u8) >> 6) + 1);
+        for (o, v) in out[n..n + 32].chunks_exact_mut(8).zip(words) {
+            o.copy_from_slice(&v.to_le_bytes());
         }
-        for word in &buf[..n] {
-            out.extend_from_slice(&word.to_le_bytes());
-        }
+        n + len
+    }
+
+    /// Appends `w`'s encoding to `out`.
+    pub fn push(&mut self, w: &[u64; 4], out: &mut Vec<u8>) {
+        let mut buf = [0u8; MAX_ENCODED];
+        let n = self.encode(w, &mut buf);
+        out.extend_from_slice(&buf[..n]);
     }
 }
 

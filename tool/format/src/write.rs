@@ -118,20 +118,25 @@ impl<W: Write> FileWriter<W> {
     /// own ([`events_block`]: a block names its threads and dispatches afresh).
     fn write_sized(&mut self, words: &[[u64; 4]]) -> io::Result<()> {
         for chunk in words.chunks(MAX_RECORDS_PER_BLOCK) {
-            self.scratch.clear();
-            self.scratch.resize(block::FRAME_SIZE, 0);
-            self.scratch.reserve(chunk.len() * (events_block::MAX_RECORD + 8));
-            let mut e = Encoder::default();
-            for w in chunk {
-                e.push(w, &mut self.scratch);
+            let most = block::FRAME_SIZE + chunk.len() * events_block::MAX_ENCODED;
+            // Grown once, never cleared: every byte used is overwritten below (no memset).
+            if self.scratch.len() < most {
+                self.scratch.resize(most, 0);
             }
-            let f = block::frame(tag::EVENTS, &self.scratch[block::FRAME_SIZE..]);
+            let mut e = Encoder::default();
+            let mut pos = block::FRAME_SIZE;
+            for w in chunk {
+                let out = (&mut self.scratch[pos..pos + events_block::MAX_ENCODED])
+                    .try_into()
+                    .expect("room for one record");
+                pos += e.encode(w, out);
+            }
+            let f = block::frame(tag::EVENTS, &self.scratch[block::FRAME_SIZE..pos]);
             self.scratch[..block::FRAME_SIZE].copy_from_slice(&f);
-            self.out.write_all(&self.scratch)?;
+            self.out.write_all(&self.scratch[..pos])?;
             self.blocks += 1;
             self.records += chunk.len() as u64;
         }
-        debug_assert!(events_block::MAX_RECORD == crate::RECORD_SIZE);
         Ok(())
     }
 
