@@ -167,7 +167,10 @@ impl Decoder {
             let b0 = *buf.get(at)?;
             let len = 8 * (usize::from(b0 >> 6) + 1);
             let Some(bytes) = buf.get(at..at + len) else {
-                return Some(Err((at, format!("a {len}-byte record runs past the block"))));
+                return Some(Err((
+                    at,
+                    format!("a {len}-byte record runs past the block"),
+                )));
             };
             self.pos += len;
             let head = u64::from_le_bytes(bytes[..8].try_into().expect("8"));
