@@ -207,8 +207,8 @@ fn scan(path: &Path) -> RawScan {
         );
         s.blocks += 1;
         if t == tag::EVENTS {
-            s.event_records +=
-                krphase_format::events_block::count(payload).expect("a well-formed events block");
+            s.event_records += krphase_format::events_block::count_records(payload)
+                .expect("a well-formed events block");
         }
         s.trailer |= t == tag::TRAILER;
         at = end;

@@ -139,7 +139,7 @@ impl Encoder {
 
 /// One record read from a block (of a known kind or not), with its offset in the payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Decoded {
+pub struct BlockRecord {
     pub at: usize,
     pub record: Record,
 }
@@ -161,7 +161,7 @@ impl Decoder {
 
     /// The next record; `None` at the end of the block, an error (payload offset, why) for a
     /// malformed one.
-    pub fn next_record(&mut self, buf: &[u8]) -> Option<Result<Decoded, (usize, String)>> {
+    pub fn next_record(&mut self, buf: &[u8]) -> Option<Result<BlockRecord, (usize, String)>> {
         loop {
             let at = self.pos;
             let b0 = *buf.get(at)?;
@@ -192,7 +192,13 @@ impl Decoder {
         }
     }
 
-    fn record(&mut self, at: usize, k: u8, head: u64, words: &[u64]) -> Result<Decoded, String> {
+    fn record(
+        &mut self,
+        at: usize,
+        k: u8,
+        head: u64,
+        words: &[u64],
+    ) -> Result<BlockRecord, String> {
         let known = k <= kind::COMPLETE_AT;
         let thread = match (k, self.thread) {
             (kind::COMPLETE_AT, _) => (head >> 32) as u32,
@@ -225,7 +231,7 @@ impl Decoder {
                 }
             }
         }
-        Ok(Decoded {
+        Ok(BlockRecord {
             at,
             record: Record {
                 kind: k,
@@ -239,7 +245,7 @@ impl Decoder {
 }
 
 /// The records in a block's payload (THREAD records not counted); an error for a malformed one.
-pub fn count(buf: &[u8]) -> Result<u64, (usize, String)> {
+pub fn count_records(buf: &[u8]) -> Result<u64, (usize, String)> {
     let mut d = Decoder::default();
     let mut n = 0;
     while let Some(r) = d.next_record(buf) {

@@ -48,7 +48,7 @@ fn records_of_interleaved_threads_and_dispatches_round_trip() {
     ];
     let bytes = encode(&v);
     assert_eq!(decode(&bytes).expect("decodes"), v);
-    assert_eq!(count(&bytes), Ok(v.len() as u64));
+    assert_eq!(count_records(&bytes), Ok(v.len() as u64));
 }
 
 #[test]
