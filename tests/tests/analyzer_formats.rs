@@ -41,6 +41,10 @@ fn every_format_versions_golden_imports_and_a_newer_major_is_refused() {
             "v3.1.krp",
             "87 events, 3 windows, 1 opt-outs, 4 plain dispatches, 3 counter values",
         ),
+        (
+            "v4.0.krp",
+            "87 events, 3 windows, 1 opt-outs, 4 plain dispatches, 3 counter values",
+        ),
     ] {
         let (ok, out, err) = import(&db, &golden(file));
         assert!(ok, "{file}: {err}");
@@ -57,20 +61,20 @@ fn every_format_versions_golden_imports_and_a_newer_major_is_refused() {
     assert_eq!(
         err.trim_end(),
         format!(
-            "krphase: note: {}: format 2.1 (this reader: 3.1): skipped 1 optional block with tag \
+            "krphase: note: {}: format 2.1 (this reader: 4.0): skipped 1 optional block with tag \
              200 (16 bytes), 2 records of kind 20, 8 header bytes, 2 trailer counters",
             golden("v2.1-future-minor.krp").display()
         )
     );
 
     let before = std::fs::read(&db).expect("db");
-    let newer = golden("v4.0-newer-major.krp");
+    let newer = golden("v5.0-newer-major.krp");
     let (ok, _, err) = import(&db, &newer);
     assert!(!ok, "a newer major imported");
     assert_eq!(
         err.trim_end(),
         format!(
-            "krphase: error: {}: offset 4: written by a newer krphase, format 4.0; upgrade krphase",
+            "krphase: error: {}: offset 4: written by a newer krphase, format 5.0; upgrade krphase",
             newer.display()
         )
     );

@@ -207,7 +207,8 @@ fn scan(path: &Path) -> RawScan {
         );
         s.blocks += 1;
         if t == tag::EVENTS {
-            s.event_records += (len / krphase_format::record::RECORD_SIZE) as u64;
+            s.event_records += krphase_format::events_block::count_records(payload)
+                .expect("a well-formed events block");
         }
         s.trailer |= t == tag::TRAILER;
         at = end;

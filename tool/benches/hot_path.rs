@@ -124,8 +124,8 @@ fn callgrind_events(path: &Path, what: &str, n: usize) {
     krphase::finalize(0);
 }
 
-/// Child: N observe-mode dispatches and nothing else; prints the records per dispatch found in
-/// the file it wrote.
+/// Child: N observe-mode dispatches and nothing else; prints the records and the file's bytes
+/// per dispatch (everything in it: header, frames, names, trailer) found in the file it wrote.
 fn count_dispatch_records(path: &Path, n: usize) {
     install(path, false);
     let mut d = driver();
@@ -135,7 +135,8 @@ fn count_dispatch_records(path: &Path, n: usize) {
     krphase::finalize(0);
     let r = krphase_format::FileReader::open(path).expect("read back");
     let records = r.count();
-    println!("{}", records as f64 / n as f64);
+    let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+    println!("{} {}", records as f64 / n as f64, bytes as f64 / n as f64);
 }
 
 /// Only the writer measurement (for profiling it).
@@ -299,8 +300,7 @@ fn measure(dir: &Path, path: &Path) {
     let (records, secs, dropped, waited) = one_producer(path, 10_000_000);
     let peak = vm_kib("VmHWM:").saturating_sub(rss0);
     let raw = writer_alone(dir);
-    let per_dispatch =
-        child(&[("KRPHASE_BENCH_COUNT_DISPATCH", "100000")]).and_then(|v| v.first().copied());
+    let per_dispatch = child(&[("KRPHASE_BENCH_COUNT_DISPATCH", "100000")]);
     let window = child(&[("KRPHASE_BENCH_WINDOW", "1")]).filter(|v| v.len() == 2);
     let ir = instructions();
     let so_ir = shipped_dispatch_ir(dir);
@@ -347,9 +347,12 @@ fn measure(dir: &Path, path: &Path) {
         "| COMPLETE (reads the clock too: the completion's host time), median | {complete:.1} ns | {:.2}× the floor | | |",
         complete / floor
     );
-    let recs = per_dispatch.map_or("?".into(), |r| format!("{r:.2}"));
+    let recs = match per_dispatch.as_deref() {
+        Some([r, b]) => format!("{r:.2} records and {b:.1} bytes"),
+        _ => "?".into(),
+    };
     println!(
-        "| observe mode, per non-replayed dispatch (ENQUEUE ENTER + EXIT + COMPLETE; {recs} records in the file per dispatch), median | {dispatch:.1} ns; {ir_dispatch} | {:.2}× the floor | ≤ 100 ns, ≤ 150 Ir | {} |",
+        "| observe mode, per non-replayed dispatch (ENQUEUE ENTER + EXIT + COMPLETE; {recs} in the file per dispatch), median | {dispatch:.1} ns; {ir_dispatch} | {:.2}× the floor | ≤ 100 ns, ≤ 150 Ir | {} |",
         dispatch / floor,
         met(dispatch <= 100.0 && ir_ok(|i| i.dispatch_cb, 150.0))
     );

@@ -33,6 +33,15 @@ fn numbers(v: &[RecordWords]) -> Vec<u64> {
         .collect()
 }
 
+/// Appends `w` as the hot path does: the count read once, then the push at it.
+///
+/// # Safety
+/// The calling thread owns the slot (it opened it and is its only writer).
+unsafe fn push(s: &Slot<4>, w: RecordWords) {
+    // SAFETY: the caller's guarantee; the count was just read by the owner.
+    unsafe { s.push_at(s.count(), w) }
+}
+
 /// An open slot owned by the thread that appends to it.
 fn open_slot() -> Arc<Slot<4>> {
     let s = Arc::new(Slot::<4>::new());
@@ -61,7 +70,7 @@ fn finalize_takes_only_whole_published_records_from_an_appending_owner() {
             loom::thread::spawn(move || {
                 for k in 1..=3 {
                     // SAFETY: this thread opened the slot and is its only writer.
-                    unsafe { s.push(rec(k)) };
+                    unsafe { push(&s, rec(k)) };
                 }
                 // The hand-over: the slot is the owner's to send only if finalize did not
                 // close it first.
@@ -90,8 +99,8 @@ fn a_slot_handed_over_and_reopened_is_read_by_finalize_only_from_its_new_records
                 let mut handed = Vec::new();
                 // SAFETY: this thread opened the slot and is its only writer.
                 unsafe {
-                    s.push(rec(1));
-                    s.push(rec(2));
+                    push(&s, rec(1));
+                    push(&s, rec(2));
                 }
                 if !s.hold() {
                     return handed; // finalize has it: the owner lets it go
@@ -101,7 +110,7 @@ fn a_slot_handed_over_and_reopened_is_read_by_finalize_only_from_its_new_records
                 unsafe { s.read(s.count(), &mut handed) };
                 s.reopen();
                 // SAFETY: reopened by this thread, its only writer again.
-                unsafe { s.push(rec(3)) };
+                unsafe { push(&s, rec(3)) };
                 handed
             })
         };

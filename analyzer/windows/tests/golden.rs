@@ -4,7 +4,8 @@
 //! its version.
 //!
 //! * `small.json`, `v2.0.json`, `v3.0.json`: frozen, like their files.
-//! * `v3.0.krp` reads back as the 2.0 golden's windows, `v3.1.krp` as the 3.0 golden's.
+//! * `v3.0.krp` reads back as the 2.0 golden's windows, `v3.1.krp` as the 3.0 golden's,
+//!   `v4.0.krp` as the 3.1 golden's.
 //! * `v2.0.krp` holds an indefinite loop, a stuck window, counter values held and late, and
 //!   sticky placements.
 //!
@@ -66,7 +67,17 @@ fn v3_0_golden_decodes_to_its_windows() {
 
 #[test]
 fn v3_1_golden_decodes_to_its_windows() {
-    check("v3.1.krp", "v3.1.json", false);
+    check("v3.1.krp", "v3.1.json", true);
+}
+
+#[test]
+fn v4_0_golden_decodes_to_its_windows() {
+    check("v4.0.krp", "v4.0.json", false);
+}
+
+#[test]
+fn v4_0_golden_reads_back_as_the_3_1_timeline() {
+    assert_eq!(outputs_of("v4.0.krp"), outputs_of("v3.1.krp"));
 }
 
 #[test]

@@ -17,6 +17,7 @@ const WIRE_MODULES: &[&str] = &[
     "block",
     "clock",
     "event",
+    "events_block",
     "header",
     "read",
     "record",

@@ -2,7 +2,8 @@
 //! format only.
 //!
 //! One definition for both sides (measureme/puffin style): [`record`] holds the 32-byte record
-//! layout, [`event`] the meaning of every record kind, [`block`] the self-framed block container,
+//! layout, [`events_block`] how a 4.x EVENTS block sizes records by kind and states threads and
+//! dispatch ids once, [`event`] the meaning of every record kind, [`block`] the self-framed block container,
 //! [`header`] and [`trailer`] the two metadata blocks, [`version`] the format versions and
 //! [`clock`] the conversion of TSC ticks to BOOTTIME nanoseconds. [`write::FileWriter`] produces
 //! a file and [`read::FileReader`] streams its events back in bounded memory; [`synthetic`] and
@@ -13,6 +14,7 @@
 pub mod block;
 pub mod clock;
 pub mod event;
+pub mod events_block;
 pub mod header;
 pub mod read;
 pub mod record;
@@ -36,6 +38,6 @@ pub use write::FileWriter;
 pub const MAGIC: [u8; 4] = *b"KRPH";
 /// The format version this crate writes (the `u32` after the magic; see [`version`]). A reader
 /// reads every minor of its own major and of the older majors from [`MIN_READ_MAJOR`] on.
-pub const FORMAT_VERSION: FormatVersion = FormatVersion::V3_1;
+pub const FORMAT_VERSION: FormatVersion = FormatVersion::V4_0;
 /// The oldest format major this crate reads.
 pub const MIN_READ_MAJOR: u16 = 1;

@@ -11,6 +11,7 @@ use crate::block::{self, FRAME_SIZE, MAX_PAYLOAD, tag};
 use crate::clock::{self, Calibration, Pair};
 use crate::event::kind;
 use crate::event::{Event, NameSpace};
+use crate::events_block::Decoder;
 use crate::header::Clock;
 use crate::header::Header;
 use crate::record::{RECORD_SIZE, Record};
@@ -77,6 +78,10 @@ pub enum ReadErrorKind {
 /// in a newer minor of a major this reader knows, whose additions it skips.
 fn record_size_ok(version: FormatVersion, size: u32) -> bool {
     let size = size as usize;
+    if version.major >= 4 {
+        // 4.x records carry their own length; 32 is the longest.
+        return size == RECORD_SIZE;
+    }
     size == RECORD_SIZE
         || (version.minor > newest_minor(version.major)
             && size > RECORD_SIZE
@@ -114,6 +119,8 @@ pub struct FileReader<R: Read + Seek> {
     block_at: u64,
     rec_pos: usize,
     rec_len: usize,
+    /// The current EVENTS block of a 4.x file, read record by record (its records' sizes vary).
+    sized: Option<Decoder>,
     /// Name entries of the current NAMES block, with their file offsets.
     names: VecDeque<(u64, Event)>,
     trailer: Option<Trailer>,
@@ -201,6 +208,7 @@ impl<R: Read + Seek> FileReader<R> {
             block_at: HEADER_OFFSET,
             rec_pos: 0,
             rec_len: 0,
+            sized: None,
             names: VecDeque::new(),
             trailer: None,
             skipped: Skipped::default(),
@@ -258,14 +266,13 @@ impl<R: Read + Seek> FileReader<R> {
         let start = self.offset;
         let mut pairs: Vec<Pair> = Vec::new();
         while let Ok(Some(t)) = self.read_block() {
-            if t != crate::block::tag::EVENTS || !self.buf.len().is_multiple_of(self.record_size) {
+            if t != crate::block::tag::EVENTS {
                 continue;
             }
-            for b in self.buf.chunks_exact(self.record_size) {
-                if b[0] != kind::CLOCK_PAIR {
+            for r in self.block_records() {
+                if r.kind != kind::CLOCK_PAIR {
                     continue;
                 }
-                let r = Record::decode(b[..RECORD_SIZE].try_into().expect("record"));
                 pairs.push(Pair {
                     tsc: r.payload[0],
                     ns: r.payload[1],
@@ -289,6 +296,21 @@ impl<R: Read + Seek> FileReader<R> {
             Err(e) => self.unconvertible = Some(e.to_string()),
         }
         Ok(())
+    }
+
+    /// The records of the EVENTS block in `self.buf`, up to a malformed one (the event pass
+    /// reports it).
+    fn block_records(&self) -> Vec<Record> {
+        if self.version.major >= 4 {
+            let mut d = Decoder::default();
+            std::iter::from_fn(|| d.next_record(&self.buf)?.ok().map(|r| r.record)).collect()
+        } else if self.buf.len().is_multiple_of(self.record_size) {
+            let size = self.record_size;
+            let at = |b: &[u8]| Record::decode(b[..RECORD_SIZE].try_into().expect("record"));
+            self.buf.chunks_exact(size).map(at).collect()
+        } else {
+            Vec::new()
+        }
     }
 
     /// The tick conversion of a TSC-clock file (`None` for a BOOTTIME one).
@@ -398,13 +420,15 @@ impl<R: Read + Seek> FileReader<R> {
     /// The next event, `None` at the end of the stream.
     pub fn next_event(&mut self) -> Option<Result<Event, ReadError>> {
         loop {
-            if self.rec_pos < self.rec_len {
-                let o = self.rec_pos * self.record_size;
-                let b: &[u8; RECORD_SIZE] =
-                    self.buf[o..o + RECORD_SIZE].try_into().expect("record");
-                self.last_offset = self.block_at + (FRAME_SIZE + o) as u64;
-                self.rec_pos += 1;
-                let ev = match self.decode(&Record::decode(b)) {
+            if let Some(r) = self.next_record() {
+                let r = match r {
+                    Ok(r) => r,
+                    Err(e) => {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                };
+                let ev = match self.decode(&r) {
                     Ok(ev) => ev,
                     Err(m) => {
                         self.done = true;
@@ -440,6 +464,34 @@ impl<R: Read + Seek> FileReader<R> {
         }
     }
 
+    /// The current EVENTS block's next record (its offset in `last_offset`); `None` when the
+    /// block is done.
+    fn next_record(&mut self) -> Option<Result<Record, ReadError>> {
+        if let Some(d) = self.sized.as_mut() {
+            let next = d.next_record(&self.buf);
+            let at = |o: usize| self.block_at + (FRAME_SIZE + o) as u64;
+            return match next {
+                Some(Ok(r)) => {
+                    self.last_offset = at(r.at);
+                    Some(Ok(r.record))
+                }
+                Some(Err((o, m))) => Some(Err(ReadError::corrupt(at(o), m))),
+                None => {
+                    self.sized = None;
+                    None
+                }
+            };
+        }
+        if self.rec_pos >= self.rec_len {
+            return None;
+        }
+        let o = self.rec_pos * self.record_size;
+        let b: &[u8; RECORD_SIZE] = self.buf[o..o + RECORD_SIZE].try_into().expect("record");
+        self.last_offset = self.block_at + (FRAME_SIZE + o) as u64;
+        self.rec_pos += 1;
+        Some(Ok(Record::decode(b)))
+    }
+
     /// A record as an event of the file's version, its host times in BOOTTIME ns; the reason
     /// when its ticks cannot be converted.
     fn decode(&mut self, r: &Record) -> Result<Event, String> {
@@ -465,11 +517,16 @@ impl<R: Read + Seek> FileReader<R> {
     fn next_block(&mut self) -> Result<bool, ReadError> {
         self.rec_pos = 0;
         self.rec_len = 0;
+        self.sized = None;
         let at = self.offset;
         let Some(t) = self.read_block()? else {
             return Ok(false);
         };
         match t {
+            tag::EVENTS if self.version.major >= 4 => {
+                self.block_at = at;
+                self.sized = Some(Decoder::default());
+            }
             tag::EVENTS => {
                 let size = self.record_size;
                 if !self.buf.len().is_multiple_of(size) {

@@ -1,4 +1,5 @@
-//! The fixed 32-byte record: the only place its byte layout is defined.
+//! The 32-byte record: the only place its byte layout is defined (the form the tool's buffers
+//! hold, and every record of a 1.x–3.x file; a 4.x file sizes records by kind, `events_block`).
 //!
 //! ```text
 //! offset 0  u8   kind      (see event::kind)

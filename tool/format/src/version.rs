@@ -28,6 +28,10 @@ impl FormatVersion {
     pub const V3_0: FormatVersion = FormatVersion::new(3, 0);
     /// The header's rank (a launcher's rank variable, the job's size and the variable's name).
     pub const V3_1: FormatVersion = FormatVersion::new(3, 1);
+    /// EVENTS blocks with records sized by kind, the thread stated once per run of a thread's
+    /// records and the dispatch id once per run of a thread's records of one dispatch
+    /// ([`crate::events_block`]).
+    pub const V4_0: FormatVersion = FormatVersion::new(4, 0);
 
     pub const fn new(major: u16, minor: u16) -> Self {
         FormatVersion { major, minor }

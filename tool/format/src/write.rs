@@ -7,6 +7,7 @@
 
 use crate::block::{self, MAX_RECORDS_PER_BLOCK, tag};
 use crate::event::NameSpace;
+use crate::events_block::{self, Encoder};
 use crate::header::Header;
 use crate::record::{RECORD_SIZE, Record};
 use crate::trailer::Trailer;
@@ -16,6 +17,8 @@ use std::io::{self, Write};
 
 pub struct FileWriter<W: Write> {
     out: W,
+    /// Writes 4.x EVENTS blocks ([`events_block`]) rather than fixed 32-byte records.
+    sized_records: bool,
     scratch: Vec<u8>,
     blocks: u64,
     records: u64,
@@ -41,6 +44,7 @@ impl<W: Write> FileWriter<W> {
         out.write_all(&start)?;
         let mut w = FileWriter {
             out,
+            sized_records: version.major >= 4,
             scratch: Vec::with_capacity(block::FRAME_SIZE + MAX_RECORDS_PER_BLOCK * RECORD_SIZE),
             blocks: 0,
             records: 0,
@@ -62,6 +66,10 @@ impl<W: Write> FileWriter<W> {
 
     /// Writes records as one or more EVENTS blocks.
     pub fn write_records(&mut self, records: &[Record]) -> io::Result<()> {
+        if self.sized_records {
+            let words: Vec<[u64; 4]> = records.iter().map(Record::to_words).collect();
+            return self.write_sized(&words);
+        }
         self.write_events(records, |out, r| out.copy_from_slice(&r.encode()))
     }
 
@@ -69,6 +77,9 @@ impl<W: Write> FileWriter<W> {
     /// bytes are the same as [`FileWriter::write_records`] (a record's encoding is its four
     /// words in little-endian order).
     pub fn write_words(&mut self, words: &[[u64; 4]]) -> io::Result<()> {
+        if self.sized_records {
+            return self.write_sized(words);
+        }
         self.write_events(words, |out, w| {
             out[0..8].copy_from_slice(&w[0].to_le_bytes());
             out[8..16].copy_from_slice(&w[1].to_le_bytes());
@@ -97,6 +108,32 @@ impl<W: Write> FileWriter<W> {
             let f = block::frame(tag::EVENTS, &buf[block::FRAME_SIZE..]);
             buf[..block::FRAME_SIZE].copy_from_slice(&f);
             self.out.write_all(buf)?;
+            self.blocks += 1;
+            self.records += chunk.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// 4.x EVENTS blocks of at most [`MAX_RECORDS_PER_BLOCK`] records, each encoded on its
+    /// own ([`events_block`]: a block names its threads and dispatches afresh).
+    fn write_sized(&mut self, words: &[[u64; 4]]) -> io::Result<()> {
+        for chunk in words.chunks(MAX_RECORDS_PER_BLOCK) {
+            let most = block::FRAME_SIZE + chunk.len() * events_block::MAX_ENCODED;
+            // Grown once, never cleared: every byte used is overwritten below (no memset).
+            if self.scratch.len() < most {
+                self.scratch.resize(most, 0);
+            }
+            let mut e = Encoder::default();
+            let mut pos = block::FRAME_SIZE;
+            for w in chunk {
+                let out = (&mut self.scratch[pos..pos + events_block::MAX_ENCODED])
+                    .try_into()
+                    .expect("room for one record");
+                pos += e.encode(w, out);
+            }
+            let f = block::frame(tag::EVENTS, &self.scratch[block::FRAME_SIZE..pos]);
+            self.scratch[..block::FRAME_SIZE].copy_from_slice(&f);
+            self.out.write_all(&self.scratch[..pos])?;
             self.blocks += 1;
             self.records += chunk.len() as u64;
         }

@@ -65,7 +65,8 @@ fn ticks_without_two_pairs_or_an_unknown_clock_are_refused_with_one_line() {
     // Refused at its first record with a host time (the one after the pair).
     let mut r = FileReader::from_bytes(&one).expect("the header reads");
     assert!(matches!(r.next(), Some(Ok(Event::ClockPair { .. }))));
-    let at = r.last_offset() + 32;
+    // The pair (32 bytes, thread 1), the record naming thread 7 (8 bytes), the enqueue.
+    let at = r.last_offset() + 32 + 8;
     let e = r.next().expect("an item").expect_err("refused").to_string();
     assert!(
         e.starts_with(&format!(

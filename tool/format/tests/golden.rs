@@ -7,8 +7,11 @@
 //! * `v2.1-future-minor.krp` / `.json`: a newer minor of 2; read with what was skipped.
 //! * `v3.0.krp` / `v3.0.json`: format 3.0, frozen: the 2.0 timeline in TSC ticks with
 //!   calibration pairs and COMPLETE_AT records; it reads back as the 2.0 golden's windows.
-//! * `v3.1.krp` / `v3.1.json`: format 3.1, the 3.0 file with a launcher's rank in its header.
-//! * `v4.0-newer-major.krp`: a newer major; refused with the upgrade line.
+//! * `v3.1.krp` / `v3.1.json`: format 3.1, frozen: the 3.0 file with a launcher's rank in its
+//!   header.
+//! * `v4.0.krp` / `v4.0.json`: format 4.0, the 3.1 file's header and records in 4.0's EVENTS
+//!   blocks; it decodes to the same events as `v3.1.krp`.
+//! * `v5.0-newer-major.krp`: a newer major; refused with the upgrade line.
 //!
 //! This test checks the bytes and what the reader decodes (header, events, trailer, what was
 //! skipped); the `outputs` in each JSON, the windows reconstructed from the file, are checked by
@@ -118,7 +121,29 @@ fn v3_0_golden_is_reproduced_and_decodes_to_its_json() {
 
 #[test]
 fn v3_1_golden_is_reproduced_and_decodes_to_its_json() {
-    check("v3.1.krp", &golden_files::v3_1(), Some("v3.1.json"), false);
+    check("v3.1.krp", &golden_files::v3_1(), Some("v3.1.json"), true);
+}
+
+#[test]
+fn v4_0_golden_is_reproduced_and_decodes_to_its_json() {
+    check("v4.0.krp", &golden_files::v4_0(), Some("v4.0.json"), false);
+}
+
+/// The 4.0 golden holds the 3.1 golden's records in fewer bytes, and both read back as the same
+/// header, events and trailer.
+#[test]
+fn v4_0_and_v3_1_goldens_give_identical_events() {
+    let (new, old) = (golden_dir().join("v4.0.krp"), golden_dir().join("v3.1.krp"));
+    let (mut a, mut b) = (decode_to_json(&new), decode_to_json(&old));
+    assert_eq!(a["version"], FormatVersion::V4_0.to_word());
+    assert_eq!(b["version"], FormatVersion::V3_1.to_word());
+    for v in [&mut a, &mut b] {
+        v.as_object_mut().expect("object").remove("version");
+        // The trailer's block count is the writer's own (the same here: one events block).
+    }
+    assert_eq!(a, b);
+    let size = |p: &Path| std::fs::metadata(p).expect("size").len();
+    assert!(size(&new) < size(&old), "{} vs {}", size(&new), size(&old));
 }
 
 #[test]
@@ -194,17 +219,17 @@ fn future_minor_fixture_reads_and_says_what_it_skipped() {
 #[test]
 fn newer_major_fixture_is_refused_with_the_upgrade_line() {
     check(
-        "v4.0-newer-major.krp",
-        &golden_files::v4_0_newer_major(),
+        "v5.0-newer-major.krp",
+        &golden_files::v5_0_newer_major(),
         None,
         false,
     );
-    let e = FileReader::open(golden_dir().join("v4.0-newer-major.krp"))
+    let e = FileReader::open(golden_dir().join("v5.0-newer-major.krp"))
         .err()
         .expect("refused");
-    assert!(matches!(e.kind, ReadErrorKind::TooNew(v) if v == FormatVersion::new(4, 0)));
+    assert!(matches!(e.kind, ReadErrorKind::TooNew(v) if v == FormatVersion::new(5, 0)));
     assert_eq!(
         e.to_string(),
-        "offset 4: written by a newer krphase, format 4.0; upgrade krphase"
+        "offset 4: written by a newer krphase, format 5.0; upgrade krphase"
     );
 }

@@ -22,13 +22,9 @@ impl Tool {
         if self.modvars.is_dirty() {
             return self.on_enqueue_enter_walking(th, d, kernel, place, tid, ts);
         }
-        let (agent, queue) = place;
-        th.record_placed(
-            Record::enqueue_enter(tid, ts, d, kernel),
-            place,
-            Record::dispatch_info(tid, d, agent, queue, true),
-            ts,
-        );
+        if !th.record_if_placed(Record::enqueue_enter(tid, ts, d, kernel), place, ts) {
+            enqueue_enter_placing(th, d, kernel, place, tid, ts);
+        }
     }
 
     /// ENQUEUE ENTER when module variables are to be walked first (observe mode has no CONFIG
@@ -46,18 +42,13 @@ impl Tool {
         ts: u64,
     ) {
         self.refresh_modvars(place.0);
-        let (agent, queue) = place;
-        th.record_placed(
-            Record::enqueue_enter(tid, ts, d, kernel),
-            place,
-            Record::dispatch_info(tid, d, agent, queue, true),
-            ts,
-        );
+        enqueue_enter_placing(th, d, kernel, place, tid, ts);
     }
 
     #[inline(always)]
     pub fn on_enqueue_exit(&self, th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
-        th.record(Record::enqueue_exit(tid, ts, d, corr), ts, Flush::Lazy);
+        // The SDK's thread id is the recording thread's: nothing to fill in.
+        th.record_exact(Record::enqueue_exit(tid, ts, d, corr), ts);
     }
 
     /// COMPLETE: one COMPLETE_AT record (host time, GPU interval, dispatch id in 56 bits); a
@@ -70,6 +61,21 @@ impl Tool {
             complete_in_two(th, d, start, end, tid, ts);
         }
     }
+}
+
+/// ENQUEUE ENTER with its placement, when the thread's placement changed (or it attaches, or
+/// module variables were walked first). Out of line, its records built here: the hot path
+/// keeps nothing alive across a call and builds nothing it does not store.
+#[cold]
+#[inline(never)]
+fn enqueue_enter_placing(th: Thread, d: u64, kernel: u64, place: (u64, u64), tid: u32, ts: u64) {
+    let (agent, queue) = place;
+    th.record_placing(
+        Record::enqueue_enter(tid, ts, d, kernel),
+        place,
+        Record::dispatch_info(tid, d, agent, queue, true),
+        ts,
+    );
 }
 
 /// A completion whose dispatch id is beyond 56 bits: the host time first (COMPLETE_HOST, naming

@@ -3,7 +3,7 @@
 //!
 //! **Publication.** A slot has one *owner*, the thread appending to it. The owner writes a
 //! record with plain stores, then publishes it with one Release store of the slot's committed
-//! count ([`Slot::push`]); nothing else is shared per record. Anyone else reads only records
+//! count ([`Slot::push_at`]); nothing else is shared per record. Anyone else reads only records
 //! below a committed count it loaded with Acquire, and the owner never writes below the count it
 //! published, so no record is read while it is written.
 //!
@@ -84,22 +84,22 @@ impl<const N: usize> Slot<N> {
         self.committed.load(Ordering::Relaxed)
     }
 
-    /// Appends `w` and publishes it; returns the records in the slot now. A full slot takes
-    /// nothing (and returns more than `N`): its owner hands it over at `N`.
+    /// Appends `w` at `i`, the count its owner read with [`Slot::count`], and publishes it (the
+    /// hot path reads the count once, checks it against `N`, and passes it on). A full slot
+    /// (`i` ≥ `N`) takes nothing: its owner hands it over at `N`.
     ///
     /// # Safety
     /// The caller is the slot's owner: the thread that last opened it ([`Slot::open`],
-    /// [`Slot::reopen`]) while holding it. No other thread pushes into it.
+    /// [`Slot::reopen`]) while holding it, and `i` is the slot's count. No other thread pushes
+    /// into it.
     #[inline(always)]
-    pub unsafe fn push(&self, w: RecordWords) -> usize {
-        let i = self.committed.load(Ordering::Relaxed);
+    pub unsafe fn push_at(&self, i: usize, w: RecordWords) {
         if let Some(cell) = self.records.get(i) {
-            // SAFETY: only the owner writes an open slot's records, and index `i` is above the
+            // SAFETY: only the owner writes an open slot's records, and index `i` is the
             // published count: no one reads it before the Release store below.
             cell.with_mut(|p| unsafe { p.write(w) });
             self.committed.store(i + 1, Ordering::Release);
         }
-        i + 1
     }
 
     /// The owner takes its open slot out of finalize's reach (to hand it over, keep part of it

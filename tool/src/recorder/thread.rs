@@ -26,11 +26,13 @@ pub struct ThreadBuffer {
     attached_state: Cell<u64>,
     /// The slot this thread owns (it appends to it; see `slot.rs` for who may touch it).
     slot: Cell<Option<&'static Slot>>,
-    /// A partly filled slot is handed over at the first event after this time.
+    /// A partly filled slot is handed over at the first event after this time; 0 while the
+    /// slot is empty (the first record, past it, sets it: one check on the hot path serves
+    /// both).
     flush_at: Cell<u64>,
     /// The OS thread id, shifted to where a record's head holds it.
     tid_head: Cell<u64>,
-    /// Placement (agent, queue) last recorded by [`Thread::record_placed`] in this attachment.
+    /// Placement (agent, queue) last recorded by [`Thread::record_placing`] in this attachment.
     place: Cell<(u64, u64)>,
 }
 
@@ -41,7 +43,7 @@ thread_local! {
         ThreadBuffer {
             attached_state: Cell::new(DETACHED),
             slot: Cell::new(None),
-            flush_at: Cell::new(u64::MAX),
+            flush_at: Cell::new(0),
             tid_head: Cell::new(0),
             place: Cell::new(NO_PLACE),
         }
@@ -99,7 +101,7 @@ pub fn count(counter: fn(&Counters) -> &AtomicU64) {
 /// again). A slot with records goes to the writer as it is (no spare is taken: the thread is
 /// leaving), or stays with finalize when it has begun; either way the thread lets it go.
 fn leave(h: &ThreadBuffer, rec: &'static Recorder) {
-    h.flush_at.set(u64::MAX);
+    h.flush_at.set(0);
     if !rec.is_ours() {
         // Fork child: the parent's recorder is not touched (its locks may be held by threads
         // that do not exist here).
@@ -145,7 +147,7 @@ fn attach(h: &ThreadBuffer) -> bool {
                 return false;
             }
             h.slot.set(Some(slot));
-            h.flush_at.set(u64::MAX);
+            h.flush_at.set(0);
             h.tid_head.set(u64::from(sys::gettid()) << 32);
             h.place.set(NO_PLACE);
             c.rec.set(Some(rec));
@@ -164,7 +166,7 @@ fn flush_thread_buffer(h: &ThreadBuffer) {
 }
 
 fn flush_to(h: &ThreadBuffer, rec: Option<&'static Recorder>) {
-    h.flush_at.set(u64::MAX);
+    h.flush_at.set(0);
     let Some(slot) = h.slot.get() else { return };
     let n = slot.count();
     if n == 0 {
@@ -266,7 +268,8 @@ impl Thread<'_> {
     }
 
     /// Records `r` as it is: no thread id is filled in (a kind whose head bits hold a value,
-    /// COMPLETE_AT's dispatch id).
+    /// COMPLETE_AT's dispatch id; or a record carrying the thread id the SDK passed, which is
+    /// the recording thread's).
     #[inline(always)]
     pub fn record_exact(self, r: Record, now: u64) {
         push(self.0, r.to_words(), now, false, false);
@@ -288,23 +291,28 @@ impl Thread<'_> {
         }
     }
 
-    /// Records `r`, then `place_rec` when `place` differs from the placement this thread last
-    /// recorded since it attached (so once per file and whenever it changes). The common case,
-    /// attached and in the same place, is one record; the rest is out of line.
+    /// Records `r` when the thread is attached and `place` is the placement it last recorded
+    /// since it attached: true. Otherwise records nothing and returns false, and the caller
+    /// goes to [`Thread::record_placing`] out of line (building its records there: built here,
+    /// they would be stored to the stack on every call). `r` is taken as it is (it carries the
+    /// SDK's thread id, see [`Thread::record_exact`]).
     #[inline(always)]
-    pub fn record_placed(self, r: Record, place: (u64, u64), place_rec: Record, now: u64) {
+    pub fn record_if_placed(self, r: Record, place: (u64, u64), now: u64) -> bool {
         let h = self.0;
         if h.place.get() == place
             && h.attached_state.get() == RECORDER_STATE.load(Ordering::Relaxed)
         {
-            return push_attached(h, r.to_words(), now, false, true);
+            push_attached(h, r.to_words(), now, false, false);
+            return true;
         }
-        self.record_placing(r, place, place_rec, now);
+        false
     }
 
+    /// Records `r`, then `place_rec` when `place` differs from the placement this thread last
+    /// recorded since it attached (so once per file and whenever it changes).
     #[cold]
     #[inline(never)]
-    fn record_placing(self, r: Record, place: (u64, u64), place_rec: Record, now: u64) {
+    pub fn record_placing(self, r: Record, place: (u64, u64), place_rec: Record, now: u64) {
         self.record(r, now, Flush::Lazy);
         if self.0.place.get() != place && self.0.attached_state.get() != DETACHED {
             self.0.place.set(place);
@@ -316,7 +324,7 @@ impl Thread<'_> {
 /// Appends one record to the thread's slot.
 ///
 /// Fast path: one relaxed load of [`RECORDER_STATE`], the record's plain stores into the slot
-/// and one Release store of the slot's count (`Slot::push`), and the age check; no lock,
+/// and one Release store of the slot's count (`Slot::push_at`), and the age check; no lock,
 /// allocation, system call or read-modify-write. Everything else is a cold call.
 #[inline(always)]
 fn push(h: &ThreadBuffer, words: [u64; 4], now: u64, flush_now: bool, fill_tid: bool) {
@@ -341,21 +349,45 @@ fn push_attached(h: &ThreadBuffer, words: [u64; 4], now: u64, flush_now: bool, f
     } else {
         head
     };
-    // SAFETY: an attached thread's slot is its own: attach and hand-overs open it for this
-    // thread, and the thread lets it go as soon as a hold fails (finalize closed it).
-    let n = unsafe { slot.push([head, w0, w1, w2]) };
-    if n >= SLOT_RECORDS {
-        return flush_thread_buffer(h);
+    let i = slot.count();
+    // `i` below the last index: the push below needs no bound check of its own.
+    if i >= SLOT_RECORDS - 1 {
+        return push_last(h, head, w0, w1, w2);
     }
-    if n == 1 {
-        h.flush_at
-            .set(now.saturating_add(clock::units(FLUSH_AGE_MS)));
-    } else if now > h.flush_at.get() {
-        return flush_thread_buffer(h);
+    // SAFETY: an attached thread's slot is its own: attach and hand-overs open it for this
+    // thread, and the thread lets it go as soon as a hold fails (finalize closed it); `i` is
+    // its count.
+    unsafe { slot.push_at(i, [head, w0, w1, w2]) };
+    if now > h.flush_at.get() {
+        if i > 0 {
+            return flush_thread_buffer(h);
+        }
+        start_age(h, now);
     }
     if flush_now {
         flush_if_writer_idle(h);
     }
+}
+
+/// The record that fills the slot (or finds it full: it takes nothing, see [`Slot::push_at`]),
+/// then the hand-over.
+/// The words come in registers (an array would be stored to the stack on every event).
+#[cold]
+#[inline(never)]
+fn push_last(h: &ThreadBuffer, head: u64, w0: u64, w1: u64, w2: u64) {
+    if let Some(slot) = h.slot.get() {
+        // SAFETY: as in `push_attached`; the count is read by the slot's owner.
+        unsafe { slot.push_at(slot.count(), [head, w0, w1, w2]) };
+    }
+    flush_thread_buffer(h);
+}
+
+/// The slot's first record: its age counts from now.
+#[cold]
+#[inline(never)]
+fn start_age(h: &ThreadBuffer, now: u64) {
+    h.flush_at
+        .set(now.saturating_add(clock::units(FLUSH_AGE_MS)));
 }
 
 /// First event of a thread, the recorder changed (fork), or recording is off. `how`: bit 0

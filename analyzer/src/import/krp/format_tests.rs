@@ -121,7 +121,7 @@ fn future_minor_imports_with_a_note_of_what_was_skipped() {
     let mut c = db::open_in_memory().unwrap();
     let r = import_file(&mut c, &golden("v2.1-future-minor.krp"), None).unwrap();
     assert_eq!(counts(&r), (3, 1, 4, false), "everything 2.0 knows");
-    let want = "format 2.1 (this reader: 3.1): skipped 1 optional block with tag 200 (16 bytes), \
+    let want = "format 2.1 (this reader: 4.0): skipped 1 optional block with tag 200 (16 bytes), \
                 2 records of kind 20, 8 header bytes, 2 trailer counters";
     assert_eq!(r.note.as_deref(), Some(want));
     assert_eq!(
@@ -136,11 +136,11 @@ fn newer_major_is_refused_and_nothing_is_stored() {
     let mut c = db::open_in_memory().unwrap();
     let e = format!(
         "{:#}",
-        import_file(&mut c, &golden("v4.0-newer-major.krp"), None).unwrap_err()
+        import_file(&mut c, &golden("v5.0-newer-major.krp"), None).unwrap_err()
     );
     assert!(
         e.ends_with(
-            "v4.0-newer-major.krp: offset 4: written by a newer krphase, format 4.0; upgrade krphase"
+            "v5.0-newer-major.krp: offset 4: written by a newer krphase, format 5.0; upgrade krphase"
         ),
         "{e}"
     );
@@ -172,7 +172,9 @@ fn a_reconstruction_limit_is_refused_with_the_records_offset_and_nothing_is_stor
     drop(w);
     let mut c = db::open_in_memory().unwrap();
     let e = format!("{:#}", import_file(&mut c, &f, None).unwrap_err());
-    let at = head + 12 + 3 * 32;
+    // The block's frame, the THREAD record (8), CONFIG ENTER (32), then PASS ENTER and EXIT
+    // without their dispatch id (24 each).
+    let at = head + 12 + 8 + 32 + 2 * 24;
     assert!(
         e.contains(&format!(
             "passes.krp: offset {at}: more than 65536 passes, enqueues, completions or continue calls of one dispatch (dispatch 1)"

@@ -338,16 +338,26 @@ pub fn v3_1_header() -> Header {
     }
 }
 
-/// The 3.1 golden (`v3.1.krp`), as today's writer writes it: the 3.0 timeline, ranked.
+/// The 3.1 golden (`v3.1.krp`), frozen: the 3.0 timeline, ranked, in 32-byte records (the
+/// writer still writes its bytes under the 3.1 version word).
 pub fn v3_1() -> Vec<u8> {
+    let w = FileWriter::with_version(Vec::new(), FormatVersion::V3_1, &v3_1_header().encode())
+        .expect("header");
+    names_records_trailer(w, &v3_0_records())
+}
+
+/// The 4.0 golden (`v4.0.krp`), as today's writer writes it: the 3.1 golden's header and
+/// records, in 4.0's EVENTS blocks (records sized by kind, threads and dispatch ids stated
+/// once per run).
+pub fn v4_0() -> Vec<u8> {
     let w = FileWriter::new(Vec::new(), &v3_1_header()).expect("header");
     names_records_trailer(w, &v3_0_records())
 }
 
-/// A "newer major" file (`v4.0-newer-major.krp`): what a 4.0 writer's file starts with. A 3.0
+/// A "newer major" file (`v5.0-newer-major.krp`): what a 5.0 writer's file starts with. A 4.0
 /// reader refuses it at the version word.
-pub fn v4_0_newer_major() -> Vec<u8> {
-    let mut w = FileWriter::with_version(Vec::new(), FormatVersion::new(4, 0), &header().encode())
+pub fn v5_0_newer_major() -> Vec<u8> {
+    let mut w = FileWriter::with_version(Vec::new(), FormatVersion::new(5, 0), &header().encode())
         .expect("header");
     w.write_records(&v2_0_records()[..8]).expect("events");
     w.write_trailer(&v2_trailer()).expect("trailer");

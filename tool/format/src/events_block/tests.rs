@@ -1,0 +1,117 @@
+use super::*;
+use crate::Event;
+
+fn rec(kind: u8, thread: u32, payload: [u64; 3]) -> Record {
+    Record {
+        kind,
+        small8: 3,
+        small16: 0x1234,
+        thread,
+        payload,
+    }
+}
+
+fn encode(records: &[Record]) -> Vec<u8> {
+    let mut e = Encoder::default();
+    let mut out = Vec::new();
+    for r in records {
+        e.push(&r.to_words(), &mut out);
+    }
+    out
+}
+
+fn decode(buf: &[u8]) -> Result<Vec<Record>, (usize, String)> {
+    let mut d = Decoder::default();
+    let mut v = Vec::new();
+    while let Some(r) = d.next_record(buf) {
+        v.push(r?.record);
+    }
+    Ok(v)
+}
+
+#[test]
+fn records_of_interleaved_threads_and_dispatches_round_trip() {
+    let at = Record::complete_at(0x00AB_CDEF_0123_4567, 90, 91, 92);
+    let v = vec![
+        rec(kind::ENQUEUE_ENTER, 7, [10, 5, 1]),
+        rec(kind::ENQUEUE_EXIT, 7, [11, 5, 99]),
+        at,
+        rec(kind::ENQUEUE_EXIT, 7, [12, 5, 98]),
+        rec(kind::ENQUEUE_ENTER, 8, [13, 5, 1]),
+        rec(kind::DISPATCH_INFO, 8, [5, 1, 2]),
+        rec(kind::NOTICE, 8, [14, 5, 5]),
+        rec(kind::CONFIG_EXIT, 8, [15, 5, 0]),
+        rec(kind::COMPLETE, 7, [6, 1, 2]),
+        rec(kind::COMPLETE, 7, [6, 3, 4]),
+        rec(kind::ENQUEUE_ENTER, 7, [16, 6, 1]),
+        rec(kind::ALLOC, 7, [1, 2, 3]),
+    ];
+    let bytes = encode(&v);
+    assert_eq!(decode(&bytes).expect("decodes"), v);
+    assert_eq!(count_records(&bytes), Ok(v.len() as u64));
+}
+
+#[test]
+fn an_observed_dispatch_takes_88_bytes() {
+    let dispatch = |d: u64| {
+        [
+            Record::enqueue_enter(7, 100 * d, d, 3),
+            Record::enqueue_exit(7, 100 * d + 1, d, d + 1000),
+            Record::complete_at(d, 100 * d + 50, 1, 2),
+        ]
+    };
+    let one = encode(&dispatch(1));
+    let two: Vec<Record> = dispatch(1).into_iter().chain(dispatch(2)).collect();
+    // The first names the thread (8 bytes); the second dispatch on the thread does not.
+    assert_eq!(one.len(), 8 + 88);
+    assert_eq!(encode(&two).len() - one.len(), 88);
+}
+
+/// The hand-written table of dispatch words agrees with the kind table: the word it names is
+/// the one decoded as the event's `dispatch_id`, and kinds it leaves out have no such word.
+#[test]
+fn dispatch_words_are_the_kind_tables_dispatch_ids() {
+    for k in 1..=kind::COMPLETE_AT {
+        for i in 0..3 {
+            let mut payload = [1u64, 2, 3];
+            payload[i] = 777_777;
+            let ev = Event::from_record(&rec(k, 7, payload));
+            let json = serde_json::to_value(ev).expect("json");
+            let field = json.get("dispatch_id").cloned();
+            let is_word = field == Some(serde_json::json!(777_777));
+            assert_eq!(is_word, dispatch_word(k) == Some(i), "kind {k} word {i}");
+        }
+    }
+}
+
+#[test]
+fn malformed_blocks_are_errors() {
+    let short = u64::from(kind::ENQUEUE_EXIT | 2 << 6).to_le_bytes();
+    let thread = (u64::from(THREAD) | 7u64 << 32).to_le_bytes();
+    // No thread named.
+    let e = decode(&[&short[..], &[0; 16]].concat()).expect_err("no thread");
+    assert!(e.1.contains("before any THREAD"), "{e:?}");
+    // A dispatch id left out before one was stated.
+    let e = decode(&[&thread[..], &short[..], &[0; 16]].concat()).expect_err("no dispatch");
+    assert_eq!(e.0, 8);
+    assert!(e.1.contains("without its dispatch id"), "{e:?}");
+    // A record cut by the block's end.
+    let e = decode(&[&thread[..], &short[..]].concat()).expect_err("cut");
+    assert!(e.1.contains("runs past"), "{e:?}");
+    // A kind without a dispatch word in 24 bytes.
+    let alloc = u64::from(kind::ALLOC | 2 << 6).to_le_bytes();
+    let e = decode(&[&thread[..], &alloc[..], &[0; 16]].concat()).expect_err("alloc");
+    assert!(e.1.contains("of 24 bytes"), "{e:?}");
+}
+
+#[test]
+fn unknown_kinds_are_skipped_by_their_length() {
+    let thread = (u64::from(THREAD) | 7u64 << 32).to_le_bytes();
+    let unknown = u64::from(40u8 | 1 << 6).to_le_bytes();
+    let mut buf = [&thread[..], &unknown[..], &5u64.to_le_bytes()].concat();
+    buf.extend(encode(&[rec(kind::ALLOC, 7, [1, 2, 3])]));
+    let v = decode(&buf).expect("decodes");
+    assert_eq!(v.len(), 2);
+    assert_eq!((v[0].kind, v[0].payload), (40, [5, 0, 0]));
+    assert_eq!(v[1].kind, kind::ALLOC);
+}
