@@ -234,8 +234,9 @@ mod tests {
         let t0 = Instant::now();
         assert!(wait(Use::Run, Duration::MAX, sleep_fail).is_none());
         let waited = t0.elapsed();
+        // Wall time only from below: a loaded machine may oversleep any slice, but the
+        // budget's own account (next) must stop at the cap whatever the scheduler did.
         assert!(waited >= Duration::from_millis(29), "{waited:?}");
-        assert!(waited < Duration::from_millis(60), "{waited:?}");
         assert!(run_spent());
         let one = spent_ns();
         assert!((29_000_000..=30_000_000).contains(&one), "{one}");
