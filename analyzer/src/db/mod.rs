@@ -25,7 +25,7 @@ pub mod samples;
 pub mod summary;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 14;
+pub const SCHEMA_VERSION: i64 = 15;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one immediate transaction from the version recorded when it began, so each
@@ -348,6 +348,29 @@ CREATE TABLE IF NOT EXISTS krphase_rocpd_counter (
     occurrence INTEGER NOT NULL         -- 0, 1, ...: this counter's rows for this dispatch
 );
 CREATE INDEX IF NOT EXISTS krphase_rocpd_counter_run ON krphase_rocpd_counter(run_id, window_id);
+"#,
+    // 15: rocprofv3's JSON output (`--output-format json`) attached to the run it proves: its
+    // counter records by dispatch id and `replay_pass`, each counter's dimension instances
+    // summed, so that counters collected in more than one pass can be compared pass to pass.
+    r#"
+CREATE TABLE IF NOT EXISTS krphase_json_file (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES krphase_run(id) ON DELETE CASCADE,
+    path TEXT NOT NULL, file_hash TEXT NOT NULL,  -- re-import of the same content replaces its rows
+    pid INTEGER, host TEXT, "start" BIGINT, "end" BIGINT, -- metadata: the process (SDK clock)
+    records INTEGER NOT NULL, matched INTEGER NOT NULL,
+    imported_at TEXT NOT NULL,
+    UNIQUE (file_hash, run_id)
+);
+CREATE TABLE IF NOT EXISTS krphase_json_counter (
+    json_file_id INTEGER NOT NULL REFERENCES krphase_json_file(id) ON DELETE CASCADE,
+    run_id INTEGER NOT NULL,
+    window_id INTEGER REFERENCES krphase_window(id) ON DELETE SET NULL, -- by dispatch id
+    dispatch_id BIGINT NOT NULL,
+    pass_index INTEGER,                 -- replay_pass (NULL: a record without one)
+    counter TEXT NOT NULL, value REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS krphase_json_counter_run ON krphase_json_counter(run_id, window_id);
 "#,
 ];
 
