@@ -351,7 +351,8 @@ CREATE INDEX IF NOT EXISTS krphase_rocpd_counter_run ON krphase_rocpd_counter(ru
 "#,
     // 15: rocprofv3's JSON output (`--output-format json`) attached to the run it proves: its
     // counter records by dispatch id and `replay_pass`, each counter's dimension instances
-    // summed, so that counters collected in more than one pass can be compared pass to pass.
+    // summed, so that counters collected in more than one pass can be compared pass to pass;
+    // and the tool's notes, which say which pass is a warm-up, a verification, which group.
     r#"
 CREATE TABLE IF NOT EXISTS krphase_json_file (
     id INTEGER PRIMARY KEY,
@@ -371,6 +372,9 @@ CREATE TABLE IF NOT EXISTS krphase_json_counter (
     counter TEXT NOT NULL, value REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS krphase_json_counter_run ON krphase_json_counter(run_id, window_id);
+-- The tool's notes (the string table's note namespace), one a line in key order: the pass plan
+-- (`pass_plan v1 ...`: warm-up, verification and each pass's group) and `counters_refused`.
+ALTER TABLE krphase_run ADD COLUMN tool_notes TEXT;
 "#,
 ];
 

@@ -8,6 +8,7 @@
 #[cfg(test)]
 mod calibration_tests;
 pub mod detect;
+pub mod plan;
 pub mod records;
 
 use std::collections::BTreeMap;
@@ -18,12 +19,14 @@ use serde::Serialize;
 
 use crate::db::basis::Basis;
 use detect::{Detection, Flag, Median, THRESHOLD, WindowPasses, detect, later_spread};
+use plan::{PassPlan, Role};
 use records::{RepeatedCounter, WindowTimes};
 
 /// One pass index of a kernel: its GPU and host time over the kernel's windows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PassFigure {
     pub pass: i64,
+    pub role: Role,
     /// Median GPU time (ns) over the windows that ran this pass, with its interval and n.
     pub gpu_ns: Option<Median>,
     /// Median host time (ns, PASS ENTER .. EXIT), with its interval and n.
@@ -63,6 +66,8 @@ pub struct KernelFidelity {
     /// Median over windows of (max − min) / median among passes 1…N−1 (GPU time).
     pub later_spread: Option<Median>,
     pub counters: Vec<Measure>,
+    /// With a warm-up pass: the warm-up pass against the counted passes (what it absorbed).
+    pub warmup: Option<Measure>,
     pub bound: Option<Bound>,
     /// The first judged measure past the threshold, with why.
     pub flagged: Option<(String, Flag)>,
@@ -73,6 +78,23 @@ pub struct KernelFidelity {
 pub struct RunFidelity {
     pub threshold: f64,
     pub kernels: Vec<KernelFidelity>,
+    /// The tool's pass plan, when it wrote one (drive mode with counters or extra passes).
+    pub plan: Option<PassPlan>,
+    /// Why the tool's plan note could not be read (its passes are then all taken as counted).
+    pub plan_error: Option<String>,
+    /// What the warm-up and verification passes cost, when the plan has them.
+    pub extra: Option<ExtraCost>,
+}
+
+/// The passes the plan added (warm-up, verification): how many and their time, measured in
+/// process, against all the run's passes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct ExtraCost {
+    pub passes: u64,
+    pub gpu_ns: i64,
+    pub host_ns: i64,
+    /// Of all complete passes' host time.
+    pub share_of_pass_host: Option<f64>,
 }
 
 impl RunFidelity {
@@ -90,17 +112,84 @@ impl RunFidelity {
 pub fn of_run(conn: &Connection, run: i64) -> Result<RunFidelity> {
     let windows = records::window_times(conn, run)?;
     let counters = records::repeated_counters(conn, run)?;
-    Ok(of_records(&windows, &counters))
+    let notes: Option<String> = conn.query_row(
+        "SELECT tool_notes FROM krphase_run WHERE id = ?1",
+        [run],
+        |r| r.get(0),
+    )?;
+    let (plan, plan_error) = match plan::parse(notes.as_deref().unwrap_or("")) {
+        Ok(p) => (p, None),
+        Err(e) => (None, Some(e)),
+    };
+    let mut f = of_records(&windows, &counters, plan.as_ref());
+    f.plan = plan;
+    f.plan_error = plan_error;
+    Ok(f)
 }
 
-/// The pass fidelity of these windows and counters (the database's, or synthetic ones).
-pub fn of_records(windows: &[WindowTimes], counters: &[RepeatedCounter]) -> RunFidelity {
+/// The windows with their warm-up passes left out (what stitching combines).
+fn counted(windows: &[WindowTimes], plan: Option<&PassPlan>) -> Vec<WindowTimes> {
+    windows
+        .iter()
+        .map(|w| WindowTimes {
+            window_id: w.window_id,
+            kernel: w.kernel.clone(),
+            passes: w
+                .passes
+                .iter()
+                .filter(|p| plan.is_none_or(|pl| pl.role(p.pass) != Role::Warmup))
+                .copied()
+                .collect(),
+        })
+        .collect()
+}
+
+/// The time of the passes the plan added.
+fn extra_cost(windows: &[WindowTimes], plan: &PassPlan) -> Option<ExtraCost> {
+    if !(plan.warmup || plan.verify) {
+        return None;
+    }
+    let mut c = ExtraCost::default();
+    let mut all_host = 0i64;
+    for p in windows.iter().flat_map(|w| &w.passes) {
+        all_host += p.host_ns.unwrap_or(0);
+        if plan.role(p.pass) != Role::Counted {
+            c.passes += 1;
+            c.gpu_ns += p.gpu_ns.unwrap_or(0);
+            c.host_ns += p.host_ns.unwrap_or(0);
+        }
+    }
+    c.share_of_pass_host = crate::stats::ratio(c.host_ns as f64, all_host as f64);
+    Some(c)
+}
+
+/// The pass fidelity of these windows and counters (the database's, or synthetic ones) under
+/// `plan` (warm-up passes are shown but never combined).
+pub fn of_records(
+    all_windows: &[WindowTimes],
+    all_counters: &[RepeatedCounter],
+    plan: Option<&PassPlan>,
+) -> RunFidelity {
+    let windows = &counted(all_windows, plan)[..];
+    let counters: Vec<RepeatedCounter> = all_counters
+        .iter()
+        .map(|c| RepeatedCounter {
+            passes: c
+                .passes
+                .iter()
+                .filter(|(p, _)| plan.is_none_or(|pl| pl.role(*p) != Role::Warmup))
+                .copied()
+                .collect(),
+            ..c.clone()
+        })
+        .filter(|c| c.passes.len() >= 2)
+        .collect();
     let mut by_kernel: BTreeMap<&str, Vec<&WindowTimes>> = BTreeMap::new();
     for w in windows.iter().filter(|w| w.passes.len() >= 2) {
         by_kernel.entry(&w.kernel).or_default().push(w);
     }
     let mut counters_by: BTreeMap<(&str, &str, Basis), Vec<WindowPasses>> = BTreeMap::new();
-    for c in counters {
+    for c in &counters {
         counters_by
             .entry((&c.kernel, &c.counter, c.basis))
             .or_default()
@@ -124,6 +213,13 @@ pub fn of_records(windows: &[WindowTimes], counters: &[RepeatedCounter]) -> RunF
         })
         .collect();
     // Counters of kernels whose windows hold fewer than two timed passes still count.
+    for k in &mut kernels {
+        let all: Vec<&WindowTimes> = all_windows.iter().filter(|w| w.kernel == k.kernel).collect();
+        k.passes = pass_figures(&all, plan);
+        if plan.is_some_and(|p| p.warmup) {
+            k.warmup = warmup_measure(&all, plan);
+        }
+    }
     for ((kernel, name, basis), w) in &counters_by {
         if !kernels.iter().any(|k| k.kernel == *kernel) {
             let m = Measure {
@@ -142,6 +238,9 @@ pub fn of_records(windows: &[WindowTimes], counters: &[RepeatedCounter]) -> RunF
     RunFidelity {
         threshold: THRESHOLD,
         kernels,
+        plan: None,
+        plan_error: None,
+        extra: plan.and_then(|p| extra_cost(all_windows, p)),
     }
 }
 
@@ -157,7 +256,29 @@ fn per_window(ws: &[&WindowTimes], f: fn(&records::PassTimes) -> Option<i64>) ->
         .collect()
 }
 
-fn pass_figures(ws: &[&WindowTimes]) -> Vec<PassFigure> {
+/// The warm-up pass (each window's first) against the counted passes after it, GPU time: what
+/// the warm-up absorbed. Not judged: it is the pass left out of stitching.
+fn warmup_measure(ws: &[&WindowTimes], plan: Option<&PassPlan>) -> Option<Measure> {
+    let w: Vec<WindowPasses> = per_window(ws, |p| p.gpu_ns)
+        .into_iter()
+        .zip(ws)
+        .filter(|(_, w)| {
+            w.passes
+                .first()
+                .is_some_and(|p| plan.is_some_and(|pl| pl.role(p.pass) == Role::Warmup))
+        })
+        .map(|(v, _)| v)
+        .collect();
+    (!w.is_empty()).then(|| Measure {
+        name: "GPU time, warm-up pass as reference".into(),
+        basis: Basis::InProcess,
+        reference: "the warm-up pass",
+        judged: false,
+        detection: detect(&w, false),
+    })
+}
+
+fn pass_figures(ws: &[&WindowTimes], plan: Option<&PassPlan>) -> Vec<PassFigure> {
     let mut by: BTreeMap<i64, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
     for p in ws.iter().flat_map(|w| &w.passes) {
         let e = by.entry(p.pass).or_default();
@@ -167,6 +288,7 @@ fn pass_figures(ws: &[&WindowTimes]) -> Vec<PassFigure> {
     by.into_iter()
         .map(|(pass, (g, h))| PassFigure {
             pass,
+            role: plan.map_or(Role::Counted, |p| p.role(pass)),
             gpu_ns: Median::of(&g),
             host_ns: Median::of(&h),
         })
@@ -203,11 +325,12 @@ fn kernel_fidelity(kernel: &str, ws: &[&WindowTimes], counters: Vec<Measure>) ->
     KernelFidelity {
         kernel: kernel.to_string(),
         windows: ws.len(),
-        passes: pass_figures(ws),
+        passes: pass_figures(ws, None),
         gpu,
         host,
         later_spread: later,
         counters,
+        warmup: None,
         bound,
         flagged,
     }
@@ -224,6 +347,44 @@ fn bound_of(d: &Detection) -> Option<f64> {
     }
 }
 
+/// A flagged kernel of one run, as the findings cite it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Flagged {
+    pub run_id: i64,
+    pub kernel: String,
+    pub measure: String,
+    pub flag: Flag,
+    pub bound: Option<Bound>,
+    /// The flagged measure's ratio to its reference, with its interval and n.
+    pub ratio: Option<Median>,
+    pub stray: Option<Median>,
+}
+
+impl Flagged {
+    /// The flagged kernels of run `run_id`.
+    pub fn of_run(run_id: i64, f: &RunFidelity) -> Vec<Flagged> {
+        f.flagged()
+            .filter_map(|k| {
+                let (measure, flag) = k.flagged.clone()?;
+                let m = k
+                    .gpu
+                    .iter()
+                    .chain(&k.counters)
+                    .find(|m| m.name == measure)?;
+                Some(Flagged {
+                    run_id,
+                    kernel: k.kernel.clone(),
+                    measure,
+                    flag,
+                    bound: k.bound.clone(),
+                    ratio: m.detection.ratio,
+                    stray: m.detection.stray,
+                })
+            })
+            .collect()
+    }
+}
+
 /// What a user can do about a flagged kernel. The SDK offers no cache flush between passes,
 /// so none is advised.
 pub fn advice(flag: Flag) -> &'static str {
@@ -231,7 +392,8 @@ pub fn advice(flag: Flag) -> &'static str {
         Flag::Shift => {
             "keep each ratio's counters in one group (as ROCm/rocm-systems #9324 did), add a \
              warm-up pass (KRPHASE_WARMUP_PASS=1) so every counted pass starts warm, or replay \
-             a smaller footprint"
+             a smaller footprint; if the later passes see state the snapshot does not hold (an \
+             untracked pool allocation), no pass plan makes them alike"
         }
         Flag::Stray => {
             "keep each ratio's counters in one group (as ROCm/rocm-systems #9324 did): the \
