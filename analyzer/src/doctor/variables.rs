@@ -27,8 +27,9 @@ pub fn check(env: &BTreeMap<String, String>) -> Vec<Finding> {
         )),
         Ok(Some(c)) => out.extend(c.pmc_warning.map(|w| {
             Finding::warning(
-                format!("KRPHASE_PMC: {w}"),
-                "correct KRPHASE_PMC or unset it",
+                // The warning names its variable (KRPHASE_PMC or KRPHASE_PMC_REFERENCE).
+                w,
+                "correct KRPHASE_PMC / KRPHASE_PMC_REFERENCE or unset them",
             )
         })),
     }

@@ -110,6 +110,11 @@ pub struct KernelPacket {
     /// The least time the kernel runs: its modelled duration under `--sdk-build` (the worker
     /// waits out what the body left of it); `None` for an unpaced kernel.
     pub floor: Option<Duration>,
+    /// How this pass differs from a uniform one (`--pass-model`): the floor is scaled by its
+    /// time factor, the counters follow it.
+    pub effect: crate::counting::model::PassEffect,
+    /// Run after the body (the incomplete-restore model's worklist growth).
+    pub after: Option<KernelBody>,
     pub completion: Completion,
 }
 
@@ -232,6 +237,7 @@ fn completion_thread(rx: Receiver<Retired>) {
             p.corr,
             p.pass,
             (done.start, done.end),
+            &p.effect,
         );
         done.async_active.fetch_sub(1, Ordering::SeqCst);
         match &p.completion {
@@ -255,8 +261,11 @@ fn worker(rx: Receiver<Packet>, async_active: Arc<AtomicUsize>) {
             Packet::Kernel(k) => {
                 let (start, began) = (now_ns(), Instant::now());
                 (k.body)();
+                if let Some(after) = &k.after {
+                    after();
+                }
                 if let Some(floor) = k.floor {
-                    pace_until(began + floor);
+                    pace_until(began + floor.mul_f64(k.effect.time));
                 }
                 let end = now_ns().max(start + 1);
                 let _ = completions.send(Retired::Kernel(Box::new(Done {
@@ -366,6 +375,8 @@ mod tests {
             pass: None,
             counting: Vec::new(),
             floor: None,
+            effect: Default::default(),
+            after: None,
             completion: Completion::App(app.clone()),
         })));
         let drain = Signal::new(1);

@@ -130,6 +130,23 @@ pub fn allocate(bytes: u64, kind: MemKind, agent: u64) -> Arc<Region> {
     region
 }
 
+/// A coarse-grained pool allocation of `agent` the SDK's tracker never saw (as one made before
+/// tracking started): no MEMORY_ALLOCATION callbacks, not in any snapshot, counted as untracked
+/// pool memory at admission. The incomplete-restore pass model's worklist lives in one.
+pub fn allocate_untracked(bytes: u64, agent: u64) -> Arc<Region> {
+    let region = Arc::new(Region {
+        words: alloc_device_memory(bytes.div_ceil(8) as usize),
+        bytes,
+        kind: MemKind::Coarse,
+        agent,
+        tracked: false,
+        symbol: None,
+        writable: true,
+    });
+    REGIONS.write().insert(region.base(), region.clone());
+    region
+}
+
 /// An allocation the runtime refuses, as every HSA call fails in a fork child (HSA does not
 /// follow a fork): the intercept still reports ALLOCATE ENTER and EXIT, with address 0, and no
 /// region is made. Takes no emulator lock a parent thread could have held at the fork.

@@ -178,6 +178,33 @@ impl LoaderTableOpt {
     }
 }
 
+/// What makes one replay pass of a dispatch differ from another (`replay/pass_model.rs`
+/// documents each model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PassModel {
+    /// Every pass runs and counts the same.
+    Uniform,
+    /// Passes after the first find the kernel's data partly cached.
+    #[value(name = "warm-cache")]
+    WarmCache,
+    /// Atomic order differs per pass: seeded time, cycle and hit-rate differences.
+    Nondeterministic,
+    /// The kernel grows a worklist in untracked memory the snapshot does not hold.
+    #[value(name = "incomplete-restore")]
+    IncompleteRestore,
+}
+
+impl PassModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            PassModel::Uniform => "uniform",
+            PassModel::WarmCache => "warm-cache",
+            PassModel::Nondeterministic => "nondeterministic",
+            PassModel::IncompleteRestore => "incomplete-restore",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RestoreOrder {
     /// Host-copy snapshot: restore between PASS EXIT and the next PASS ENTER.
@@ -341,6 +368,29 @@ pub struct RunOpts {
     /// host: host staging for that region; decline: the snapshot fails, `snapshot_failed`).
     #[arg(long, value_enum)]
     pub device_fallback: Option<DeviceFallback>,
+    /// What makes replay passes differ: uniform (default: every pass runs and counts the same),
+    /// warm-cache, nondeterministic, incomplete-restore. The others need --sdk-build (only a
+    /// paced kernel's time can follow them); each writes a `pass_model` truth line per pass.
+    #[arg(long, value_enum, default_value_t = PassModel::Uniform)]
+    pub pass_model: PassModel,
+    /// warm-cache: the cache the footprint is compared with, bytes (default 268435456: the
+    /// MI300X's 256 MB Infinity Cache).
+    #[arg(long, value_name = "BYTES")]
+    pub cache_bytes: Option<u64>,
+    /// warm-cache: the share of a pass's time a fully cached footprint saves (default 0.30:
+    /// pass 1 at 0.7x pass 0, as measured on an H200 below its L2).
+    #[arg(long, value_name = "F")]
+    pub warm_speedup: Option<f64>,
+    /// nondeterministic: each pass's time and cycles vary by up to this share (default 0.25).
+    #[arg(long, value_name = "F")]
+    pub pass_spread: Option<f64>,
+    /// nondeterministic: the seed of the per-pass differences (default 1).
+    #[arg(long, value_name = "N")]
+    pub pass_seed: Option<u64>,
+    /// incomplete-restore: how much each execution grows the worklist, as a share of its
+    /// length (default 0.5).
+    #[arg(long, value_name = "F")]
+    pub worklist_growth: Option<f64>,
     /// fork: children forked by the main thread while the other threads dispatch (the storm).
     #[arg(long, default_value_t = 8)]
     pub children: usize,

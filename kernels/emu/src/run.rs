@@ -2,9 +2,9 @@
 //! run the workload, finalize, print the result line.
 
 use crate::build_settings::{self, BuildSettings};
-use crate::opts::{RestoreOrder, RunOpts, StuckSettings};
+use crate::opts::{PassModel, RestoreOrder, RunOpts, StuckSettings};
 use crate::registration;
-use crate::replay::{self, ReplayConfig};
+use crate::replay::{self, PassModelSettings, ReplayConfig};
 use crate::sdk::sdk;
 use crate::{driver_client, hsa_runtime, kinds, program, shutdown, tool_time, truth, workloads};
 use clap::Parser;
@@ -111,7 +111,45 @@ fn replay_config(
             b.device_memory
         }),
         device_fallback: build.map_or(crate::opts::DeviceFallback::Host, |b| b.device_fallback),
+        pass_model: pass_model(o, build.is_some())?,
     })
+}
+
+/// `--pass-model` and its parameters, checked: a share in [0, 1), a cache of at least a byte,
+/// and `--sdk-build` for a model that changes pass times.
+fn pass_model(o: &RunOpts, paced: bool) -> Result<PassModelSettings, String> {
+    let d = PassModelSettings::UNIFORM;
+    let share = |name: &str, v: Option<f64>, default: f64| match v {
+        None => Ok(default),
+        Some(f) if (0.0..1.0).contains(&f) => Ok(f),
+        Some(f) => Err(format!("--{name} must be at least 0 and below 1, got {f}")),
+    };
+    let s = PassModelSettings {
+        model: o.pass_model,
+        cache_bytes: o.cache_bytes.unwrap_or(d.cache_bytes),
+        warm_speedup: share("warm-speedup", o.warm_speedup, d.warm_speedup)?,
+        spread: share("pass-spread", o.pass_spread, d.spread)?,
+        seed: o.pass_seed.unwrap_or(d.seed),
+        growth: match o.worklist_growth {
+            None => d.growth,
+            Some(g) if g > 0.0 && g <= 10.0 => g,
+            Some(g) => {
+                return Err(format!(
+                    "--worklist-growth must be above 0 and at most 10, got {g}"
+                ));
+            }
+        },
+    };
+    if s.cache_bytes == 0 {
+        return Err("--cache-bytes must be at least 1".into());
+    }
+    if s.model != PassModel::Uniform && !paced {
+        return Err(format!(
+            "--pass-model {} needs --sdk-build: only a kernel paced to its modelled time can follow the model",
+            s.model.name()
+        ));
+    }
+    Ok(s)
 }
 
 /// This process's peak resident set so far (`VmHWM` in `/proc/self/status`), in KiB; 0 if

@@ -7,6 +7,7 @@
 //! `KRPHASE_PMC` into counter groups and the pass count they need.
 
 pub mod kernel_filter;
+pub mod pass_plan;
 pub mod pmc;
 
 use krphase_ffi::PayloadLayout;
@@ -61,6 +62,10 @@ pub struct Config {
     pub pmc: Option<Vec<Vec<String>>>,
     /// Why a `KRPHASE_PMC` value was set aside (the tool runs without counters).
     pub pmc_warning: Option<String>,
+    /// `KRPHASE_PMC_REFERENCE`'s counters, already in every group of `pmc`.
+    pub reference: Vec<String>,
+    /// Which pass is the warm-up or the verification and which group each counts.
+    pub plan: pass_plan::PassPlan,
     /// The wait budget's caps (`KRPHASE_WAIT_BUDGET_MS`, `KRPHASE_THREAD_WAIT_BUDGET_MS`).
     pub wait: Caps,
     /// `KRPHASE_CLOCK=boottime`: time with `clock_gettime` even where the TSC is usable.
@@ -124,19 +129,12 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
         },
     };
     // A bad KRPHASE_PMC costs the counters, never the phases: the tool runs on without them.
-    let (pmc, pmc_warning, passes) = match set("KRPHASE_PMC") {
-        None => (None, None, explicit_passes.unwrap_or(DEFAULT_PASSES)),
-        Some(v) => match pmc::parse(&v, MAX_PASSES).and_then(|g| {
-            pmc::passes(g.len(), explicit_passes, max_passes, DEFAULT_PASSES).map(|n| (g, n))
-        }) {
-            Ok((g, n)) => (Some(g), None, n),
-            Err(e) => (
-                None,
-                Some(format!("{e}; running without counters")),
-                explicit_passes.unwrap_or(DEFAULT_PASSES),
-            ),
-        },
-    };
+    let counted = pass_plan::resolve(
+        &set,
+        explicit_passes,
+        max_passes,
+        (MAX_PASSES, DEFAULT_PASSES),
+    )?;
     let filter = kernel_filter::from_env(&set)?;
     let layout = match set("KRPHASE_PAYLOAD_LAYOUT") {
         None => None,
@@ -165,8 +163,8 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
     };
     Ok(Some(Config {
         requested_mode,
-        passes,
-        max_passes,
+        passes: counted.passes,
+        max_passes: counted.max_passes,
         filter,
         layout,
         on_full,
@@ -174,8 +172,10 @@ pub fn from_env(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<Config>, 
         rocprof_replay: set("ROCPROF_KERNEL_REPLAY").is_some_and(|v| v.trim() != "0"),
         rocprof_tool: None,
         rocprof_output: set("ROCPROF_OUTPUT_PATH"),
-        pmc,
-        pmc_warning,
+        pmc: counted.groups,
+        pmc_warning: counted.warning,
+        reference: counted.reference,
+        plan: counted.plan,
         wait,
         force_boottime,
     }))
@@ -234,6 +234,9 @@ pub const KNOWN: &[&str] = &[
     "KRPHASE_ON_FULL",
     "KRPHASE_OUTPUT",
     "KRPHASE_PMC",
+    "KRPHASE_PMC_REFERENCE",
+    "KRPHASE_WARMUP_PASS",
+    "KRPHASE_VERIFY_PASS",
     "KRPHASE_WAIT_BUDGET_MS",
     "KRPHASE_THREAD_WAIT_BUDGET_MS",
     "KRPHASE_CLOCK",

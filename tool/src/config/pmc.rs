@@ -48,6 +48,22 @@ pub fn parse(value: &str, max_groups: u32) -> Result<Vec<Vec<String>>, String> {
     Ok(groups)
 }
 
+/// `KRPHASE_PMC_REFERENCE`'s counters (spaces or commas between them; at least one).
+pub fn parse_reference(value: &str) -> Result<Vec<String>, String> {
+    let mut names: Vec<String> = Vec::new();
+    for n in value.split(|c: char| c.is_whitespace() || c == ',') {
+        if !n.is_empty() && !names.iter().any(|m| m == n) {
+            names.push(n.to_string());
+        }
+    }
+    if names.is_empty() {
+        return Err(format!(
+            "KRPHASE_PMC_REFERENCE={value:?} names no counter (counters are separated by spaces or commas)"
+        ));
+    }
+    Ok(names)
+}
+
 /// The pass count for `groups` groups, given `KRPHASE_PASSES` (if set), `KRPHASE_MAX_PASSES`
 /// and the default pass count; an error when some group would never get a pass.
 pub fn passes(

@@ -24,6 +24,8 @@ type AgentConfigs = Option<&'static [CounterConfigId]>;
 /// The counting service's state: the groups, the context it runs in, each agent's configs.
 pub struct Counting {
     groups: Vec<Vec<String>>,
+    /// `KRPHASE_PMC_REFERENCE`'s counters (already in every group).
+    reference: Vec<String>,
     pub ctx: ContextId,
     agents: ForkLocal<HashMap<u64, AgentConfigs>>,
     /// An unknown counter (or a failed SDK call) stopped counting for the rest of the run.
@@ -36,7 +38,7 @@ impl Counting {
     /// cannot count.
     pub fn configure(
         sdk: &Sdk,
-        groups: Vec<Vec<String>>,
+        (groups, reference): (Vec<Vec<String>>, Vec<String>),
         dispatch_cb: krphase_ffi::DispatchCountingServiceFn,
         record_cb: krphase_ffi::DispatchCountingRecordFn,
     ) -> Option<Counting> {
@@ -65,6 +67,7 @@ impl Counting {
         }
         Some(Counting {
             groups,
+            reference,
             ctx,
             agents: ForkLocal::default(),
             off: AtomicBool::new(false),
@@ -89,7 +92,9 @@ impl Counting {
                     Ok(c) => Some(c),
                     Err(e) => {
                         self.off.store(true, Ordering::Relaxed);
-                        say(&format!("KRPHASE_PMC: {e}; running without counters"));
+                        let line = format!("KRPHASE_PMC: {e}; running without counters");
+                        say(&line);
+                        super::plan_note::note_counting_refused(&line);
                         None
                     }
                 })
@@ -127,8 +132,20 @@ impl Counting {
                 want.push(*c);
                 names.push((NameSpace::Counter, c.handle, name.clone()));
             }
+            // The SDK checks the counters against the agent's per-block limits here: the
+            // reference counters must fit beside every group, or nothing is counted.
             match sdk.create_counter_config(id, &want) {
                 Some(Ok(cfg)) => configs.push(cfg),
+                Some(Err(s)) if self.reference.iter().any(|r| group.contains(r)) => {
+                    let what = format!(
+                        "creating the config of {group:?} (with the reference counters {:?})",
+                        self.reference
+                    );
+                    return Err(format!(
+                        "{}; the reference counters do not fit beside this group",
+                        status(&what, s)
+                    ));
+                }
                 Some(Err(s)) => {
                     return Err(status(&format!("creating the config of {group:?}"), s));
                 }

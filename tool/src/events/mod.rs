@@ -9,7 +9,8 @@
 //! continue, PASS), with [`layout`] detecting the payload layout; [`dispatch`] the per-dispatch
 //! hot path; [`alloc_events`] allocations, tracked for the snapshot byte estimate in [`alloc`];
 //! [`code_object_events`] kernel names and the walk of module variables in [`modvars`];
-//! [`counter_records`] the dispatch counting service, whose state is in [`counting`].
+//! [`counter_records`] the dispatch counting service, whose state is in [`counting`];
+//! [`plan_note`] the pass plan note (warm-up, verification, groups per pass).
 //! `panic_injector` (test support only) makes CONFIG ENTER panic on purpose.
 
 pub mod alloc;
@@ -22,6 +23,7 @@ pub mod layout;
 pub mod modvars;
 #[cfg(feature = "test-support")]
 pub(crate) mod panic_injector;
+pub mod plan_note;
 pub mod routes;
 pub mod tool;
 pub mod window;

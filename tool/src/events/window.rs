@@ -4,6 +4,7 @@
 
 use super::layout::{ConfirmBy, LayoutState};
 use super::tool::Tool;
+use crate::config::pass_plan::PassPlan;
 use crate::recorder::{self, Flush};
 use crate::{clock, say_once};
 use krphase_ffi::{
@@ -25,6 +26,8 @@ struct WindowTls {
     called: bool,
     /// The agent's counter configs, one per `KRPHASE_PMC` group, when this window counts.
     configs: Option<&'static [CounterConfigId]>,
+    /// Which group each pass counts (the warm-up and verification passes count group 0).
+    plan: PassPlan,
     /// The pass running now (our own count of PASS ENTERs), [`NO_PASS`] between passes.
     pass: u32,
 }
@@ -39,13 +42,14 @@ impl WindowTls {
         asked: false,
         called: false,
         configs: None,
+        plan: PassPlan::NONE,
         pass: NO_PASS,
     };
 }
 
 /// For the dispatch counting service: the config of the pass of dispatch `d` running on this
-/// thread (pass i counts group i mod groups) and that pass's index; `None` outside a counted
-/// pass.
+/// thread (the pass plan's group: counted pass k counts group k mod groups, the warm-up and
+/// verification passes group 0) and that pass's index; `None` outside a counted pass.
 pub fn pass_config(d: u64) -> Option<(CounterConfigId, u32)> {
     WINDOW.with(|w| {
         let st = w.get();
@@ -53,7 +57,8 @@ pub fn pass_config(d: u64) -> Option<(CounterConfigId, u32)> {
         if st.dispatch != d || st.pass == NO_PASS {
             return None;
         }
-        Some((configs[st.pass as usize % configs.len()], st.pass))
+        let group = st.plan.group(st.pass).unwrap_or(0);
+        Some((configs[group % configs.len()], st.pass))
     })
 }
 
@@ -103,6 +108,7 @@ impl Tool {
                 dispatch: d,
                 asked: drives(decision),
                 configs,
+                plan: self.cfg.plan,
                 ..WindowTls::NONE
             })
         });

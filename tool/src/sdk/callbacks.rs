@@ -53,6 +53,7 @@ unsafe extern "C" fn tool_initialize(_fini: ClientFinalizeFn, _data: *mut c_void
         t.claim_replay();
         let Some(sdk) = t.sdk.as_ref() else { return -1 };
         t.start_counting();
+        t.note_pass_plan();
         if let Err(s) = sdk.start_context(t.ctx) {
             crate::say(&format!(
                 "start_context failed (status {}); not recording",

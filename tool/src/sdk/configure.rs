@@ -79,7 +79,7 @@ fn counting_service(cfg: &Config, sdk: &Sdk, mode: Mode, fns: CountingFns) -> Op
         );
         return None;
     }
-    Counting::configure(sdk, groups, fns.0, fns.1)
+    Counting::configure(sdk, (groups, cfg.reference.clone()), fns.0, fns.1)
 }
 
 /// The environment as a [`Config`]; declines on `KRPHASE_DISABLE` or a bad value.

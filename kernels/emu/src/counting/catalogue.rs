@@ -15,7 +15,7 @@ pub struct Counter {
 
 /// The supported counters, in the order `rocprofiler_iterate_agent_supported_counters` lists
 /// them. The index is part of the id, so this order is fixed.
-pub const COUNTERS: [Counter; 8] = [
+pub const COUNTERS: [Counter; 11] = [
     Counter {
         name: "SQ_WAVES",
         description: "Count number of waves sent to SQs",
@@ -57,7 +57,37 @@ pub const COUNTERS: [Counter; 8] = [
         description: "Number of LDS instructions issued",
         block: "SQ",
     },
+    // The pass-fidelity counters (#32): the L2's hits and misses under rocprofiler's names, and
+    // a further GRBM cycle counter, so a cache-warmth change (hits and cycles move together)
+    // can be told from a clock change (time moves, cycles do not).
+    Counter {
+        name: "TCC_HIT",
+        description: "Number of cache hits",
+        block: "TCC",
+    },
+    Counter {
+        name: "TCC_MISS",
+        description: "Number of cache misses",
+        block: "TCC",
+    },
+    Counter {
+        name: "GRBM_SPI_BUSY",
+        description: "Any of the Shader Pipe Interpolators (SPI) are busy in the shader engine(s)",
+        block: "GRBM",
+    },
 ];
+
+/// How many counters of one block a single config (one pass) may hold: the block's counter
+/// registers. From aqlprofile's gfx9 block table (`AI_COUNTER_NUM_PER_SQ` 16, `_GRBM` 2, `_TCC`
+/// 4 per instance); that gfx942 (MI300X) keeps the gfx9 numbers is an assumption.
+pub fn block_limit(block: &str) -> usize {
+    match block {
+        "SQ" => 16,
+        "GRBM" => 2,
+        "TCC" => 4,
+        _ => usize::MAX,
+    }
+}
 
 /// The C strings behind the info pointers, alive for the process (as the SDK's are).
 pub struct CStrings {

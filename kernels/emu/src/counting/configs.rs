@@ -19,6 +19,21 @@ static CONFIGS: LazyLock<RwLock<HashMap<u64, Config>>> =
     LazyLock::new(|| RwLock::new(HashMap::new()));
 static NEXT: AtomicU64 = AtomicU64::new(1);
 
+/// `ROCPROFILER_STATUS_ERROR_EXCEEDS_HW_LIMIT`: the counters need more registers of some block
+/// than it has, so they cannot be counted in one pass.
+pub const EXCEEDS_HW_LIMIT: Status = Status(38);
+
+/// Whether `counters` fit one pass: no block holds more of them than its registers.
+fn fits(counters: &[usize]) -> bool {
+    let mut per_block: HashMap<&str, usize> = HashMap::new();
+    for &i in counters {
+        *per_block.entry(catalogue::COUNTERS[i].block).or_default() += 1;
+    }
+    per_block
+        .iter()
+        .all(|(b, &n)| n <= catalogue::block_limit(b))
+}
+
 /// Creates a config of `ids` on `agent`. A non-zero `base` is an existing config whose counters
 /// come first (the SDK's in/out parameter); the base itself stays usable.
 pub fn create(agent: u64, ids: &[u64], base: u64) -> Result<u64, Status> {
@@ -45,6 +60,9 @@ pub fn create(agent: u64, ids: &[u64], base: u64) -> Result<u64, Status> {
     }
     if counters.is_empty() {
         return Err(Status::INVALID_ARGUMENT);
+    }
+    if !fits(&counters) {
+        return Err(EXCEEDS_HW_LIMIT);
     }
     let handle = NEXT.fetch_add(1, Ordering::SeqCst);
     CONFIGS.write().insert(handle, Config { agent, counters });
@@ -85,6 +103,21 @@ mod tests {
         assert_eq!(create(1, &[waves], 0), Err(Status::AGENT_NOT_FOUND));
         assert_eq!(create(GPU_AGENT, &[7], 0), Err(Status::COUNTER_NOT_FOUND));
         assert_eq!(create(GPU_AGENT, &[], 0), Err(Status::INVALID_ARGUMENT));
+        let grbm3: Vec<u64> = ["GRBM_COUNT", "GRBM_GUI_ACTIVE", "GRBM_SPI_BUSY"]
+            .iter()
+            .map(|n| catalogue::counter_id(GPU_AGENT, catalogue::index_of(n).unwrap()))
+            .collect();
+        assert_eq!(
+            create(GPU_AGENT, &grbm3, 0),
+            Err(EXCEEDS_HW_LIMIT),
+            "three GRBM counters need three of GRBM's two registers"
+        );
+        assert_eq!(
+            create(GPU_AGENT, &grbm3[1..], b),
+            Err(EXCEEDS_HW_LIMIT),
+            "the base's counters count against the limit too"
+        );
+        assert!(create(GPU_AGENT, &grbm3[..2], 0).is_ok());
         destroy(a).unwrap();
         assert_eq!(destroy(a), Err(Status::CONFIG_NOT_FOUND));
         assert_eq!(create(GPU_AGENT, &[grbm], a), Err(Status::CONFIG_NOT_FOUND));

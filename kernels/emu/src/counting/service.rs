@@ -4,7 +4,8 @@
 //! (so a pass's records arrive before its PASS EXIT). Each delivery also writes a
 //! `counter_record` truth line.
 
-use super::{catalogue, configs, model};
+use super::model::{self, PassEffect};
+use super::{catalogue, configs};
 use crate::sdk::{CountingService, sdk};
 use crate::tool_time::{Call, timed};
 use crate::truth;
@@ -86,6 +87,7 @@ pub fn deliver(
     corr: u64,
     pass: Option<u64>,
     times: (u64, u64),
+    effect: &PassEffect,
 ) {
     for r in requests {
         let user_data = UserData { value: r.user_data };
@@ -97,7 +99,7 @@ pub fn deliver(
             .iter()
             .map(|&i| CounterRecord {
                 id: catalogue::instance_id(catalogue::counter_id(cfg.agent, i)),
-                counter_value: model::value(i, info),
+                counter_value: model::value(i, info, effect),
                 dispatch_id: info.dispatch_id,
                 user_data,
                 agent_id: AgentId { handle: cfg.agent },
@@ -124,7 +126,7 @@ pub fn deliver(
                 "counters": cfg.counters.iter().map(|&i| json!({
                     "name": catalogue::COUNTERS[i].name,
                     "id": catalogue::counter_id(cfg.agent, i),
-                    "value": model::value(i, info),
+                    "value": model::value(i, info, effect),
                 })).collect::<Vec<_>>(),
             }));
         }

@@ -2,6 +2,7 @@
 
 use super::cost_model::CostModel;
 use super::drain::SDK_DRAIN_LIMIT;
+use super::pass_model::PassModelSettings;
 use crate::device_backing::DEFAULT_DEVICE_MEMORY;
 use crate::opts::{
     ContinueUserData, DeclineOpt, DeviceFallback, LayoutOpt, PassCountOne, RestoreOrder,
@@ -36,6 +37,8 @@ pub struct ReplayConfig {
     pub device_memory: u64,
     /// What the device-side build does with a region whose backing does not fit.
     pub device_fallback: DeviceFallback,
+    /// `--pass-model` and its parameters.
+    pub pass_model: PassModelSettings,
 }
 
 static CONFIG: OnceLock<ReplayConfig> = OnceLock::new();
@@ -63,5 +66,6 @@ pub(crate) fn config() -> &'static ReplayConfig {
         model: None,
         device_memory: DEFAULT_DEVICE_MEMORY,
         device_fallback: DeviceFallback::Host,
+        pass_model: PassModelSettings::UNIFORM,
     })
 }

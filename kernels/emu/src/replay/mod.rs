@@ -11,8 +11,8 @@
 //! a queue), `drain`, `record` and `phase_clock` (what is measured), `thread_window`, `config`;
 //! the `--sdk-build` cost model: `sdk_build` (the switches) → `cost_model` (durations per copy
 //! kind and latency) → `copy_plan` (one snapshot's or restore's copies), paced by the crate's
-//! `pacing`, and
-//! `totals` (the per-run truth totals).
+//! `pacing`; `pass_model` (what makes passes differ, `--pass-model`), and `totals` (the per-run
+//! truth totals).
 
 mod config;
 mod copy_plan;
@@ -20,6 +20,7 @@ pub mod cost_model;
 mod drain;
 mod intercept;
 mod open_window;
+mod pass_model;
 mod passes;
 mod payload;
 mod phase_clock;
@@ -34,5 +35,6 @@ mod window;
 
 pub use config::{ReplayConfig, configure};
 pub use intercept::write_packets;
+pub use pass_model::{DEFAULT_CACHE_BYTES, PassModelSettings};
 pub use submit::Launch;
 pub use totals::write_truth as write_totals_truth;

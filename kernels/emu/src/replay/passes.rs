@@ -5,6 +5,7 @@
 use super::copy_plan::{CopyPlan, Taken};
 use super::drain::{SDK_DRAIN_LIMIT, drain_wait, forced_stuck, held};
 use super::open_window::{Decline, OpenWindow};
+use super::pass_model::{PassPlan, WindowModel};
 use super::payload::{
     PayloadFields, build_payload, clear_local_stops, local_stops, read_callbacks,
 };
@@ -43,10 +44,11 @@ enum PassEnd {
 /// Runs the passes from the snapshot's end until the tool or the pass count stops them.
 pub(super) fn run(win: &mut OpenWindow, snap: &Taken) -> PassLoopEnd {
     clear_local_stops();
+    let model = WindowModel::new(win, snap);
     let mut held_kernel = None;
     let mut i: u64 = 0;
     let reason = loop {
-        match pass(win, snap, i, &mut held_kernel) {
+        match pass(win, snap, &model, i, &mut held_kernel) {
             PassEnd::Stuck => break "pass_drain_stuck",
             PassEnd::Last => break "none",
             PassEnd::More => {}
@@ -76,6 +78,7 @@ pub(super) fn run(win: &mut OpenWindow, snap: &Taken) -> PassLoopEnd {
 fn pass(
     win: &mut OpenWindow,
     snap: &Taken,
+    model: &WindowModel,
     i: u64,
     held_kernel: &mut Option<Arc<Signal>>,
 ) -> PassEnd {
@@ -92,11 +95,13 @@ fn pass(
         let mut own = PhaseClock::starting_now();
         restore(&mut win.record, snap, i - 1, win.cfg.gbps, &mut own, true);
     }
-    let submitted = submit_pass(win, i, held_kernel);
+    let plan = model.pass(i);
+    let submitted = submit_pass(win, i, &plan, held_kernel);
     if !drain_wait(&submitted.signal, submitted.drain_limit) {
         record_stuck_pass(win, i, prepare);
         return PassEnd::Stuck;
     }
+    model.write_truth(win, i, &plan);
     let times = *submitted.gpu_times.lock();
     let gpu = Some((times.start, times.end));
     win.record.executed = i + 1;
@@ -148,9 +153,15 @@ struct SubmittedPass {
     enqueue_callback: u64,
 }
 
-/// Submits pass `i` with a pooled signal; the application's signal is left out. The forced
+/// Submits pass `i` with a pooled signal and its pass-model effect; the application's signal is
+/// left out. The forced
 /// stuck pass's kernel is held behind a gate, stored in `held_kernel`.
-fn submit_pass(win: &OpenWindow, i: u64, held_kernel: &mut Option<Arc<Signal>>) -> SubmittedPass {
+fn submit_pass(
+    win: &OpenWindow,
+    i: u64,
+    plan: &PassPlan,
+    held_kernel: &mut Option<Arc<Signal>>,
+) -> SubmittedPass {
     let signal = Signal::new(1);
     let gpu_times = Arc::new(Mutex::new(PassTimes::default()));
     let mut body = win.launch.body.clone();
@@ -170,6 +181,8 @@ fn submit_pass(win: &OpenWindow, i: u64, held_kernel: &mut Option<Arc<Signal>>) 
         pass: Some(i),
         counting: Vec::new(),
         floor: win.record.kernel_model,
+        effect: plan.effect,
+        after: plan.after.clone(),
         completion: Completion::Pass {
             signal: signal.clone(),
             times: gpu_times.clone(),

@@ -120,6 +120,8 @@ pub(super) fn submit_once(
         pass: None,
         counting: Vec::new(),
         floor,
+        effect: Default::default(),
+        after: None,
         completion: Completion::App(app),
     };
     enqueue(queue, packet);

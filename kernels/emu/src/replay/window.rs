@@ -6,6 +6,7 @@
 
 use super::config::{ReplayConfig, config};
 use super::open_window::{Decline, OpenWindow};
+use super::pass_model;
 use super::passes::{self, PassLoopEnd};
 use super::phase_clock::PhaseClock;
 use super::pre_pass;
@@ -143,6 +144,7 @@ fn locked(mut win: OpenWindow) {
 
 /// Admission, drains, snapshot, the passes and the end of a replayed window.
 fn replay(win: &mut OpenWindow) -> Result<(), Decline> {
+    pass_model::open(win);
     let inventory = pre_pass::admission(win)?;
     pre_pass::queue_drain(win)?;
     pre_pass::agent_drain(win)?;
