@@ -99,11 +99,16 @@ pub struct Detection {
     pub flag: Option<Flag>,
 }
 
-/// The later passes of `w` as ratios to its reference; empty when there is no positive
-/// reference or no later pass.
+/// The later passes of `w` as ratios to its reference; empty when there is no later pass or a
+/// negative reference. A zero reference (a miss counter on a warm cache) gives 1 for a later
+/// zero and an unbounded ratio for anything else.
 fn ratios(w: &[f64]) -> Vec<f64> {
     match w.split_first() {
         Some((&r, later)) if r > 0.0 => later.iter().map(|v| v / r).collect(),
+        Some((&r, later)) if r == 0.0 => later
+            .iter()
+            .map(|v| if *v == 0.0 { 1.0 } else { f64::INFINITY })
+            .collect(),
         _ => Vec::new(),
     }
 }
