@@ -28,6 +28,9 @@ pub struct Counted {
     pub plan: PassPlan,
 }
 
+/// Counter groups, each a list of counter names.
+type Groups = Vec<Vec<String>>;
+
 /// A 0/1 switch; anything else is one line naming the variable.
 fn switch(set: &dyn Fn(&str) -> Option<String>, k: &str) -> Result<bool, String> {
     match set(k) {
@@ -45,7 +48,7 @@ fn switch(set: &dyn Fn(&str) -> Option<String>, k: &str) -> Result<bool, String>
 fn groups_with_reference(
     set: &dyn Fn(&str) -> Option<String>,
     max_groups: u32,
-) -> Result<Option<(Vec<Vec<String>>, Vec<String>)>, String> {
+) -> Result<Option<(Groups, Vec<String>)>, String> {
     let reference = match set("KRPHASE_PMC_REFERENCE") {
         None => Vec::new(),
         Some(v) => pmc::parse_reference(&v)?,

@@ -7,7 +7,7 @@ use super::tool::Tool;
 use crate::recorder::{self, Flush};
 use crate::say;
 use krphase_ffi::CounterRecord;
-use krphase_format::{Record, event::CounterValue};
+use krphase_format::{Mode, Record, event::CounterValue};
 use std::sync::atomic::Ordering;
 
 /// Counters one record callback can sum (the largest group).
@@ -68,5 +68,25 @@ impl Tool {
                 Flush::Lazy,
             );
         }
+    }
+
+    /// At initialize: the pass plan note, when drive mode counts or adds passes. In observe
+    /// mode the options have nothing to act on, which is said once.
+    pub fn note_pass_plan(&self) {
+        let c = &self.cfg;
+        let asked = c.pmc.is_some() || c.pmc_warning.is_some() || c.plan.extras() > 0;
+        if !asked {
+            return;
+        }
+        if self.mode() != Mode::Drive {
+            if c.plan.extras() > 0 {
+                say(
+                    "KRPHASE_WARMUP_PASS and KRPHASE_VERIFY_PASS apply to drive mode only (another tool owns replay); no pass added",
+                );
+            }
+            return;
+        }
+        let groups = c.pmc.as_deref().unwrap_or(&[]);
+        super::plan_note::note(c.plan.note(c.passes, c.max_passes, &c.reference, groups));
     }
 }

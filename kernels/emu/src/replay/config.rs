@@ -2,10 +2,9 @@
 
 use super::cost_model::CostModel;
 use super::drain::SDK_DRAIN_LIMIT;
-use super::pass_model::PassModelSettings;
 use crate::device_backing::DEFAULT_DEVICE_MEMORY;
 use crate::opts::{
-    ContinueUserData, DeclineOpt, DeviceFallback, LayoutOpt, PassCountOne, RestoreOrder,
+    ContinueUserData, DeclineOpt, DeviceFallback, LayoutOpt, PassCountOne, PassModel, RestoreOrder,
     StuckSettings,
 };
 use std::sync::OnceLock;
@@ -69,3 +68,29 @@ pub(crate) fn config() -> &'static ReplayConfig {
         pass_model: PassModelSettings::UNIFORM,
     })
 }
+
+/// The model and its parameters, fixed for the run.
+#[derive(Debug, Clone, Copy)]
+pub struct PassModelSettings {
+    pub model: PassModel,
+    pub cache_bytes: u64,
+    pub warm_speedup: f64,
+    pub spread: f64,
+    pub seed: u64,
+    pub growth: f64,
+}
+
+impl PassModelSettings {
+    pub const UNIFORM: PassModelSettings = PassModelSettings {
+        model: PassModel::Uniform,
+        cache_bytes: DEFAULT_CACHE_BYTES,
+        warm_speedup: 0.30,
+        spread: 0.25,
+        seed: 1,
+        growth: 0.5,
+    };
+}
+
+/// `--cache-bytes` default: the MI300X's 256 MB AMD Infinity Cache (AMD CDNA 3 white paper),
+/// the last level a replayed footprint can stay warm in.
+pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;

@@ -33,8 +33,8 @@ mod tool_calls;
 mod totals;
 mod window;
 
-pub use config::{ReplayConfig, configure};
+pub use config::{DEFAULT_CACHE_BYTES, PassModelSettings, ReplayConfig, configure};
 pub use intercept::write_packets;
-pub use pass_model::{DEFAULT_CACHE_BYTES, PassModelSettings};
+
 pub use submit::Launch;
 pub use totals::write_truth as write_totals_truth;

@@ -22,6 +22,7 @@
 //!   reset before each launch); each execution processes the list and grows it by
 //!   `--worklist-growth` of its length, so pass `i` does `(1 + g)^i` times pass 0's work.
 
+use super::config::PassModelSettings;
 use super::copy_plan::Taken;
 use super::open_window::OpenWindow;
 use crate::counting::model::{COLD_HIT_RATE, PassEffect};
@@ -41,32 +42,6 @@ use std::sync::{Arc, LazyLock};
 pub const WORKLIST_START: u64 = 1024;
 /// The worklist's untracked pool allocation, bytes.
 const WORKLIST_BYTES: u64 = 64;
-
-/// The model and its parameters, fixed for the run.
-#[derive(Debug, Clone, Copy)]
-pub struct PassModelSettings {
-    pub model: PassModel,
-    pub cache_bytes: u64,
-    pub warm_speedup: f64,
-    pub spread: f64,
-    pub seed: u64,
-    pub growth: f64,
-}
-
-impl PassModelSettings {
-    pub const UNIFORM: PassModelSettings = PassModelSettings {
-        model: PassModel::Uniform,
-        cache_bytes: DEFAULT_CACHE_BYTES,
-        warm_speedup: 0.30,
-        spread: 0.25,
-        seed: 1,
-        growth: 0.5,
-    };
-}
-
-/// `--cache-bytes` default: the MI300X's 256 MB AMD Infinity Cache (AMD CDNA 3 white paper),
-/// the last level a replayed footprint can stay warm in.
-pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
 
 /// Each agent's worklist (incomplete-restore), allocated at its first window.
 static WORKLISTS: LazyLock<Mutex<HashMap<u64, Arc<Region>>>> =
