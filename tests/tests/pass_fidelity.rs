@@ -61,7 +61,10 @@ fn kernel(report: &Value) -> &Value {
 /// time_factor(pass i) / time_factor(first counted pass), then the median over windows.
 fn truth_ratio(truth: &Path, first_counted: u64) -> f64 {
     let mut by: BTreeMap<u64, BTreeMap<u64, f64>> = BTreeMap::new();
-    for t in read_truth(truth).iter().filter(|t| t["type"] == "pass_model") {
+    for t in read_truth(truth)
+        .iter()
+        .filter(|t| t["type"] == "pass_model")
+    {
         by.entry(t["dispatch_id"].as_u64().unwrap())
             .or_default()
             .insert(
@@ -113,14 +116,24 @@ fn a_warm_cache_is_flagged_and_the_warm_up_pass_brings_it_within_the_threshold()
     );
     let k = kernel(&report);
     let want = truth_ratio(&emu.truth, 0);
-    assert!((want - 0.70).abs() < 1e-9, "the model's 30 % warmth: {want}");
+    assert!(
+        (want - 0.70).abs() < 1e-9,
+        "the model's 30 % warmth: {want}"
+    );
     let got = gpu_ratio(k);
-    assert!((got - want).abs() < TOLERANCE, "report {got} vs truth {want}");
+    assert!(
+        (got - want).abs() < TOLERANCE,
+        "report {got} vs truth {want}"
+    );
     assert_eq!(k["flagged"][1], "shift", "{k}");
     assert_eq!(k["gpu"]["ratio"]["n"], 8);
     let f = findings(&report);
     assert_eq!(f.len(), 1, "{f:?}");
-    assert!(f[0].contains("KRPHASE_WARMUP_PASS=1") && !f[0].contains("flush"), "{}", f[0]);
+    assert!(
+        f[0].contains("KRPHASE_WARMUP_PASS=1") && !f[0].contains("flush"),
+        "{}",
+        f[0]
+    );
     // The cache counters follow the warmth: TCC_HIT shifts up, past the threshold.
     let hit = k["counters"]
         .as_array()
@@ -141,7 +154,10 @@ fn a_warm_cache_is_flagged_and_the_warm_up_pass_brings_it_within_the_threshold()
     let want = truth_ratio(&emu.truth, 1);
     assert!((want - 1.0).abs() < 1e-9, "{want}");
     let got = gpu_ratio(k);
-    assert!((got - want).abs() < TOLERANCE, "report {got} vs truth {want}");
+    assert!(
+        (got - want).abs() < TOLERANCE,
+        "report {got} vs truth {want}"
+    );
     assert!(k["flagged"].is_null(), "{k}");
     assert!(findings(&report).is_empty());
     for c in k["counters"].as_array().unwrap() {
@@ -166,7 +182,10 @@ fn an_incomplete_restore_is_flagged_with_the_ratio_the_truth_gives() {
     );
     let k = kernel(&report);
     let want = truth_ratio(&emu.truth, 0);
-    assert!((want - 1.875).abs() < 1e-9, "median of 1.5 and 2.25: {want}");
+    assert!(
+        (want - 1.875).abs() < 1e-9,
+        "median of 1.5 and 2.25: {want}"
+    );
     let got = gpu_ratio(k);
     assert!(
         (got - want).abs() < TOLERANCE * want,
@@ -201,7 +220,10 @@ fn a_non_deterministic_kernel_strays_and_the_models_off_repeat_exactly() {
     let k = kernel(&report);
     let want = truth_ratio(&emu.truth, 0);
     let got = gpu_ratio(k);
-    assert!((got - want).abs() < TOLERANCE, "report {got} vs truth {want}");
+    assert!(
+        (got - want).abs() < TOLERANCE,
+        "report {got} vs truth {want}"
+    );
     // Counted by group 0 and again by the verification pass: waves are deterministic.
     assert_eq!(counter(k, "SQ_WAVES")["exact"], true);
     let cycles = counter(k, "GRBM_GUI_ACTIVE");
@@ -271,14 +293,19 @@ fn rocprofv3_json_shows_the_pass_to_pass_counter_differences_of_an_observed_run(
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr).trim().to_string();
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("not valid JSON") && err.contains("nothing stored"), "{err}");
+    assert!(
+        err.contains("not valid JSON") && err.contains("nothing stored"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&db).unwrap(), before, "nothing changed");
     let line = krphase_tests::krphase_db_ok(&db, &["import".as_ref(), json.as_os_str()]);
     assert!(line.contains("rocprofv3 JSON"), "{line}");
     assert!(line.contains("(16 on its windows)"), "{line}");
-    let report: Value =
-        serde_json::from_str(&krphase_tests::krphase_db_ok(&db, &["report", "--format", "json"]))
-            .unwrap();
+    let report: Value = serde_json::from_str(&krphase_tests::krphase_db_ok(
+        &db,
+        &["report", "--format", "json"],
+    ))
+    .unwrap();
     let k = kernel(&report);
     let cycles = counter(k, "GRBM_GUI_ACTIVE");
     assert_eq!(cycles["basis"], "rocprofv3_json");
@@ -308,7 +335,12 @@ fn compare_gives_a_build_that_restores_less_a_fidelity_verdict() {
     let db = scratch_dir("fidelity-compare").join("k.db");
     for i in 0..3 {
         labelled(&format!("fidelity-cmp-a{i}"), "uniform", "restores", &db);
-        labelled(&format!("fidelity-cmp-b{i}"), "incomplete-restore", "leaves-out", &db);
+        labelled(
+            &format!("fidelity-cmp-b{i}"),
+            "incomplete-restore",
+            "leaves-out",
+            &db,
+        );
     }
     let c: Value = serde_json::from_str(&krphase_tests::krphase_db_ok(
         &db,

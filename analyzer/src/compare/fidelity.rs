@@ -90,7 +90,11 @@ fn side(conn: &Connection, runs: &[i64]) -> Result<Side> {
 fn verdict(a: &[f64], b: &[f64]) -> (FidelityVerdict, Option<Interval>, Option<f64>) {
     let t = welch(a, b, ALPHA);
     if a.len() < MIN_RUNS || b.len() < MIN_RUNS {
-        return (FidelityVerdict::TooFewRuns, t.map(|t| t.interval), t.map(|t| t.p));
+        return (
+            FidelityVerdict::TooFewRuns,
+            t.map(|t| t.interval),
+            t.map(|t| t.p),
+        );
     }
     let Some(t) = t else {
         return (FidelityVerdict::NotAvailable, None, None);
@@ -155,7 +159,14 @@ pub fn render(deltas: &[FidelityDelta], markdown: bool, out: &mut String) {
     }
     let mut t = table(
         markdown,
-        &["kernel", "A median (runs)", "B median (runs)", "B − A [95%]", "verdict", "basis"],
+        &[
+            "kernel",
+            "A median (runs)",
+            "B median (runs)",
+            "B − A [95%]",
+            "verdict",
+            "basis",
+        ],
     );
     for d in deltas {
         let change = d.change.map_or("-".into(), |c| {

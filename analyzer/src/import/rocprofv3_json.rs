@@ -46,7 +46,9 @@ pub struct JsonProcess {
 }
 
 fn handle(v: &Value) -> Option<u64> {
-    v.get("handle").and_then(Value::as_u64).or_else(|| v.as_u64())
+    v.get("handle")
+        .and_then(Value::as_u64)
+        .or_else(|| v.as_u64())
 }
 
 fn process_of(node: &Value, i: usize) -> Result<JsonProcess> {
@@ -201,12 +203,15 @@ fn store(
 /// storing nothing, when the file is not rocprofv3's JSON or no process proves a run.
 pub fn import_json(conn: &mut Connection, path: &Path) -> Result<(Vec<Imported>, Vec<String>)> {
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let doc: Value = serde_json::from_slice(&bytes).map_err(|e| {
-        anyhow::anyhow!("{}: not valid JSON ({e}); nothing stored", path.display())
-    })?;
-    let procs = parse(&doc).map_err(|e| anyhow::anyhow!("{}: {e}; nothing stored", path.display()))?;
+    let doc: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| anyhow::anyhow!("{}: not valid JSON ({e}); nothing stored", path.display()))?;
+    let procs =
+        parse(&doc).map_err(|e| anyhow::anyhow!("{}: {e}; nothing stored", path.display()))?;
     if procs.is_empty() {
-        bail!("{}: rocprofv3's JSON holds no process; nothing stored", path.display());
+        bail!(
+            "{}: rocprofv3's JSON holds no process; nothing stored",
+            path.display()
+        );
     }
     let mut proven = Vec::new();
     let mut skipped = Vec::new();

@@ -40,7 +40,9 @@ fn rel(m: &Option<Median>) -> String {
 }
 
 fn median_ns(m: &Option<Median>) -> String {
-    m.map_or("-".into(), |m| format!("{} n={}", duration(m.estimate), m.n))
+    m.map_or("-".into(), |m| {
+        format!("{} n={}", duration(m.estimate), m.n)
+    })
 }
 
 fn verdict(k: &KernelFidelity) -> String {
@@ -79,7 +81,12 @@ pub fn render(r: &RunReport, markdown: bool, out: &mut String) {
     );
     for k in &f.kernels {
         let bound = k.bound.as_ref().map_or("-".into(), |b| {
-            format!("{} {} [{}]", percent(Some(b.value)), b.measure, b.basis.marker())
+            format!(
+                "{} {} [{}]",
+                percent(Some(b.value)),
+                b.measure,
+                b.basis.marker()
+            )
         });
         t.add_row(vec![
             k.kernel.clone(),
@@ -106,7 +113,10 @@ fn render_passes(f: &RunFidelity, markdown: bool, out: &mut String) {
         "  each pass by index [{}] (median over windows):",
         Basis::InProcess.marker()
     );
-    let mut t = table(markdown, &["kernel", "pass", "role", "GPU time", "host time"]);
+    let mut t = table(
+        markdown,
+        &["kernel", "pass", "role", "GPU time", "host time"],
+    );
     for k in &f.kernels {
         for p in &k.passes {
             t.add_row(vec![
@@ -168,7 +178,10 @@ fn render_counters(f: &RunFidelity, markdown: bool, out: &mut String) {
 
 fn render_plan(f: &RunFidelity, out: &mut String) {
     if let Some(e) = &f.plan_error {
-        let _ = writeln!(out, "  the tool's pass plan could not be read ({e}): every pass is taken as counted.");
+        let _ = writeln!(
+            out,
+            "  the tool's pass plan could not be read ({e}): every pass is taken as counted."
+        );
     }
     let Some(p) = &f.plan else {
         return;
@@ -186,10 +199,13 @@ fn render_plan(f: &RunFidelity, out: &mut String) {
         );
     }
     if let Some(c) = &f.extra {
-        let what: Vec<&str> = [(p.warmup, "a warm-up pass"), (p.verify, "a verification pass")]
-            .into_iter()
-            .filter_map(|(on, w)| on.then_some(w))
-            .collect();
+        let what: Vec<&str> = [
+            (p.warmup, "a warm-up pass"),
+            (p.verify, "a verification pass"),
+        ]
+        .into_iter()
+        .filter_map(|(on, w)| on.then_some(w))
+        .collect();
         let _ = writeln!(
             out,
             "  cost of {} per window [{}]: {} extra passes, {} GPU, {} host ({} of all passes' host time).",
@@ -235,14 +251,28 @@ pub fn csv_rows(r: &RunReport) -> Vec<[String; 7]> {
     for k in &f.kernels {
         let mut measures: Vec<(String, &Measure)> = Vec::new();
         measures.extend(k.gpu.iter().map(|m| (k.kernel.clone(), m)));
-        measures.extend(k.counters.iter().map(|m| (format!("{}/{}", k.kernel, m.name), m)));
+        measures.extend(
+            k.counters
+                .iter()
+                .map(|m| (format!("{}/{}", k.kernel, m.name), m)),
+        );
         for (name, m) in measures {
             let b = m.basis.code();
             let d = &m.detection;
             if let Some(r) = d.ratio {
                 push(&name, "ratio_to_reference", format!("{}", r.estimate), b);
-                push(&name, "ratio_lo95", r.lo95.map_or(String::new(), |v| v.to_string()), b);
-                push(&name, "ratio_hi95", r.hi95.map_or(String::new(), |v| v.to_string()), b);
+                push(
+                    &name,
+                    "ratio_lo95",
+                    r.lo95.map_or(String::new(), |v| v.to_string()),
+                    b,
+                );
+                push(
+                    &name,
+                    "ratio_hi95",
+                    r.hi95.map_or(String::new(), |v| v.to_string()),
+                    b,
+                );
                 push(&name, "windows", r.n.to_string(), "");
             }
             if let Some(s) = d.stray {
@@ -255,19 +285,39 @@ pub fn csv_rows(r: &RunReport) -> Vec<[String; 7]> {
             push(&name, "flagged", u8::from(d.flag.is_some()).to_string(), "");
         }
         if let Some(s) = k.later_spread {
-            push(&k.kernel, "later_spread", format!("{}", s.estimate), Basis::InProcess.code());
+            push(
+                &k.kernel,
+                "later_spread",
+                format!("{}", s.estimate),
+                Basis::InProcess.code(),
+            );
         }
         if let Some(b) = &k.bound {
-            push(&k.kernel, "stitching_bound", format!("{}", b.value), b.basis.code());
+            push(
+                &k.kernel,
+                "stitching_bound",
+                format!("{}", b.value),
+                b.basis.code(),
+            );
         }
         for p in &k.passes {
             let name = format!("{}/pass {}", k.kernel, p.pass);
             push(&name, "role", p.role.word().into(), "");
             if let Some(g) = p.gpu_ns {
-                push(&name, "gpu_ns_median", format!("{}", g.estimate), Basis::InProcess.code());
+                push(
+                    &name,
+                    "gpu_ns_median",
+                    format!("{}", g.estimate),
+                    Basis::InProcess.code(),
+                );
             }
             if let Some(h) = p.host_ns {
-                push(&name, "host_ns_median", format!("{}", h.estimate), Basis::InProcess.code());
+                push(
+                    &name,
+                    "host_ns_median",
+                    format!("{}", h.estimate),
+                    Basis::InProcess.code(),
+                );
             }
         }
     }

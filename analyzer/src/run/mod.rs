@@ -193,7 +193,12 @@ fn of_a_run(made: &[PathBuf], log: &Path, db: &Path) -> Result<Vec<(Kind, PathBu
             continue;
         }
         let k = kind::of(p)?;
-        if let Some(k) = k.filter(|k| matches!(k, Kind::Phase | Kind::SdkLog | Kind::Rocpd | Kind::Rocprofv3Json)) {
+        if let Some(k) = k.filter(|k| {
+            matches!(
+                k,
+                Kind::Phase | Kind::SdkLog | Kind::Rocpd | Kind::Rocprofv3Json
+            )
+        }) {
             files.push((k, p.clone()));
         }
     }

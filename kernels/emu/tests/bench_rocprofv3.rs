@@ -141,7 +141,10 @@ fn kernel_replay_drives_one_pass_per_group_in_one_run() {
     for r in recs {
         let pass = r["replay_pass"].as_u64().unwrap() as usize;
         let id = r["records"][0]["counter_id"]["handle"].as_u64().unwrap();
-        assert_eq!(names[&id], ["SQ_WAVES", "GRBM_COUNT", "SQ_INSTS_VALU"][pass]);
+        assert_eq!(
+            names[&id],
+            ["SQ_WAVES", "GRBM_COUNT", "SQ_INSTS_VALU"][pass]
+        );
     }
     let csv = std::fs::read_to_string(dir.join("out/out_counter_collection.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 10 * 3);

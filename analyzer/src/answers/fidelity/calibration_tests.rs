@@ -38,7 +38,11 @@ fn case(rng: &mut ChaCha8Rng, later: f64, stray: f64, noise: f64) -> Vec<WindowP
                 .map(|p| {
                     let mut f = if p == 0 { 1.0 } else { later };
                     if p > 0 && stray > 0.0 {
-                        f *= if rng.random::<bool>() { 1.0 + stray } else { 1.0 - stray };
+                        f *= if rng.random::<bool>() {
+                            1.0 + stray
+                        } else {
+                            1.0 - stray
+                        };
                     }
                     base * f * (1.0 + noise * normal(rng))
                 })
@@ -70,7 +74,10 @@ fn equal_passes_are_never_flagged_and_a_ten_percent_difference_always_is() {
 #[test]
 fn at_exactly_the_threshold_the_rule_keeps_its_stated_rate() {
     let n = flagged(4, 1.0 + THRESHOLD, 0.0, NOISE, false);
-    assert!(n <= CASES / 40, "{n} of {CASES} flagged at the threshold itself");
+    assert!(
+        n <= CASES / 40,
+        "{n} of {CASES} flagged at the threshold itself"
+    );
     assert_eq!(n, EXPECTED_AT_THRESHOLD);
 }
 

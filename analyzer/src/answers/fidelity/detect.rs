@@ -105,7 +105,7 @@ pub struct Detection {
 fn ratios(w: &[f64]) -> Vec<f64> {
     match w.split_first() {
         Some((&r, later)) if r > 0.0 => later.iter().map(|v| v / r).collect(),
-        Some((&r, later)) if r == 0.0 => later
+        Some((&0.0, later)) => later
             .iter()
             .map(|v| if *v == 0.0 { 1.0 } else { f64::INFINITY })
             .collect(),
@@ -177,7 +177,9 @@ mod tests {
 
     #[test]
     fn a_clear_shift_is_flagged_and_equal_passes_are_exact() {
-        let warm: Vec<WindowPasses> = (0..10).map(|i| vec![100.0 + i as f64, 70.0, 71.0]).collect();
+        let warm: Vec<WindowPasses> = (0..10)
+            .map(|i| vec![100.0 + i as f64, 70.0, 71.0])
+            .collect();
         let d = detect(&warm, false);
         assert_eq!(d.flag, Some(Flag::Shift));
         let r = d.ratio.unwrap();

@@ -214,7 +214,10 @@ pub fn of_records(
         .collect();
     // Counters of kernels whose windows hold fewer than two timed passes still count.
     for k in &mut kernels {
-        let all: Vec<&WindowTimes> = all_windows.iter().filter(|w| w.kernel == k.kernel).collect();
+        let all: Vec<&WindowTimes> = all_windows
+            .iter()
+            .filter(|w| w.kernel == k.kernel)
+            .collect();
         k.passes = pass_figures(&all, plan);
         if plan.is_some_and(|p| p.warmup) {
             k.warmup = warmup_measure(&all, plan);

@@ -142,7 +142,9 @@ mod tests {
         assert_eq!(p.refused.as_deref(), Some("too many GRBM counters"));
         assert_eq!(parse("other note").unwrap(), None);
         assert!(parse("pass_plan v1 roles=x1").is_err());
-        let bare = parse("pass_plan v1 passes=2 groups=- roles=c-,c-").unwrap().unwrap();
+        let bare = parse("pass_plan v1 passes=2 groups=- roles=c-,c-")
+            .unwrap()
+            .unwrap();
         assert!(!bare.has_options() && bare.groups.is_empty());
     }
 }

@@ -293,7 +293,10 @@ pub fn pass_fidelity(o: &Overview) -> Option<Finding> {
             _ => "past the threshold".into(),
         };
         let basis = f.bound.as_ref().map_or("", |b| b.basis.word());
-        format!("{} (run {}): {} {figure}, {basis}", f.kernel, f.run_id, f.measure)
+        format!(
+            "{} (run {}): {} {figure}, {basis}",
+            f.kernel, f.run_id, f.measure
+        )
     };
     let cited: Vec<String> = o.pass_fidelity.iter().take(3).map(cite).collect();
     let more = o.pass_fidelity.len().saturating_sub(3);
@@ -305,7 +308,11 @@ pub fn pass_fidelity(o: &Overview) -> Option<Finding> {
             percent(Some(THRESHOLD)),
             o.pass_fidelity.len(),
             cited.join("; "),
-            if more > 0 { format!("; and {more} more") } else { String::new() },
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            },
             advice(first.flag)
         ),
     )

@@ -156,7 +156,9 @@ mod tests {
         let node = &d["rocprofiler-sdk-tool"][0];
         assert_eq!(node["metadata"]["pid"], 42);
         assert_eq!(node["metadata"]["node"]["hostname"], "node");
-        let recs = node["callback_records"]["counter_collection"].as_array().unwrap();
+        let recs = node["callback_records"]["counter_collection"]
+            .as_array()
+            .unwrap();
         assert_eq!(recs.len(), 2);
         assert_eq!(recs[1]["replay_pass"], 1);
         assert_eq!(recs[1]["dispatch_data"]["dispatch_info"]["dispatch_id"], 3);

@@ -56,8 +56,12 @@ fn tool_entry(lib: &str) -> Vec<(String, String)> {
 /// the rocpd writer still needs it.
 fn write_json(dir: &std::path::Path, name: Option<&str>, keep: bool) -> Result<(), String> {
     let buffer = dir.join(rocpd::BUFFER);
-    let text = std::fs::read_to_string(&buffer)
-        .map_err(|e| format!("the counter tool left no buffer ({}: {e})", buffer.display()))?;
+    let text = std::fs::read_to_string(&buffer).map_err(|e| {
+        format!(
+            "the counter tool left no buffer ({}: {e})",
+            buffer.display()
+        )
+    })?;
     let doc: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("the buffer {} is not JSON: {e}", buffer.display()))?;
     json_output::write(dir, name, &doc)?;
