@@ -3,13 +3,11 @@
 //! its basis, each pass's times by index, the counters collected in more than one pass, and the
 //! pass plan's extra passes with their cost. As text or Markdown, and as CSV rows.
 
-use std::fmt::Write as _;
-
 use crate::answers::fidelity::detect::{Flag, Median};
 use crate::answers::fidelity::{KernelFidelity, Measure, RunFidelity, advice};
 use crate::answers::run_report::RunReport;
 use crate::db::basis::Basis;
-use crate::render::fmt::{duration, percent};
+use crate::render::fmt::{duration, percent, wrap};
 use crate::render::table::{push_table, table};
 
 /// A ratio with its interval: `0.71 [0.69, 0.73] n=40`, or without one below six windows.
@@ -54,17 +52,29 @@ fn verdict(k: &KernelFidelity) -> String {
     }
 }
 
+/// One line of prose under the section, wrapped to the report's width and indented.
+fn say(out: &mut String, text: &str) {
+    say_at(out, "  ", text);
+}
+
+fn say_at(out: &mut String, indent: &str, text: &str) {
+    out.push_str(&wrap(text, 98, indent, &format!("{indent}  ")));
+}
+
 /// The section, when the run has kernels with two passes or more.
 pub fn render(r: &RunReport, markdown: bool, out: &mut String) {
     let f = &r.fidelity;
     if f.is_empty() {
         return;
     }
-    let _ = writeln!(
+    say_at(
         out,
-        "pass fidelity (threshold ±{}; each window's later passes against its reference pass, \
+        "",
+        &format!(
+            "pass fidelity (threshold ±{}; each window's later passes against its reference pass, \
          median over windows with its distribution-free 95 % interval; windows are the unit):",
-        percent(Some(f.threshold))
+            percent(Some(f.threshold))
+        ),
     );
     if markdown {
         out.push('\n');
@@ -102,16 +112,18 @@ pub fn render(r: &RunReport, markdown: bool, out: &mut String) {
     render_plan(f, out);
     for k in f.flagged() {
         if let Some((_, flag)) = &k.flagged {
-            let _ = writeln!(out, "  {}: {}.", k.kernel, advice(*flag));
+            say(out, &format!("{}: {}.", k.kernel, advice(*flag)));
         }
     }
 }
 
 fn render_passes(f: &RunFidelity, markdown: bool, out: &mut String) {
-    let _ = writeln!(
+    say(
         out,
-        "  each pass by index [{}] (median over windows):",
-        Basis::InProcess.marker()
+        &format!(
+            "each pass by index [{}] (median over windows):",
+            Basis::InProcess.marker()
+        ),
     );
     let mut t = table(
         markdown,
@@ -152,10 +164,12 @@ fn render_counters(f: &RunFidelity, markdown: bool, out: &mut String) {
     if f.kernels.iter().all(|k| k.counters.is_empty()) {
         return;
     }
-    let _ = writeln!(
+    say(
         out,
-        "  counters collected in more than one pass (later passes against the first that \
+        &format!(
+            "counters collected in more than one pass (later passes against the first that \
          collected each, per window):"
+        ),
     );
     let mut t = table(
         markdown,
@@ -178,24 +192,31 @@ fn render_counters(f: &RunFidelity, markdown: bool, out: &mut String) {
 
 fn render_plan(f: &RunFidelity, out: &mut String) {
     if let Some(e) = &f.plan_error {
-        let _ = writeln!(
+        say(
             out,
-            "  the tool's pass plan could not be read ({e}): every pass is taken as counted."
+            &format!(
+                "the tool's pass plan could not be read ({e}): every pass is taken as counted."
+            ),
         );
     }
     let Some(p) = &f.plan else {
         return;
     };
     if let Some(why) = &p.refused {
-        let _ = writeln!(out, "  the tool counted nothing for this run: {why}");
+        say(
+            out,
+            &format!("the tool counted nothing for this run: {why}"),
+        );
     }
     if !p.reference.is_empty() {
-        let _ = writeln!(
+        say(
             out,
-            "  reference counters {} in each of {} group(s): no extra pass; each takes a slot of \
+            &format!(
+                "reference counters {} in each of {} group(s): no extra pass; each takes a slot of \
              its block in every group.",
-            p.reference.join(", "),
-            p.groups.len()
+                p.reference.join(", "),
+                p.groups.len()
+            ),
         );
     }
     if let Some(c) = &f.extra {
@@ -206,25 +227,29 @@ fn render_plan(f: &RunFidelity, out: &mut String) {
         .into_iter()
         .filter_map(|(on, w)| on.then_some(w))
         .collect();
-        let _ = writeln!(
+        say(
             out,
-            "  cost of {} per window [{}]: {} extra passes, {} GPU, {} host ({} of all passes' host time).",
-            what.join(" and "),
-            Basis::InProcess.marker(),
-            c.passes,
-            duration(c.gpu_ns as f64),
-            duration(c.host_ns as f64),
-            percent(c.share_of_pass_host)
+            &format!(
+                "cost of {} in every window [{}]: {} extra passes, {} GPU and {} host in all ({} of all passes' host time).",
+                what.join(" and "),
+                Basis::InProcess.marker(),
+                c.passes,
+                duration(c.gpu_ns as f64),
+                duration(c.host_ns as f64),
+                percent(c.share_of_pass_host)
+            ),
         );
     }
     for k in &f.kernels {
         if let Some(w) = &k.warmup {
-            let _ = writeln!(
+            say(
                 out,
-                "  {}: the counted passes ran at {} of the warm-up pass's GPU time (what the \
+                &format!(
+                    "{}: the counted passes ran at {} of the warm-up pass's GPU time (what the \
                  warm-up absorbed; left out of the ratios above).",
-                k.kernel,
-                ratio(&w.detection.ratio)
+                    k.kernel,
+                    ratio(&w.detection.ratio)
+                ),
             );
         }
     }

@@ -356,6 +356,8 @@ pub struct Flagged {
     pub run_id: i64,
     pub kernel: String,
     pub measure: String,
+    /// The flagged measure's basis.
+    pub basis: Basis,
     pub flag: Flag,
     pub bound: Option<Bound>,
     /// The flagged measure's ratio to its reference, with its interval and n.
@@ -378,6 +380,7 @@ impl Flagged {
                     run_id,
                     kernel: k.kernel.clone(),
                     measure,
+                    basis: m.basis,
                     flag,
                     bound: k.bound.clone(),
                     ratio: m.detection.ratio,

@@ -292,10 +292,12 @@ pub fn pass_fidelity(o: &Overview) -> Option<Finding> {
             ),
             _ => "past the threshold".into(),
         };
-        let basis = f.bound.as_ref().map_or("", |b| b.basis.word());
         format!(
-            "{} (run {}): {} {figure}, {basis}",
-            f.kernel, f.run_id, f.measure
+            "{} (run {}): {} {figure}, {}",
+            f.kernel,
+            f.run_id,
+            f.measure,
+            f.basis.word()
         )
     };
     let cited: Vec<String> = o.pass_fidelity.iter().take(3).map(cite).collect();
