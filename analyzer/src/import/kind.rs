@@ -146,3 +146,16 @@ fn sqlite_kind(path: &Path) -> Result<Option<Kind>> {
         None
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rocprofv3_json_is_told_by_its_top_level_key() {
+        assert!(is_rocprofv3_json(b"{\n    \"rocprofiler-sdk-tool\": [\n"));
+        assert!(is_rocprofv3_json(b" {\"rocprofiler-sdk-tool\":[]}"));
+        assert!(!is_rocprofv3_json(b"{\"collection\": \"kernel-replay\"}"));
+        assert!(!is_rocprofv3_json(b"dispatch,group\n0,1\n"));
+    }
+}

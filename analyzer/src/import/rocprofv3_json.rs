@@ -259,3 +259,65 @@ pub fn import_json_command(db_path: &Path, file: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(pass_on_record: bool) -> Value {
+        let pass = serde_json::json!(2);
+        let mut rec = serde_json::json!({
+            "thread_id": 1,
+            "dispatch_data": { "dispatch_info": { "dispatch_id": 9 } },
+            "records": [
+                { "counter_id": { "handle": 5 }, "value": 3.0 },
+                { "counter_id": { "handle": 5 }, "value": 4.0 },
+                { "counter_id": { "handle": 6 }, "value": 1.0 }
+            ],
+        });
+        if pass_on_record {
+            rec["replay_pass"] = pass;
+        } else {
+            rec["dispatch_data"]["replay_pass"] = pass;
+        }
+        serde_json::json!({ TOP_KEY: [{
+            "metadata": { "pid": 77, "init_time": 10, "fini_time": 20,
+                          "node": { "hostname": "node" } },
+            "counters": [ { "id": { "handle": 5 }, "name": "SQ_WAVES" } ],
+            "callback_records": { "counter_collection": [rec] },
+        }]})
+    }
+
+    /// The sources read do not place `replay_pass` within the record: both places are read.
+    #[test]
+    fn replay_pass_is_read_on_the_record_or_its_dispatch_data() {
+        for on_record in [true, false] {
+            let p = parse(&doc(on_record)).unwrap();
+            assert_eq!(p.len(), 1);
+            assert_eq!(p[0].process.pid, 77);
+            assert_eq!(p[0].process.hostname, "node");
+            assert_eq!((p[0].process.start, p[0].process.end), (Some(10), Some(20)));
+            let r = &p[0].records[0];
+            assert_eq!((r.dispatch_id, r.pass), (9, Some(2)));
+            // Instances of one counter summed; an unnamed counter shown by its id.
+            assert_eq!(r.values["SQ_WAVES"], 7.0);
+            assert_eq!(r.values["counter 6"], 1.0);
+        }
+        let mut none = doc(true);
+        let rec = &mut none[TOP_KEY][0]["callback_records"]["counter_collection"][0];
+        rec.as_object_mut().unwrap().remove("replay_pass");
+        assert_eq!(parse(&none).unwrap()[0].records[0].pass, None);
+    }
+
+    #[test]
+    fn a_document_that_is_not_rocprofv3s_is_refused_in_one_line() {
+        let e = parse(&serde_json::json!({ "other": [] })).unwrap_err();
+        assert!(e.to_string().contains("not rocprofv3's JSON output"), "{e}");
+        let mut d = doc(true);
+        d[TOP_KEY][0]["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("pid");
+        assert!(parse(&d).unwrap_err().to_string().contains("metadata.pid"));
+    }
+}
