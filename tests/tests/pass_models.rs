@@ -358,3 +358,98 @@ fn reference_counters_that_do_not_fit_are_refused_in_one_line() {
         "the phases go on"
     );
 }
+
+#[test]
+fn the_warm_up_pass_leaves_the_counted_passes_alike_under_a_warm_cache() {
+    let emu = krphase_tests::run_logged(
+        "pass-models-warmup",
+        &[
+            "stream",
+            "--elements",
+            "4096",
+            "--iterations",
+            "1",
+            "--sdk-build",
+            "baseline",
+            "--device-gbps",
+            "8",
+            "--pass-model",
+            "warm-cache",
+        ],
+        &[
+            ("KRPHASE_PMC", "SQ_WAVES;SQ_INSTS_VALU"),
+            ("KRPHASE_PMC_REFERENCE", "TCC_HIT,GRBM_GUI_ACTIVE"),
+            ("KRPHASE_WARMUP_PASS", "1"),
+        ],
+    );
+    let n = notes(&emu.krp);
+    assert!(n[0].ends_with(" roles=w0,c0,c1"), "{n:?}");
+    emu.krphase(&["import".as_ref(), emu.krp.as_os_str()]);
+    let got = db_counters(&emu.db());
+    counters_match_truth(&got, &truth_passes(&emu.truth));
+    let windows = executed(&emu.truth);
+    assert_eq!(windows.len(), 5);
+    for &(d, passes) in &windows {
+        assert_eq!(passes, 3);
+        for r in ["TCC_HIT", "GRBM_GUI_ACTIVE"] {
+            let v = |p| got[&(d, p)][r];
+            assert_eq!(v(1), v(2), "{r}: the counted passes both start warm");
+            assert_ne!(v(0), v(1), "{r}: the warm-up alone started cold");
+        }
+    }
+}
+
+#[test]
+fn a_model_limited_to_one_kernel_leaves_the_others_alike() {
+    let emu = krphase_tests::run_logged(
+        "pass-models-one-kernel",
+        &[
+            "stream",
+            "--elements",
+            "4096",
+            "--iterations",
+            "2",
+            "--sdk-build",
+            "baseline",
+            "--device-gbps",
+            "8",
+            "--pass-model",
+            "nondeterministic",
+            "--pass-model-kernels",
+            "stream_triad",
+        ],
+        &[
+            ("KRPHASE_PASSES", "3"),
+            ("KRPHASE_PMC_REFERENCE", "GRBM_GUI_ACTIVE"),
+        ],
+    );
+    let truth = truth_passes(&emu.truth);
+    assert_eq!(
+        truth.len(),
+        10 * 3,
+        "a line for every pass, modelled or not"
+    );
+    emu.krphase(&["import".as_ref(), emu.krp.as_os_str()]);
+    let got = db_counters(&emu.db());
+    counters_match_truth(&got, &truth);
+    let triad = krphase_kernels::kernel_id("stream_triad").unwrap();
+    let mut seen = (0, 0);
+    for (&(d, p), t) in &truth {
+        let modelled = t["kernel_id"].as_u64() == Some(triad);
+        assert_eq!(
+            t["model"],
+            if modelled {
+                "nondeterministic"
+            } else {
+                "uniform"
+            }
+        );
+        if p == 0 {
+            let v = |p| got[&(d, p)]["GRBM_GUI_ACTIVE"];
+            let alike = v(0) == v(1) && v(1) == v(2);
+            assert_eq!(alike, !modelled, "dispatch {d}: {} {} {}", v(0), v(1), v(2));
+            if modelled { seen.0 += 1 } else { seen.1 += 1 }
+        }
+    }
+    assert_eq!(seen, (2, 8), "two triad windows, eight others");
+}

@@ -391,6 +391,10 @@ pub struct RunOpts {
     /// length (default 0.5).
     #[arg(long, value_name = "F")]
     pub worklist_growth: Option<f64>,
+    /// The kernels --pass-model applies to, comma-separated names (e.g. stream_triad,stream_dot);
+    /// the others' passes stay uniform. Default: every kernel.
+    #[arg(long, value_name = "LIST")]
+    pub pass_model_kernels: Option<String>,
     /// fork: children forked by the main thread while the other threads dispatch (the storm).
     #[arg(long, default_value_t = 8)]
     pub children: usize,

@@ -115,6 +115,19 @@ fn replay_config(
     })
 }
 
+/// `--pass-model-kernels`: one bit per named kernel (bit id − 1); an unknown or missing name is
+/// an error.
+fn kernel_bits(list: &str) -> Result<u64, String> {
+    let mut bits = 0u64;
+    for name in list.split(',').map(str::trim) {
+        let id = krphase_kernels::kernel_id(name)
+            .filter(|&id| id <= 64)
+            .ok_or_else(|| format!("--pass-model-kernels: {name:?} is not a workload kernel"))?;
+        bits |= 1 << (id - 1);
+    }
+    Ok(bits)
+}
+
 /// `--pass-model` and its parameters, checked: a share in [0, 1), a cache of at least a byte,
 /// and `--sdk-build` for a model that changes pass times.
 fn pass_model(o: &RunOpts, paced: bool) -> Result<PassModelSettings, String> {
@@ -139,6 +152,11 @@ fn pass_model(o: &RunOpts, paced: bool) -> Result<PassModelSettings, String> {
                 ));
             }
         },
+        kernels: o
+            .pass_model_kernels
+            .as_deref()
+            .map(kernel_bits)
+            .transpose()?,
     };
     if s.cache_bytes == 0 {
         return Err("--cache-bytes must be at least 1".into());

@@ -78,11 +78,13 @@ pub const COUNTERS: [Counter; 11] = [
 ];
 
 /// How many counters of one block a single config (one pass) may hold: the block's counter
-/// registers. From aqlprofile's gfx9 block table (`AI_COUNTER_NUM_PER_SQ` 16, `_GRBM` 2, `_TCC`
-/// 4 per instance); that gfx942 (MI300X) keeps the gfx9 numbers is an assumption.
+/// registers, which the SDK checks when it creates a config. SQ 8 on gfx942 (MI300X): aqlprofile's
+/// `SqCounterBlockNumCounters`, and rocprofiler-compute's `perfmon_config` for the arch; GRBM 2
+/// and TCC 4 (per instance) from aqlprofile's gfx9 block table (`AI_COUNTER_NUM_PER_GRBM`,
+/// `_TCC`), assumed unchanged on gfx942.
 pub fn block_limit(block: &str) -> usize {
     match block {
-        "SQ" => 16,
+        "SQ" => 8,
         "GRBM" => 2,
         "TCC" => 4,
         _ => usize::MAX,

@@ -78,6 +78,9 @@ pub struct PassModelSettings {
     pub spread: f64,
     pub seed: u64,
     pub growth: f64,
+    /// `--pass-model-kernels`: the kernel ids the model applies to, one bit each (bit id − 1);
+    /// `None`: every kernel.
+    pub kernels: Option<u64>,
 }
 
 impl PassModelSettings {
@@ -88,9 +91,50 @@ impl PassModelSettings {
         spread: 0.25,
         seed: 1,
         growth: 0.5,
+        kernels: None,
     };
+
+    /// The model of a window of kernel `kernel_id`: `uniform` for kernels the model leaves out.
+    pub fn model_for(&self, kernel_id: u64) -> PassModel {
+        let selected = match (self.kernels, kernel_id.checked_sub(1)) {
+            (None, _) => true,
+            (Some(bits), Some(i)) if i < 64 => bits & (1 << i) != 0,
+            _ => false,
+        };
+        if selected {
+            self.model
+        } else {
+            PassModel::Uniform
+        }
+    }
 }
 
 /// `--cache-bytes` default: the MI300X's 256 MB AMD Infinity Cache (AMD CDNA 3 white paper),
 /// the last level a replayed footprint can stay warm in.
 pub const DEFAULT_CACHE_BYTES: u64 = 256 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_selection_leaves_the_other_kernels_uniform() {
+        let all = PassModelSettings {
+            model: PassModel::WarmCache,
+            ..PassModelSettings::UNIFORM
+        };
+        assert_eq!(all.model_for(3), PassModel::WarmCache);
+        let some = PassModelSettings {
+            kernels: Some(0b100),
+            ..all
+        };
+        assert_eq!(
+            some.model_for(3),
+            PassModel::WarmCache,
+            "bit 2 is kernel id 3"
+        );
+        assert_eq!(some.model_for(2), PassModel::Uniform);
+        assert_eq!(some.model_for(0), PassModel::Uniform, "no kernel id 0");
+        assert_eq!(some.model_for(99), PassModel::Uniform);
+    }
+}

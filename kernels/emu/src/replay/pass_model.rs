@@ -3,6 +3,8 @@
 //! kernel time (the `--sdk-build` floor it is paced to) and its counters (`counting::model`),
 //! and each executed pass writes a `pass_model` truth line with its factors and counter values.
 //!
+//! `--pass-model-kernels` limits the model to some kernels; the others' passes stay uniform.
+//!
 //! - `warm-cache`: pass 0 starts cold; each later pass finds part of the kernel's data still in
 //!   the cache. Footprint `F` = the kernel's bytes (traffic per item × grid; else the snapshot's
 //!   bytes), cache `C` (`--cache-bytes`); residency `r` = 1 when `F ≤ C`, else `(C/F)²` (a
@@ -50,7 +52,7 @@ static WORKLISTS: LazyLock<Mutex<HashMap<u64, Arc<Region>>>> =
 /// At window open, before admission: the incomplete-restore model's worklist exists (so the
 /// admission counts it as untracked pool memory) and is reset to its starting length.
 pub(super) fn open(win: &OpenWindow) {
-    if win.cfg.pass_model.model != PassModel::IncompleteRestore {
+    if win.cfg.pass_model.model_for(win.launch.kernel_id) != PassModel::IncompleteRestore {
         return;
     }
     let agent = win.queue.agent;
@@ -65,6 +67,8 @@ pub(super) fn open(win: &OpenWindow) {
 /// One window's model: what it needs to compute each pass's effect.
 pub(super) struct WindowModel {
     s: PassModelSettings,
+    /// The run has a model (its left-out kernels' passes get `uniform` truth lines too).
+    truth: bool,
     footprint: u64,
     device_restore: bool,
     dispatch_id: u64,
@@ -82,8 +86,13 @@ pub(super) struct PassPlan {
 impl WindowModel {
     pub(super) fn new(win: &OpenWindow, snap: &Taken) -> WindowModel {
         let traffic = kernel_name(win.launch.kernel_id).and_then(traffic_per_item);
+        let s = PassModelSettings {
+            model: win.cfg.pass_model.model_for(win.launch.kernel_id),
+            ..win.cfg.pass_model
+        };
         WindowModel {
-            s: win.cfg.pass_model,
+            s,
+            truth: win.cfg.pass_model.model != PassModel::Uniform,
             footprint: traffic.map_or(snap.snap.bytes, |t| t * u64::from(win.launch.grid)),
             device_restore: win.cfg.restore_order == RestoreOrder::Device,
             dispatch_id: win.info.dispatch_id,
@@ -153,9 +162,9 @@ impl WindowModel {
         plan
     }
 
-    /// The `pass_model` truth line of executed pass `i` (not under `uniform`).
+    /// The `pass_model` truth line of executed pass `i` (none in a run without a model).
     pub(super) fn write_truth(&self, win: &OpenWindow, i: u64, plan: &PassPlan) {
-        if self.s.model == PassModel::Uniform || !truth::enabled() {
+        if !self.truth || !truth::enabled() {
             return;
         }
         let e = plan.effect;
@@ -174,6 +183,10 @@ impl WindowModel {
             "footprint_bytes": self.footprint, "cache_bytes": self.s.cache_bytes,
             "restore": if self.device_restore { "device" } else { "host" },
             "worklist_items": plan.worklist_items,
+            "parameters": {
+                "warm_speedup": self.s.warm_speedup, "spread": self.s.spread,
+                "seed": self.s.seed, "worklist_growth": self.s.growth,
+            },
             "counters": counters,
         }));
     }
@@ -197,6 +210,7 @@ mod tests {
     fn model(footprint: u64, device_restore: bool, s: PassModelSettings) -> WindowModel {
         WindowModel {
             s,
+            truth: true,
             footprint,
             device_restore,
             dispatch_id: 7,
