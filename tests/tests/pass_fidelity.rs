@@ -361,3 +361,49 @@ fn compare_gives_a_build_that_restores_less_a_fidelity_verdict() {
     );
     assert!(text.contains("fidelity: B's passes differ more"), "{text}");
 }
+
+/// One run holding a kernel the model warms and kernels it leaves alike
+/// (`--pass-model-kernels`): only the first is flagged.
+#[test]
+fn in_one_run_only_the_kernel_the_model_warms_is_flagged() {
+    let args: Vec<String> = [
+        "stream",
+        "--elements",
+        "16384",
+        "--iterations",
+        "6",
+        "--sdk-build",
+        "baseline",
+        "--device-gbps",
+        "0.5",
+        "--restore-order",
+        "device",
+        "--pass-model",
+        "warm-cache",
+        "--pass-model-kernels",
+        "stream_triad",
+    ]
+    .map(String::from)
+    .to_vec();
+    let (_, report) = run("fidelity-one-kernel", &args, &[("KRPHASE_PASSES", "2")]);
+    let ks = report["runs"][0]["fidelity"]["kernels"].as_array().unwrap();
+    assert!(ks.len() >= 2, "{ks:?}");
+    for k in ks {
+        let name = k["kernel"].as_str().unwrap();
+        let r = gpu_ratio(k);
+        if name.contains("triad") {
+            assert_eq!(k["flagged"][1], "shift", "{name}: {k}");
+            assert!((r - 0.70).abs() < TOLERANCE, "{name}: {r}");
+        } else {
+            assert!(k["flagged"].is_null(), "{name}: {k}");
+            assert!((r - 1.0).abs() < TOLERANCE, "{name}: {r}");
+        }
+    }
+    let f = findings(&report);
+    assert_eq!(f.len(), 1);
+    assert!(
+        f[0].contains("1 kernel(s)") && f[0].contains("triad"),
+        "{}",
+        f[0]
+    );
+}
