@@ -166,10 +166,8 @@ fn render_counters(f: &RunFidelity, markdown: bool, out: &mut String) {
     }
     say(
         out,
-        &format!(
-            "counters collected in more than one pass (later passes against the first that \
-         collected each, per window):"
-        ),
+        "counters collected in more than one pass (later passes against the first that \
+         collected each, per window):",
     );
     let mut t = table(
         markdown,
