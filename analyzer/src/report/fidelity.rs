@@ -83,7 +83,7 @@ pub fn render(r: &RunReport, markdown: bool, out: &mut String) {
         markdown,
         &[
             "kernel",
-            "later / pass 0 GPU [95%] n",
+            "later / reference GPU [95%] n",
             "spread 1…N−1",
             "bound",
             "verdict",

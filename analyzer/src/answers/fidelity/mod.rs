@@ -304,7 +304,7 @@ fn kernel_fidelity(kernel: &str, ws: &[&WindowTimes], counters: Vec<Measure>) ->
         (!w.is_empty()).then(|| Measure {
             name: name.to_string(),
             basis: Basis::InProcess,
-            reference: "pass 0",
+            reference: "pass 0 (the first counted pass after a warm-up pass)",
             judged,
             detection: detect(&w, false),
         })
