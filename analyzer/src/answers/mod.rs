@@ -6,6 +6,7 @@
 //! ([`ranks`]); the whole-run measurements a selection covers ([`measurements`]); and the list of
 //! imported runs ([`runs_list`]). The report (`report/`) and `compare` write them out.
 
+pub mod fidelity;
 pub mod findings;
 #[cfg(test)]
 pub mod fixture;

@@ -108,6 +108,9 @@ pub struct Overview {
     /// The runs as ranks of a parallel job, when at least two carry a rank.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cross_rank: Option<super::ranks::CrossRank>,
+    /// Kernels whose passes differ past the threshold, per run (`answers/fidelity`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pass_fidelity: Vec<super::fidelity::Flagged>,
 }
 
 /// How one run's phase enters the pool: outside the window, or a part whose parent the run
@@ -271,6 +274,10 @@ impl Overview {
             phases: pool_phases(reports),
             slowest: slowest(reports),
             cross_rank: super::ranks::CrossRank::of(reports),
+            pass_fidelity: reports
+                .iter()
+                .flat_map(|r| super::fidelity::Flagged::of_run(r.run_id, &r.fidelity))
+                .collect(),
             ..Overview::default()
         };
         let mut bases = BTreeSet::new();

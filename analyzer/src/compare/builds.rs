@@ -65,6 +65,8 @@ pub struct BuildComparison {
     /// Counters from rocpd beside the replay overhead, per run of each side that has an
     /// imported rocpd database (runs compared only).
     pub rocpd: Vec<SideRocpd>,
+    /// Pass fidelity per kernel both sides ran (runs compared only).
+    pub fidelity: Vec<super::fidelity::FidelityDelta>,
     /// Some compared figure came from the emulator (`db::emulated`): every format says so.
     pub emulated: bool,
 }
@@ -120,6 +122,7 @@ pub fn compare_builds(
         runs: None,
         provenance: None,
         rocpd: Vec::new(),
+        fidelity: Vec::new(),
         emulated: false,
     };
     let measured = what != CompareWhat::Runs
@@ -155,6 +158,7 @@ pub fn compare_builds(
     out.emulated = emulated::any_run_emulated(conn, &[ra.as_slice(), rb.as_slice()].concat())?;
     out.runs = Some(compare_with(conn, &ra, &rb, margin_pct)?);
     out.rocpd = rocpd_counters::sides(conn, &ra, &rb)?;
+    out.fidelity = super::fidelity::sides(conn, &ra, &rb)?;
     let (attribution, refused) = match attribute_runs(conn, (&ra, Wall::Spans), (&rb, Wall::Spans))?
     {
         Ok(x) => (Some(x), None),
@@ -269,6 +273,7 @@ pub fn render_text(c: &BuildComparison) -> String {
         s.push_str(&render_table(r));
     }
     rocpd_counters::render_rocpd_sides(&c.rocpd, false, &mut s);
+    super::fidelity::render(&c.fidelity, false, &mut s);
     if let Some(rows) = &c.rows {
         s.push_str(&super::measurements::render_table(rows));
     }
@@ -377,6 +382,24 @@ pub fn render_csv(c: &BuildComparison) -> Result<String> {
                 String::new(),
             ])?;
         }
+    }
+    for d in &c.fidelity {
+        w.write_record([
+            "fidelity".into(),
+            "runs".into(),
+            d.kernel.clone(),
+            f(d.a_median),
+            f(d.b_median),
+            f(d.change.map(|i| i.estimate)),
+            f(d.change.map(|i| i.lo95)),
+            f(d.change.map(|i| i.hi95)),
+            d.verdict.words(),
+            d.basis
+                .iter()
+                .map(|(_, b)| b.code())
+                .collect::<Vec<_>>()
+                .join("+"),
+        ])?;
     }
     for d in &c.details {
         let Some(x) = &d.attribution else { continue };

@@ -136,6 +136,7 @@ pub fn render_markdown(c: &BuildComparison) -> String {
         end_to_end(&mut s, rows);
     }
     crate::answers::rocpd_counters::render_rocpd_sides(&c.rocpd, true, &mut s);
+    super::fidelity::render(&c.fidelity, true, &mut s);
     let phases: Vec<(String, &Comparison)> = c
         .details
         .iter()

@@ -1,13 +1,14 @@
 //! `krphase compare A B`: two builds (labels or run ids) side by side. Whole-run measurement rows
 //! ([`measurements`]), phases per window of phase-file runs ([`phases`]), the attribution of a
 //! kernel-replay row's wall change to its phases ([`attribution`]) with what its evidence lacks
-//! ([`evidence_notes`]), all put together per pair of sides ([`builds`]) and written as a table,
+//! ([`evidence_notes`]), pass fidelity per kernel ([`fidelity`]), all put together per pair of sides ([`builds`]) and written as a table,
 //! CSV, JSON, a pull-request section in Markdown ([`markdown`]) or an HTML page, with where the
 //! numbers came from ([`provenance`]).
 
 pub mod attribution;
 pub mod builds;
 pub mod evidence_notes;
+pub mod fidelity;
 pub mod markdown;
 pub mod measurements;
 pub mod phases;

@@ -33,6 +33,9 @@ pub enum Basis {
     /// Read from a rocprofv3 rocpd database (`import-rocpd`): counter values its writer stored
     /// by dispatch id, with no pass (a counter collected in several passes has one row each).
     Rocpd,
+    /// Read from rocprofv3's JSON output (`--output-format json`): counter values by dispatch
+    /// id and `replay_pass`, as its writer stored them.
+    Rocprofv3Json,
     /// A rest: one figure minus the others beside it, each with its own basis (`compare`'s
     /// attribution: the window time no measured phase covers, the wall change no figure
     /// explains).
@@ -40,7 +43,7 @@ pub enum Basis {
 }
 
 impl Basis {
-    pub const ALL: [Basis; 10] = [
+    pub const ALL: [Basis; 11] = [
         Basis::InProcess,
         Basis::SdkLog,
         Basis::SdkPhaseLine,
@@ -50,6 +53,7 @@ impl Basis {
         Basis::Harness,
         Basis::SdkCounting,
         Basis::Rocpd,
+        Basis::Rocprofv3Json,
         Basis::Rest,
     ];
 
@@ -65,6 +69,7 @@ impl Basis {
             Basis::Harness => "harness",
             Basis::SdkCounting => "sdk_counting",
             Basis::Rocpd => "rocpd",
+            Basis::Rocprofv3Json => "rocprofv3_json",
             Basis::Rest => "rest",
         }
     }
@@ -81,6 +86,7 @@ impl Basis {
             Basis::Harness => "H",
             Basis::SdkCounting => "C",
             Basis::Rocpd => "RD",
+            Basis::Rocprofv3Json => "J",
             Basis::Rest => "R",
         }
     }
@@ -97,6 +103,7 @@ impl Basis {
             Basis::Harness => "harness",
             Basis::SdkCounting => "SDK counters",
             Basis::Rocpd => "counters from rocpd",
+            Basis::Rocprofv3Json => "from rocprofv3's JSON",
             Basis::Rest => "rest",
         }
     }
@@ -113,6 +120,7 @@ impl Basis {
             Basis::Harness => "measured by the harness around the whole run",
             Basis::SdkCounting => "measured in process (SDK counting service)",
             Basis::Rocpd => "counters from a rocpd database (by dispatch id; no pass)",
+            Basis::Rocprofv3Json => "from rocprofv3's JSON (by dispatch id and replay_pass)",
             Basis::Rest => "a rest: one figure minus the others beside it (each its own basis)",
         }
     }

@@ -14,6 +14,7 @@ pub mod config_modes;
 pub mod counters;
 pub mod create;
 pub mod emulated;
+pub mod json_counters;
 pub mod kernel_names;
 pub mod launch_times;
 pub mod locked;
@@ -26,7 +27,7 @@ pub mod summary;
 mod views;
 
 /// Schema version this build writes. Each entry of [`MIGRATIONS`] moves the schema one step.
-pub const SCHEMA_VERSION: i64 = 16;
+pub const SCHEMA_VERSION: i64 = 17;
 
 /// Ordered migrations; migration `i` takes the schema from version `i` to `i + 1`.
 /// Migrations run in one immediate transaction from the version recorded when it began, so each
@@ -358,6 +359,8 @@ CREATE INDEX IF NOT EXISTS krphase_rocpd_counter_run ON krphase_rocpd_counter(ru
     r#"
 ALTER TABLE krphase_run ADD COLUMN gpu_times_off INTEGER NOT NULL DEFAULT 0;
 "#,
+    // 17: rocprofv3's JSON counters and the tool's notes (`json_counters.rs`).
+    json_counters::MIGRATION,
 ];
 
 /// Opens (creating if needed) and migrates the database at `path`.

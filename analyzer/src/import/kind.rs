@@ -15,6 +15,9 @@ pub enum Kind {
     Phase,
     /// A rocprofv3 rocpd database (`--output-format rocpd`).
     Rocpd,
+    /// rocprofv3's JSON output (`--output-format json`), whose counter records carry
+    /// `replay_pass`.
+    Rocprofv3Json,
     /// An application's stderr holding the SDK's kernel-replay log lines.
     SdkLog,
     /// The whole-run measurement CSV of replay_perf.py (or `krphase bench`).
@@ -24,9 +27,10 @@ pub enum Kind {
 }
 
 /// Every kind, in the order an import takes them: runs first, then what joins to runs.
-pub const ALL: [Kind; 5] = [
+pub const ALL: [Kind; 6] = [
     Kind::Phase,
     Kind::Rocpd,
+    Kind::Rocprofv3Json,
     Kind::SdkLog,
     Kind::HarnessCsv,
     Kind::BenchmarkDb,
@@ -37,6 +41,7 @@ impl fmt::Display for Kind {
         f.write_str(match self {
             Kind::Phase => "phase file (.krp)",
             Kind::Rocpd => "rocpd database",
+            Kind::Rocprofv3Json => "rocprofv3 JSON output",
             Kind::SdkLog => "SDK log (stderr at ROCPROFILER_LOG_LEVEL=info)",
             Kind::HarnessCsv => "replay_perf.py CSV",
             Kind::BenchmarkDb => "rocprofv3-benchmark database",
@@ -67,6 +72,9 @@ pub fn of(path: &Path) -> Result<Option<Kind>> {
     if head.starts_with(b"SQLite format 3\0") {
         return sqlite_kind(path);
     }
+    if is_rocprofv3_json(&head) {
+        return Ok(Some(Kind::Rocprofv3Json));
+    }
     match text_kind(&head) {
         None if !head.contains(&0) && head.len() as u64 == HEAD => log_further(path),
         kind => Ok(kind),
@@ -93,6 +101,17 @@ fn is_replay_line(line: &str) -> bool {
         super::sdk_log::parse_line(line),
         super::sdk_log::Line::Other
     )
+}
+
+/// A JSON object whose first key is rocprofv3's writer's top-level key (whitespace aside).
+fn is_rocprofv3_json(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let rest = text.trim_start();
+    let Some(rest) = rest.strip_prefix('{') else {
+        return false;
+    };
+    let key = format!("\"{}\"", super::rocprofv3_json::TOP_KEY);
+    rest.trim_start().starts_with(&key)
 }
 
 /// A CSV whose first line is replay_perf.py's header, or text with a kernel-replay log line.
@@ -126,4 +145,17 @@ fn sqlite_kind(path: &Path) -> Result<Option<Kind>> {
     } else {
         None
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rocprofv3_json_is_told_by_its_top_level_key() {
+        assert!(is_rocprofv3_json(b"{\n    \"rocprofiler-sdk-tool\": [\n"));
+        assert!(is_rocprofv3_json(b" {\"rocprofiler-sdk-tool\":[]}"));
+        assert!(!is_rocprofv3_json(b"{\"collection\": \"kernel-replay\"}"));
+        assert!(!is_rocprofv3_json(b"dispatch,group\n0,1\n"));
+    }
 }

@@ -10,6 +10,7 @@ pub mod krp;
 pub mod measurement_csv;
 pub mod paths;
 pub mod rocpd;
+pub mod rocprofv3_json;
 pub mod sdk_log;
 
 use std::collections::VecDeque;

@@ -110,6 +110,9 @@ pub fn import_found(db: &Path, files: &[(Kind, PathBuf)], opts: &Options) -> Res
     for f in of(Kind::Rocpd) {
         super::rocpd::import_rocpd_command(db, &f)?;
     }
+    for f in of(Kind::Rocprofv3Json) {
+        super::rocprofv3_json::import_json_command(db, &f)?;
+    }
     for f in of(Kind::SdkLog) {
         super::import_log_command(db, &f, None, false)?;
     }

@@ -72,6 +72,9 @@ pub fn render_csv(
     ])?;
     for r in reports {
         write_run(&mut w, r)?;
+        for rec in super::fidelity::csv_rows(r) {
+            w.write_record(&rec)?;
+        }
     }
     write_measurements(&mut w, measurements)?;
     if let Some(b) = bench {

@@ -5,6 +5,7 @@
 
 pub mod by_rank;
 pub mod csv;
+pub mod fidelity;
 pub mod formats;
 pub mod text;
 

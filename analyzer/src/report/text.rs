@@ -27,6 +27,7 @@ pub fn render_run(r: &RunReport, markdown: bool, out: &mut String) {
     render_bytes_and_gpu(r, out);
     render_per_pass(r, markdown, out);
     render_counters(r, markdown, out);
+    super::fidelity::render(r, markdown, out);
     if let Some(s) = &r.rocpd {
         render_rocpd(s, markdown, out);
     }

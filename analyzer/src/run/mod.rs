@@ -185,7 +185,7 @@ fn runs_of(conn: &rusqlite::Connection, phase: &[(Kind, PathBuf)]) -> Result<Vec
 }
 
 /// Of the files the run made, those of the kinds a run makes (phase files, its log, a rocpd
-/// database), the database aside; sorted by kind as an import takes them.
+/// database, rocprofv3's JSON), the database aside; sorted by kind as an import takes them.
 fn of_a_run(made: &[PathBuf], log: &Path, db: &Path) -> Result<Vec<(Kind, PathBuf)>> {
     let mut files = Vec::new();
     for p in made {
@@ -193,7 +193,12 @@ fn of_a_run(made: &[PathBuf], log: &Path, db: &Path) -> Result<Vec<(Kind, PathBu
             continue;
         }
         let k = kind::of(p)?;
-        if let Some(k) = k.filter(|k| matches!(k, Kind::Phase | Kind::SdkLog | Kind::Rocpd)) {
+        if let Some(k) = k.filter(|k| {
+            matches!(
+                k,
+                Kind::Phase | Kind::SdkLog | Kind::Rocpd | Kind::Rocprofv3Json
+            )
+        }) {
             files.push((k, p.clone()));
         }
     }

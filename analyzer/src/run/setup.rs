@@ -148,10 +148,13 @@ fn rocprofv3_argv(cmd: &str, args: &RunArgs, output_name: &str) -> Result<Vec<St
         argv.push("--pmc".into());
         argv.extend(group.split_whitespace().map(String::from));
     }
-    // Its counter values in a rocpd database, which the run's import attaches to the windows.
+    // Its counter values in a rocpd database, which the run's import attaches to the windows,
+    // and in its JSON output, the one format that keeps each record's `replay_pass` (pass
+    // fidelity compares the passes with it).
     argv.extend([
         "--output-format".into(),
         "rocpd".into(),
+        "json".into(),
         "-d".into(),
         path_text(&args.dir)?,
         "-o".into(),

@@ -115,8 +115,37 @@ fn kernel_replay_drives_one_pass_per_group_in_one_run() {
     let (results, replayed, passes) = procs.values().next().unwrap();
     assert_eq!((*results, *replayed), (1, 10));
     assert!(passes.iter().all(|p| *p == 3), "{passes:?}");
-    let j = json(&dir.join("out/out_results.json"));
-    assert_eq!(j["dispatch_groups"][9], serde_json::json!([0, 1, 2]));
+    // rocprofv3's own JSON layout: one counter record per pass of each dispatch, each with its
+    // replay_pass and its group's counter.
+    let found: Vec<_> = std::fs::read_dir(dir.join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with("_results.json"))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    let j = json(&found[0]);
+    let node = &j["rocprofiler-sdk-tool"][0];
+    let recs = node["callback_records"]["counter_collection"]
+        .as_array()
+        .unwrap();
+    assert_eq!(recs.len(), 10 * 3);
+    let names: std::collections::HashMap<u64, String> = node["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let id = c["id"]["handle"].as_u64().unwrap();
+            (id, c["name"].as_str().unwrap().to_string())
+        })
+        .collect();
+    for r in recs {
+        let pass = r["replay_pass"].as_u64().unwrap() as usize;
+        let id = r["records"][0]["counter_id"]["handle"].as_u64().unwrap();
+        assert_eq!(
+            names[&id],
+            ["SQ_WAVES", "GRBM_COUNT", "SQ_INSTS_VALU"][pass]
+        );
+    }
     let csv = std::fs::read_to_string(dir.join("out/out_counter_collection.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 10 * 3);
 }

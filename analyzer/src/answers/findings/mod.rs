@@ -39,6 +39,7 @@ pub const RULES: &[(&str, Rule)] = &[
     ("dropped_records", dropped_records),
     ("stuck_windows", stuck_windows),
     ("rank_imbalance", rank_imbalance),
+    ("pass_fidelity", pass_fidelity),
 ];
 
 /// What the rules find in `o`.
@@ -285,6 +286,56 @@ pub fn rank_imbalance(o: &Overview) -> Option<Finding> {
             median_windows,
             duration(mean),
             duration(median_mean),
+        ),
+    )
+}
+
+/// Kernels whose passes differ past the threshold: counters combined across their passes are
+/// off by as much. One finding for all of them, citing each kernel's figure.
+pub fn pass_fidelity(o: &Overview) -> Option<Finding> {
+    use super::fidelity::{advice, detect::THRESHOLD};
+    let first = o.pass_fidelity.first()?;
+    let cite = |f: &super::fidelity::Flagged| {
+        let figure = match (f.flag, f.ratio, f.stray) {
+            (super::fidelity::detect::Flag::Shift, Some(r), _) => format!(
+                "later passes at {:.2}× the reference pass [{:.2}, {:.2}], n={} windows",
+                r.estimate,
+                r.lo95.unwrap_or(f64::NAN),
+                r.hi95.unwrap_or(f64::NAN),
+                r.n
+            ),
+            (_, _, Some(s)) => format!(
+                "passes disagree by {} per window (median, lower bound {}), n={} windows",
+                percent(Some(s.estimate)),
+                percent(s.lo95),
+                s.n
+            ),
+            _ => "past the threshold".into(),
+        };
+        format!(
+            "{} (run {}): {} {figure}, {}",
+            f.kernel,
+            f.run_id,
+            f.measure,
+            f.basis.word()
+        )
+    };
+    let cited: Vec<String> = o.pass_fidelity.iter().take(3).map(cite).collect();
+    let more = o.pass_fidelity.len().saturating_sub(3);
+    finding(
+        "pass_fidelity",
+        format!(
+            "passes differ by more than {} for {} kernel(s), so counters combined across their \
+             passes are off by as much: {}{}. What to do: {}.",
+            percent(Some(THRESHOLD)),
+            o.pass_fidelity.len(),
+            cited.join("; "),
+            if more > 0 {
+                format!("; and {more} more")
+            } else {
+                String::new()
+            },
+            advice(first.flag)
         ),
     )
 }

@@ -208,6 +208,9 @@ pub struct RunReport {
     pub rocpd: Option<super::rocpd_counters::RocpdSection>,
     /// Per agent (device): its windows.
     pub agents: Vec<super::kernels::AgentStats>,
+    /// How far each kernel's passes stray from each other (`answers/fidelity`).
+    #[serde(skip_serializing_if = "super::fidelity::RunFidelity::is_empty")]
+    pub fidelity: super::fidelity::RunFidelity,
     /// The process's rank in a parallel job, as its launcher announced it (format 3.1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<RankOf>,
@@ -312,5 +315,6 @@ pub fn run_report(conn: &Connection, run_id: i64) -> Result<RunReport> {
         kernels: super::kernels::kernel_stats(conn, run_id)?,
         rocpd: super::rocpd_counters::rocpd_section(conn, run_id)?,
         agents: super::kernels::agent_stats(conn, run_id)?,
+        fidelity: super::fidelity::of_run(conn, run_id)?,
     })
 }

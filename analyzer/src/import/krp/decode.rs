@@ -6,7 +6,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use anyhow::{Result, anyhow, bail};
-use krphase_format::event::{Event, Notice};
+use krphase_format::event::{Event, NameSpace, Notice};
 use krphase_format::{FileReader, Mode};
 use krphase_windows::{Output, Reconstructor};
 
@@ -104,6 +104,8 @@ pub(super) struct Decoded {
     pub(super) trailer: Option<krphase_format::Trailer>,
     /// The run's summary, gathered from the windows' rows.
     pub(super) summary: db::summary::Builder,
+    /// The tool's notes (the note namespace of the string table), in key order: the pass plan.
+    pub(super) tool_notes: std::collections::BTreeMap<u64, String>,
 }
 
 /// The channels between the two threads of an import: batches of rows, and emptied batches
@@ -167,6 +169,7 @@ fn decode(
         gpu_times_off: false,
         trailer: None,
         summary: db::summary::Builder::default(),
+        tool_notes: Default::default(),
     };
     let mut maker = RowMaker {
         summary: db::summary::Builder::default(),
@@ -209,6 +212,14 @@ fn decode(
                         Notice::LayoutConfirmed if *a == 2 => d.layout = Some("b"),
                         _ => {}
                     }
+                }
+                if let Event::Name {
+                    space: NameSpace::Note,
+                    key,
+                    name,
+                } = ev
+                {
+                    d.tool_notes.insert(*key, name.clone());
                 }
                 rec.push_at(ev, reader.last_offset())?;
             }

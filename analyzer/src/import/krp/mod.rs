@@ -173,6 +173,13 @@ pub fn import_started(
     if let Some(t) = trailer {
         store_drops(&tx, run_id, &t)?;
     }
+    if !decoded.tool_notes.is_empty() {
+        let notes: Vec<&str> = decoded.tool_notes.values().map(String::as_str).collect();
+        tx.execute(
+            "UPDATE krphase_run SET tool_notes = ?1 WHERE id = ?2",
+            params![notes.join("\n"), run_id],
+        )?;
+    }
     // The run's summary, in the same transaction: a run is never stored without one.
     db::summary::store_imported(&tx, run_id, summary)?;
     tx.commit()?;

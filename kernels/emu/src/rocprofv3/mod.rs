@@ -13,7 +13,9 @@
 //!   dispatches in one run (`ROCPROF_COUNTER_GROUPS`, `ROCPROF_COUNTER_GROUPS_INTERVAL`).
 //! - `--kernel-include-regex R` -> `KRPHASE_EMU_DRIVER_FILTER` (the driver's include regex).
 //! - `-d`, `-o`, `--output-format json|csv`: a small per-run file listing the group each
-//!   dispatch was counted with, under the run's output directory.
+//!   dispatch was counted with, under the run's output directory; under kernel replay, `json` is
+//!   rocprofv3's own JSON layout with each counter record's `replay_pass` ([`json_output`]),
+//!   made from the counter tool's buffer as the rocpd database is.
 //! - `--output-format rocpd` (kernel replay only): the counter tool writes its records into the
 //!   output directory at finalize, and once the APP exited the stand-in turns them into
 //!   `<d>/<o>_results.db` (`<pid>_results.db` without `-o`), as rocprofv3's rocpd writer lays
@@ -28,6 +30,7 @@
 //! preloads `librocprofiler-sdk.so`; the emulated SDK is this executable, so there is no such
 //! library to preload.
 
+pub mod json_output;
 mod options;
 mod outputs;
 mod plan;
@@ -47,6 +50,25 @@ fn tool_entry(lib: &str) -> Vec<(String, String)> {
         (k.to_string(), v.trim_matches(':').to_string())
     };
     vec![append("ROCP_TOOL_LIBRARIES"), append("LD_PRELOAD")]
+}
+
+/// Writes rocprofv3's JSON from the counter tool's buffer in `dir`, removing the buffer unless
+/// the rocpd writer still needs it.
+fn write_json(dir: &std::path::Path, name: Option<&str>, keep: bool) -> Result<(), String> {
+    let buffer = dir.join(rocpd::BUFFER);
+    let text = std::fs::read_to_string(&buffer).map_err(|e| {
+        format!(
+            "the counter tool left no buffer ({}: {e})",
+            buffer.display()
+        )
+    })?;
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("the buffer {} is not JSON: {e}", buffer.display()))?;
+    json_output::write(dir, name, &doc)?;
+    if !keep {
+        let _ = std::fs::remove_file(&buffer);
+    }
+    Ok(())
 }
 
 /// Runs the stand-in; returns the process exit code.
@@ -77,12 +99,16 @@ pub fn main(args: &[String]) -> i32 {
             .unwrap_or_else(|_| launch.output_path.clone());
         let mut env = launch.env.clone();
         let rocpd = o.output_formats.iter().any(|f| f == "rocpd");
+        let kernel_replay = matches!(collection, plan::Collection::KernelReplay(_));
+        // JSON is the stand-in's default format (`outputs.rs`).
+        let json = kernel_replay
+            && (o.output_formats.is_empty() || o.output_formats.iter().any(|f| f == "json"));
         if matches!(collection, plan::Collection::KernelReplay(_)) {
             match krphase_emu::driver_client::library_path() {
                 Ok(lib) => env.extend(tool_entry(&lib.display().to_string())),
                 Err(e) => return fail(e, 1),
             }
-            if rocpd {
+            if rocpd || json {
                 let buffer = out_abs.join(rocpd::BUFFER).display().to_string();
                 env.push(("KRPHASE_EMU_DRIVER_ROCPD".into(), buffer));
             }
@@ -115,6 +141,9 @@ pub fn main(args: &[String]) -> i32 {
         }
         let dispatches = dispatches_from_stdout(&stdout).unwrap_or(0);
         if let Err(e) = write_outputs(&o, &collection, &launch, dispatches) {
+            return fail(e, 1);
+        }
+        if json && let Err(e) = write_json(&out_abs, o.output_file.as_deref(), rocpd) {
             return fail(e, 1);
         }
         if rocpd && let Err(e) = rocpd::finish(&out_abs, o.output_file.as_deref()) {

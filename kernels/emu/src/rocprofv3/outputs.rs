@@ -64,7 +64,13 @@ pub fn write_outputs(
     } else {
         o.output_formats.clone()
     };
-    for f in formats.into_iter().filter(|f| f != "rocpd") {
+    // Under kernel replay, JSON is rocprofv3's own layout, written from the counter tool's
+    // buffer (`json_output.rs`).
+    let kernel_replay = matches!(c, Collection::KernelReplay(_));
+    for f in formats
+        .into_iter()
+        .filter(|f| f != "rocpd" && !(kernel_replay && f == "json"))
+    {
         let (path, text) = if f == "json" {
             let doc = serde_json::json!({
                 "collection": collection_name(c),
