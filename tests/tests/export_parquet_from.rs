@@ -170,7 +170,7 @@ fn bad_input_is_one_line_and_writes_nothing() {
     let good = dir.join("good.krp");
     write_synthetic_file(&good, &SynthSpec::default()).unwrap();
     let out = dir.join("out").join("ds");
-    from(&[good.clone()], &out, "2");
+    from(std::slice::from_ref(&good), &out, "2");
     assert_eq!(names(&out.join("windows")), ["run=1"]);
 
     refused(&[&good, &dir.join("missing.krp")], &out, "missing.krp");
