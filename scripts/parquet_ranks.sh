@@ -52,6 +52,7 @@ def size(p):
 
 files = os.path.join(work, "ranks")
 gen = run("gen-synthetic", "--windows", str(windows), "--ranks", str(ranks), "-o", files)
+print(f"phase files written in {gen:.1f} s; load average {' '.join(load())}", flush=True)
 builds = {"from1": [], "from2": [], "sqlite": [], "sqlite_import": []}
 db = os.path.join(work, "k.db")
 for r in range(rounds):
@@ -64,10 +65,12 @@ for r in range(rounds):
             te = run("--db", db, "export", "parquet", "-d", os.path.join(work, "via-db"))
             builds["sqlite_import"].append(ti)
             builds["sqlite"].append(ti + te)
+            print(f"round {r + 1}: SQLite path {ti + te:.2f} s (import {ti:.2f} s)", flush=True)
         else:
             jobs = b[-1]
             builds[b].append(run("export", "parquet", "--from", files, "--jobs", jobs,
                                  "-d", os.path.join(work, "direct")))
+            print(f"round {r + 1}: --from, {jobs} worker(s) {builds[b][-1]:.2f} s", flush=True)
 ds = os.path.join(work, "direct")
 same = json.loads(subprocess.run(
     [sys.executable, os.path.join(top, "tests/parquet/compare.py"), os.path.join(work, "via-db"), ds],
