@@ -128,12 +128,18 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
             what:
                 ExportCmd::Parquet {
                     runs,
+                    from,
+                    jobs,
                     output,
                     names,
                 },
         } => {
             db::kernel_names::set_form(names.form());
-            export::parquet::parquet_command(db, &runs, &output)
+            if from.is_empty() {
+                export::parquet::parquet_command(db, &runs, &output)
+            } else {
+                export::parquet::parquet_from_command(&from, &output, jobs.map(usize::from))
+            }
         }
         Cmd::Plot {
             runs,
@@ -160,8 +166,9 @@ fn run(cli: Cli, db_given: bool) -> Result<()> {
         Cmd::GenSynthetic {
             windows,
             passes,
+            ranks,
             output,
-        } => synth::gen_synthetic_command(windows, passes, &output),
+        } => synth::gen_synthetic_command(windows, passes, ranks, &output),
         Cmd::Completions { shell } => completions::completions_command(shell),
         Cmd::Man { out_dir } => man::man_command(out_dir.as_deref()),
         Cmd::Doctor { .. } | Cmd::Run(_) => unreachable!("doctor and run are run by main"),

@@ -368,18 +368,50 @@ pub fn write_synthetic_file(path: &Path, spec: &SynthSpec) -> Result<SynthTruth>
 }
 
 /// `krphase gen-synthetic`: a synthetic phase file of `windows` windows of `passes` passes.
-pub fn gen_synthetic_command(windows: u64, passes: u32, output: &Path) -> Result<()> {
+pub fn gen_synthetic_command(
+    windows: u64,
+    passes: u32,
+    ranks: Option<u32>,
+    output: &Path,
+) -> Result<()> {
     let spec = SynthSpec {
         windows,
         passes,
         ..SynthSpec::default()
     };
-    let t = write_synthetic_file(output, &spec)?;
+    let Some(ranks) = ranks else {
+        let t = write_synthetic_file(output, &spec)?;
+        println!(
+            "{}: {} events, {} windows",
+            output.display(),
+            t.events,
+            t.windows
+        );
+        return Ok(());
+    };
+    // A parallel job's files: one process a rank, each with its own pid, phase lengths and rank.
+    std::fs::create_dir_all(output)
+        .with_context(|| format!("cannot create {}", output.display()))?;
+    let (mut events, width) = (0, ranks.saturating_sub(1).to_string().len());
+    for r in 0..ranks {
+        let f = output.join(format!("rank-{r:0width$}.krp"));
+        let rank = krphase_format::Rank {
+            rank: r,
+            world_size: Some(ranks),
+            var: "OMPI_COMM_WORLD_RANK".into(),
+        };
+        let s = SynthSpec {
+            pid: 10_000 + r,
+            seed: u64::from(r) + 1,
+            rank: Some(rank),
+            ..spec.clone()
+        };
+        events += write_synthetic_file(&f, &s)?.events;
+    }
     println!(
-        "{}: {} events, {} windows",
+        "{}: {ranks} rank files, {events} events, {} windows each",
         output.display(),
-        t.events,
-        t.windows
+        windows
     );
     Ok(())
 }

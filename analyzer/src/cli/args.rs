@@ -295,7 +295,11 @@ pub enum Cmd {
         /// Passes per window.
         #[arg(long, default_value_t = 2)]
         passes: u32,
-        /// Phase file to write.
+        /// Write a parallel job's files instead: N rank files DIR/rank-R.krp (-o names the
+        /// directory), each its own process with its own phase lengths and its rank of N.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        ranks: Option<u32>,
+        /// Phase file to write (with --ranks, their directory).
         #[arg(
             short = 'o',
             long = "output-file",
@@ -356,12 +360,23 @@ pub enum ExportCmd {
     /// hive-partitioned by run (DIR/windows/run=ID/part-0.parquet); the per-run tables repeat the run's label, hostname
     /// and rank on every row. The new dataset replaces DIR whole (an empty directory or an
     /// earlier export; nothing else is replaced).
-    #[command(after_help = "Example:\n  krphase export parquet -d krphase-parquet")]
+    #[command(
+        after_help = "Examples:\n  krphase export parquet -d krphase-parquet\n  \
+                            krphase export parquet --from out/ --jobs 8 -d krphase-parquet"
+    )]
     Parquet {
         /// Run ids or labels, a label meaning all its runs (default: every run, and the
         /// measurements linked to none).
-        #[arg(value_name = "RUNS")]
+        #[arg(value_name = "RUNS", conflicts_with = "from")]
         runs: Vec<String>,
+        /// Straight from phase files (.krp) or directories of them, with no database: each file
+        /// converted by a worker of its own into run 1, 2, ... in the order given.
+        #[arg(long, value_name = "PATHS", num_args = 1.., conflicts_with = "runs")]
+        from: Vec<PathBuf>,
+        /// With --from: files converted at once (default: one per core).
+        #[arg(long, value_name = "N", requires = "from",
+              value_parser = clap::value_parser!(u16).range(1..=1024))]
+        jobs: Option<u16>,
         /// Directory of the dataset (replaced whole; created if missing).
         #[arg(
             short = 'd',

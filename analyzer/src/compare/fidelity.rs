@@ -150,7 +150,7 @@ pub fn render(deltas: &[FidelityDelta], markdown: bool, out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "\npass fidelity: each run's stitching bound (largest relative pass-to-pass difference), \
+        "\npass fidelity: each run's stitching bound (largest relative pass-to-pass difference),\n\
          runs as the unit, Welch's t; threshold ±{}:",
         percent(Some(THRESHOLD))
     );

@@ -96,9 +96,87 @@ fn context_array(name: &str, ctx: &RunContext, rows: usize) -> Result<ArrayRef> 
     })
 }
 
+/// Rows of one table turned into record batches of at most `batch_rows` rows: the database's
+/// rows ([`read_batches`]) and a phase file's ([`super::direct`]) go through the same builders, so
+/// both give the same types and the same refusals.
+pub struct Batcher {
+    table: Table,
+    ctx: RunContext,
+    schema: SchemaRef,
+    /// The columns values are pushed for (those read from a row; the run's context is filled).
+    read: Vec<&'static Column>,
+    builders: Vec<Builder>,
+    rows: usize,
+    batch_rows: usize,
+    emitted: bool,
+}
+
+impl Batcher {
+    pub fn new(table: &Table, ctx: &RunContext, batch_rows: usize) -> Batcher {
+        let read: Vec<&'static Column> = table.columns.iter().filter(|c| c.sql.is_some()).collect();
+        Batcher {
+            table: *table,
+            ctx: ctx.clone(),
+            schema: schema(table),
+            builders: read.iter().map(|c| Builder::new(c.kind)).collect(),
+            read,
+            rows: 0,
+            batch_rows,
+            emitted: false,
+        }
+    }
+
+    /// The columns a row gives values for, in the order [`Batcher::push`] takes them.
+    pub fn columns(&self) -> &[&'static Column] {
+        &self.read
+    }
+
+    /// Appends the value of column `i` (of [`Batcher::columns`]) of the current row.
+    pub fn push(&mut self, i: usize, v: ValueRef<'_>) -> Result<()> {
+        self.builders[i]
+            .push(v)
+            .with_context(|| format!("{}.{}", self.table.name, self.read[i].name))
+    }
+
+    fn batch(&mut self) -> Result<RecordBatch> {
+        let mut fed = self.builders.iter_mut();
+        let arrays = self
+            .table
+            .columns
+            .iter()
+            .map(|c| match c.sql {
+                Some(_) => Ok(fed.next().expect("one builder a read column").finish()),
+                None => context_array(c.name, &self.ctx, self.rows),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.rows = 0;
+        Ok(RecordBatch::try_new(self.schema.clone(), arrays)?)
+    }
+
+    /// Ends the current row; a full batch when it completed one.
+    pub fn end_row(&mut self) -> Result<Option<RecordBatch>> {
+        self.rows += 1;
+        if self.rows < self.batch_rows {
+            return Ok(None);
+        }
+        self.emitted = true;
+        self.batch().map(Some)
+    }
+
+    /// The last, partial batch; an empty one only when no batch went before (so every file
+    /// carries the schema).
+    pub fn finish(mut self) -> Result<Option<RecordBatch>> {
+        if self.rows > 0 || !self.emitted {
+            return self.batch().map(Some);
+        }
+        Ok(None)
+    }
+}
+
 /// Reads `table`'s rows of run `run_id` (all of them for a table without parameters) and hands
-/// `emit` one record batch per `batch_rows` rows ([`BATCH_ROWS`] but in tests), then the rest (an empty batch when the run
-/// has no rows, so every file carries the schema). `windows` is the run's window id range.
+/// `emit` one record batch per `batch_rows` rows ([`BATCH_ROWS`] but in tests), then the rest (an
+/// empty batch when the run has no rows, so every file carries the schema). `windows` is the
+/// run's window id range.
 #[allow(clippy::too_many_arguments)] // the query's inputs, each needed
 pub fn read_batches(
     conn: &rusqlite::Connection,
@@ -110,21 +188,7 @@ pub fn read_batches(
     batch_rows: usize,
     mut emit: impl FnMut(RecordBatch) -> Result<()>,
 ) -> Result<()> {
-    let schema = schema(table);
-    let read: Vec<&Column> = table.columns.iter().filter(|c| c.sql.is_some()).collect();
-    let mut builders: Vec<Builder> = read.iter().map(|c| Builder::new(c.kind)).collect();
-    let finish = |builders: &mut [Builder], rows: usize| -> Result<RecordBatch> {
-        let mut fed = builders.iter_mut();
-        let arrays = table
-            .columns
-            .iter()
-            .map(|c| match c.sql {
-                Some(_) => Ok(fed.next().expect("one builder a read column").finish()),
-                None => context_array(c.name, ctx, rows),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(RecordBatch::try_new(schema.clone(), arrays)?)
-    };
+    let mut b = Batcher::new(table, ctx, batch_rows);
     let mut stmt = conn
         .prepare_cached(sql)
         .with_context(|| format!("cannot read table {}", table.name))?;
@@ -133,23 +197,17 @@ pub fn read_batches(
         (Params::Run, _) => stmt.query([run_id])?,
         (Params::RunWindows, Some((lo, hi))) => stmt.query([run_id, lo, hi])?,
         // A run without windows has no passes either.
-        (Params::RunWindows, None) => return emit(finish(&mut builders, 0)?),
+        (Params::RunWindows, None) => return b.finish()?.map_or(Ok(()), emit),
     };
-    let (mut n, mut emitted) = (0, false);
+    let n = b.columns().len();
     while let Some(r) = rows.next()? {
-        for (i, b) in builders.iter_mut().enumerate() {
-            b.push(r.get_ref(i)?)
-                .with_context(|| format!("run {run_id}: {}.{}", table.name, read[i].name))?;
+        for i in 0..n {
+            b.push(i, r.get_ref(i)?)
+                .with_context(|| format!("run {run_id}"))?;
         }
-        n += 1;
-        if n == batch_rows {
-            emit(finish(&mut builders, n)?)?;
-            (n, emitted) = (0, true);
+        if let Some(batch) = b.end_row()? {
+            emit(batch)?;
         }
     }
-    // The last, partial batch; an empty one only when no batch went before.
-    if n > 0 || !emitted {
-        emit(finish(&mut builders, n)?)?;
-    }
-    Ok(())
+    b.finish()?.map_or(Ok(()), emit)
 }

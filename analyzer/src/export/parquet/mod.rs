@@ -5,10 +5,12 @@
 //! reads the database a record batch at a time while another encodes and writes the files
 //! (Snappy-compressed), two such pairs at once (the windows and the passes, the largest tables,
 //! on different readers), so memory holds a few batches and row groups, never a table. The dataset
-//! is written beside `DIR` and renamed into place ([`staging`]).
+//! is written beside `DIR` and renamed into place ([`staging`]). [`direct`] writes the same dataset
+//! straight from phase files, one worker per file, with no database in between.
 
 mod batches;
 mod columns;
+mod direct;
 pub mod staging;
 pub mod tables;
 #[cfg(test)]
@@ -30,6 +32,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 pub use batches::{BATCH_ROWS, schema};
 pub use columns::{Column, Kind};
+pub use direct::parquet_from_command;
 use tables::{RunContext, Table};
 
 use crate::db;
@@ -55,7 +58,7 @@ enum Msg {
 /// distinct kernels, outcomes and bases a run), integers delta-encoded without a dictionary
 /// (timestamps and ids are nearly all distinct and ascending: a dictionary would only be built to
 /// be dropped, and deltas of ascending stamps pack into a few bits).
-fn writer_properties(table: &Table) -> WriterProperties {
+pub(crate) fn writer_properties(table: &Table) -> WriterProperties {
     let mut b = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))

@@ -33,6 +33,7 @@ pub use decode::{Started, start};
 pub use files::phase_files;
 pub use hash::file_hash;
 use insert::Inserter;
+pub use rows::{PassValues, Row, WindowRows};
 use run::{already_imported, drop_note, insert_run, store_drops};
 
 use crate::db;
@@ -122,27 +123,12 @@ pub fn import_started(
     drop(ins);
     let mut decoded = s.join()?;
     let summary = std::mem::take(&mut decoded.summary);
-    let h = &decoded.header;
-    let (mut first, last, mode, layout, trailer) = (
-        decoded.first,
-        decoded.last,
-        decoded.mode,
-        decoded.layout,
-        decoded.trailer,
-    );
-    out.events = decoded.events;
-    out.truncated = decoded.truncated || trailer.is_none();
-    out.note = decoded.note.clone();
+    let facts = RunFacts::of(&decoded);
+    let trailer = facts.trailer;
+    out.events = facts.events;
+    out.truncated = facts.truncated;
+    out.note = facts.note.clone();
     out.drop_note = trailer.map(drop_note).unwrap_or_default();
-    // The run spans tool start (the header's clock anchor) to the last record.
-    if h.boottime_ns > 0 && first <= last {
-        first = first.min(h.boottime_ns);
-    }
-    let (start, end) = if first <= last {
-        (Some(first as i64), Some(last as i64))
-    } else {
-        (None, None)
-    };
     tx.execute(
         "UPDATE krphase_run SET mode = ?1, layout = ?2, \"start\" = ?3, \"end\" = ?4, truncated = ?5,
            events = ?6, trailer_windows = ?7, trailer_declines = ?8, trailer_dispatches = ?9,
@@ -152,10 +138,10 @@ pub fn import_started(
            format_minor = ?13, reader_note = ?14, finalize_ns = ?15, gpu_times_off = ?16
          WHERE id = ?11",
         params![
-            mode.name(),
-            layout,
-            start,
-            end,
+            facts.mode.name(),
+            facts.layout,
+            facts.start,
+            facts.end,
             out.truncated,
             out.events as i64,
             trailer.map(|t| t.windows as i64),
@@ -164,7 +150,7 @@ pub fn import_started(
             trailer.map(|t| (t.dropped_dispatch + t.dropped_allocation + t.dropped_window) as i64),
             run_id,
             first_window_id,
-            decoded.version.minor,
+            facts.version.minor,
             out.note,
             trailer.map(|t| t.finalize_ns as i64).filter(|&t| t > 0),
             decoded.gpu_times_off,
@@ -184,4 +170,80 @@ pub fn import_started(
     db::summary::store_imported(&tx, run_id, summary)?;
     tx.commit()?;
     Ok(out)
+}
+
+/// Decodes a phase file as `import` does (the same decoding thread, the same rows in the same
+/// order) without a database: `open` makes a sink from the file's header, `each` gets every row,
+/// then this returns the sink, the file's content hash and what it says about its run. An error
+/// from either stops the decoding.
+pub fn decode_file<S>(
+    path: &Path,
+    open: impl FnOnce(&krphase_format::Header) -> Result<S>,
+    mut each: impl FnMut(&mut S, &Row) -> Result<()>,
+) -> Result<(S, String, RunFacts)> {
+    let mut s = start(path);
+    let Ok(opened) = s.opened.recv() else {
+        return Err(s
+            .join()
+            .err()
+            .unwrap_or_else(|| anyhow!("{}: the decoding thread ended early", s.path.display())));
+    };
+    let mut sink = open(&opened.header)?;
+    while let Ok(mut batch) = s.batches.recv() {
+        for r in &batch {
+            // Returning drops the channels: the decoding thread stops at its next batch.
+            each(&mut sink, r)?;
+        }
+        batch.clear();
+        let _ = s.done.try_send(batch);
+    }
+    let decoded = s.join()?;
+    Ok((sink, opened.hash, RunFacts::of(&decoded)))
+}
+
+/// What a decoded phase file says about its run, as `import` stores it in `krphase_run` (and
+/// `export parquet --from` writes it without a database).
+#[derive(Debug, Clone)]
+pub struct RunFacts {
+    pub header: krphase_format::Header,
+    pub version: krphase_format::FormatVersion,
+    /// The mode in effect at the end (a fall-back NOTICE turns drive into observe).
+    pub mode: krphase_format::Mode,
+    pub layout: Option<&'static str>,
+    /// Tool start (the header's clock anchor) or the first record, whichever is earlier, to the
+    /// last record (BOOTTIME ns); `None` without records.
+    pub start: Option<i64>,
+    pub end: Option<i64>,
+    /// No trailer, or the reader stopped at an incomplete block.
+    pub truncated: bool,
+    pub events: u64,
+    pub trailer: Option<krphase_format::Trailer>,
+    pub note: Option<String>,
+}
+
+impl RunFacts {
+    fn of(d: &decode::Decoded) -> RunFacts {
+        let (mut first, last) = (d.first, d.last);
+        // The run spans tool start (the header's clock anchor) to the last record.
+        if d.header.boottime_ns > 0 && first <= last {
+            first = first.min(d.header.boottime_ns);
+        }
+        let (start, end) = if first <= last {
+            (Some(first as i64), Some(last as i64))
+        } else {
+            (None, None)
+        };
+        RunFacts {
+            header: d.header.clone(),
+            version: d.version,
+            mode: d.mode,
+            layout: d.layout,
+            start,
+            end,
+            truncated: d.truncated || d.trailer.is_none(),
+            events: d.events,
+            trailer: d.trailer,
+            note: d.note.clone(),
+        }
+    }
 }

@@ -6,7 +6,7 @@ mod window;
 use krphase_windows::{CounterReading, Output, PlainDispatch};
 
 use crate::db;
-pub(super) use window::WindowRows;
+pub use window::{PassValues, WindowRows};
 
 /// `a - b` when both are known (SQL's NULL arithmetic).
 fn minus(a: Option<i64>, b: Option<i64>) -> Option<i64> {
@@ -21,7 +21,7 @@ pub(super) fn i(v: Option<u64>) -> Option<i64> {
 // Rows travel by value in batches that are reused: boxing the large variant would add an
 // allocation (and a cross-thread free) per window.
 #[allow(clippy::large_enum_variant)]
-pub(super) enum Row {
+pub enum Row {
     /// A window or an opt-out, with the counter values of its passes.
     Window(WindowRows, Vec<CounterReading>),
     Plain(PlainDispatch),
