@@ -402,7 +402,7 @@ fn in_one_run_only_the_kernel_the_model_warms_is_flagged() {
     let f = findings(&report);
     assert_eq!(f.len(), 1);
     assert!(
-        f[0].contains("1 kernel(s)") && f[0].contains("triad"),
+        f[0].contains("in 1 kernel(s)") && f[0].contains("triad"),
         "{}",
         f[0]
     );
