@@ -192,3 +192,34 @@ fn bad_input_is_one_line_and_writes_nothing() {
     std::fs::copy(&good, &copy).unwrap();
     refused(&[&good, &copy], &out, "same content");
 }
+
+/// A directory as `krphase run -d DIR` leaves it (a phase file beside its SDK log): the phase file
+/// is exported and one line says what was left out; the same log named directly is refused.
+#[test]
+fn a_directory_gives_its_phase_files_and_says_what_it_left_out() {
+    let dir = scratch_dir("export-parquet-from-dir");
+    let run = dir.join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    write_synthetic_file(&run.join("app.krp"), &SynthSpec::default()).unwrap();
+    std::fs::write(
+        run.join("app.stderr.log"),
+        "I20251204 10:00:00.000000 1 kernel_replay.cpp:1] [kernel-replay] dispatch_id=1 outcome=replayed\n",
+    )
+    .unwrap();
+    let out = dir.join("ds");
+    let o = krphase(&[
+        "export",
+        "parquet",
+        "-d",
+        out.to_str().unwrap(),
+        "--from",
+        run.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", output_text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("left out 1 file(s)") && err.contains("app.stderr.log"),
+        "{err}"
+    );
+    assert_eq!(names(&out.join("windows")), ["run=1"]);
+}

@@ -522,7 +522,7 @@ fn kernels_truncated() -> bool {
 }
 
 /// A kernel's name in the summary (see [`kernels_truncated`]).
-fn short_kernel(shown: &str) -> String {
+pub(crate) fn short_kernel(shown: &str) -> String {
     if kernels_truncated() {
         krphase_names::truncate(shown)
     } else {

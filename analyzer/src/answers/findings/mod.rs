@@ -2,7 +2,7 @@
 //! Every rule is one function here over the [`Overview`]; a rule that lacks its evidence says
 //! nothing rather than guess.
 
-use super::overview::{Overview, basis_words, reasons_text};
+use super::overview::{Overview, basis_words, reasons_text, short_kernel};
 use super::run_report::UNATTRIBUTED;
 use crate::render::fmt::{bytes, duration, percent};
 
@@ -291,8 +291,9 @@ pub fn rank_imbalance(o: &Overview) -> Option<Finding> {
 }
 
 /// Kernels whose passes differ past the threshold: counters combined across their passes are
-/// off by as much. One finding for all of them, citing the first kernel's figure (the report's
-/// pass fidelity section has every kernel), short enough for the demo's one screen.
+/// off by as much. One finding for all of them, citing the first kernel's figure by the summary's
+/// short name (the report's pass fidelity section has every kernel, whole), short enough for the
+/// demo's one screen.
 pub fn pass_fidelity(o: &Overview) -> Option<Finding> {
     use super::fidelity::detect::{Flag, THRESHOLD};
     let first = o.pass_fidelity.first()?;
@@ -315,7 +316,7 @@ pub fn pass_fidelity(o: &Overview) -> Option<Finding> {
         };
         format!(
             "{} (run {}): {} {figure}, {}",
-            f.kernel,
+            short_kernel(&f.kernel),
             f.run_id,
             f.measure,
             f.basis.word()

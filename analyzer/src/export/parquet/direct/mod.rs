@@ -21,17 +21,32 @@ use crate::db;
 use crate::import::kind::Kind;
 use file::Written;
 
-/// The phase files `paths` name (directories walked); any other kind of file is refused.
+/// The phase files `paths` name. A file named directly that is not a phase file is refused; in a
+/// directory (what `krphase run -d DIR` fills: phase files beside SDK logs and rocprofv3's
+/// outputs) the other kinds are left out, and one line on stderr says how many and why.
 fn phase_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let found = crate::import::paths::find(paths)?;
-    if let Some((k, p)) = found.files.iter().find(|(k, _)| *k != Kind::Phase) {
+    let (phase, other): (Vec<_>, Vec<_>) = found
+        .files
+        .into_iter()
+        .partition(|(k, _)| *k == Kind::Phase);
+    if let Some((k, p)) = other.iter().find(|(_, p)| paths.contains(p)) {
         bail!(
             "{}: a {k}; export parquet --from reads phase files only (import it with `krphase \
              import` and export from the database)",
             p.display()
         );
     }
-    let files: Vec<PathBuf> = found.files.into_iter().map(|(_, p)| p).collect();
+    if !other.is_empty() {
+        eprintln!(
+            "krphase: left out {} file(s) in {} that are not phase files (the first: {}); \
+             `krphase import` them and export from the database to include them",
+            other.len(),
+            shown(paths),
+            other[0].1.display()
+        );
+    }
+    let files: Vec<PathBuf> = phase.into_iter().map(|(_, p)| p).collect();
     if files.is_empty() {
         bail!("no phase file (.krp) in {}", shown(paths));
     }
