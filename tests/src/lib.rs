@@ -148,6 +148,20 @@ pub fn read_truth(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// (dispatch id, executed passes) of the truth's replayed windows.
+pub fn executed_passes(truth: &Path) -> Vec<(u64, u64)> {
+    read_truth(truth)
+        .iter()
+        .filter(|t| t["type"] == "window" && t["outcome"] == "replayed")
+        .map(|t| {
+            (
+                t["dispatch_id"].as_u64().unwrap(),
+                t["executed_passes"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// [`read_truth`] for a run that may have failed before the emulator opened the truth file:
 /// no file reads as no lines.
 pub fn read_truth_if_any(path: &Path) -> Vec<serde_json::Value> {

@@ -34,20 +34,6 @@ fn truth_records(truth: &Path) -> (usize, PerPass) {
     (lines.len(), m)
 }
 
-/// (dispatch id, executed passes) of the truth's replayed windows.
-fn executed(truth: &Path) -> Vec<(u64, u64)> {
-    krphase_tests::read_truth(truth)
-        .iter()
-        .filter(|t| t["type"] == "window" && t["outcome"] == "replayed")
-        .map(|t| {
-            (
-                t["dispatch_id"].as_u64().unwrap(),
-                t["executed_passes"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
 /// Every (dispatch, pass) of the replayed windows, each exactly once.
 fn all_passes(windows: &[(u64, u64)]) -> Vec<(u64, u64)> {
     windows
@@ -94,7 +80,7 @@ fn drive_mode_collects_one_group_per_pass_into_the_database() {
             "SQ_WAVES GRBM_COUNT;SQ_INSTS_VALU,SQ_BUSY_CYCLES; GRBM_GUI_ACTIVE",
         )],
     );
-    let windows = executed(&emu.truth);
+    let windows = krphase_tests::executed_passes(&emu.truth);
     assert_eq!(windows.len(), 4);
     assert!(
         windows.iter().all(|w| w.1 == 3),
@@ -161,7 +147,7 @@ fn an_indefinite_loop_repeats_the_groups() {
             ("KRPHASE_MAX_PASSES", "3"),
         ],
     );
-    let windows = executed(&emu.truth);
+    let windows = krphase_tests::executed_passes(&emu.truth);
     assert!(windows.iter().all(|w| w.1 == 3), "{windows:?}");
     emu.krphase(&["import".as_ref(), emu.krp.as_os_str()]);
     let (_, got) = db_counters(&emu.db());
@@ -263,7 +249,7 @@ fn observed(name: &str, extra: &[&str]) {
             ("KRPHASE_EMU_DRIVER_RECORDS", records.to_str().unwrap()),
         ],
     );
-    let windows = executed(&emu.truth);
+    let windows = krphase_tests::executed_passes(&emu.truth);
     assert!(
         !windows.is_empty() && windows.iter().all(|w| w.1 == 3),
         "{windows:?}"
@@ -336,7 +322,7 @@ fn the_rocprofv3_stand_in_appends_and_preloads_its_counter_tool() {
         stderr.contains("[rocprofiler-sdk-tool] 4 counter records"),
         "{stderr}"
     );
-    let windows = executed(&truth);
+    let windows = krphase_tests::executed_passes(&truth);
     assert_eq!(windows.len(), 2);
     assert!(windows.iter().all(|w| w.1 == 2), "one pass per --pmc group");
     let (n, got) = driver_records(&records);

@@ -98,20 +98,6 @@ fn counters_match_truth(got: &PerPass, truth: &BTreeMap<(u64, u64), Value>) {
     }
 }
 
-/// (dispatch id, executed passes) of the truth's replayed windows.
-fn executed(truth: &Path) -> Vec<(u64, u64)> {
-    krphase_tests::read_truth(truth)
-        .iter()
-        .filter(|t| t["type"] == "window" && t["outcome"] == "replayed")
-        .map(|t| {
-            (
-                t["dispatch_id"].as_u64().unwrap(),
-                t["executed_passes"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
 const OPTIONS: [(&str, &str); 4] = [
     ("KRPHASE_PMC", "SQ_WAVES;SQ_INSTS_VALU"),
     ("KRPHASE_PMC_REFERENCE", "TCC_HIT,GRBM_GUI_ACTIVE"),
@@ -136,7 +122,7 @@ fn uniform_passes_repeat_exactly_and_the_options_add_their_passes() {
         &["saxpy", "--elements", "4096", "--iterations", "3"],
         &OPTIONS,
     );
-    let windows = executed(&emu.truth);
+    let windows = krphase_tests::executed_passes(&emu.truth);
     assert_eq!(windows.len(), 3);
     assert!(
         windows.iter().all(|w| w.1 == 4),
@@ -189,7 +175,7 @@ fn injected_models_make_references_and_the_verification_diverge_as_the_truth_say
         );
         let log = std::fs::read_to_string(&emu.log).unwrap();
         let truth = truth_passes(&emu.truth);
-        let windows = executed(&emu.truth);
+        let windows = krphase_tests::executed_passes(&emu.truth);
         assert_eq!(truth.len(), windows.len() * 4, "one truth line per pass");
         emu.krphase(&["import".as_ref(), emu.krp.as_os_str()]);
         let got = db_counters(&emu.db());
@@ -387,7 +373,7 @@ fn the_warm_up_pass_leaves_the_counted_passes_alike_under_a_warm_cache() {
     emu.krphase(&["import".as_ref(), emu.krp.as_os_str()]);
     let got = db_counters(&emu.db());
     counters_match_truth(&got, &truth_passes(&emu.truth));
-    let windows = executed(&emu.truth);
+    let windows = krphase_tests::executed_passes(&emu.truth);
     assert_eq!(windows.len(), 5);
     for &(d, passes) in &windows {
         assert_eq!(passes, 3);

@@ -298,7 +298,18 @@ pub fn parquet_command(db_path: &Path, runs: &[String], dir: &Path) -> Result<()
     let staging = staging::Staging::beside(dir)?;
     let conns = [conn, reader(db_path)?];
     let counts = write_dataset(conns, &ids, runs.is_empty(), staging.path())?;
-    let m = serde_json::to_string_pretty(&marker(db_path, &ids, &counts))?;
+    publish(staging, &marker(db_path, &ids, &counts), &counts, dir)
+}
+
+/// Writes the dataset's marker into `staging`, puts the dataset in place at `dir` and prints one
+/// line per table: the last step of both paths (from the database, and `--from` phase files).
+fn publish(
+    staging: staging::Staging,
+    marker: &serde_json::Value,
+    counts: &Counts,
+    dir: &Path,
+) -> Result<()> {
+    let m = serde_json::to_string_pretty(marker)?;
     let marker_path = staging.path().join(staging::MARKER);
     std::fs::write(&marker_path, m + "\n")
         .with_context(|| format!("cannot write {}", marker_path.display()))?;

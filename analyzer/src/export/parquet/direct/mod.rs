@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use anyhow::{Context, Result, bail};
 
-use super::staging::{self, Staging};
+use super::staging::Staging;
 use super::tables::TABLES;
 use super::{Counts, DATASET_VERSION};
 use crate::db;
@@ -139,16 +139,5 @@ pub fn parquet_from_command(paths: &[PathBuf], dir: &Path, jobs: Option<usize>) 
         .zip(rows)
         .map(|(t, r)| (t.name, r, n))
         .collect();
-    let m = serde_json::to_string_pretty(&marker(&files, &counts))?;
-    let marker_path = staging.path().join(staging::MARKER);
-    std::fs::write(&marker_path, m + "\n")
-        .with_context(|| format!("cannot write {}", marker_path.display()))?;
-    staging.publish()?;
-    for (table, rows, files) in counts {
-        println!(
-            "{}: {rows} rows in {files} files",
-            dir.join(table).display()
-        );
-    }
-    Ok(())
+    super::publish(staging, &marker(&files, &counts), &counts, dir)
 }
