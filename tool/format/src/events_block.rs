@@ -17,10 +17,14 @@
 //! * A record of a kind with a dispatch-id payload word ([`dispatch_word`]) is 32 bytes, or 24
 //!   bytes with that word left out: it then has the dispatch id of the last 32-byte record of
 //!   such a kind since the last THREAD record. Every other known kind is 32 bytes.
+//! * An ENQUEUE_PAIR record ([`crate::enqueue_pair`], kind 23) is read as the ENQUEUE ENTER
+//!   and ENQUEUE EXIT it holds, in that order, both at its offset.
 //! * A kind this reader does not know (a newer minor's) is skipped by its length.
 //!
-//! An ENQUEUE ENTER, its ENQUEUE EXIT and its COMPLETE_AT take 88 bytes (3.x: 96).
+//! An observed dispatch, ENQUEUE_PAIR and COMPLETE_AT, takes 64 bytes (ENQUEUE ENTER, ENQUEUE
+//! EXIT and COMPLETE_AT: 88; 3.x: 96).
 
+use crate::enqueue_pair::{self, ENQUEUE_PAIR};
 use crate::event::kind;
 use crate::record::Record;
 
@@ -48,7 +52,8 @@ pub const fn dispatch_word(k: u8) -> Option<usize> {
         | kind::CONTINUE
         | kind::ENQUEUE_ENTER
         | kind::ENQUEUE_EXIT
-        | kind::COMPLETE_HOST => Some(1),
+        | kind::COMPLETE_HOST
+        | ENQUEUE_PAIR => Some(1),
         _ => None,
     }
 }
@@ -151,6 +156,8 @@ pub struct Decoder {
     pos: usize,
     thread: Option<u32>,
     dispatch: Option<u64>,
+    /// The ENQUEUE EXIT of the ENQUEUE_PAIR read last, given next.
+    pending: Option<BlockRecord>,
 }
 
 impl Decoder {
@@ -162,6 +169,9 @@ impl Decoder {
     /// The next record; `None` at the end of the block, an error (payload offset, why) for a
     /// malformed one.
     pub fn next_record(&mut self, buf: &[u8]) -> Option<Result<BlockRecord, (usize, String)>> {
+        if let Some(r) = self.pending.take() {
+            return Some(Ok(r));
+        }
         loop {
             let at = self.pos;
             let b0 = *buf.get(at)?;
@@ -188,7 +198,15 @@ impl Decoder {
                 self.dispatch = None;
                 continue;
             }
-            return Some(self.record(at, k, head, &words[..n]).map_err(|m| (at, m)));
+            let r = self.record(at, k, head, &words[..n]);
+            return Some(match r {
+                Ok(r) if k == ENQUEUE_PAIR => {
+                    let [enter, exit] = enqueue_pair::expand(&r.record);
+                    self.pending = Some(BlockRecord { at, record: exit });
+                    Ok(BlockRecord { at, record: enter })
+                }
+                r => r.map_err(|m| (at, m)),
+            });
         }
     }
 
@@ -199,7 +217,7 @@ impl Decoder {
         head: u64,
         words: &[u64],
     ) -> Result<BlockRecord, String> {
-        let known = k <= kind::COMPLETE_AT;
+        let known = k <= kind::COMPLETE_AT || k == ENQUEUE_PAIR;
         let thread = match (k, self.thread) {
             (kind::COMPLETE_AT, _) => (head >> 32) as u32,
             (_, Some(t)) => t,

@@ -3,7 +3,7 @@
 //!
 //! One definition for both sides (measureme/puffin style): [`record`] holds the 32-byte record
 //! layout, [`events_block`] how a 4.x EVENTS block sizes records by kind and states threads and
-//! dispatch ids once, [`event`] the meaning of every record kind, [`block`] the self-framed block container,
+//! dispatch ids once, [`enqueue_pair`] the record that holds an enqueue's ENTER and EXIT, [`event`] the meaning of every record kind, [`block`] the self-framed block container,
 //! [`header`] and [`trailer`] the two metadata blocks, [`version`] the format versions and
 //! [`clock`] the conversion of TSC ticks to BOOTTIME nanoseconds. [`write::FileWriter`] produces
 //! a file and [`read::FileReader`] streams its events back in bounded memory; [`synthetic`] and
@@ -13,6 +13,7 @@
 
 pub mod block;
 pub mod clock;
+pub mod enqueue_pair;
 pub mod event;
 pub mod events_block;
 pub mod header;

@@ -26,7 +26,7 @@ pub mod flags {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Trailer {
-    /// Records written to the file (all kinds).
+    /// Events written to the file (all kinds; an ENQUEUE_PAIR record counts as its two).
     pub events_written: u64,
     /// Dispatch records (ENQUEUE/COMPLETE) dropped under `KRPHASE_ON_FULL=drop`.
     pub dropped_dispatch: u64,

@@ -7,6 +7,7 @@
 
 use crate::block::{self, MAX_RECORDS_PER_BLOCK, tag};
 use crate::event::NameSpace;
+use crate::enqueue_pair::ENQUEUE_PAIR;
 use crate::events_block::{self, Encoder};
 use crate::header::Header;
 use crate::record::{RECORD_SIZE, Record};
@@ -125,17 +126,20 @@ impl<W: Write> FileWriter<W> {
             }
             let mut e = Encoder::default();
             let mut pos = block::FRAME_SIZE;
+            // An ENQUEUE_PAIR is two events (the reader gives both).
+            let mut pairs = 0;
             for w in chunk {
                 let out = (&mut self.scratch[pos..pos + events_block::MAX_ENCODED])
                     .try_into()
                     .expect("room for one record");
                 pos += e.encode(w, out);
+                pairs += u64::from(w[0] as u8 == ENQUEUE_PAIR);
             }
             let f = block::frame(tag::EVENTS, &self.scratch[block::FRAME_SIZE..pos]);
             self.scratch[..block::FRAME_SIZE].copy_from_slice(&f);
             self.out.write_all(&self.scratch[..pos])?;
             self.blocks += 1;
-            self.records += chunk.len() as u64;
+            self.records += chunk.len() as u64 + pairs;
         }
         Ok(())
     }

@@ -115,3 +115,41 @@ fn unknown_kinds_are_skipped_by_their_length() {
     assert_eq!((v[0].kind, v[0].payload), (40, [5, 0, 0]));
     assert_eq!(v[1].kind, kind::ALLOC);
 }
+
+/// Observe mode's dispatch: an ENQUEUE_PAIR (written at the EXIT) and a COMPLETE_AT, read as the
+/// ENQUEUE ENTER, ENQUEUE EXIT and COMPLETE_AT the three-record form gives, in 64 bytes.
+#[test]
+fn an_enqueue_pair_reads_as_its_enter_and_exit_and_an_observed_dispatch_takes_64_bytes() {
+    let pair = |d: u64| {
+        let h = crate::enqueue_pair::head(7, 3).expect("fits");
+        let w = crate::enqueue_pair::words(h, 100 * d, d, 100 * d + 1, d + 1000).expect("fits");
+        [w, Record::complete_at(d, 100 * d + 50, 1, 2).to_words()]
+    };
+    let plain = |d: u64| {
+        vec![
+            Record::enqueue_enter(7, 100 * d, d, 3),
+            Record::enqueue_exit(7, 100 * d + 1, d, d + 1000),
+            Record::complete_at(d, 100 * d + 50, 1, 2),
+        ]
+    };
+    let mut e = Encoder::default();
+    let mut one = Vec::new();
+    pair(1).iter().for_each(|w| e.push(w, &mut one));
+    let mut two = one.clone();
+    // A record of the same dispatch before the pair: the pair leaves its dispatch id out.
+    e.push(&Record::dispatch_info(7, 2, 5, 6, true).to_words(), &mut two);
+    pair(2).iter().for_each(|w| e.push(w, &mut two));
+    assert_eq!(one.len(), 8 + 64);
+    assert_eq!(two.len() - one.len(), 32 + 24 + 32);
+    let mut want = plain(1);
+    want.push(Record::dispatch_info(7, 2, 5, 6, true));
+    want.extend(plain(2));
+    assert_eq!(decode(&two).expect("decodes"), want);
+    assert_eq!(count_records(&two), Ok(want.len() as u64));
+    // Both halves are found at the pair's offset.
+    let mut d = Decoder::default();
+    let at: Vec<usize> = std::iter::from_fn(|| d.next_record(&one))
+        .map(|r| r.expect("decodes").at)
+        .collect();
+    assert_eq!(at, [8, 8, 40]);
+}
