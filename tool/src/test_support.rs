@@ -88,7 +88,7 @@ pub fn synthetic_entry_points() -> (
 /// boundary costs. `None` before [`install_synthetic`].
 pub fn entry_points() -> Option<EntryPoints> {
     let t = tool::get()?;
-    let (dispatch, dispatch_unguarded) = tracing::dispatch_callbacks();
+    let (dispatch, dispatch_unguarded) = tracing::dispatch_callbacks(t.mode());
     Some(EntryPoints {
         dispatch,
         dispatch_unguarded,

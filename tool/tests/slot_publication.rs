@@ -12,7 +12,7 @@ mod slot;
 /// What `slot.rs` is written against: here, loom's.
 mod sync {
     pub use loom::cell::UnsafeCell;
-    pub use loom::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+    pub use loom::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
 }
 
 use loom::sync::Arc;

@@ -1,9 +1,10 @@
-//! KERNEL_DISPATCH callbacks, the per-dispatch hot path: enqueue ENTER/EXIT and completion.
+//! KERNEL_DISPATCH callbacks, the per-dispatch hot path: enqueue ENTER/EXIT and completion. In
+//! observe mode an enqueue's ENTER and EXIT are one record, written at the EXIT.
 //! Each records through the thread handle the callback layer reached once.
 
 use super::tool::Tool;
 use crate::recorder::{Flush, Thread};
-use krphase_format::Record;
+use krphase_format::{Record, enqueue_pair};
 use krphase_format::event::HEAD56_LIMIT;
 
 impl Tool {
@@ -45,6 +46,54 @@ impl Tool {
         enqueue_enter_placing(th, d, kernel, place, tid, ts);
     }
 
+    /// Observe mode's ENQUEUE ENTER: kept pending in the thread's slot for its EXIT, which
+    /// writes both as one ENQUEUE_PAIR record, when module variables need no walk, the kernel id
+    /// fits the pair and the thread is attached with its placement unchanged; otherwise as
+    /// [`Tool::on_enqueue_enter`] (an ENTER still pending is written first).
+    #[inline(always)]
+    pub fn on_enqueue_enter_observe(
+        &self,
+        th: Thread,
+        d: u64,
+        kernel: u64,
+        place: (u64, u64),
+        tid: u32,
+        ts: u64,
+    ) {
+        if !self.modvars.is_dirty()
+            && let Some(head) = enqueue_pair::head(tid, kernel)
+            && th.hold_enter(head, ts, d, place)
+        {
+            return;
+        }
+        self.enqueue_enter_plain(th, d, kernel, place, tid, ts);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn enqueue_enter_plain(
+        &self,
+        th: Thread,
+        d: u64,
+        kernel: u64,
+        place: (u64, u64),
+        tid: u32,
+        ts: u64,
+    ) {
+        th.write_pending(ts);
+        self.on_enqueue_enter(th, d, kernel, place, tid, ts);
+    }
+
+    /// Observe mode's ENQUEUE EXIT: one ENQUEUE_PAIR record with its pending ENTER; otherwise
+    /// (no ENTER of this dispatch pending, or values the pair cannot hold) the pending ENTER, if
+    /// any, and this EXIT as records of their own.
+    #[inline(always)]
+    pub fn on_enqueue_exit_observe(&self, th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
+        if !th.record_exit_pair(d, corr, ts) {
+            enqueue_exit_plain(th, d, tid, corr, ts);
+        }
+    }
+
     #[inline(always)]
     pub fn on_enqueue_exit(&self, th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
         // The SDK's thread id is the recording thread's: nothing to fill in.
@@ -76,6 +125,14 @@ fn enqueue_enter_placing(th: Thread, d: u64, kernel: u64, place: (u64, u64), tid
         Record::dispatch_info(tid, d, agent, queue, true),
         ts,
     );
+}
+
+/// [`Tool::on_enqueue_exit_observe`] without its pair: out of line.
+#[cold]
+#[inline(never)]
+fn enqueue_exit_plain(th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
+    th.write_pending(ts);
+    th.record_exact(Record::enqueue_exit(tid, ts, d, corr), ts);
 }
 
 /// A completion whose dispatch id is beyond 56 bits: the host time first (COMPLETE_HOST, naming

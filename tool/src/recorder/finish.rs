@@ -6,7 +6,7 @@ use super::slot::{RecordWords, Slot};
 use super::writer::{WriterMessage, Written};
 use super::{DropTally, Recorder};
 use crossbeam_channel::RecvTimeoutError;
-use krphase_format::Trailer;
+use krphase_format::{Trailer, enqueue_pair};
 use krphase_format::trailer::flags;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -103,6 +103,10 @@ impl Recorder {
         let mut late = self.buffer();
         for (slot, from) in taken {
             slot.read_closed(from, &mut late);
+            // An ENQUEUE ENTER whose EXIT had not come: written as it is (see `slot.rs`).
+            if let Some([head, ts, d]) = slot.read_pending() {
+                late.push(enqueue_pair::enter(head, ts, d).to_words());
+            }
         }
         all & self.send_collected(late)
     }

@@ -60,6 +60,7 @@ use crossbeam_channel::{
 };
 use current::set_recording;
 use free_slots::give_back;
+use krphase_format::enqueue_pair::ENQUEUE_PAIR;
 use krphase_format::event::{DropClass, drop_class};
 use krphase_format::{Header, NameSpace, Record, Trailer};
 use padded::Padded;
@@ -82,6 +83,9 @@ pub const CHANNEL_BATCHES: usize = 64;
 const OPEN_WAIT: Duration = Duration::from_millis(50);
 
 fn class_of(w: &RecordWords) -> DropClass {
+    if w[0] as u8 == ENQUEUE_PAIR {
+        return DropClass::Dispatch;
+    }
     drop_class(&Record::from_words(*w))
 }
 
@@ -95,6 +99,11 @@ struct DropTally {
 
 impl DropTally {
     fn add(&mut self, r: &RecordWords) {
+        if r[0] as u8 == ENQUEUE_PAIR {
+            // The pair's two events, ENQUEUE ENTER and EXIT.
+            self.dispatch += 2;
+            return;
+        }
         match class_of(r) {
             DropClass::Dispatch => self.dispatch += 1,
             DropClass::Allocation => self.allocation += 1,
@@ -327,6 +336,13 @@ impl Recorder {
         t.add(w);
         t.commit(&self.counters);
         true
+    }
+
+    /// Counts one record that no slot could take as dropped.
+    fn count_dropped(&self, w: &RecordWords) {
+        let mut t = DropTally::default();
+        t.add(w);
+        t.commit(&self.counters);
     }
 
     /// Runs `f` as a send in progress, unless finalize has begun (`None`): finalize waits for

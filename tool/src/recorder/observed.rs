@@ -6,6 +6,7 @@
 //! thread's records reach the writer in order), so no state is kept per dispatch.
 
 use super::slot::RecordWords;
+use krphase_format::enqueue_pair::ENQUEUE_PAIR;
 use krphase_format::event::kind;
 use std::collections::{HashMap, VecDeque};
 
@@ -26,7 +27,11 @@ impl Observed {
     /// Takes records written to the file.
     pub fn add(&mut self, recs: &[RecordWords]) {
         for w in recs {
-            let k = w[0] as u8;
+            // An ENQUEUE_PAIR is its enqueue's ENTER (the two forms mix on one thread).
+            let k = match w[0] as u8 {
+                ENQUEUE_PAIR => kind::ENQUEUE_ENTER,
+                k => k,
+            };
             let d = match k {
                 kind::ENQUEUE_ENTER => w[2],
                 kind::COMPLETE => w[1],
@@ -89,5 +94,16 @@ mod tests {
         ];
         o.add(&v);
         assert_eq!(o.windows(), 2);
+    }
+
+    #[test]
+    fn enqueue_pairs_count_as_their_enqueues() {
+        let mut o = Observed::default();
+        let head = krphase_format::enqueue_pair::head(7, 3).expect("fits");
+        let pair = |d| krphase_format::enqueue_pair::words(head, 1, d, 2, 5).expect("fits");
+        let enq = |d| Record::enqueue_enter(7, 1, d, 3).to_words();
+        // Dispatch 1 replayed (a plain enqueue, then a pair), 2 once.
+        o.add(&[enq(1), pair(1), pair(2)]);
+        assert_eq!(o.windows(), 1);
     }
 }

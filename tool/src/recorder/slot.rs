@@ -19,6 +19,16 @@
 //! finalize reads stays as it was published. The owner need not stop appending at once: what
 //! it appends lies above everything published, and finalize's second look takes it.
 //!
+//! **A pending ENQUEUE ENTER.** Observe mode's ENTER is not a record: the owner keeps it in the
+//! slot's three pending words ([`Slot::set_pending`]) until its EXIT writes one record for both.
+//! The words follow a sequence lock keyed by the ENTER's time (never 0; 0: none pending): the
+//! owner clears the time before it writes other words ([`Slot::clear_pending`], then a Release
+//! fence before the next set) and stores the time last with Release; finalize reads the time,
+//! the words, and the time again ([`Slot::read_pending`]) and takes the ENTER only when both
+//! reads agree. It does so after its last look at the records, so an ENTER whose EXIT came before
+//! finalize is found as the pair record or not at all, never twice: the owner clears the pending
+//! ENTER before it publishes the pair. Opening the slot for a new owner clears it.
+//!
 //! **Fork.** A fork child has only the forking thread, which was not inside a push; the
 //! parent's slots belong to the parent's recorder, which the child never reads. The forking
 //! thread re-attaches in the child (the recorder's generation changed) and starts its slot
@@ -27,7 +37,7 @@
 //! The model test `tool/tests/slot_publication.rs` runs this file under loom: finalize against
 //! an owner that appends and hands over, every interleaving.
 
-use super::sync::{AtomicU8, AtomicUsize, Ordering, UnsafeCell};
+use super::sync::{AtomicU8, AtomicU64, AtomicUsize, Ordering, UnsafeCell, fence};
 
 /// Records per slot (32 KiB of records).
 pub const SLOT_RECORDS: usize = 1024;
@@ -48,6 +58,8 @@ pub struct Slot<const N: usize = SLOT_RECORDS> {
     /// Records published: the owner stores it (Release) after writing them.
     committed: AtomicUsize,
     state: AtomicU8,
+    /// The owner's pending ENQUEUE ENTER: head, time (0: none), dispatch id.
+    pending: [AtomicU64; 3],
 }
 
 // SAFETY: a record is written only by the slot's owner at an index above its committed count
@@ -74,6 +86,7 @@ impl<const N: usize> Slot<N> {
                 .unwrap_or_else(|_| unreachable!("N records")),
             committed: AtomicUsize::new(0),
             state: AtomicU8::new(HELD),
+            pending: [AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)],
         }
     }
 
@@ -121,10 +134,55 @@ impl<const N: usize> Slot<N> {
         self.committed.store(0, Ordering::Relaxed);
     }
 
-    /// The holder empties the slot and opens it: the thread that calls it owns it from now on.
+    /// The holder empties the slot and opens it: the thread that calls it owns it from now on
+    /// (with no pending ENTER).
     pub fn reopen(&self) {
         self.clear();
+        self.clear_pending();
         self.open();
+    }
+
+    /// The owner keeps an ENQUEUE ENTER pending: `head` and `dispatch` are kept as they are,
+    /// `ts` (not 0) marks it set. None may be pending ([`Slot::clear_pending`] first).
+    #[inline(always)]
+    pub fn set_pending(&self, head: u64, ts: u64, dispatch: u64) {
+        // Orders the clear before the words below for finalize's sequence check (free on
+        // x86-64: a compiler barrier).
+        fence(Ordering::Release);
+        self.pending[0].store(head, Ordering::Relaxed);
+        self.pending[2].store(dispatch, Ordering::Relaxed);
+        self.pending[1].store(ts, Ordering::Release);
+    }
+
+    /// The owner's pending ENTER as `[head, ts, dispatch]`; `ts` 0 when none. Only the owner
+    /// reads it so (it wrote it).
+    #[inline(always)]
+    pub fn pending(&self) -> [u64; 3] {
+        [
+            self.pending[0].load(Ordering::Relaxed),
+            self.pending[1].load(Ordering::Relaxed),
+            self.pending[2].load(Ordering::Relaxed),
+        ]
+    }
+
+    /// The owner's pending ENTER is gone (its EXIT came, or it was written as a record).
+    #[inline(always)]
+    pub fn clear_pending(&self) {
+        self.pending[1].store(0, Ordering::Relaxed);
+    }
+
+    /// Finalize: the pending ENTER of a closed slot, as `[head, ts, dispatch]`, when one is set
+    /// and read whole (an owner that changed it meanwhile is past it: its EXIT reached the
+    /// record path, which finds recording stopped and counts it).
+    pub fn read_pending(&self) -> Option<[u64; 3]> {
+        let ts = self.pending[1].load(Ordering::Acquire);
+        if ts == 0 || self.state.load(Ordering::Acquire) != CLOSED {
+            return None;
+        }
+        let head = self.pending[0].load(Ordering::Relaxed);
+        let dispatch = self.pending[2].load(Ordering::Relaxed);
+        fence(Ordering::Acquire);
+        (self.pending[1].load(Ordering::Relaxed) == ts).then_some([head, ts, dispatch])
     }
 
     /// Appends the first `n` records to `out`.

@@ -2,7 +2,7 @@
 //! an `UnsafeCell` with loom's closure API. The buffer's own file names nothing else, so its
 //! model test (`tool/tests/slot_publication.rs`) compiles the same file against loom's types.
 
-pub use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+pub use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering, fence};
 
 /// `std::cell::UnsafeCell` with loom's `with` and `with_mut`: the pointer is handed to a
 /// closure, so loom can check every access of the model test.

@@ -6,7 +6,7 @@ use super::free_slots::{free_slot, give_back};
 use super::slot::{SLOT_RECORDS, Slot};
 use super::{Counters, Recorder};
 use crate::{clock, sys};
-use krphase_format::Record;
+use krphase_format::{Record, enqueue_pair};
 use krphase_format::event::Notice;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -108,11 +108,31 @@ fn leave(h: &ThreadBuffer, rec: &'static Recorder) {
         return;
     }
     let Some(slot) = h.slot.get() else { return };
-    let n = slot.count();
+    let n = slot.count() + usize::from(write_pending(slot, rec));
     if n > 0 {
         rec.retire_slot(slot, n);
         h.slot.set(None);
     }
+}
+
+/// The slot's pending ENQUEUE ENTER (its EXIT never came: the thread is leaving) as an ENQUEUE
+/// ENTER record at the slot's end; true when one was written. In a full slot it is counted as
+/// dropped.
+fn write_pending(slot: &Slot, rec: &Recorder) -> bool {
+    let [head, ts, d] = slot.pending();
+    if ts == 0 {
+        return false;
+    }
+    slot.clear_pending();
+    let w = enqueue_pair::enter(head, ts, d).to_words();
+    let i = slot.count();
+    if i >= SLOT_RECORDS {
+        rec.count_dropped(&w);
+        return false;
+    }
+    // SAFETY: the calling thread owns the slot (it is leaving it); `i` is its count.
+    unsafe { slot.push_at(i, w) };
+    true
 }
 
 /// Attaches the calling thread to the current recorder; false when there is none, recording
@@ -185,8 +205,14 @@ fn flush_to(h: &ThreadBuffer, rec: Option<&'static Recorder>) {
     // The slot itself goes to the writer; the thread continues in another, or in the same one
     // with what it kept when the writer is a whole pool behind. When finalize has begun it
     // takes the slot's records itself, and the thread lets the slot go.
+    // A pending ENTER stays the thread's: read before the slot goes, set in the next one (in a
+    // slot finalize took, it stays for finalize).
+    let [head, ts, d] = slot.pending();
     match rec.flush_slot(slot, n) {
         Some(next) => {
+            if ts != 0 {
+                next.set_pending(head, ts, d);
+            }
             h.slot.set(Some(next));
             if next.count() > 0 {
                 h.flush_at
@@ -306,6 +332,70 @@ impl Thread<'_> {
             return true;
         }
         false
+    }
+
+    /// Observe mode's ENQUEUE ENTER: kept pending in the thread's slot (its head, time and
+    /// dispatch id; see `slot.rs`) for its EXIT to write with it as one ENQUEUE_PAIR record;
+    /// true when kept. False (nothing done) when the thread is not attached, `place` is not the
+    /// placement it last recorded, or an ENTER is pending already: the caller takes the plain
+    /// path ([`Thread::write_pending`], then the ENTER as a record).
+    #[inline(always)]
+    pub fn hold_enter(self, head: u64, ts: u64, d: u64, place: (u64, u64)) -> bool {
+        let h = self.0;
+        if h.place.get() != place
+            || h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed)
+        {
+            return false;
+        }
+        let Some(slot) = h.slot.get() else {
+            return false;
+        };
+        if slot.pending()[1] != 0 {
+            return false;
+        }
+        slot.set_pending(head, ts, d);
+        true
+    }
+
+    /// Observe mode's ENQUEUE EXIT of dispatch `d` at `ts`: one ENQUEUE_PAIR record with the
+    /// pending ENTER; true when written. False (nothing done) when the thread is not attached,
+    /// no ENTER of `d` is pending, or the pair's fields do not fit (`enqueue_pair`): the caller
+    /// takes the plain path.
+    #[inline(always)]
+    pub fn record_exit_pair(self, d: u64, corr: u64, ts: u64) -> bool {
+        let h = self.0;
+        if h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed) {
+            return false;
+        }
+        let Some(slot) = h.slot.get() else {
+            return false;
+        };
+        let [head, enter, pending_d] = slot.pending();
+        if enter == 0 || pending_d != d {
+            return false;
+        }
+        let Some(w) = enqueue_pair::words(head, enter, d, ts, corr) else {
+            return false;
+        };
+        // Cleared before the pair is published: finalize never finds the ENTER twice.
+        slot.clear_pending();
+        push_attached(h, w, ts, false, false);
+        true
+    }
+
+    /// Writes the pending ENQUEUE ENTER, if any, as an ENQUEUE ENTER record (the plain path of
+    /// [`Thread::hold_enter`] and [`Thread::record_exit_pair`]).
+    #[cold]
+    #[inline(never)]
+    pub fn write_pending(self, now: u64) {
+        let Some(slot) = self.0.slot.get() else {
+            return;
+        };
+        let [head, ts, d] = slot.pending();
+        if ts != 0 {
+            slot.clear_pending();
+            self.record_exact(enqueue_pair::enter(head, ts, d), now);
+        }
     }
 
     /// Records `r`, then `place_rec` when `place` differs from the placement this thread last

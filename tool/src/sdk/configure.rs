@@ -47,7 +47,7 @@ pub fn configure(counting: CountingFns) -> Result<(), Declined> {
     // for the process (a decline below leaves it unused: configure runs once).
     let t: &'static Tool = Box::leak(Box::new(Tool::new(cfg, Some(sdk), ops, mode, ctx, header)));
     let sdk = t.sdk.as_ref().ok_or(Declined)?;
-    configure_tracing(t, sdk, &tracing::callbacks(clock))?;
+    configure_tracing(t, sdk, &tracing::callbacks(clock, t.mode()))?;
     recorder::set_caps(t.cfg.wait);
     let rec = open_recorder(&path, &t.header, t.cfg.on_full)?;
     recorder::install(rec);
@@ -258,7 +258,7 @@ impl Tool {
         ) else {
             return;
         };
-        let cb = tracing::callbacks(self.header.clock).replay;
+        let cb = tracing::callbacks(self.header.clock, Mode::Drive).replay;
         match sdk.configure_callback_tracing(self.ctx, k, &[c, p], cb, tracing::args(self)) {
             Ok(()) => {
                 self.set_replay_configured();
@@ -289,7 +289,7 @@ impl Tool {
     /// Drive mode with `KRPHASE_GPU_TIMES=0` fell back to observe: observing needs dispatch
     /// tracing, which configure left off, so it is set up now (the context has not started).
     fn trace_dispatches_after_all(&'static self, sdk: &Sdk) {
-        let cb = tracing::callbacks(self.header.clock).dispatch;
+        let cb = tracing::callbacks(self.header.clock, Mode::Observe).dispatch;
         let kind = self.ops.dispatch_kind;
         match sdk.configure_callback_tracing(self.ctx, kind, &[], cb, tracing::args(self)) {
             Ok(()) => say(

@@ -3,9 +3,9 @@
 //! payloads are read here and handed on as values to the reactions in `events/`. Every function
 //! runs inside [`guard`]: no panic unwinds into C.
 //!
-//! The dispatch callback, the per-dispatch hot path, is instantiated once per clock, and
-//! configure registers the one for the clock it chose: nothing on that path loads what
-//! configure fixed.
+//! The dispatch callback, the per-dispatch hot path, is instantiated once per clock and mode,
+//! and configure registers the one for the clock and mode it chose: nothing on that path loads
+//! what configure fixed.
 
 use super::boundary::guard;
 use crate::clock::{self, Boottime, Source, Tsc};
@@ -17,6 +17,7 @@ use krphase_ffi::{
     ReplayPassCountFn, ReplayPayload, UserData, code_object_op, hsa_pointer_type,
     kernel_dispatch_op,
 };
+use krphase_format::Mode;
 use krphase_format::header::Clock;
 use std::ffi::{CStr, c_int, c_void};
 use std::sync::atomic::AtomicBool;
@@ -30,10 +31,11 @@ pub struct Callbacks {
     pub code_object: CallbackTracingFn,
 }
 
-/// The callbacks for a tool whose clock is `clock`.
-pub fn callbacks(clock: Clock) -> Callbacks {
+/// The callbacks for a tool whose clock is `clock`, in `mode` (observe mode's dispatch callback
+/// writes an enqueue's ENTER and EXIT as one record; drive mode's writes each as it comes).
+pub fn callbacks(clock: Clock, mode: Mode) -> Callbacks {
     Callbacks {
-        dispatch: Some(dispatch_callback_for(clock)),
+        dispatch: Some(dispatch_callback_for(clock, mode)),
         replay: Some(replay_callback),
         alloc: Some(alloc_callback),
         code_object: Some(code_object_callback),
@@ -42,10 +44,12 @@ pub fn callbacks(clock: Clock) -> Callbacks {
 
 type Callback = unsafe extern "C" fn(CallbackTracingRecord, *mut UserData, *mut c_void);
 
-fn dispatch_callback_for(clock: Clock) -> Callback {
-    match clock {
-        Clock::Tsc => dispatch_callback::<Tsc>,
-        _ => dispatch_callback::<Boottime>,
+fn dispatch_callback_for(clock: Clock, mode: Mode) -> Callback {
+    match (clock, mode == Mode::Observe) {
+        (Clock::Tsc, false) => dispatch_callback::<Tsc>,
+        (_, false) => dispatch_callback::<Boottime>,
+        (Clock::Tsc, true) => dispatch_callback_observe::<Tsc>,
+        (_, true) => dispatch_callback_observe::<Boottime>,
     }
 }
 
@@ -80,16 +84,15 @@ pub(crate) unsafe extern "C" fn dispatch_callback<C: Source>(
     let ts = C::now();
     // SAFETY: the SDK passes what configure registered.
     let t = unsafe { tool_of(args) };
-    guard((), || dispatch(t, &record, ts));
+    guard((), || dispatch::<false>(t, &record, ts));
 }
 
-/// [`dispatch_callback`] without the panic boundary: only for measuring what the boundary
-/// costs (the benches compare the two).
+/// KERNEL_DISPATCH in observe mode: as [`dispatch_callback`], but an enqueue's ENTER is kept
+/// pending in the thread's slot and written with its EXIT as one ENQUEUE_PAIR record.
 ///
 /// # Safety
-/// As [`dispatch_callback`]; a panic inside aborts the process.
-#[cfg(feature = "test-support")]
-pub(crate) unsafe extern "C" fn dispatch_callback_unguarded<C: Source>(
+/// As [`dispatch_callback`].
+pub(crate) unsafe extern "C" fn dispatch_callback_observe<C: Source>(
     record: CallbackTracingRecord,
     _user_data: *mut UserData,
     args: *mut c_void,
@@ -97,25 +100,48 @@ pub(crate) unsafe extern "C" fn dispatch_callback_unguarded<C: Source>(
     let ts = C::now();
     // SAFETY: the SDK passes what configure registered.
     let t = unsafe { tool_of(args) };
-    dispatch(t, &record, ts);
+    guard((), || dispatch::<true>(t, &record, ts));
 }
 
-/// The dispatch callback and the unguarded one for the clock in effect (test support).
+/// [`dispatch_callback`] (`OBSERVE` false) or [`dispatch_callback_observe`] without the panic
+/// boundary: only for measuring what the boundary costs (the benches compare the two).
+///
+/// # Safety
+/// As [`dispatch_callback`]; a panic inside aborts the process.
 #[cfg(feature = "test-support")]
-pub(crate) fn dispatch_callbacks() -> (Callback, Callback) {
-    match clock::kind() {
-        Clock::Tsc => (dispatch_callback::<Tsc>, dispatch_callback_unguarded::<Tsc>),
-        _ => (
-            dispatch_callback::<Boottime>,
-            dispatch_callback_unguarded::<Boottime>,
-        ),
-    }
+pub(crate) unsafe extern "C" fn dispatch_callback_unguarded<C: Source, const OBSERVE: bool>(
+    record: CallbackTracingRecord,
+    _user_data: *mut UserData,
+    args: *mut c_void,
+) {
+    let ts = C::now();
+    // SAFETY: the SDK passes what configure registered.
+    let t = unsafe { tool_of(args) };
+    dispatch::<OBSERVE>(t, &record, ts);
+}
+
+/// The dispatch callback configure registers for the clock and mode in effect, and the same
+/// without its panic boundary (test support).
+#[cfg(feature = "test-support")]
+pub(crate) fn dispatch_callbacks(mode: Mode) -> (Callback, Callback) {
+    let cb = dispatch_callback_for(clock::kind(), mode);
+    let unguarded = match (clock::kind(), mode == Mode::Observe) {
+        (Clock::Tsc, false) => dispatch_callback_unguarded::<Tsc, false>,
+        (_, false) => dispatch_callback_unguarded::<Boottime, false>,
+        (Clock::Tsc, true) => dispatch_callback_unguarded::<Tsc, true>,
+        (_, true) => dispatch_callback_unguarded::<Boottime, true>,
+    };
+    (cb, unguarded)
 }
 
 #[inline(always)]
-fn dispatch(t: Option<&'static Tool>, record: &CallbackTracingRecord, ts: u64) {
+fn dispatch<const OBSERVE: bool>(
+    t: Option<&'static Tool>,
+    record: &CallbackTracingRecord,
+    ts: u64,
+) {
     if let (Some(t), Some(th)) = (t, recorder::this_thread()) {
-        on_dispatch(t, th, record, ts);
+        on_dispatch::<OBSERVE>(t, th, record, ts);
     }
 }
 
@@ -188,7 +214,7 @@ pub(crate) unsafe extern "C" fn routed_callback(
 ) {
     let Some(t) = tool::get() else { return };
     let ops = &t.ops;
-    let cbs = callbacks(clock::kind());
+    let cbs = callbacks(clock::kind(), t.mode());
     let cb = if record.kind == ops.dispatch_kind {
         cbs.dispatch
     } else if Some(record.kind) == ops.replay_kind {
@@ -299,9 +325,15 @@ macro_rules! field {
     };
 }
 
-/// KERNEL_DISPATCH: enqueue ENTER/EXIT and completion.
+/// KERNEL_DISPATCH: enqueue ENTER/EXIT and completion (`OBSERVE`: an enqueue's ENTER and EXIT
+/// as one record).
 #[inline(always)]
-fn on_dispatch(t: &Tool, th: recorder::Thread, record: &CallbackTracingRecord, ts: u64) {
+fn on_dispatch<const OBSERVE: bool>(
+    t: &Tool,
+    th: recorder::Thread,
+    record: &CallbackTracingRecord,
+    ts: u64,
+) {
     // SAFETY: KERNEL_DISPATCH payloads are `KernelDispatchData`, live for this callback.
     let Some(p) = (unsafe { dispatch_payload(record) }) else {
         return;
@@ -309,7 +341,18 @@ fn on_dispatch(t: &Tool, th: recorder::Thread, record: &CallbackTracingRecord, t
     let tid = record.thread_id as u32;
     let d = field!(p, dispatch_info.dispatch_id);
     match (record.operation, record.phase) {
+        (kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER) if OBSERVE => {
+            let kernel = field!(p, dispatch_info.kernel_id);
+            let place = (
+                field!(p, dispatch_info.agent_id.handle),
+                field!(p, dispatch_info.queue_id.handle),
+            );
+            t.on_enqueue_enter_observe(th, d, kernel, place, tid, ts);
+        }
         (kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER) => enqueue_enter(t, th, p, d, tid, ts),
+        (kernel_dispatch_op::ENQUEUE, _) if OBSERVE => {
+            t.on_enqueue_exit_observe(th, d, tid, record.correlation_id.internal, ts)
+        }
         (kernel_dispatch_op::ENQUEUE, _) => {
             t.on_enqueue_exit(th, d, tid, record.correlation_id.internal, ts)
         }
