@@ -83,15 +83,21 @@ pub fn synthetic_entry_points() -> (
 }
 
 /// The KERNEL_DISPATCH and KERNEL_REPLAY callbacks as the SDK calls them in the shipped library
-/// (the dispatch one for the clock in effect), with the `callback_args` configure would
-/// register; and the dispatch callback without its panic boundary, for measuring what the
-/// boundary costs. `None` before [`install_synthetic`].
+/// (the dispatch one for the clock and mode in effect), with the `callback_args` configure
+/// would register; the dispatch callback without its panic boundary, for measuring what the
+/// boundary costs; and drive mode's dispatch callback, which writes each enqueue callback as a
+/// record of its own (observe mode's pairs an ENTER with its EXIT). `None` before
+/// [`install_synthetic`].
 pub fn entry_points() -> Option<EntryPoints> {
     let t = tool::get()?;
     let (dispatch, dispatch_unguarded) = tracing::dispatch_callbacks(t.mode());
+    let (dispatch_plain, dispatch_plain_unguarded) =
+        tracing::dispatch_callbacks(krphase_format::Mode::Drive);
     Some(EntryPoints {
         dispatch,
         dispatch_unguarded,
+        dispatch_plain,
+        dispatch_plain_unguarded,
         replay: tracing::replay_callback,
         args: tracing::args(t),
     })
@@ -102,6 +108,8 @@ pub fn entry_points() -> Option<EntryPoints> {
 pub struct EntryPoints {
     pub dispatch: Callback,
     pub dispatch_unguarded: Callback,
+    pub dispatch_plain: Callback,
+    pub dispatch_plain_unguarded: Callback,
     pub replay: Callback,
     pub args: *mut std::ffi::c_void,
 }

@@ -47,6 +47,18 @@ impl Driver {
         self
     }
 
+    /// The same driver calling drive mode's dispatch callback, which writes each enqueue
+    /// callback as a record of its own (`unguarded`: without its panic boundary).
+    pub fn plain(mut self, unguarded: bool) -> Driver {
+        let e = entry_points();
+        self.cb = if unguarded {
+            e.dispatch_plain_unguarded
+        } else {
+            e.dispatch_plain
+        };
+        self
+    }
+
     pub fn call(&mut self, op: i32, phase: CallbackPhase) {
         let rec = dispatch_record(op, phase, &mut self.data);
         // SAFETY: the record's payload points to a live KernelDispatchData for the call, as

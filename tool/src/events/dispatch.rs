@@ -46,12 +46,13 @@ impl Tool {
         enqueue_enter_placing(th, d, kernel, place, tid, ts);
     }
 
-    /// Observe mode's ENQUEUE ENTER: kept pending in the thread's slot for its EXIT, which
-    /// writes both as one ENQUEUE_PAIR record, when module variables need no walk, the kernel id
-    /// fits the pair and the thread is attached with its placement unchanged; otherwise as
-    /// [`Tool::on_enqueue_enter`] (an ENTER still pending is written first).
+    /// Observe mode's ENQUEUE ENTER kept pending in the thread's slot for its EXIT, which
+    /// writes both as one ENQUEUE_PAIR record: true when module variables need no walk, the
+    /// kernel id fits the pair and the thread is attached with its placement unchanged.
+    /// Otherwise nothing is done, and the caller writes the ENTER as a record of its own (as
+    /// [`Tool::on_enqueue_enter`] does, after an ENTER still pending).
     #[inline(always)]
-    pub fn on_enqueue_enter_observe(
+    pub fn hold_enqueue_enter(
         &self,
         th: Thread,
         d: u64,
@@ -59,43 +60,23 @@ impl Tool {
         place: (u64, u64),
         tid: u32,
         ts: u64,
-    ) {
-        if !self.modvars.is_dirty()
-            && let Some(head) = enqueue_pair::head(tid, kernel)
-            && th.hold_enter(head, ts, d, place)
-        {
-            return;
-        }
-        self.enqueue_enter_plain(th, d, kernel, place, tid, ts);
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn enqueue_enter_plain(
-        &self,
-        th: Thread,
-        d: u64,
-        kernel: u64,
-        place: (u64, u64),
-        tid: u32,
-        ts: u64,
-    ) {
-        th.write_pending(ts);
-        self.on_enqueue_enter(th, d, kernel, place, tid, ts);
+    ) -> bool {
+        !self.modvars.is_dirty()
+            && enqueue_pair::head(tid, kernel).is_some_and(|head| th.hold_enter(head, ts, d, place))
     }
 
     /// Observe mode's ENQUEUE EXIT: one ENQUEUE_PAIR record with its pending ENTER; otherwise
     /// (no ENTER of this dispatch pending, or values the pair cannot hold) the pending ENTER, if
     /// any, and this EXIT as records of their own.
     #[inline(always)]
-    pub fn on_enqueue_exit_observe(&self, th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
+    pub fn on_enqueue_exit_observe(th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
         if !th.record_exit_pair(d, corr, ts) {
             enqueue_exit_plain(th, d, tid, corr, ts);
         }
     }
 
     #[inline(always)]
-    pub fn on_enqueue_exit(&self, th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
+    pub fn on_enqueue_exit(th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
         // The SDK's thread id is the recording thread's: nothing to fill in.
         th.record_exact(Record::enqueue_exit(tid, ts, d, corr), ts);
     }
@@ -103,7 +84,7 @@ impl Tool {
     /// COMPLETE: one COMPLETE_AT record (host time, GPU interval, dispatch id in 56 bits); a
     /// dispatch id beyond 56 bits (no SDK numbers them so) takes the two-record form.
     #[inline(always)]
-    pub fn on_complete(&self, th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
+    pub fn on_complete(th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
         if d < HEAD56_LIMIT {
             th.record_exact(Record::complete_at(ts, d, start, end), ts);
         } else {

@@ -142,6 +142,12 @@ impl<const N: usize> Slot<N> {
         self.open();
     }
 
+    /// The time of the owner's pending ENTER (0: none); as [`Slot::pending`], for the owner.
+    #[inline(always)]
+    pub fn pending_ts(&self) -> u64 {
+        self.pending[1].load(Ordering::Relaxed)
+    }
+
     /// The owner keeps an ENQUEUE ENTER pending: `head` and `dispatch` are kept as they are,
     /// `ts` (not 0) marks it set. None may be pending ([`Slot::clear_pending`] first).
     #[inline(always)]

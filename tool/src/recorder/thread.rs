@@ -350,7 +350,7 @@ impl Thread<'_> {
         let Some(slot) = h.slot.get() else {
             return false;
         };
-        if slot.pending()[1] != 0 {
+        if slot.pending_ts() != 0 {
             return false;
         }
         slot.set_pending(head, ts, d);
@@ -379,7 +379,7 @@ impl Thread<'_> {
         };
         // Cleared before the pair is published: finalize never finds the ENTER twice.
         slot.clear_pending();
-        push_attached(h, w, ts, false, false);
+        push_into(h, slot, w, ts, false);
         true
     }
 
@@ -439,6 +439,13 @@ fn push_attached(h: &ThreadBuffer, words: [u64; 4], now: u64, flush_now: bool, f
     } else {
         head
     };
+    push_into(h, slot, [head, w0, w1, w2], now, flush_now);
+}
+
+/// [`push_attached`] into `slot`, the thread's, the words as they are.
+#[inline(always)]
+fn push_into(h: &ThreadBuffer, slot: &Slot, words: [u64; 4], now: u64, flush_now: bool) {
+    let [head, w0, w1, w2] = words;
     let i = slot.count();
     // `i` below the last index: the push below needs no bound check of its own.
     if i >= SLOT_RECORDS - 1 {

@@ -134,13 +134,14 @@ pub(crate) fn dispatch_callbacks(mode: Mode) -> (Callback, Callback) {
     (cb, unguarded)
 }
 
+/// The tool is looked at only by the operations that use it (an ENQUEUE ENTER).
 #[inline(always)]
 fn dispatch<const OBSERVE: bool>(
     t: Option<&'static Tool>,
     record: &CallbackTracingRecord,
     ts: u64,
 ) {
-    if let (Some(t), Some(th)) = (t, recorder::this_thread()) {
+    if let Some(th) = recorder::this_thread() {
         on_dispatch::<OBSERVE>(t, th, record, ts);
     }
 }
@@ -329,7 +330,7 @@ macro_rules! field {
 /// as one record).
 #[inline(always)]
 fn on_dispatch<const OBSERVE: bool>(
-    t: &Tool,
+    t: Option<&Tool>,
     th: recorder::Thread,
     record: &CallbackTracingRecord,
     ts: u64,
@@ -342,23 +343,30 @@ fn on_dispatch<const OBSERVE: bool>(
     let d = field!(p, dispatch_info.dispatch_id);
     match (record.operation, record.phase) {
         (kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER) if OBSERVE => {
+            let Some(t) = t else { return };
             let kernel = field!(p, dispatch_info.kernel_id);
             let place = (
                 field!(p, dispatch_info.agent_id.handle),
                 field!(p, dispatch_info.queue_id.handle),
             );
-            t.on_enqueue_enter_observe(th, d, kernel, place, tid, ts);
+            if !t.hold_enqueue_enter(th, d, kernel, place, tid, ts) {
+                enqueue_enter_observe_plain(t, th, p, d, tid, ts);
+            }
         }
-        (kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER) => enqueue_enter(t, th, p, d, tid, ts),
+        (kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER) => {
+            if let Some(t) = t {
+                enqueue_enter(t, th, p, d, tid, ts);
+            }
+        }
         (kernel_dispatch_op::ENQUEUE, _) if OBSERVE => {
-            t.on_enqueue_exit_observe(th, d, tid, record.correlation_id.internal, ts)
+            Tool::on_enqueue_exit_observe(th, d, tid, record.correlation_id.internal, ts)
         }
         (kernel_dispatch_op::ENQUEUE, _) => {
-            t.on_enqueue_exit(th, d, tid, record.correlation_id.internal, ts)
+            Tool::on_enqueue_exit(th, d, tid, record.correlation_id.internal, ts)
         }
         (kernel_dispatch_op::COMPLETE, _) => {
             let (start, end) = (field!(p, start_timestamp), field!(p, end_timestamp));
-            t.on_complete(th, d, start, end, tid, ts)
+            Tool::on_complete(th, d, start, end, tid, ts)
         }
         _ => {}
     }
@@ -381,6 +389,23 @@ fn enqueue_enter(
         field!(p, dispatch_info.queue_id.handle),
     );
     t.on_enqueue_enter(th, d, kernel, place, tid, ts);
+}
+
+/// Observe mode's ENQUEUE ENTER that is not kept pending: written as a record of its own, after
+/// an ENTER still pending (out of line, with few arguments: the hot path saves no registers for
+/// it).
+#[cold]
+#[inline(never)]
+fn enqueue_enter_observe_plain(
+    t: &Tool,
+    th: recorder::Thread,
+    p: *const KernelDispatchData,
+    d: u64,
+    tid: u32,
+    ts: u64,
+) {
+    th.write_pending(ts);
+    enqueue_enter(t, th, p, d, tid, ts);
 }
 
 /// KERNEL_REPLAY CONFIG and PASS, ENTER and EXIT.
