@@ -10,7 +10,8 @@
 //! * `v3.1.krp` / `v3.1.json`: format 3.1, frozen: the 3.0 file with a launcher's rank in its
 //!   header.
 //! * `v4.0.krp` / `v4.0.json`: format 4.0, the 3.1 file's header and records in 4.0's EVENTS
-//!   blocks; it decodes to the same events as `v3.1.krp`.
+//!   blocks, an ENQUEUE ENTER right before its EXIT as one ENQUEUE_PAIR; it decodes to the same
+//!   events as `v3.1.krp`.
 //! * `v5.0-newer-major.krp`: a newer major; refused with the upgrade line.
 //!
 //! This test checks the bytes and what the reader decodes (header, events, trailer, what was
@@ -144,6 +145,12 @@ fn v4_0_and_v3_1_goldens_give_identical_events() {
     assert_eq!(a, b);
     let size = |p: &Path| std::fs::metadata(p).expect("size").len();
     assert!(size(&new) < size(&old), "{} vs {}", size(&new), size(&old));
+    // The 4.0 golden holds enqueues in both forms: ENQUEUE_PAIR records and, where a placement
+    // follows the ENTER, ENQUEUE ENTER and EXIT apart.
+    let words = golden_files::v4_0_words();
+    let count = |k: u8| words.iter().filter(|w| w[0] as u8 == k).count();
+    assert!(count(krphase_format::enqueue_pair::ENQUEUE_PAIR) >= 5);
+    assert!(count(kind::ENQUEUE_ENTER) >= 1 && count(kind::ENQUEUE_EXIT) >= 1);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use krphase_format::block::tag;
 use krphase_format::clock;
+use krphase_format::enqueue_pair;
 use krphase_format::event::{CounterValue, Decision, Notice, attribution, kind, own_time};
 use krphase_format::header::Clock;
 use krphase_format::sample::{events, header, names, trailer};
@@ -350,8 +351,46 @@ pub fn v3_1() -> Vec<u8> {
 /// records, in 4.0's EVENTS blocks (records sized by kind, threads and dispatch ids stated
 /// once per run).
 pub fn v4_0() -> Vec<u8> {
-    let w = FileWriter::new(Vec::new(), &v3_1_header()).expect("header");
-    names_records_trailer(w, &v3_0_records())
+    let mut w = FileWriter::new(Vec::new(), &v3_1_header()).expect("header");
+    w.write_names(&v2_names()).expect("names");
+    let words = v4_0_words();
+    let half = words.len() / 2;
+    w.write_words(&words[..half]).expect("block 1");
+    w.write_words(&words[half..]).expect("block 2");
+    w.write_trailer(&v2_trailer()).expect("trailer");
+    w.into_inner()
+}
+
+/// The 3.1 golden's records as 4.0 writes them: an ENQUEUE ENTER right before its ENQUEUE EXIT
+/// (same thread and dispatch) is one ENQUEUE_PAIR, as observe mode's tool writes it; the others
+/// (an ENTER with its placement after it) as they are.
+pub fn v4_0_words() -> Vec<[u64; 4]> {
+    let recs = v3_0_records();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < recs.len() {
+        let (a, b) = (recs[i], recs.get(i + 1).copied());
+        let pair = b.filter(|b| {
+            a.kind == kind::ENQUEUE_ENTER
+                && b.kind == kind::ENQUEUE_EXIT
+                && (a.thread, a.payload[1]) == (b.thread, b.payload[1])
+        });
+        let words = pair.and_then(|b| {
+            let head = enqueue_pair::head(a.thread, a.payload[2])?;
+            enqueue_pair::words(head, a.payload[0], a.payload[1], b.payload[0], b.payload[2])
+        });
+        match words {
+            Some(w) => {
+                out.push(w);
+                i += 2;
+            }
+            None => {
+                out.push(a.to_words());
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// A "newer major" file (`v5.0-newer-major.krp`): what a 5.0 writer's file starts with. A 4.0
