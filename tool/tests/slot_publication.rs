@@ -128,3 +128,41 @@ fn a_slot_handed_over_and_reopened_is_read_by_finalize_only_from_its_new_records
         }
     });
 }
+
+/// A pending ENQUEUE ENTER (`set_pending`) against finalize: the owner keeps ENTER 10 pending,
+/// then its EXIT clears it and publishes the pair (record 10), then keeps ENTER 20 pending.
+/// Finalize closes the slot, reads the records twice, then takes the pending ENTER. It never
+/// finds ENTER 10 both in the pair and pending, never a torn pending ENTER (its three words
+/// agree), and an ENTER it takes is one the owner, looking afterwards, does not find pending.
+#[test]
+fn finalize_takes_a_pending_enter_whole_and_never_beside_its_pair() {
+    loom::model(|| {
+        let s = open_slot();
+        let owner = {
+            let s = s.clone();
+            loom::thread::spawn(move || {
+                s.set_pending(10, 10, 10);
+                // The EXIT: the ENTER is cleared before the pair is published.
+                if s.pending()[1] == 10 {
+                    s.clear_pending();
+                    // SAFETY: this thread opened the slot and is its only writer.
+                    unsafe { push(&s, rec(10)) };
+                }
+                s.set_pending(20, 20, 20);
+            })
+        };
+        let mut records = finalize(&s).expect("finalize closed the open slot");
+        let took = s.take_pending();
+        owner.join().expect("owner");
+        if let Some(p) = took {
+            assert!(p[0] == p[1] && p[1] == p[2], "a torn pending ENTER: {p:?}");
+            records.push(p[1]);
+            if p[1] == 20 {
+                // The owner, looking now (its next EXIT), finds it taken.
+                assert_eq!(s.pending()[1], 0, "taken by finalize and still the owner's");
+            }
+        }
+        let tens = records.iter().filter(|&&k| k == 10).count();
+        assert!(tens <= 1, "ENTER 10 found twice: {records:?}");
+    });
+}

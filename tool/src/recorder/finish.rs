@@ -104,7 +104,7 @@ impl Recorder {
         for (slot, from) in taken {
             slot.read_closed(from, &mut late);
             // An ENQUEUE ENTER whose EXIT had not come: written as it is (see `slot.rs`).
-            if let Some([head, ts, d]) = slot.read_pending() {
+            if let Some([head, ts, d]) = slot.take_pending() {
                 late.push(enqueue_pair::enter(head, ts, d).to_words());
             }
         }

@@ -24,10 +24,13 @@
 //! The words follow a sequence lock keyed by the ENTER's time (never 0; 0: none pending): the
 //! owner clears the time before it writes other words ([`Slot::clear_pending`], then a Release
 //! fence before the next set) and stores the time last with Release; finalize reads the time,
-//! the words, and the time again ([`Slot::read_pending`]) and takes the ENTER only when both
-//! reads agree. It does so after its last look at the records, so an ENTER whose EXIT came before
-//! finalize is found as the pair record or not at all, never twice: the owner clears the pending
-//! ENTER before it publishes the pair. Opening the slot for a new owner clears it.
+//! the words, and swaps the time it read for 0 ([`Slot::take_pending`]), taking the ENTER only
+//! when that succeeds. It does so after its last look at the records, so an ENTER whose EXIT
+//! came before finalize is found in the pair record or not at all, never in both: the owner
+//! clears the pending ENTER before it publishes the pair. An owner that looks after finalize
+//! took it finds none. (An owner that read it just before finalize took it writes it once more
+//! after recording stopped, where it is counted as dropped: the one overlap left, a count one
+//! too high, never a loss.) Opening the slot for a new owner clears it.
 //!
 //! **Fork.** A fork child has only the forking thread, which was not inside a push; the
 //! parent's slots belong to the parent's recorder, which the child never reads. The forking
@@ -177,10 +180,11 @@ impl<const N: usize> Slot<N> {
         self.pending[1].store(0, Ordering::Relaxed);
     }
 
-    /// Finalize: the pending ENTER of a closed slot, as `[head, ts, dispatch]`, when one is set
-    /// and read whole (an owner that changed it meanwhile is past it: its EXIT reached the
-    /// record path, which finds recording stopped and counts it).
-    pub fn read_pending(&self) -> Option<[u64; 3]> {
+    /// Finalize: takes the pending ENTER of a closed slot, as `[head, ts, dispatch]`, when one
+    /// is set and read whole; its time is set to 0 as it is taken (compare-exchange), so an
+    /// owner that looks after that finds none and does not write it again. An owner that
+    /// changed it meanwhile is past it: its EXIT writes it.
+    pub fn take_pending(&self) -> Option<[u64; 3]> {
         let ts = self.pending[1].load(Ordering::Acquire);
         if ts == 0 || self.state.load(Ordering::Acquire) != CLOSED {
             return None;
@@ -188,7 +192,10 @@ impl<const N: usize> Slot<N> {
         let head = self.pending[0].load(Ordering::Relaxed);
         let dispatch = self.pending[2].load(Ordering::Relaxed);
         fence(Ordering::Acquire);
-        (self.pending[1].load(Ordering::Relaxed) == ts).then_some([head, ts, dispatch])
+        self.pending[1]
+            .compare_exchange(ts, 0, Ordering::AcqRel, Ordering::Relaxed)
+            .ok()
+            .map(|_| [head, ts, dispatch])
     }
 
     /// Appends the first `n` records to `out`.
