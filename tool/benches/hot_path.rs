@@ -11,11 +11,13 @@
 //!
 //! `cargo bench -p krphase-tool --bench hot_path` prints a table (figure, reference in the same
 //! run, goal, met?):
-//! * ns per recorded event (ENQUEUE EXIT: one clock read + one record), median of 401 samples
+//! * ns per recorded event (ENQUEUE EXIT through drive mode's dispatch callback, which writes
+//!   each enqueue callback as a record of its own: one clock read + one record), median of 401 samples
 //!   of 2 000 calls, beside the floor (a TSC read + a 32-byte store into a thread-local ring,
 //!   [`floor_record`]) and `clock_gettime(CLOCK_BOOTTIME)` alone, with the ratios;
 //! * ns per COMPLETE (it reads the clock too: the host time of the completion);
-//! * observe-mode cost per non-replayed dispatch (ENQUEUE ENTER + EXIT + COMPLETE) and the
+//! * observe-mode cost per non-replayed dispatch (ENQUEUE ENTER + EXIT + COMPLETE, through
+//!   observe mode's callback: the ENTER kept pending, one ENQUEUE_PAIR at the EXIT) and the
 //!   records it writes, counted in a file written by a child that does nothing else;
 //! * writer throughput: records/s from the first record to the trailer on disk, one producer,
 //!   `KRPHASE_ON_FULL=block` (no drops), records counted in the file; the writer alone (encode +
@@ -354,11 +356,11 @@ fn measure(dir: &Path, path: &Path) {
         complete / floor
     );
     let recs = match per_dispatch.as_deref() {
-        Some([r, b]) => format!("{r:.2} records and {b:.1} bytes"),
+        Some([r, b]) => format!("{r:.2} events and {b:.1} bytes"),
         _ => "?".into(),
     };
     println!(
-        "| observe mode, per non-replayed dispatch (ENQUEUE ENTER + EXIT + COMPLETE; {recs} in the file per dispatch), median | {dispatch:.1} ns; {ir_dispatch} | {:.2}× the floor | ≤ 100 ns, ≤ 150 Ir | {} |",
+        "| observe mode, per non-replayed dispatch (ENQUEUE ENTER + EXIT + COMPLETE, written as ENQUEUE_PAIR + COMPLETE_AT; {recs} in the file per dispatch), median | {dispatch:.1} ns; {ir_dispatch} | {:.2}× the floor | ≤ 100 ns, ≤ 150 Ir | {} |",
         dispatch / floor,
         met(dispatch <= 100.0 && ir_ok(|i| i.dispatch_cb, 150.0))
     );
