@@ -113,8 +113,16 @@ fn an_enter_without_its_exit_is_written_not_lost() {
         }
     }
     let once = |ds: &[u64]| ds.iter().map(|&d| (d, 1)).collect::<BTreeMap<u64, usize>>();
-    assert_eq!(enters, once(&[1, 2, 3, 4, 10, 11, 20, 21, 30]), "every ENTER once");
-    assert_eq!(exits, once(&[1, 2, 4, 10, 20]), "every EXIT that came, once");
+    assert_eq!(
+        enters,
+        once(&[1, 2, 3, 4, 10, 11, 20, 21, 30]),
+        "every ENTER once"
+    );
+    assert_eq!(
+        exits,
+        once(&[1, 2, 4, 10, 20]),
+        "every EXIT that came, once"
+    );
     let t = r.trailer().expect("trailer");
     assert_eq!(t.dropped_dispatch, 0);
 }

@@ -26,8 +26,7 @@ pub const KERNEL_LIMIT: u64 = 1 << 24;
 /// of the record, made at the ENTER).
 #[inline(always)]
 pub fn head(thread: u32, kernel: u64) -> Option<u64> {
-    (kernel < KERNEL_LIMIT)
-        .then(|| u64::from(ENQUEUE_PAIR) | kernel << 8 | u64::from(thread) << 32)
+    (kernel < KERNEL_LIMIT).then(|| u64::from(ENQUEUE_PAIR) | kernel << 8 | u64::from(thread) << 32)
 }
 
 /// The pair's words from its head ([`head`]), the ENTER's time, the dispatch id, the EXIT's
@@ -41,7 +40,12 @@ pub fn words(head: u64, enter: u64, dispatch: u64, exit: u64, corr: u64) -> Opti
 /// The ENTER alone, as an ENQUEUE ENTER record, from the pair's head, ENTER time and dispatch id
 /// (an ENTER whose EXIT never came, or whose pair does not fit).
 pub fn enter(head: u64, enter: u64, dispatch: u64) -> Record {
-    Record::enqueue_enter((head >> 32) as u32, enter, dispatch, (head >> 8) & 0xFF_FFFF)
+    Record::enqueue_enter(
+        (head >> 32) as u32,
+        enter,
+        dispatch,
+        (head >> 8) & 0xFF_FFFF,
+    )
 }
 
 /// The two records a pair stands for: ENQUEUE ENTER and ENQUEUE EXIT (`r` is the pair as a
@@ -76,7 +80,11 @@ mod tests {
         let h = head(7, 3).expect("fits");
         assert_eq!(words(h, 10, 1, 10 + (1 << 32), 5), None, "EXIT too late");
         assert_eq!(words(h, 10, 1, 9, 5), None, "EXIT before ENTER");
-        assert_eq!(words(h, 10, 1, 11, 1 << 32), None, "correlation id too large");
+        assert_eq!(
+            words(h, 10, 1, 11, 1 << 32),
+            None,
+            "correlation id too large"
+        );
         assert!(words(h, 10, 1, 10 + u64::from(u32::MAX), u64::from(u32::MAX)).is_some());
     }
 }

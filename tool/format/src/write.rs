@@ -6,8 +6,8 @@
 //! one partial block at the end of the file.
 
 use crate::block::{self, MAX_RECORDS_PER_BLOCK, tag};
-use crate::event::NameSpace;
 use crate::enqueue_pair::ENQUEUE_PAIR;
+use crate::event::NameSpace;
 use crate::events_block::{self, Encoder};
 use crate::header::Header;
 use crate::record::{RECORD_SIZE, Record};

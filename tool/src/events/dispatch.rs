@@ -4,8 +4,8 @@
 
 use super::tool::Tool;
 use crate::recorder::{Flush, Thread};
-use krphase_format::{Record, enqueue_pair};
 use krphase_format::event::HEAD56_LIMIT;
+use krphase_format::{Record, enqueue_pair};
 
 impl Tool {
     /// ENQUEUE ENTER: the enqueue record, and the placement (agent, queue) when it changed for

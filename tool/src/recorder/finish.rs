@@ -6,8 +6,8 @@ use super::slot::{RecordWords, Slot};
 use super::writer::{WriterMessage, Written};
 use super::{DropTally, Recorder};
 use crossbeam_channel::RecvTimeoutError;
-use krphase_format::{Trailer, enqueue_pair};
 use krphase_format::trailer::flags;
+use krphase_format::{Trailer, enqueue_pair};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 

@@ -6,8 +6,8 @@ use super::free_slots::{free_slot, give_back};
 use super::slot::{SLOT_RECORDS, Slot};
 use super::{Counters, Recorder};
 use crate::{clock, sys};
-use krphase_format::{Record, enqueue_pair};
 use krphase_format::event::Notice;
+use krphase_format::{Record, enqueue_pair};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -137,7 +137,10 @@ fn an_enqueue_pair_reads_as_its_enter_and_exit_and_an_observed_dispatch_takes_64
     pair(1).iter().for_each(|w| e.push(w, &mut one));
     let mut two = one.clone();
     // A record of the same dispatch before the pair: the pair leaves its dispatch id out.
-    e.push(&Record::dispatch_info(7, 2, 5, 6, true).to_words(), &mut two);
+    e.push(
+        &Record::dispatch_info(7, 2, 5, 6, true).to_words(),
+        &mut two,
+    );
     pair(2).iter().for_each(|w| e.push(w, &mut two));
     assert_eq!(one.len(), 8 + 64);
     assert_eq!(two.len() - one.len(), 32 + 24 + 32);
