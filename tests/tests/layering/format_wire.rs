@@ -16,6 +16,7 @@ use crate::no_path::rust_files;
 const WIRE_MODULES: &[&str] = &[
     "block",
     "clock",
+    "enqueue_pair",
     "event",
     "events_block",
     "header",
