@@ -125,7 +125,7 @@ pub struct PlainDispatch {
 /// per-row CASEs cost more than the rest of the reading at a million windows; [`derive`]
 /// follows the view's cases exactly (a test compares the two on every kind of window).
 const WINDOW_COLUMNS: &str =
-    "w.id, w.dispatch_id, COALESCE(krphase_kernel_name(w.kernel), '?'), COALESCE(w.thread, 0), w.queue,
+    "w.id, w.dispatch_id, w.kernel, COALESCE(w.thread, 0), w.queue,
         w.outcome, w.reason, w.executed_passes, w.\"start\", w.\"end\", w.pass_count_return,
         w.first_pass_enter, w.last_pass_exit, w.stuck_ns, w.source, w.restore_ns,
         w.bytes_estimate";
@@ -163,21 +163,26 @@ const PASSES_SQL: &str = "SELECT window_id, pass_index, \"start\", \"end\", gpu_
  ORDER BY window_id, pass_index";
 
 const PLAIN_SQL: &str =
-    "SELECT dispatch_id, COALESCE(krphase_kernel_name(kernel), '?'), COALESCE(thread, 0), queue, \"start\", \"end\",
+    "SELECT dispatch_id, kernel, COALESCE(thread, 0), queue, \"start\", \"end\",
         gpu_start, gpu_end FROM krphase_dispatch WHERE run_id = ?1 ORDER BY id";
 
-/// Kernel names of a run, each held once and shared by its windows.
+/// Kernel names of a run as the trace shows them, each formatted and held once and shared by its
+/// windows, by raw name: formatting in SQL (`krphase_kernel_name`) would copy and look up the
+/// name once per row.
 #[derive(Default)]
 struct Kernels(HashMap<String, Arc<str>>);
 
 impl Kernels {
+    /// Column `i`'s raw kernel name as shown (`kernel_names::shown`), `?` for NULL.
     fn get(&mut self, r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Arc<str>> {
-        let s = r.get_ref(i)?.as_str()?;
-        if let Some(k) = self.0.get(s) {
+        let Some(raw) = r.get_ref(i)?.as_str_or_null()? else {
+            return Ok(Arc::from("?"));
+        };
+        if let Some(k) = self.0.get(raw) {
             return Ok(Arc::clone(k));
         }
-        let k: Arc<str> = Arc::from(s);
-        self.0.insert(s.to_owned(), Arc::clone(&k));
+        let k: Arc<str> = Arc::from(crate::db::kernel_names::shown(raw));
+        self.0.insert(raw.to_owned(), Arc::clone(&k));
         Ok(k)
     }
 }
