@@ -482,18 +482,12 @@ fn pftrace_of_a_large_synthetic_run_decodes_to_the_golden_packets() {
     let dir = krphase_tests::scratch_dir("export-pftrace-digest");
     let db = dir.join("k.db");
     let synth = dir.join("synthetic.krp");
-    krphase_tests::krphase_db_ok(
-        &db,
-        &[
-            "gen-synthetic".as_ref(),
-            "--windows".as_ref(),
-            "20000".as_ref(),
-            "--passes".as_ref(),
-            "3".as_ref(),
-            "-o".as_ref(),
-            synth.as_os_str(),
-        ],
-    );
+    let o = Command::new(&krphase_tests::artifacts().krphase)
+        .args(["gen-synthetic", "--windows", "20000", "--passes", "3", "-o"])
+        .arg(&synth)
+        .output()
+        .expect("run krphase gen-synthetic");
+    assert!(o.status.success(), "{}", krphase_tests::output_text(&o));
     let small = root.join("golden/small.krp");
     krphase_tests::krphase_db_ok(
         &db,
