@@ -178,7 +178,10 @@ fn compress_and_write<W: Write>(mut w: W, rx: Receiver<Vec<u8>>, compress: bool)
             packet.clear();
             // `TracePacket { compressed_packets }`, length-delimited: field 50's key, the
             // length, the bytes.
-            varint((data.len() + 2 + varint_len(data.len() as u64)) as u64, &mut packet);
+            varint(
+                (data.len() + 2 + varint_len(data.len() as u64)) as u64,
+                &mut packet,
+            );
             key(50, WireType::LengthDelimited, &mut packet);
             varint(data.len() as u64, &mut packet);
             packet.extend_from_slice(&data);

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::mpsc::SyncSender;
 
 use anyhow::{Result, anyhow};
-use rusqlite::{Connection, OptionalExtension};
 use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OptionalExtension};
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::db::basis::Basis;
@@ -124,8 +124,7 @@ pub struct PlainDispatch {
 /// computed here from these rather than read from the view `krphase_window_phase`, whose
 /// per-row CASEs cost more than the rest of the reading at a million windows; [`derive`]
 /// follows the view's cases exactly (a test compares the two on every kind of window).
-const WINDOW_COLUMNS: &str =
-    "w.id, w.dispatch_id, w.kernel, COALESCE(w.thread, 0), w.queue,
+const WINDOW_COLUMNS: &str = "w.id, w.dispatch_id, w.kernel, COALESCE(w.thread, 0), w.queue,
         w.outcome, w.reason, w.executed_passes, w.\"start\", w.\"end\", w.pass_count_return,
         w.first_pass_enter, w.last_pass_exit, w.stuck_ns, w.source, w.restore_ns,
         w.bytes_estimate";
