@@ -61,6 +61,17 @@ pub struct WindowBatch {
     pub passes: Vec<Pass>,
 }
 
+impl WindowBatch {
+    /// An empty batch with room for a full one (two passes a window), so it is not regrown
+    /// and copied window by window.
+    fn with_capacity() -> Self {
+        WindowBatch {
+            windows: Vec::with_capacity(BATCH),
+            passes: Vec::with_capacity(2 * BATCH),
+        }
+    }
+}
+
 /// A basis code: one of [`Basis`]'s.
 pub type Code = &'static str;
 
@@ -421,7 +432,7 @@ fn read_windows(
     )?;
     let mut windows = conn.prepare(&windows_sql(has_log))?;
     let mut rows = windows.query([run_id, first, last])?;
-    let mut batch = WindowBatch::default();
+    let mut batch = WindowBatch::with_capacity();
     while let Some(r) = rows.next()? {
         let mut w = window_row(r, kernels, has_log)?;
         let first = batch.passes.len();
@@ -437,7 +448,10 @@ fn read_windows(
         }
         batch.windows.push(w);
         if batch.windows.len() == BATCH {
-            send(Batch::Windows(std::mem::take(&mut batch)))?;
+            send(Batch::Windows(std::mem::replace(
+                &mut batch,
+                WindowBatch::with_capacity(),
+            )))?;
         }
     }
     if !batch.windows.is_empty() {

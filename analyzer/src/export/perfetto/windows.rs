@@ -129,7 +129,10 @@ fn write_window<S: Sink>(
     names: &mut KernelNames,
     out: &mut RunWriter<'_, S>,
 ) -> Result<()> {
-    let mut args: Vec<Arg<'_>> = vec![("dispatch_id", Val::Int(w.dispatch))];
+    // Sized for every argument a window can have: grown push by push, it was reallocated twice
+    // per window.
+    let mut args: Vec<Arg<'_>> = Vec::with_capacity(6);
+    args.push(("dispatch_id", Val::Int(w.dispatch)));
     if let Some(n) = w.passes {
         args.push(("passes", Val::Int(n)));
     }
@@ -187,7 +190,8 @@ fn write_prepass<S: Sink>(w: &WindowSlices, out: &mut RunWriter<'_, S>) -> Resul
     let drain = [("basis", Val::Str("in_process_minus_sdk_log"))];
     let lock = (Some(split.drain.0), Some(split.drain.1));
     out.slice(t, "lock+drain", "phase", lock, &drain, Flow::None)?;
-    let mut args = vec![("basis", Val::Str(w.snapshot_basis.unwrap_or("sdk_log")))];
+    let mut args = Vec::with_capacity(4);
+    args.push(("basis", Val::Str(w.snapshot_basis.unwrap_or("sdk_log"))));
     if split.clamped {
         // The log prints the snapshot's seconds at a coarse resolution, so its figure can exceed
         // the pre-pass measured around it by up to that resolution: the slice is drawn to the
@@ -262,7 +266,9 @@ fn write_pass<S: Sink>(
     out: &mut RunWriter<'_, S>,
 ) -> Result<()> {
     let t = Track::Thread(w.tid);
-    let mut args: Vec<Arg<'_>> = vec![("basis", Val::Str(IN_PROCESS))];
+    // Sized for the pass's arguments and its counters, so it is allocated once.
+    let mut args: Vec<Arg<'_>> = Vec::with_capacity(3 + w.counters.len());
+    args.push(("basis", Val::Str(IN_PROCESS)));
     if p.incomplete {
         args.push(("incomplete", Val::Bool(true)));
     }
