@@ -9,9 +9,13 @@ nothing here knows how krphase wrote it.
 Usage: decode.py TRACE         the trace's contents as JSON
        decode.py --text TRACE  every packet in protobuf text format (bundles opened), for a
                                golden file: a field the schema does not know shows as a number
+       decode.py --digest TRACE  the packet count and a SHA-256 of every packet (bundles
+                               opened) as the modules serialize it: equal for two traces that
+                               decode to the same packets, however they were compressed
 Exit 2 with one line when the modules are missing.
 """
 
+import hashlib
 import json
 import sys
 import zlib
@@ -162,7 +166,21 @@ def text(data):
         print("}")
 
 
+def digest(data):
+    h, n = hashlib.sha256(), 0
+    for p in packets(data):
+        b = p.SerializeToString(deterministic=True)
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+        n += 1
+    print(f"packets {n} sha256 {h.hexdigest()}")
+
+
 def main():
+    if sys.argv[1] == "--digest":
+        with open(sys.argv[2], "rb") as f:
+            digest(f.read())
+        return
     if sys.argv[1] == "--text":
         with open(sys.argv[2], "rb") as f:
             text(f.read())

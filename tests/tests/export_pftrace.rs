@@ -469,3 +469,51 @@ fn pftrace_of_the_small_golden_run_matches_its_golden_text() {
         golden.display()
     );
 }
+
+/// A trace of many windows (a synthetic run of 20,000 3-pass windows with its opt-outs and plain
+/// dispatches, then the small golden run: 570,039 packets over several compressed bundles and
+/// reading batches) decodes to the very packets of the golden digest, which the export wrote
+/// before its speed-up (one compressor reset per bundle, names made once per kernel, kernel
+/// names formatted outside SQL): a faster export must not change what the trace holds.
+/// `KRPHASE_BLESS=1` rewrites the digest.
+#[test]
+fn pftrace_of_a_large_synthetic_run_decodes_to_the_golden_packets() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = krphase_tests::scratch_dir("export-pftrace-digest");
+    let db = dir.join("k.db");
+    let synth = dir.join("synthetic.krp");
+    let o = Command::new(&krphase_tests::artifacts().krphase)
+        .args(["gen-synthetic", "--windows", "20000", "--passes", "3", "-o"])
+        .arg(&synth)
+        .output()
+        .expect("run krphase gen-synthetic");
+    assert!(o.status.success(), "{}", krphase_tests::output_text(&o));
+    let small = root.join("golden/small.krp");
+    krphase_tests::krphase_db_ok(
+        &db,
+        &["import".as_ref(), synth.as_os_str(), small.as_os_str()],
+    );
+    let trace = dir.join("synthetic.pftrace");
+    krphase_tests::krphase_db_ok(
+        &db,
+        &[
+            "export".as_ref(),
+            "perfetto".as_ref(),
+            "-o".as_ref(),
+            trace.as_os_str(),
+        ],
+    );
+    let digest = decoder(&["--digest".as_ref(), trace.as_os_str()]);
+    let golden = root.join("golden/pftrace/synthetic.digest");
+    if std::env::var_os("KRPHASE_BLESS").is_some() {
+        std::fs::write(&golden, &digest).unwrap();
+    }
+    let want = std::fs::read_to_string(&golden)
+        .unwrap_or_else(|e| panic!("{}: {e} (bless with KRPHASE_BLESS=1)", golden.display()));
+    assert_eq!(
+        digest,
+        want,
+        "the trace's packets differ from {} (bless with KRPHASE_BLESS=1)",
+        golden.display()
+    );
+}

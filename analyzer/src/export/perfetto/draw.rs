@@ -8,7 +8,7 @@ use rusqlite::Connection;
 
 use super::model::{RunWriter, Sink};
 use super::rows::{Batch, read_runs};
-use super::windows::{draw_plain_dispatches, draw_windows};
+use super::windows::{Names, draw_plain_dispatches, draw_windows};
 
 /// Writes `runs` into `sink`, one after the other: this thread reads the database
 /// ([`rows`](super::rows)) while a second one draws the rows into the sink, batch by batch.
@@ -35,9 +35,10 @@ fn draw_runs<S: Sink>(rx: &Receiver<Batch>, sink: &mut S) -> Result<()> {
         };
         sink.begin_run(&info)?;
         let mut w = RunWriter::new(&mut *sink, info.id);
+        let mut names = Names::default();
         loop {
             match rx.recv() {
-                Ok(Batch::Windows(b)) => draw_windows(&b, &mut w)?,
+                Ok(Batch::Windows(b)) => draw_windows(&b, &mut names, &mut w)?,
                 Ok(Batch::Plain(b)) => draw_plain_dispatches(&b, &mut w)?,
                 Ok(Batch::RunEnd) => break,
                 // The reader stopped on an error, which it reports.

@@ -168,20 +168,23 @@ struct Bundler {
 fn compress_and_write<W: Write>(mut w: W, rx: Receiver<Vec<u8>>, compress: bool) -> Result<u64> {
     let mut bytes = 0u64;
     let mut packet = Vec::new();
+    // One compressor for every bundle, reset between them: a new one per bundle would set up
+    // its window and hash tables again each time. Each bundle is still a whole zlib stream.
+    let mut z = flate2::Compress::new(flate2::Compression::fast(), true);
+    let mut data = Vec::new();
     for raw in rx {
         let body = if compress {
-            let mut z = flate2::write::ZlibEncoder::new(
-                Vec::with_capacity(raw.len() / 4),
-                flate2::Compression::fast(),
-            );
-            z.write_all(&raw)?;
-            let data = z.finish()?;
+            deflate_bundle(&mut z, &raw, &mut data)?;
             packet.clear();
-            TracePacket {
-                data: Some(Data::CompressedPackets(data)),
-                ..Default::default()
-            }
-            .encode_length_delimited(&mut packet)?;
+            // `TracePacket { compressed_packets }`, length-delimited: field 50's key, the
+            // length, the bytes.
+            varint(
+                (data.len() + 2 + varint_len(data.len() as u64)) as u64,
+                &mut packet,
+            );
+            key(50, WireType::LengthDelimited, &mut packet);
+            varint(data.len() as u64, &mut packet);
+            packet.extend_from_slice(&data);
             w.write_all(&[0x0a])?;
             &packet[..]
         } else {
@@ -192,6 +195,20 @@ fn compress_and_write<W: Write>(mut w: W, rx: Receiver<Vec<u8>>, compress: bool)
     }
     w.flush()?;
     Ok(bytes)
+}
+
+/// `raw` as one zlib stream into `out` (cleared first), by `z` reset for it.
+fn deflate_bundle(z: &mut flate2::Compress, raw: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    z.reset();
+    out.clear();
+    // Deflate's worst case is a few bytes per 16 KiB block past the input: one call suffices.
+    out.reserve(raw.len() + raw.len() / 1024 + 64);
+    let status = z.compress_vec(raw, out, flate2::FlushCompress::Finish)?;
+    anyhow::ensure!(
+        status == flate2::Status::StreamEnd && z.total_in() == raw.len() as u64,
+        "deflate stopped short of the bundle's end"
+    );
+    Ok(())
 }
 
 impl Bundler {

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::mpsc::SyncSender;
 
 use anyhow::{Result, anyhow};
-use rusqlite::Connection;
 use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OptionalExtension};
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::db::basis::Basis;
@@ -59,6 +59,17 @@ pub enum Batch {
 pub struct WindowBatch {
     pub windows: Vec<WindowSlices>,
     pub passes: Vec<Pass>,
+}
+
+impl WindowBatch {
+    /// An empty batch with room for a full one (two passes a window), so it is not regrown
+    /// and copied window by window.
+    fn with_capacity() -> Self {
+        WindowBatch {
+            windows: Vec::with_capacity(BATCH),
+            passes: Vec::with_capacity(2 * BATCH),
+        }
+    }
 }
 
 /// A basis code: one of [`Basis`]'s.
@@ -124,8 +135,7 @@ pub struct PlainDispatch {
 /// computed here from these rather than read from the view `krphase_window_phase`, whose
 /// per-row CASEs cost more than the rest of the reading at a million windows; [`derive`]
 /// follows the view's cases exactly (a test compares the two on every kind of window).
-const WINDOW_COLUMNS: &str =
-    "w.id, w.dispatch_id, COALESCE(krphase_kernel_name(w.kernel), '?'), COALESCE(w.thread, 0), w.queue,
+const WINDOW_COLUMNS: &str = "w.id, w.dispatch_id, w.kernel, COALESCE(w.thread, 0), w.queue,
         w.outcome, w.reason, w.executed_passes, w.\"start\", w.\"end\", w.pass_count_return,
         w.first_pass_enter, w.last_pass_exit, w.stuck_ns, w.source, w.restore_ns,
         w.bytes_estimate";
@@ -133,8 +143,9 @@ const WINDOW_COLUMNS: &str =
 const LOG_COLUMNS: &str = "l.reason, l.snapshot_ns, l.snap_ns, l.lock_drain_ns, l.snapshot_bytes,
         l.footprint_bytes, l.window_ns, l.restore_ns";
 
-/// The windows of run `?1` in id order. A run's windows are one id range: walked in id order,
-/// no sort (the unary + keeps the planner off the run index).
+/// The windows of run `?1` in id order. A run's windows are one id range, `?2` to `?3`
+/// ([`window_ids`]): walked in id order, no sort (the unary + keeps the planner off the run
+/// index).
 fn windows_sql(with_log: bool) -> String {
     // Without a log, its columns are not selected at all: `window_row` reads them only then.
     let (log, join) = if with_log {
@@ -147,9 +158,7 @@ fn windows_sql(with_log: bool) -> String {
     };
     format!(
         "SELECT {WINDOW_COLUMNS}{log} FROM krphase_window w {join}
-         WHERE w.id BETWEEN (SELECT MIN(id) FROM krphase_window WHERE run_id = ?1)
-                        AND (SELECT MAX(id) FROM krphase_window WHERE run_id = ?1)
-           AND +w.run_id = ?1
+         WHERE w.id BETWEEN ?2 AND ?3 AND +w.run_id = ?1
          ORDER BY w.id"
     )
 }
@@ -157,27 +166,33 @@ fn windows_sql(with_log: bool) -> String {
 const PASSES_SQL: &str = "SELECT window_id, pass_index, \"start\", \"end\", gpu_start, gpu_end,
         restore_start, restore_end, continue_ns, incomplete
  FROM krphase_pass
- WHERE window_id BETWEEN (SELECT MIN(id) FROM krphase_window WHERE run_id = ?1)
-                     AND (SELECT MAX(id) FROM krphase_window WHERE run_id = ?1)
-   AND run_id = ?1
+ WHERE window_id BETWEEN ?2 AND ?3 AND run_id = ?1
  ORDER BY window_id, pass_index";
 
 const PLAIN_SQL: &str =
-    "SELECT dispatch_id, COALESCE(krphase_kernel_name(kernel), '?'), COALESCE(thread, 0), queue, \"start\", \"end\",
+    "SELECT dispatch_id, kernel, COALESCE(thread, 0), queue, \"start\", \"end\",
         gpu_start, gpu_end FROM krphase_dispatch WHERE run_id = ?1 ORDER BY id";
 
-/// Kernel names of a run, each held once and shared by its windows.
+/// Kernel names of a run as the trace shows them, each formatted and held once and shared by its
+/// windows, by raw name: formatting in SQL (`krphase_kernel_name`) would copy and look up the
+/// name once per row.
 #[derive(Default)]
-struct Kernels(HashMap<String, Arc<str>>);
+struct Kernels {
+    by_raw: HashMap<String, Arc<str>>,
+    null: Option<Arc<str>>,
+}
 
 impl Kernels {
+    /// Column `i`'s raw kernel name as shown (`kernel_names::shown`), `?` for NULL.
     fn get(&mut self, r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Arc<str>> {
-        let s = r.get_ref(i)?.as_str()?;
-        if let Some(k) = self.0.get(s) {
+        let Some(raw) = r.get_ref(i)?.as_str_or_null()? else {
+            return Ok(Arc::clone(self.null.get_or_insert_with(|| Arc::from("?"))));
+        };
+        if let Some(k) = self.by_raw.get(raw) {
             return Ok(Arc::clone(k));
         }
-        let k: Arc<str> = Arc::from(s);
-        self.0.insert(s.to_owned(), Arc::clone(&k));
+        let k: Arc<str> = Arc::from(crate::db::kernel_names::shown(raw));
+        self.by_raw.insert(raw.to_owned(), Arc::clone(&k));
         Ok(k)
     }
 }
@@ -336,16 +351,30 @@ fn pass_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Pass> {
 pub fn read_runs(conn: &Connection, runs: &[i64], tx: &SyncSender<Batch>) -> Result<()> {
     let send = |b: Batch| tx.send(b).map_err(|_| anyhow!("the trace writer stopped"));
     for &id in runs {
-        send(Batch::Run(run_info(conn, id)?))?;
+        let ids = window_ids(conn, id)?;
+        send(Batch::Run(run_info(conn, id, ids)?))?;
         let mut kernels = Kernels::default();
-        read_windows(conn, id, &mut kernels, &send)?;
+        if let Some(ids) = ids {
+            read_windows(conn, id, ids, &mut kernels, &send)?;
+        }
         read_plain(conn, id, &mut kernels, &send)?;
         send(Batch::RunEnd)?;
     }
     Ok(())
 }
 
-fn run_info(conn: &Connection, id: i64) -> Result<RunInfo> {
+/// The first and last window ids of run `id` (None without windows), found once per run: each
+/// is a walk over the run's index entries, which the queries would otherwise repeat.
+fn window_ids(conn: &Connection, id: i64) -> Result<Option<(i64, i64)>> {
+    let (lo, hi): (Option<i64>, Option<i64>) = conn.query_row(
+        "SELECT MIN(id), MAX(id) FROM krphase_window WHERE run_id = ?1",
+        [id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(lo.zip(hi))
+}
+
+fn run_info(conn: &Connection, id: i64, ids: Option<(i64, i64)>) -> Result<RunInfo> {
     let (label, pid, command): (Option<String>, Option<i64>, Option<String>) = conn
         .query_row(
             "SELECT label, pid, command FROM krphase_run WHERE id = ?1",
@@ -353,14 +382,23 @@ fn run_info(conn: &Connection, id: i64) -> Result<RunInfo> {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .map_err(|_| anyhow!("unknown run id {id}"))?;
-    let main_thread = conn
-        .query_row(
-            "SELECT COALESCE(
-                 (SELECT COALESCE(thread, 0) FROM krphase_window WHERE run_id = ?1 ORDER BY id LIMIT 1),
-                 (SELECT COALESCE(thread, 0) FROM krphase_dispatch WHERE run_id = ?1 ORDER BY id LIMIT 1))",
-            [id],
+    // The first window's thread, read by its id: ORDER BY id LIMIT 1 over the run's index
+    // entries fetched and sorted every window of the run.
+    let main_thread = match ids {
+        Some((first, _)) => conn.query_row(
+            "SELECT COALESCE(thread, 0) FROM krphase_window WHERE id = ?1",
+            [first],
             |r| r.get(0),
-        )?;
+        )?,
+        None => conn
+            .query_row(
+                "SELECT COALESCE(thread, 0) FROM krphase_dispatch WHERE run_id = ?1
+                 ORDER BY id LIMIT 1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?,
+    };
     Ok(RunInfo {
         id,
         label,
@@ -374,6 +412,7 @@ fn run_info(conn: &Connection, id: i64) -> Result<RunInfo> {
 fn read_windows(
     conn: &Connection,
     run_id: i64,
+    (first, last): (i64, i64),
     kernels: &mut Kernels,
     send: &dyn Fn(Batch) -> Result<()>,
 ) -> Result<()> {
@@ -383,17 +422,17 @@ fn read_windows(
         |r| r.get(0),
     )?;
     let mut pass_stmt = conn.prepare(PASSES_SQL)?;
-    let mut passes = pass_stmt.query_map([run_id], pass_row)?.peekable();
+    let mut passes = pass_stmt
+        .query_map([run_id, first, last], pass_row)?
+        .peekable();
     let has_log: bool = conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM krphase_sdk_log WHERE window_id
-            BETWEEN (SELECT MIN(id) FROM krphase_window WHERE run_id = ?1)
-                AND (SELECT MAX(id) FROM krphase_window WHERE run_id = ?1))",
-        [run_id],
+        "SELECT EXISTS (SELECT 1 FROM krphase_sdk_log WHERE window_id BETWEEN ?1 AND ?2)",
+        [first, last],
         |r| r.get(0),
     )?;
     let mut windows = conn.prepare(&windows_sql(has_log))?;
-    let mut rows = windows.query([run_id])?;
-    let mut batch = WindowBatch::default();
+    let mut rows = windows.query([run_id, first, last])?;
+    let mut batch = WindowBatch::with_capacity();
     while let Some(r) = rows.next()? {
         let mut w = window_row(r, kernels, has_log)?;
         let first = batch.passes.len();
@@ -409,7 +448,10 @@ fn read_windows(
         }
         batch.windows.push(w);
         if batch.windows.len() == BATCH {
-            send(Batch::Windows(std::mem::take(&mut batch)))?;
+            send(Batch::Windows(std::mem::replace(
+                &mut batch,
+                WindowBatch::with_capacity(),
+            )))?;
         }
     }
     if !batch.windows.is_empty() {
@@ -560,7 +602,7 @@ mod tests {
         let mut st = conn.prepare(&windows_sql(true)).unwrap();
         let mut kernels = Kernels::default();
         let got: Vec<Derived> = st
-            .query_map([1], |r| {
+            .query_map([1, 1, 3 * 64 * 4], |r| {
                 let w = window_row(r, &mut kernels, true)?;
                 let s = |c: Option<Code>| c.map(str::to_owned);
                 Ok((

@@ -6,37 +6,29 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use anyhow::Result;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::model::{Arg, Counter, Flow, RunWriter, Sink, Track, Val};
 use super::rows::{Pass, PlainDispatch, WindowBatch, WindowSlices};
 
 const IN_PROCESS: &str = "in_process";
 
-/// The slice names of the kernel drawn last, made once per kernel rather than once per window
-/// (a million windows would be three million small strings).
-#[derive(Default)]
-struct Names {
-    kernel: Option<Arc<str>>,
+/// The slice names of one kernel, made once per kernel and run rather than once per window (a
+/// million windows would be three million small strings).
+struct KernelNames {
+    /// Holds the kernel's name alive, so its address keys it in [`Names`] and cannot be reused.
+    kernel: Arc<str>,
     window: String,
     /// `KERNEL pass i`, by pass index, made as they are first needed.
     gpu: Vec<String>,
 }
 
-impl Names {
+impl KernelNames {
     /// Pass indices past this are named on the spot.
     const CACHED: usize = 64;
 
-    fn of(&mut self, kernel: &Arc<str>) -> &mut Self {
-        if !self.kernel.as_ref().is_some_and(|k| Arc::ptr_eq(k, kernel)) {
-            self.kernel = Some(Arc::clone(kernel));
-            self.window = format!("window {kernel}");
-            self.gpu.clear();
-        }
-        self
-    }
-
     fn gpu(&mut self, idx: i64) -> Cow<'_, str> {
-        let kernel = self.kernel.as_deref().unwrap_or("?");
+        let kernel = &self.kernel;
         match usize::try_from(idx) {
             Ok(i) if i < Self::CACHED => {
                 while self.gpu.len() <= i {
@@ -47,6 +39,27 @@ impl Names {
             }
             _ => Cow::Owned(format!("{kernel} pass {idx}")),
         }
+    }
+}
+
+/// Every kernel's slice names in a run, by the address of its shared name (the reader hands out
+/// one `Arc` per distinct name): windows of several kernels interleave, so a cache of the last
+/// kernel alone would name nearly every window afresh.
+#[derive(Default)]
+pub struct Names {
+    by_kernel: HashMap<usize, KernelNames>,
+    /// The name of a decline instant, written over for each one.
+    decline: String,
+}
+
+impl Names {
+    fn of(&mut self, kernel: &Arc<str>) -> &mut KernelNames {
+        let at = Arc::as_ptr(kernel).cast::<u8>() as usize;
+        self.by_kernel.entry(at).or_insert_with(|| KernelNames {
+            kernel: Arc::clone(kernel),
+            window: format!("window {kernel}"),
+            gpu: Vec::new(),
+        })
     }
 }
 
@@ -64,11 +77,15 @@ fn pass_name(idx: i64, stuck: bool) -> Cow<'static, str> {
 
 /// Each window of a batch: a decline instant for a declined one; the slices of a replayed (or
 /// stuck) one.
-pub fn draw_windows<S: Sink>(batch: &WindowBatch, out: &mut RunWriter<'_, S>) -> Result<()> {
-    let mut names = Names::default();
+/// `names` holds the run's slice names from one batch to the next.
+pub fn draw_windows<S: Sink>(
+    batch: &WindowBatch,
+    names: &mut Names,
+    out: &mut RunWriter<'_, S>,
+) -> Result<()> {
     for w in &batch.windows {
         if let Some((outcome, reason)) = &w.declined {
-            write_decline(w, outcome, reason, out)?;
+            write_decline(w, outcome, reason, &mut names.decline, out)?;
             // A stuck window (`pass_drain_stuck`) still ran passes: draw them, the stuck one
             // up to CONFIG EXIT.
             if !w.stuck {
@@ -85,6 +102,7 @@ fn write_decline<S: Sink>(
     w: &WindowSlices,
     outcome: &str,
     reason: &str,
+    name: &mut String,
     out: &mut RunWriter<'_, S>,
 ) -> Result<()> {
     let Some(ts) = w.start else {
@@ -97,19 +115,24 @@ fn write_decline<S: Sink>(
         ("outcome", Val::Str(outcome)),
         ("basis", Val::Str(IN_PROCESS)),
     ];
-    let name = format!("declined: {reason}");
+    name.clear();
+    name.push_str("declined: ");
+    name.push_str(reason);
     out.sink
-        .instant(Track::Thread(w.tid), &name, "decline", ts, &args)
+        .instant(Track::Thread(w.tid), name, "decline", ts, &args)
 }
 
 /// A replayed (or stuck) window: its slice, its phases, its passes, its tail.
 fn write_window<S: Sink>(
     w: &WindowSlices,
     passes: &[Pass],
-    names: &mut Names,
+    names: &mut KernelNames,
     out: &mut RunWriter<'_, S>,
 ) -> Result<()> {
-    let mut args: Vec<Arg<'_>> = vec![("dispatch_id", Val::Int(w.dispatch))];
+    // Sized for every argument a window can have: grown push by push, it was reallocated twice
+    // per window.
+    let mut args: Vec<Arg<'_>> = Vec::with_capacity(6);
+    args.push(("dispatch_id", Val::Int(w.dispatch)));
     if let Some(n) = w.passes {
         args.push(("passes", Val::Int(n)));
     }
@@ -167,7 +190,8 @@ fn write_prepass<S: Sink>(w: &WindowSlices, out: &mut RunWriter<'_, S>) -> Resul
     let drain = [("basis", Val::Str("in_process_minus_sdk_log"))];
     let lock = (Some(split.drain.0), Some(split.drain.1));
     out.slice(t, "lock+drain", "phase", lock, &drain, Flow::None)?;
-    let mut args = vec![("basis", Val::Str(w.snapshot_basis.unwrap_or("sdk_log")))];
+    let mut args = Vec::with_capacity(4);
+    args.push(("basis", Val::Str(w.snapshot_basis.unwrap_or("sdk_log"))));
     if split.clamped {
         // The log prints the snapshot's seconds at a coarse resolution, so its figure can exceed
         // the pre-pass measured around it by up to that resolution: the slice is drawn to the
@@ -238,11 +262,13 @@ fn bytes_counter<S: Sink>(
 fn write_pass<S: Sink>(
     w: &WindowSlices,
     p: &Pass,
-    names: &mut Names,
+    names: &mut KernelNames,
     out: &mut RunWriter<'_, S>,
 ) -> Result<()> {
     let t = Track::Thread(w.tid);
-    let mut args: Vec<Arg<'_>> = vec![("basis", Val::Str(IN_PROCESS))];
+    // Sized for the pass's arguments and its counters, so it is allocated once.
+    let mut args: Vec<Arg<'_>> = Vec::with_capacity(3 + w.counters.len());
+    args.push(("basis", Val::Str(IN_PROCESS)));
     if p.incomplete {
         args.push(("incomplete", Val::Bool(true)));
     }
