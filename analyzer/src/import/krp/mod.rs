@@ -22,6 +22,8 @@ mod run;
 #[cfg(test)]
 mod format_tests;
 #[cfg(test)]
+mod tables_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::Path;
