@@ -4,7 +4,7 @@
 use crate::limits::{Limit, Limits};
 use crate::model::ByteEstimate;
 use krphase_format::event::{UNATTRIBUTED, alloc_class};
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 /// Live allocations and module-variable bytes per agent, replayed from ALLOC/FREE and
 /// MODULE_VARS records: the snapshot estimate for windows the tool did not see open (observe
