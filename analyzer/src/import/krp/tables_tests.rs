@@ -85,8 +85,7 @@ fn imported_tables_match_their_golden() {
     .iter()
     .map(|f| repo("tests/golden").join(f))
     .collect();
-    for (name, windows, passes, seed) in [("many-passes.krp", 12, 11, 3), ("bench.krp", 40, 2, 4)]
-    {
+    for (name, windows, passes, seed) in [("many-passes.krp", 12, 11, 3), ("bench.krp", 40, 2, 4)] {
         let f = dir.path().join(name);
         let spec = SynthSpec {
             windows,

@@ -6,8 +6,8 @@
 use super::Reconstructor;
 use crate::limits::LimitError;
 use crate::model::{CounterReading, Output, Pass};
-use krphase_format::event::Event;
 use foldhash::HashSet;
+use krphase_format::event::Event;
 use std::collections::VecDeque;
 
 /// The most recently emitted dispatch ids, at most `cap` of them.
