@@ -8,9 +8,11 @@
 //! minor imports: what the reader skipped (and any dispatch the held-dispatch bound emitted
 //! early) is the run's `reader_note`, printed by `krphase import`.
 //!
-//! The work is split by thread: `decode` hashes (`hash`) and decodes the file on a thread of its
-//! own, shaping the `rows`; this module's [`import_started`] inserts the run's row (`run`) and then
-//! the rows as they come (`insert`). `files` finds the phase files under a directory.
+//! The work is split by thread: `decode` decodes the file on a thread of its own, shaping the
+//! `rows`, and hashes it (`hash`) on another; this module's [`import_started`] inserts the run's
+//! row (`run`) and then the rows as they come (`insert`), and names the run by its hash when
+//! that is ready (or, finding the content stored before, rolls back). `files` finds the phase
+//! files under a directory.
 
 mod decode;
 mod files;
