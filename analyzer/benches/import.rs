@@ -14,7 +14,10 @@
 //! Then 256 rank files (each carrying its rank) in one import, one at a time and decoded in
 //! parallel (their ratio), `report --by rank` over them, and `report` on one run of 1 M windows
 //! beside its goal (≤ 0.5 s). `KRPHASE_BENCH_QUICK=1` shrinks every size tenfold;
-//! `KRPHASE_BENCH_CASES=import,ranks,report` picks cases.
+//! `KRPHASE_BENCH_CASES=import,ranks,report` picks cases; `KRPHASE_BENCH_EVENTS=1000000` imports
+//! that one size only and `KRPHASE_BENCH_ROUNDS=1` sets the rounds, so that callgrind can count
+//! the bare insert of one size (`--toggle-collect='*bare_insert::insert'` on this program; the
+//! import's threads counted with `--separate-threads=yes` on `krphase import`).
 
 use std::path::Path;
 use std::time::Instant;
@@ -29,8 +32,17 @@ use common::{children_cpu_s, krphase, median, rank_files, synthetic_db, thread_c
 
 /// Events per replayed 2-pass window in the synthetic files (plus an opt-out every tenth).
 const EVENTS_PER_WINDOW: f64 = 17.6;
-/// Rounds of each measurement (import and bare insert alternate within a round).
+/// Rounds of each measurement (import and bare insert alternate within a round), unless
+/// `KRPHASE_BENCH_ROUNDS` says otherwise.
 const ROUNDS: usize = 3;
+
+fn rounds() -> usize {
+    std::env::var("KRPHASE_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .filter(|&r| r > 0)
+        .unwrap_or(ROUNDS)
+}
 /// Import's goal against the bare insert of the same rows.
 const GOAL_RATIO: f64 = 1.15;
 /// `report`'s goal on 1 M windows, seconds.
@@ -50,14 +62,14 @@ fn synthetic(dir: &Path, events: u64) -> (std::path::PathBuf, u64) {
     (file, truth.events)
 }
 
-/// One size: import and bare insert alternated `ROUNDS` times; prints the rows.
+/// One size: import and bare insert alternated `rounds()` times; prints the rows.
 fn import_case(dir: &Path, events: u64) {
     let (file, n) = synthetic(dir, events);
     let f = file.to_str().unwrap();
     let (mut import_s, mut bare_s, mut hash_s, mut rss) = (vec![], vec![], vec![], 0);
     let (mut import_cpu, mut bare_cpu) = (vec![], vec![]);
     let mut rows = None;
-    for round in 0..ROUNDS {
+    for round in 0..rounds() {
         let db = dir.join(format!("{events}-{round}.db"));
         let cpu = children_cpu_s();
         let (wall, r) = krphase(&["--db", db.to_str().unwrap(), "import", f]);
@@ -126,7 +138,7 @@ fn import_case(dir: &Path, events: u64) {
 fn ranks_case(dir: &Path, ranks: u64, windows: u64) {
     let files = rank_files(dir, ranks, windows, true);
     let (mut serial, mut parallel) = (vec![], vec![]);
-    for round in 0..ROUNDS {
+    for round in 0..rounds() {
         for (jobs, walls) in [(Some("1"), &mut serial), (None, &mut parallel)] {
             let db = dir.join(format!("ranks-{round}-{}.db", jobs.unwrap_or("n")));
             let mut args = vec!["--db", db.to_str().unwrap(), "import"];
@@ -152,7 +164,7 @@ fn ranks_case(dir: &Path, ranks: u64, windows: u64) {
         std::fs::remove_file(f).ok();
     }
     let db = dir.join("ranks-0-n.db");
-    let walls: Vec<f64> = (0..ROUNDS)
+    let walls: Vec<f64> = (0..rounds())
         .map(|_| krphase(&["--db", db.to_str().unwrap(), "report", "--by", "rank"]).0)
         .collect();
     println!(
@@ -167,7 +179,7 @@ fn report_case(dir: &Path, windows: u64) {
     let db = synthetic_db(dir, "report", windows);
     let db = db.to_str().unwrap();
     for format in ["table", "json"] {
-        let walls: Vec<f64> = (0..ROUNDS)
+        let walls: Vec<f64> = (0..rounds())
             .map(|_| krphase(&["--db", db, "report", "--format", format]).0)
             .collect();
         let wall = median(walls);
@@ -191,12 +203,19 @@ fn main() {
         1
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    println!("medians of {ROUNDS} rounds; import and its bare reference alternate in each round");
+    println!(
+        "medians of {} rounds; import and its bare reference alternate in each round",
+        rounds()
+    );
     // KRPHASE_BENCH_CASES=ranks,report runs only those cases (default: every case).
     let cases = std::env::var("KRPHASE_BENCH_CASES").unwrap_or_default();
     let on = |c: &str| cases.is_empty() || cases.split(',').any(|x| x == c);
     if on("import") {
-        for events in [1_000_000 / scale, 10_000_000 / scale] {
+        let sizes = match std::env::var("KRPHASE_BENCH_EVENTS").map(|e| e.parse::<u64>()) {
+            Ok(Ok(events)) => vec![events],
+            _ => vec![1_000_000 / scale, 10_000_000 / scale],
+        };
+        for events in sizes {
             import_case(dir.path(), events);
         }
     }

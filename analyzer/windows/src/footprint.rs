@@ -3,8 +3,8 @@
 
 use crate::limits::{Limit, Limits};
 use crate::model::ByteEstimate;
+use foldhash::HashMap;
 use krphase_format::event::{UNATTRIBUTED, alloc_class};
-use std::collections::HashMap;
 
 /// Live allocations and module-variable bytes per agent, replayed from ALLOC/FREE and
 /// MODULE_VARS records: the snapshot estimate for windows the tool did not see open (observe

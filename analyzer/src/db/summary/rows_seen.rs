@@ -3,7 +3,9 @@
 //! writes as it writes them, so that finishing the summary reads nothing back (the same figures
 //! `build` reads in SQL; debug builds compare the two on every import).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
+
+use foldhash::HashSet;
 
 use super::build::{PassSummary, PlainSummary};
 

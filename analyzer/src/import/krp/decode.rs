@@ -1,8 +1,9 @@
-//! The decoding thread of an import: it hashes a phase file, reads its events, reconstructs its
-//! windows and hands their rows to the inserting thread in bounded batches.
+//! The decoding thread of an import: it reads a phase file's events, reconstructs its windows
+//! and hands their rows to the inserting thread in bounded batches, while a thread beside it
+//! hashes the file.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
 
 use anyhow::{Result, anyhow, bail};
@@ -14,9 +15,8 @@ use super::hash::file_hash;
 use super::rows::{Row, RowMaker};
 use crate::db;
 
-/// What a decoding thread learns first: the file's content hash and its header.
+/// What a decoding thread learns first: the file's header.
 pub(super) struct Opened {
-    pub(super) hash: String,
     pub(super) header: krphase_format::Header,
     pub(super) version: krphase_format::FormatVersion,
 }
@@ -27,6 +27,9 @@ pub(super) struct Opened {
 pub struct Started {
     pub(super) path: PathBuf,
     pub(super) opened: Receiver<Opened>,
+    /// The file's content hash, from a thread of its own (named `krphase-hash`): the inserts
+    /// need not wait for it, only the commit does.
+    hash: Receiver<Result<String>>,
     pub(super) batches: Receiver<Vec<Row>>,
     /// Emptied batches going back to be refilled (their capacity kept).
     pub(super) done: SyncSender<Vec<Row>>,
@@ -40,16 +43,22 @@ pub fn start(path: &Path) -> Started {
     let (opened_tx, opened) = sync_channel::<Opened>(1);
     let (full, batches) = sync_channel::<Vec<Row>>(BATCHES);
     let (done, empty) = sync_channel::<Vec<Row>>(BATCHES + 1);
+    let (hash_tx, hash) = sync_channel::<Result<String>>(1);
+    let p = path.to_path_buf();
+    // A thread that cannot start drops the sender: `Started::hash` then says so.
+    let _ = std::thread::Builder::new()
+        .name("krphase-hash".into())
+        .spawn(move || {
+            let _ = hash_tx.send(file_hash(&p));
+        });
     let p = path.to_path_buf();
     let decoder = std::thread::Builder::new()
         .name("krphase-decode".into())
         .spawn(move || {
-            let hash = file_hash(&p)?;
             let reader = FileReader::open(&p).map_err(|e| anyhow!("{}: {e}", p.display()))?;
             let header = reader.header().clone();
             let version = reader.version();
             let o = Opened {
-                hash,
                 header: header.clone(),
                 version,
             };
@@ -62,6 +71,7 @@ pub fn start(path: &Path) -> Started {
     Started {
         path: path.to_path_buf(),
         opened,
+        hash,
         batches,
         done,
         decoder: Some(decoder),
@@ -69,6 +79,23 @@ pub fn start(path: &Path) -> Started {
 }
 
 impl Started {
+    /// The file's content hash once it is ready; with `wait` false, `None` while it is not.
+    pub(super) fn hash(&self, wait: bool) -> Option<Result<String>> {
+        let got = if wait {
+            self.hash.recv().map_err(|_| TryRecvError::Disconnected)
+        } else {
+            self.hash.try_recv()
+        };
+        match got {
+            Ok(h) => Some(h),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(Err(anyhow!(
+                "{}: the hashing thread ended without a hash",
+                self.path.display()
+            ))),
+        }
+    }
+
     /// Waits for the decoding thread to end; its error, if it had one.
     pub(super) fn join(&mut self) -> Result<Decoded> {
         let h = match self.decoder.take() {

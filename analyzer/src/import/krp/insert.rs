@@ -7,16 +7,14 @@ use rusqlite::{Transaction, params};
 use super::Imported;
 use super::rows::{Row, WindowRows, i};
 
-/// Columns of a `krphase_pass` row, and the most rows one INSERT carries.
-const PASS_COLUMNS: usize = 12;
-const MAX_PASS_ROWS: usize = 8;
-
 /// Cached insert statements for one run.
 pub(super) struct Inserter<'t> {
     run_id: i64,
     window: rusqlite::CachedStatement<'t>,
-    /// `passes[n - 1]` inserts n pass rows.
-    passes: Vec<rusqlite::CachedStatement<'t>>,
+    /// One pass row per statement, as every other row: an INSERT of several rows makes SQLite
+    /// open a statement journal for each execution (so that a failing row could be undone
+    /// alone), which cost more than the steps it saved.
+    pass: rusqlite::CachedStatement<'t>,
     dispatch: rusqlite::CachedStatement<'t>,
     counter: rusqlite::CachedStatement<'t>,
     conn: &'t Transaction<'t>,
@@ -34,18 +32,12 @@ impl<'t> Inserter<'t> {
                    continue_ns, stuck_ns, source, restore_in_pass)
                  VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23,?24,?25,?26,?27,?28)",
             )?,
-            passes: (1..=MAX_PASS_ROWS)
-                .map(|n| {
-                    let row = format!("({})", ["?"; PASS_COLUMNS].join(","));
-                    tx.prepare_cached(&format!(
-                        "INSERT INTO krphase_pass (window_id, run_id, pass_index, \"start\", \"end\",
-                           gpu_start, gpu_end, restore_start, restore_end, incomplete, continue_ns,
-                           complete_host)
-                         VALUES {}",
-                        vec![row; n].join(",")
-                    ))
-                })
-                .collect::<rusqlite::Result<_>>()?,
+            pass: tx.prepare_cached(
+                "INSERT INTO krphase_pass (window_id, run_id, pass_index, \"start\", \"end\",
+                   gpu_start, gpu_end, restore_start, restore_end, incomplete, continue_ns,
+                   complete_host)
+                 VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+            )?,
             dispatch: tx.prepare_cached(
                 "INSERT INTO krphase_dispatch (run_id, dispatch_id, correlation_id, kernel, agent,
                    queue, thread, had_config, \"start\", \"end\", gpu_start, gpu_end)
@@ -102,8 +94,7 @@ impl<'t> Inserter<'t> {
         Ok(())
     }
 
-    /// Inserts a window row and its passes (in multi-row INSERTs: statement overhead
-    /// dominates); returns the window's id.
+    /// Inserts a window row and its passes; returns the window's id.
     fn window(&mut self, w: &WindowRows) -> Result<i64> {
         self.window.execute(params![
             self.run_id,
@@ -136,17 +127,13 @@ impl<'t> Inserter<'t> {
             w.restore_in_pass,
         ])?;
         let window_id = self.conn.last_insert_rowid();
-        for chunk in w.passes.chunks(MAX_PASS_ROWS) {
-            let stmt = &mut self.passes[chunk.len() - 1];
-            for (k, values) in chunk.iter().enumerate() {
-                let at = k * PASS_COLUMNS;
-                stmt.raw_bind_parameter(at + 1, window_id)?;
-                stmt.raw_bind_parameter(at + 2, self.run_id)?;
-                for (c, v) in values.iter().enumerate() {
-                    stmt.raw_bind_parameter(at + c + 3, v)?;
-                }
+        for values in &w.passes {
+            self.pass.raw_bind_parameter(1, window_id)?;
+            self.pass.raw_bind_parameter(2, self.run_id)?;
+            for (c, v) in values.iter().enumerate() {
+                self.pass.raw_bind_parameter(c + 3, v)?;
             }
-            stmt.raw_execute()?;
+            self.pass.raw_execute()?;
         }
         Ok(window_id)
     }

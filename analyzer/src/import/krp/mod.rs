@@ -8,9 +8,11 @@
 //! minor imports: what the reader skipped (and any dispatch the held-dispatch bound emitted
 //! early) is the run's `reader_note`, printed by `krphase import`.
 //!
-//! The work is split by thread: `decode` hashes (`hash`) and decodes the file on a thread of its
-//! own, shaping the `rows`; this module's [`import_started`] inserts the run's row (`run`) and then
-//! the rows as they come (`insert`). `files` finds the phase files under a directory.
+//! The work is split by thread: `decode` decodes the file on a thread of its own, shaping the
+//! `rows`, and hashes it (`hash`) on another; this module's [`import_started`] inserts the run's
+//! row (`run`) and then the rows as they come (`insert`), and names the run by its hash when
+//! that is ready (or, finding the content stored before, rolls back). `files` finds the phase
+//! files under a directory.
 
 mod decode;
 mod files;
@@ -21,6 +23,8 @@ mod run;
 
 #[cfg(test)]
 mod format_tests;
+#[cfg(test)]
+mod tables_tests;
 #[cfg(test)]
 mod tests;
 
@@ -75,10 +79,13 @@ pub fn import_file(conn: &mut Connection, path: &Path, label: Option<&str>) -> R
     import_started(conn, start(path), label)
 }
 
-/// Imports a started phase file: checks its content was not imported before, then inserts its
-/// rows as its thread decodes them, in one transaction.
+/// Imports a started phase file: inserts its rows as its thread decodes them, in one
+/// transaction, and checks its content was not imported before as soon as the hash (on a thread
+/// of its own) is ready; if it was, the transaction is rolled back and the earlier run returned.
+/// A fresh import never waits for the hash, and an import of known content stops when it is
+/// ready, as it did when the check came first.
 ///
-/// The already-imported check and the inserts are one IMMEDIATE transaction: a process importing
+/// The inserts and the already-imported check are one IMMEDIATE transaction: a process importing
 /// the same file at the same time waits for this one and then finds the run, never a duplicate.
 pub fn import_started(
     conn: &mut Connection,
@@ -95,14 +102,6 @@ pub fn import_started(
     let path = path.as_path();
     conn.execute_batch(IMPORT_PRAGMAS)?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    if let Some(id) = already_imported(&tx, path, &opened.hash, label)? {
-        tx.commit()?;
-        return Ok(Imported {
-            run_id: id,
-            already: true,
-            ..Imported::default()
-        });
-    }
     let (run_id, first_window_id) = insert_run(&tx, path, &opened, label)?;
     let mut out = Imported {
         run_id,
@@ -112,13 +111,34 @@ pub fn import_started(
     // thread, feeding the inserts here in bounded batches: this thread only binds and steps, the
     // slower half, and the two overlap.
     let mut ins = Inserter::new(&tx, run_id)?;
-    while let Ok(mut batch) = s.batches.recv() {
+    let mut hashed = false;
+    loop {
+        if !hashed && let Some(h) = s.hash(false) {
+            if let Some(id) = named(&tx, path, run_id, &h?)? {
+                // Rolled back; the decoding thread stops at its next batch, its channel gone.
+                drop(ins);
+                drop(tx);
+                return already(conn, id, label);
+            }
+            hashed = true;
+        }
+        let Ok(mut batch) = s.batches.recv() else {
+            break;
+        };
         for r in &batch {
             ins.row(r, &mut out)?;
         }
         // Back to the decoder, its capacity kept (a full batch is half a MiB).
         batch.clear();
         let _ = s.done.try_send(batch);
+    }
+    if !hashed {
+        let h = s.hash(true).expect("a waited-for hash")?;
+        if let Some(id) = named(&tx, path, run_id, &h)? {
+            drop(ins);
+            drop(tx);
+            return already(conn, id, label);
+        }
     }
     drop(ins);
     let mut decoded = s.join()?;
@@ -172,6 +192,42 @@ pub fn import_started(
     Ok(out)
 }
 
+/// Names the run being imported `hash` (its content), unless a run of that content is stored
+/// already: then that run's id.
+fn named(
+    tx: &rusqlite::Transaction<'_>,
+    path: &Path,
+    run_id: i64,
+    hash: &str,
+) -> Result<Option<i64>> {
+    if let Some(id) = already_imported(tx, path, hash, run_id)? {
+        return Ok(Some(id));
+    }
+    tx.execute(
+        "UPDATE krphase_run SET file_hash = ?1 WHERE id = ?2",
+        params![hash, run_id],
+    )?;
+    Ok(None)
+}
+
+/// The answer for content imported before (the transaction that began importing it again was
+/// rolled back): the earlier run, labelled `label` when it has no label.
+fn already(conn: &mut Connection, id: i64, label: Option<&str>) -> Result<Imported> {
+    if let Some(l) = label {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        tx.execute(
+            "UPDATE krphase_run SET label = ?1 WHERE id = ?2 AND label IS NULL",
+            params![l, id],
+        )?;
+        tx.commit()?;
+    }
+    Ok(Imported {
+        run_id: id,
+        already: true,
+        ..Imported::default()
+    })
+}
+
 /// Decodes a phase file as `import` does (the same decoding thread, the same rows in the same
 /// order) without a database: `open` makes a sink from the file's header, `each` gets every row,
 /// then this returns the sink, the file's content hash and what it says about its run. An error
@@ -198,7 +254,8 @@ pub fn decode_file<S>(
         let _ = s.done.try_send(batch);
     }
     let decoded = s.join()?;
-    Ok((sink, opened.hash, RunFacts::of(&decoded)))
+    let hash = s.hash(true).expect("a waited-for hash")?;
+    Ok((sink, hash, RunFacts::of(&decoded)))
 }
 
 /// What a decoded phase file says about its run, as `import` stores it in `krphase_run` (and

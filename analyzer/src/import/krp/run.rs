@@ -10,7 +10,12 @@ use super::decode::Opened;
 use super::hash::legacy_hash;
 use crate::db;
 
-/// Inserts the run's row; returns its id and the first window id this transaction will assign.
+/// `krphase_run.file_hash` of the run being imported until its hash is ready (never committed).
+const PENDING_HASH: &str = "pending";
+
+/// Inserts the run's row, named by a placeholder until its content hash is ready (the
+/// transaction never commits it so: see `named`); returns its id and the first window id this
+/// transaction will assign.
 pub(super) fn insert_run(
     tx: &Transaction<'_>,
     path: &Path,
@@ -26,7 +31,7 @@ pub(super) fn insert_run(
                  ?19)",
         params![
             path.display().to_string(),
-            o.hash,
+            PENDING_HASH,
             label,
             h.pid,
             h.ppid,
@@ -59,12 +64,13 @@ pub(super) fn insert_run(
 }
 
 /// The run imported from the same content before, if any (named by `hash`, or by the file's
-/// SHA-256 when the database holds runs named that way); `label` names it when it has none.
+/// SHA-256 when the database holds runs named that way), other than `ours` (the run being
+/// imported).
 pub(super) fn already_imported(
     tx: &Transaction<'_>,
     path: &Path,
     hash: &str,
-    label: Option<&str>,
+    ours: i64,
 ) -> Result<Option<i64>> {
     let find = |h: &str| {
         tx.query_row(
@@ -77,19 +83,14 @@ pub(super) fn already_imported(
     let mut id = find(hash)?;
     if id.is_none() {
         let legacy: bool = tx.query_row(
-            "SELECT EXISTS (SELECT 1 FROM krphase_run WHERE file_hash NOT LIKE 'blake3:%')",
-            [],
+            "SELECT EXISTS (SELECT 1 FROM krphase_run WHERE file_hash NOT LIKE 'blake3:%'
+               AND id != ?1)",
+            [ours],
             |r| r.get(0),
         )?;
         if legacy {
             id = find(&legacy_hash(path)?)?;
         }
-    }
-    if let (Some(id), Some(l)) = (id, label) {
-        tx.execute(
-            "UPDATE krphase_run SET label = ?1 WHERE id = ?2 AND label IS NULL",
-            params![l, id],
-        )?;
     }
     Ok(id)
 }

@@ -39,10 +39,26 @@ fn synthetic_file_round_trips_into_the_report() {
     assert_eq!(rep.bytes.snapshot_bytes_total as u64, truth.bytes);
     assert_eq!(count(&c, "krphase_pass") as u64, truth.windows * 3);
     // Same content again: same run, nothing added.
+    let rows = |c: &Connection| {
+        [
+            "krphase_window",
+            "krphase_pass",
+            "krphase_dispatch",
+            "krphase_phase_stat",
+        ]
+        .map(|t| count(c, t))
+    };
+    let before = rows(&c);
     let again = import_file(&mut c, &f, None).unwrap();
     assert!(again.already);
     assert_eq!(again.run_id, r.run_id);
     assert_eq!(count(&c, "krphase_run"), 1);
+    // Inserts begin before the hash is ready: those of known content are rolled back.
+    assert_eq!(rows(&c), before, "nothing of the second import is kept");
+    let hash: String = c
+        .query_row("SELECT file_hash FROM krphase_run", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(hash, file_hash(&f).unwrap());
 }
 
 /// A run an older krphase imported is named by the file's SHA-256: importing that file again
@@ -83,6 +99,14 @@ fn runs_named_by_sha256_still_deduplicate() {
     let again = import_file(&mut c, &f, Some("old")).unwrap();
     assert!(again.already, "the SHA-256-named run is found");
     assert_eq!(again.run_id, first.run_id);
+    let label: Option<String> = c
+        .query_row("SELECT label FROM krphase_run", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        label.as_deref(),
+        Some("old"),
+        "found again, it takes the label"
+    );
     assert!(!import_file(&mut c, &g, None).unwrap().already);
     assert_eq!(count(&c, "krphase_run"), 2);
 }

@@ -6,8 +6,9 @@
 use super::Reconstructor;
 use crate::limits::LimitError;
 use crate::model::{CounterReading, Output, Pass};
+use foldhash::HashSet;
 use krphase_format::event::Event;
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 
 /// The most recently emitted dispatch ids, at most `cap` of them.
 #[derive(Debug, Default)]
