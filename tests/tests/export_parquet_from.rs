@@ -185,8 +185,16 @@ fn the_dataset_from_phase_files_equals_the_sqlite_paths() {
     let changed = dir.join("changed");
     one_value_changed(&dir.join("direct-1"), &changed);
     let c = compare(&via_db, &changed);
-    assert_eq!(c["only_in_a"]["windows"].as_array().map(Vec::len), Some(1), "{c}");
-    assert_eq!(c["only_in_b"]["windows"].as_array().map(Vec::len), Some(1), "{c}");
+    assert_eq!(
+        c["only_in_a"]["windows"].as_array().map(Vec::len),
+        Some(1),
+        "{c}"
+    );
+    assert_eq!(
+        c["only_in_b"]["windows"].as_array().map(Vec::len),
+        Some(1),
+        "{c}"
+    );
     let sums = compare_in(&["--checksum"], &via_db, &changed);
     assert_eq!(
         sums["differs"],
