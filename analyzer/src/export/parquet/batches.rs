@@ -35,8 +35,8 @@ enum Builder {
 
 /// Rows a builder has room for at first; it grows as rows come (and starts empty again after each
 /// batch). A run of 100 windows, one phase file of a cluster job, fills a few hundred rows a
-/// table: room for a whole batch in each of its ~130 columns would be ~70 MB allocated and freed
-/// per file, which made malloc a sixth of `--from`'s time.
+/// table: room for a whole batch in each of its ~130 columns was ~70 MB allocated and freed per
+/// file, and five times the page faults of `--from` over 200 such files.
 const FIRST_ROWS: usize = 1024;
 
 impl Builder {
