@@ -36,7 +36,8 @@ enum Builder {
 /// Rows a builder has room for at first; it grows as rows come (and starts empty again after each
 /// batch). A run of 100 windows, one phase file of a cluster job, fills a few hundred rows a
 /// table: room for a whole batch in each of its ~130 columns was ~70 MB allocated and freed per
-/// file, and five times the page faults of `--from` over 200 such files.
+/// file (without it, and without the footer's Arrow schema, `--from` over 200 such files took
+/// 1,427 page faults instead of 7,038).
 const FIRST_ROWS: usize = 1024;
 
 impl Builder {
