@@ -215,6 +215,12 @@ mod tests {
     #[test]
     fn publish_replaces_a_dataset_whole() {
         let (root, target) = old_dataset();
+        // Table directories with partitions, as an export leaves them: removed with the rest.
+        for t in ["windows", "passes"] {
+            let part = target.join(t).join("run=1");
+            std::fs::create_dir_all(&part).unwrap();
+            std::fs::write(part.join("part-0.parquet"), "x").unwrap();
+        }
         let s = Staging::beside(&target).unwrap();
         std::fs::write(s.path().join(MARKER), "{}").unwrap();
         std::fs::write(s.path().join("new"), "y").unwrap();
