@@ -6,14 +6,15 @@
 # Prints, as medians of ROUNDS rounds that alternate the three builds, a table of each figure
 # beside its goal and its reference: the build times, the dataset's size against the database's,
 # the time of each DuckDB query of docs/parquet.md over the dataset, whether the two datasets hold
-# the same values (tests/parquet/compare.py, with COMPARE=1) and whether DuckDB's answers are the
-# SQLite report's
-# (`report --by rank`: the slowest rank, the spread of the mean window). SPARK=1 then runs the
-# same queries in Spark (scripts/spark-sql) over the dataset.
+# the same values (`tests/parquet/compare.py --checksum`: per-run sums of value hashes, streamed
+# under a DuckDB memory limit; its time and peak RSS beside) and whether DuckDB's answers are the
+# SQLite report's (`report --by rank`: the slowest rank, the spread of the mean window). SPARK=1
+# then runs the same queries in Spark (scripts/spark-sql) over the dataset.
 #
 # Usage: scripts/parquet_ranks.sh [RANKS [WINDOWS]]      (default: 10000 ranks, 100 windows)
 # Environment: ROUNDS (default 3); KRPHASE, the krphase binary (default: the release build,
-# built when missing); SPARK=1; COMPARE=1 (the value comparison, ~17 GB at 10,000 ranks).
+# built when missing); SPARK=1; COMPARE_MEMORY, DuckDB's memory limit for the comparison
+# (default 1GB).
 set -euo pipefail
 top="$(cd "$(dirname "$0")/.." && pwd)"
 ranks="${1:-10000}"
@@ -73,13 +74,20 @@ for r in range(rounds):
                                  "-d", os.path.join(work, "direct")))
             print(f"round {r + 1}: --from, {jobs} worker(s) {builds[b][-1]:.2f} s", flush=True)
 ds = os.path.join(work, "direct")
-# DuckDB over 2 x 60,000 files holds ~17 GB while it compares them: only when asked.
-same, equal = {"rows": {}}, None
-if os.environ.get("COMPARE") == "1":
-    same = json.loads(subprocess.run(
-        [sys.executable, os.path.join(top, "tests/parquet/compare.py"), os.path.join(work, "via-db"),
-         ds], check=True, capture_output=True, text=True).stdout)
-    equal = not same["schema_differs"] and not same["only_in_a"] and not same["only_in_b"]
+# The comparison of the last rounds' datasets, in bounded memory; its peak RSS from time -v.
+limit = os.environ.get("COMPARE_MEMORY", "1GB")
+t = time.perf_counter()
+cmp = subprocess.run(
+    ["/usr/bin/time", "-v", sys.executable, os.path.join(top, "tests/parquet/compare.py"),
+     "--checksum", "--memory", limit, os.path.join(work, "via-db"), ds],
+    check=True, capture_output=True, text=True)
+cmp_s = time.perf_counter() - t
+same = json.loads(cmp.stdout)
+cmp_rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", cmp.stderr).group(1))
+equal = not same["schema_differs"] and not same["differs"] and all(
+    a == b for a, b in same["rows"].values())
+print(f"checksum comparison: {cmp_s:.1f} s, peak RSS {cmp_rss / 1024:.0f} MiB; "
+      f"load average {' '.join(load())}", flush=True)
 
 doc = open(os.path.join(top, "docs/parquet.md"), encoding="utf-8").read()
 queries = re.findall(r"```sql duckdb\n(.*?)```", doc, re.S)
@@ -124,12 +132,16 @@ print(f"{'dataset size':<44} {dsz / 1e6:>9.1f} MB  {'< the database: ' + met(dsz
 for i, t in enumerate(qtimes):
     print(f"{f'DuckDB, docs query {i + 1} ({len(answers[i])} rows)':<44} {t:>10.3f} s  "
           f"{'<= 1 s: ' + met(t <= 1.0):<30}")
-print(f"{'--from values = SQLite path values':<44} {str(equal):>12}  {'True (COMPARE=1)':<30} "
-      f"rows {same['rows'].get('windows')} windows, {same['rows'].get('passes')} passes")
+rows = ", ".join(f"{t} {v[0]}" for t, v in same["rows"].items())
+print(f"{'--from values = SQLite path values':<44} {str(equal):>12}  {'True':<30} "
+      f"per-run checksums, {cmp_s:.1f} s, peak RSS {cmp_rss / 1024:.0f} MiB "
+      f"(DuckDB limit {limit}); rows: {rows}")
+if not equal:
+    print(f"differs: {json.dumps(same.get('differs'))}; schemas: {same['schema_differs']}")
 print(f"{'DuckDB answers = report --by rank':<44} {str(report_agrees):>12}  {'True':<30} "
       f"slowest rank {rep['slowest']} ({slowest['replay_ns']} ns); DuckDB: rank {top_rank[2]} "
       f"({top_rank[6]} ns); mean window min/median/max {spread[1]:.0f}/{spread[2]:.0f}/{spread[3]:.0f}")
-sys.exit(0 if equal is not False and report_agrees else 1)
+sys.exit(0 if equal and report_agrees else 1)
 PY
 if [ "${SPARK:-}" = 1 ]; then
     # The dataset of the last --from round, still in the work directory.

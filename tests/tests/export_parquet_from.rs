@@ -4,9 +4,11 @@
 //! datasets' own ids taken as places in their run. The files cover drive mode with counters
 //! (the emulator with `KRPHASE_PMC`), observe mode (the emulator under its rocprofv3 stand-in's
 //! counter driver), synthetic rank files on two hosts given as a directory, and a file cut
-//! before its trailer; converted by one worker and by three. Then bad input: a missing path, a
-//! file of another kind, a damaged phase file and one file given twice each get one line, and
-//! leave the earlier dataset as it was and nothing beside it.
+//! before its trailer; converted by one worker and by three. The bench's checksum mode
+//! (`compare.py --checksum`, per-run sums of value hashes) agrees, and both modes see one value
+//! changed in one run, the checksums naming the run and the column. Then bad input: a missing
+//! path, a file of another kind, a damaged phase file and one file given twice each get one line,
+//! and leave the earlier dataset as it was and nothing beside it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -85,15 +87,43 @@ fn inputs(dir: &Path) -> Vec<PathBuf> {
     vec![drive.krp, observe.krp, ranks, cut]
 }
 
-fn compare(a: &Path, b: &Path) -> Value {
+/// `tests/parquet/compare.py` with `mode` (`[]` or `["--checksum"]`) over `a` and `b`.
+fn compare_in(mode: &[&str], a: &Path, b: &Path) -> Value {
     let o = Command::new("python3")
         .env("PYTHONPATH", krphase_tests::python::ensure())
         .arg(workspace().join("tests/parquet/compare.py"))
+        .args(mode)
         .args([a, b])
         .output()
         .expect("run python3");
     assert!(o.status.success(), "compare.py: {}", output_text(&o));
     serde_json::from_slice(&o.stdout).expect("compare.py prints JSON")
+}
+
+fn compare(a: &Path, b: &Path) -> Value {
+    compare_in(&[], a, b)
+}
+
+/// A copy of the dataset `src` at `dst` with one value changed: the `snapshot_bytes` of run 3's
+/// first window, one more (written back by DuckDB, its other values as they were).
+fn one_value_changed(src: &Path, dst: &Path) {
+    let script = r#"
+import shutil, sys, duckdb
+src, dst = sys.argv[1:]
+shutil.copytree(src, dst)
+f = dst + "/windows/run=3/part-0.parquet"
+duckdb.sql(f"COPY (SELECT * REPLACE (CASE WHEN window_id = (SELECT min(window_id) FROM '{f}') "
+           f"THEN snapshot_bytes + 1 ELSE snapshot_bytes END AS snapshot_bytes) FROM '{f}') "
+           f"TO '{dst}/changed.parquet' (FORMAT parquet)")
+shutil.move(dst + "/changed.parquet", f)
+"#;
+    let o = Command::new("python3")
+        .env("PYTHONPATH", krphase_tests::python::ensure())
+        .args(["-c", script])
+        .args([src, dst])
+        .output()
+        .expect("run python3");
+    assert!(o.status.success(), "{}", output_text(&o));
 }
 
 /// `--from` with `jobs` workers into `out`; its stdout.
@@ -141,11 +171,37 @@ fn the_dataset_from_phase_files_equals_the_sqlite_paths() {
             assert!(rows[t][0].as_u64().unwrap() > 0, "{t} has rows: {c}");
         }
         assert_eq!(rows["runs"][0], 7, "{c}");
+        // The bench's bounded-memory mode agrees, with the same rows.
+        let sums = compare_in(&["--checksum"], &via_db, &direct);
+        assert_eq!(sums["schema_differs"], serde_json::json!([]), "{sums}");
+        assert_eq!(sums["differs"], serde_json::json!({}), "{sums}");
+        assert_eq!(sums["rows"], c["rows"], "{sums}");
         let marker: Value =
             serde_json::from_slice(&std::fs::read(direct.join("_krphase.json")).unwrap()).unwrap();
         assert_eq!(marker["runs"], serde_json::json!([1, 2, 3, 4, 5, 6, 7]));
         assert!(marker["database"].is_null(), "{marker}");
     }
+    // One value changed in one run: both modes see it, the checksums name the run and column.
+    let changed = dir.join("changed");
+    one_value_changed(&dir.join("direct-1"), &changed);
+    let c = compare(&via_db, &changed);
+    assert_eq!(
+        c["only_in_a"]["windows"].as_array().map(Vec::len),
+        Some(1),
+        "{c}"
+    );
+    assert_eq!(
+        c["only_in_b"]["windows"].as_array().map(Vec::len),
+        Some(1),
+        "{c}"
+    );
+    let sums = compare_in(&["--checksum"], &via_db, &changed);
+    assert_eq!(
+        sums["differs"],
+        serde_json::json!({"windows": {"runs": [3], "runs_differing": 1,
+                                       "columns": ["row", "snapshot_bytes"]}}),
+        "{sums}"
+    );
 }
 
 /// `--from` that must fail: one line naming the problem, the earlier dataset untouched and

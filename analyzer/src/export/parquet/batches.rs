@@ -33,14 +33,21 @@ enum Builder {
     List(ListBuilder<Float64Builder>),
 }
 
+/// Rows a builder has room for at first; it grows as rows come (and starts empty again after each
+/// batch). A run of 100 windows, one phase file of a cluster job, fills a few hundred rows a
+/// table: room for a whole batch in each of its ~130 columns was ~70 MB allocated and freed per
+/// file (without it, and without the footer's Arrow schema, `--from` over 200 such files took
+/// 1,427 page faults instead of 7,038).
+const FIRST_ROWS: usize = 1024;
+
 impl Builder {
     fn new(kind: Kind) -> Builder {
         match kind {
-            Kind::Int64 => Builder::Int64(Int64Builder::with_capacity(BATCH_ROWS)),
-            Kind::Int32 => Builder::Int32(Int32Builder::with_capacity(BATCH_ROWS)),
-            Kind::Float64 => Builder::Float64(Float64Builder::with_capacity(BATCH_ROWS)),
-            Kind::Utf8 => Builder::Utf8(StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16)),
-            Kind::Bool => Builder::Bool(BooleanBuilder::with_capacity(BATCH_ROWS)),
+            Kind::Int64 => Builder::Int64(Int64Builder::with_capacity(FIRST_ROWS)),
+            Kind::Int32 => Builder::Int32(Int32Builder::with_capacity(FIRST_ROWS)),
+            Kind::Float64 => Builder::Float64(Float64Builder::with_capacity(FIRST_ROWS)),
+            Kind::Utf8 => Builder::Utf8(StringBuilder::with_capacity(FIRST_ROWS, FIRST_ROWS * 16)),
+            Kind::Bool => Builder::Bool(BooleanBuilder::with_capacity(FIRST_ROWS)),
             Kind::Float64List => Builder::List(ListBuilder::new(Float64Builder::new()).with_field(
                 Arc::new(Field::new("item", arrow_schema::DataType::Float64, false)),
             )),

@@ -133,7 +133,7 @@ impl Staging {
         }
         self.published = true;
         if let Some(old) = old {
-            std::fs::remove_dir_all(&old)
+            remove_tree(&old)
                 .with_context(|| format!("cannot remove the old dataset {}", old.display()))?;
         }
         Ok(())
@@ -145,6 +145,44 @@ impl Drop for Staging {
         if !self.published {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
+    }
+}
+
+/// Removes `dir` and everything in it, each entry (a dataset's table directories) on a thread of
+/// its own: an old dataset of a 10,000-rank job is 60,000 files, and removing them on one thread
+/// took a fifth of `--from`'s CPU time, after its workers had finished. Directories apart do not
+/// share the file system's per-directory lock.
+fn remove_tree(dir: &Path) -> std::io::Result<()> {
+    let entries = std::fs::read_dir(dir)?.collect::<std::io::Result<Vec<_>>>()?;
+    let removed: Vec<std::io::Result<()>> = std::thread::scope(|s| {
+        let started: Vec<_> = entries
+            .iter()
+            .map(|e| {
+                std::thread::Builder::new()
+                    .spawn_scoped(s, move || remove_entry(e))
+                    .map_err(|_| e)
+            })
+            .collect();
+        started
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("a remover panicked"))),
+                // No thread to spare: removed here.
+                Err(e) => remove_entry(e),
+            })
+            .collect()
+    });
+    removed.into_iter().collect::<std::io::Result<()>>()?;
+    std::fs::remove_dir(dir)
+}
+
+fn remove_entry(e: &std::fs::DirEntry) -> std::io::Result<()> {
+    if e.file_type()?.is_dir() {
+        std::fs::remove_dir_all(e.path())
+    } else {
+        std::fs::remove_file(e.path())
     }
 }
 
@@ -177,6 +215,12 @@ mod tests {
     #[test]
     fn publish_replaces_a_dataset_whole() {
         let (root, target) = old_dataset();
+        // Table directories with partitions, as an export leaves them: removed with the rest.
+        for t in ["windows", "passes"] {
+            let part = target.join(t).join("run=1");
+            std::fs::create_dir_all(&part).unwrap();
+            std::fs::write(part.join("part-0.parquet"), "x").unwrap();
+        }
         let s = Staging::beside(&target).unwrap();
         std::fs::write(s.path().join(MARKER), "{}").unwrap();
         std::fs::write(s.path().join("new"), "y").unwrap();

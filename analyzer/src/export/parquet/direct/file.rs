@@ -45,9 +45,9 @@ impl Part {
             .with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join("part-0.parquet");
         let f = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-        let props = crate::export::parquet::writer_properties(table);
+        let options = crate::export::parquet::writer_options(table);
         Ok(Part {
-            writer: ArrowWriter::try_new(f, schema(table), Some(props))?,
+            writer: ArrowWriter::try_new_with_options(f, schema(table), options)?,
             batcher: Batcher::new(table, ctx, BATCH_ROWS),
             path,
             rows: 0,
