@@ -65,8 +65,11 @@ pub fn start(path: &Path) -> Started {
             if opened_tx.send(o).is_err() {
                 return Err(anyhow!("{}: import abandoned", p.display()));
             }
-            decode(reader, &header, Batches { full, empty })
-                .map_err(|e| anyhow!("{}: {e}", p.display()))
+            let mut deliver = |batch: Vec<Row>| {
+                full.send(batch).ok()?;
+                Some(empty.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH)))
+            };
+            decode(reader, &header, &mut deliver).map_err(|e| anyhow!("{}: {e}", p.display()))
         });
     Started {
         path: path.to_path_buf(),
@@ -114,6 +117,35 @@ impl Started {
     }
 }
 
+/// Decodes `path` on the calling thread, as the decoding thread does: `open` gets the header
+/// first, then `each` every row in order; an error from either stops the decoding. For a
+/// many-file conversion with a worker per file, where a thread per file would cost more in
+/// hand-overs than it overlaps.
+pub(super) fn decode_here<S>(
+    path: &Path,
+    open: impl FnOnce(&krphase_format::Header) -> Result<S>,
+    mut each: impl FnMut(&mut S, &Row) -> Result<()>,
+) -> Result<(S, Decoded)> {
+    let reader = FileReader::open(path).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    let header = reader.header().clone();
+    let mut sink = open(&header)?;
+    let mut failed = None;
+    let mut deliver = |mut batch: Vec<Row>| {
+        if let Some(e) = batch.iter().find_map(|r| each(&mut sink, r).err()) {
+            failed = Some(e);
+            return None;
+        }
+        batch.clear();
+        Some(batch)
+    };
+    let decoded =
+        decode(reader, &header, &mut deliver).map_err(|e| anyhow!("{}: {e}", path.display()))?;
+    match failed {
+        Some(e) => Err(e),
+        None => Ok((sink, decoded)),
+    }
+}
+
 /// What the decoder thread learned besides the outputs it sent.
 pub(super) struct Decoded {
     pub(super) header: krphase_format::Header,
@@ -133,13 +165,6 @@ pub(super) struct Decoded {
     pub(super) summary: db::summary::Builder,
     /// The tool's notes (the note namespace of the string table), in key order: the pass plan.
     pub(super) tool_notes: std::collections::BTreeMap<u64, String>,
-}
-
-/// The channels between the two threads of an import: batches of rows, and emptied batches
-/// going back to be refilled.
-struct Batches {
-    full: std::sync::mpsc::SyncSender<Vec<Row>>,
-    empty: std::sync::mpsc::Receiver<Vec<Row>>,
 }
 
 /// Batches in flight to the inserting thread.
@@ -177,7 +202,7 @@ fn reader_note(
 fn decode(
     mut reader: FileReader<std::io::BufReader<std::fs::File>>,
     header: &krphase_format::Header,
-    batches: Batches,
+    deliver: &mut dyn FnMut(Vec<Row>) -> Option<Vec<Row>>,
 ) -> Result<Decoded> {
     let mut d = Decoded {
         header: header.clone(),
@@ -259,16 +284,9 @@ fn decode(
             batch.push(maker.row(named(&rec, o)));
         }
         if batch.len() >= BATCH || (finished && !batch.is_empty()) {
-            let next = batches
-                .empty
-                .try_recv()
-                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-            if batches
-                .full
-                .send(std::mem::replace(&mut batch, next))
-                .is_err()
-            {
-                break;
+            match deliver(std::mem::take(&mut batch)) {
+                Some(next) => batch = next,
+                None => break,
             }
         }
         if finished {

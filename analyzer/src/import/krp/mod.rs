@@ -228,33 +228,17 @@ fn already(conn: &mut Connection, id: i64, label: Option<&str>) -> Result<Import
     })
 }
 
-/// Decodes a phase file as `import` does (the same decoding thread, the same rows in the same
-/// order) without a database: `open` makes a sink from the file's header, `each` gets every row,
+/// Decodes a phase file as `import` does (the same rows in the same order) without a database
+/// and on the calling thread: `open` makes a sink from the file's header, `each` gets every row,
 /// then this returns the sink, the file's content hash and what it says about its run. An error
 /// from either stops the decoding.
 pub fn decode_file<S>(
     path: &Path,
     open: impl FnOnce(&krphase_format::Header) -> Result<S>,
-    mut each: impl FnMut(&mut S, &Row) -> Result<()>,
+    each: impl FnMut(&mut S, &Row) -> Result<()>,
 ) -> Result<(S, String, RunFacts)> {
-    let mut s = start(path);
-    let Ok(opened) = s.opened.recv() else {
-        return Err(s
-            .join()
-            .err()
-            .unwrap_or_else(|| anyhow!("{}: the decoding thread ended early", s.path.display())));
-    };
-    let mut sink = open(&opened.header)?;
-    while let Ok(mut batch) = s.batches.recv() {
-        for r in &batch {
-            // Returning drops the channels: the decoding thread stops at its next batch.
-            each(&mut sink, r)?;
-        }
-        batch.clear();
-        let _ = s.done.try_send(batch);
-    }
-    let decoded = s.join()?;
-    let hash = s.hash(true).expect("a waited-for hash")?;
+    let (sink, decoded) = decode::decode_here(path, open, each)?;
+    let hash = hash::file_hash(path)?;
     Ok((sink, hash, RunFacts::of(&decoded)))
 }
 
