@@ -3,6 +3,7 @@
 //! Each records through the thread handle the callback layer reached once.
 
 use super::tool::Tool;
+use crate::panic_hook;
 use crate::recorder::{Flush, Thread};
 use krphase_format::event::HEAD56_LIMIT;
 use krphase_format::{Record, enqueue_pair};
@@ -109,18 +110,24 @@ fn enqueue_enter_placing(th: Thread, d: u64, kernel: u64, place: (u64, u64), tid
 }
 
 /// [`Tool::on_enqueue_exit_observe`] without its pair: out of line.
+/// `extern "C"` with its own panic boundary (`panic_hook::catch`): it cannot unwind, so the
+/// hot path calls it with no landing pad, as a tail call.
 #[cold]
 #[inline(never)]
-fn enqueue_exit_plain(th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
-    th.write_pending(ts);
-    th.record_exact(Record::enqueue_exit(tid, ts, d, corr), ts);
+extern "C" fn enqueue_exit_plain(th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
+    panic_hook::catch(|| {
+        th.write_pending(ts);
+        th.record_exact(Record::enqueue_exit(tid, ts, d, corr), ts);
+    });
 }
 
 /// A completion whose dispatch id is beyond 56 bits: the host time first (COMPLETE_HOST, naming
-/// the completion by its GPU end), then COMPLETE.
+/// the completion by its GPU end), then COMPLETE. Cannot unwind, as [`enqueue_exit_plain`].
 #[cold]
 #[inline(never)]
-fn complete_in_two(th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
-    th.record(Record::complete_host(tid, ts, d, end), ts, Flush::Lazy);
-    th.record(Record::complete(tid, d, start, end), ts, Flush::Lazy);
+extern "C" fn complete_in_two(th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
+    panic_hook::catch(|| {
+        th.record(Record::complete_host(tid, ts, d, end), ts, Flush::Lazy);
+        th.record(Record::complete(tid, d, start, end), ts, Flush::Lazy);
+    });
 }

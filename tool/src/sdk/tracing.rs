@@ -10,7 +10,7 @@
 use super::boundary::guard;
 use crate::clock::{self, Boottime, Source, Tsc};
 use crate::events::tool::{self, Tool};
-use crate::{recorder, say_once};
+use crate::{panic_hook, recorder, say_once};
 use krphase_ffi::{
     CallbackPhase, CallbackTracingFn, CallbackTracingRecord, KernelDispatchData,
     KernelDispatchInfo, KernelSymbolData, MemoryAllocationData, ReplayContinueFn,
@@ -281,17 +281,25 @@ unsafe fn sized_payload<T>(record: &CallbackTracingRecord) -> Option<&T> {
     Some(unsafe { &*p })
 }
 
+fn bad_payload(record: &CallbackTracingRecord) {
+    bad_payload_of(record.kind, record.operation);
+}
+
+/// [`bad_payload`] of a payload of `kind` and `operation`: `extern "C"` with its own panic
+/// boundary, so the dispatch callbacks reach it with no landing pad, as a tail call.
 #[cold]
 #[inline(never)]
-fn bad_payload(record: &CallbackTracingRecord) {
-    recorder::count(|c| &c.bad_payloads);
-    say_once(
-        &SMALL_PAYLOAD,
-        &format!(
-            "a tracing payload (kind {}, operation {}) is smaller than its type or misaligned; such callbacks are skipped and counted in the trailer",
-            record.kind.0, record.operation
-        ),
-    );
+extern "C" fn bad_payload_of(kind: krphase_ffi::CallbackTracingKind, operation: i32) {
+    panic_hook::catch(|| {
+        recorder::count(|c| &c.bad_payloads);
+        say_once(
+            &SMALL_PAYLOAD,
+            &format!(
+                "a tracing payload (kind {}, operation {}) is smaller than its type or misaligned; such callbacks are skipped and counted in the trailer",
+                kind.0, operation
+            ),
+        );
+    });
 }
 
 /// The record's KERNEL_DISPATCH payload, when it is one: non-NULL, and its `size` field (the
@@ -311,7 +319,7 @@ unsafe fn dispatch_payload(record: &CallbackTracingRecord) -> Option<*const Kern
     // SAFETY: non-NULL; every payload starts with its u64 size.
     let size = unsafe { p.cast::<u64>().read_unaligned() };
     if size < std::mem::size_of::<KernelDispatchData>() as u64 {
-        bad_payload(record);
+        bad_payload_of(record.kind, record.operation);
         return None;
     }
     Some(p)
@@ -392,11 +400,11 @@ fn enqueue_enter(
 }
 
 /// Observe mode's ENQUEUE ENTER that is not kept pending: written as a record of its own, after
-/// an ENTER still pending (out of line, with few arguments: the hot path saves no registers for
-/// it).
+/// an ENTER still pending. Out of line and `extern "C"` with its own panic boundary: the
+/// callback reaches it with no landing pad, as a tail call.
 #[cold]
 #[inline(never)]
-fn enqueue_enter_observe_plain(
+extern "C" fn enqueue_enter_observe_plain(
     t: &Tool,
     th: recorder::Thread,
     p: *const KernelDispatchData,
@@ -404,8 +412,10 @@ fn enqueue_enter_observe_plain(
     tid: u32,
     ts: u64,
 ) {
-    th.write_pending(ts);
-    enqueue_enter(t, th, p, d, tid, ts);
+    panic_hook::catch(|| {
+        th.write_pending(ts);
+        enqueue_enter(t, th, p, d, tid, ts);
+    });
 }
 
 /// KERNEL_REPLAY CONFIG and PASS, ENTER and EXIT.
