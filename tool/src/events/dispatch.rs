@@ -51,28 +51,31 @@ impl Tool {
     /// writes both as one ENQUEUE_PAIR record: true when module variables need no walk, the
     /// kernel id fits the pair and the thread is attached with its placement unchanged.
     /// Otherwise nothing is done, and the caller writes the ENTER as a record of its own (as
-    /// [`Tool::on_enqueue_enter`] does, after an ENTER still pending).
+    /// [`Tool::on_enqueue_enter`] does, after an ENTER still pending). The dispatch id,
+    /// kernel id and placement are read (`d`, `kernel`, `place`) only when needed
+    /// ([`Thread::hold_enter`]).
     #[inline(always)]
     pub fn hold_enqueue_enter(
         &self,
         th: Thread,
-        d: u64,
-        kernel: u64,
-        place: (u64, u64),
-        tid: u32,
         ts: u64,
+        tid: u32,
+        kernel: impl FnOnce() -> u64,
+        place: impl FnOnce() -> (u64, u64),
+        d: impl FnOnce() -> u64,
     ) -> bool {
         !self.modvars.is_dirty()
-            && enqueue_pair::head(tid, kernel).is_some_and(|head| th.hold_enter(head, ts, d, place))
+            && th.hold_enter(ts, place, || enqueue_pair::head(tid, kernel()), d)
     }
 
     /// Observe mode's ENQUEUE EXIT: one ENQUEUE_PAIR record with its pending ENTER; otherwise
     /// (no ENTER of this dispatch pending, or values the pair cannot hold) the pending ENTER, if
     /// any, and this EXIT as records of their own.
+    /// `tid` gives the thread id, read only off the pair's path (nothing is kept alive for it).
     #[inline(always)]
-    pub fn on_enqueue_exit_observe(th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
+    pub fn on_enqueue_exit_observe(th: Thread, d: u64, corr: u64, ts: u64, tid: impl FnOnce() -> u32) {
         if !th.record_exit_pair(d, corr, ts) {
-            enqueue_exit_plain(th, d, tid, corr, ts);
+            enqueue_exit_plain(th, d, tid(), corr, ts);
         }
     }
 
@@ -83,13 +86,21 @@ impl Tool {
     }
 
     /// COMPLETE: one COMPLETE_AT record (host time, GPU interval, dispatch id in 56 bits); a
-    /// dispatch id beyond 56 bits (no SDK numbers them so) takes the two-record form.
+    /// dispatch id beyond 56 bits (no SDK numbers them so) takes the two-record form, the only
+    /// one that reads `tid` (the thread id).
     #[inline(always)]
-    pub fn on_complete(th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
+    pub fn on_complete(
+        th: Thread,
+        d: u64,
+        start: u64,
+        end: u64,
+        tid: impl FnOnce() -> u32,
+        ts: u64,
+    ) {
         if d < HEAD56_LIMIT {
             th.record_exact(Record::complete_at(ts, d, start, end), ts);
         } else {
-            complete_in_two(th, d, start, end, tid, ts);
+            complete_in_two(th, d, start, end, tid(), ts);
         }
     }
 }

@@ -339,24 +339,33 @@ impl Thread<'_> {
 
     /// Observe mode's ENQUEUE ENTER: kept pending in the thread's slot (its head, time and
     /// dispatch id; see `slot.rs`) for its EXIT to write with it as one ENQUEUE_PAIR record;
-    /// true when kept. False (nothing done) when the thread is not attached, `place` is not the
-    /// placement it last recorded, or an ENTER is pending already: the caller takes the plain
-    /// path ([`Thread::write_pending`], then the ENTER as a record).
+    /// true when kept. False (nothing done) when the thread is not attached, an ENTER is
+    /// pending already, `place()` is not the placement it last recorded or `head()` is None:
+    /// the caller takes the plain path ([`Thread::write_pending`], then the ENTER as a record).
+    /// The values come as functions, each called only once the checks before it passed: the
+    /// payload's fields are read as they are needed, so few are alive at once.
     #[inline(always)]
-    pub fn hold_enter(self, head: u64, ts: u64, d: u64, place: (u64, u64)) -> bool {
+    pub fn hold_enter(
+        self,
+        ts: u64,
+        place: impl FnOnce() -> (u64, u64),
+        head: impl FnOnce() -> Option<u64>,
+        d: impl FnOnce() -> u64,
+    ) -> bool {
         let h = self.0;
-        if h.place.get() != place
-            || h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed)
-        {
+        if h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed) {
             return false;
         }
         let Some(slot) = h.slot.get() else {
             return false;
         };
-        if slot.pending_ts() != 0 {
+        if slot.pending_ts() != 0 || h.place.get() != place() {
             return false;
         }
-        slot.set_pending(head, ts, d);
+        let Some(head) = head() else {
+            return false;
+        };
+        slot.set_pending(head, ts, d());
         true
     }
 

@@ -347,30 +347,35 @@ fn on_dispatch<const OBSERVE: bool>(
     let Some(p) = (unsafe { dispatch_payload(record) }) else {
         return;
     };
-    let tid = record.thread_id as u32;
+    // The thread id is read where it is used: EXIT and COMPLETE need it only off their fast
+    // paths, where it is read then (nothing is kept alive for it).
+    let tid = || record.thread_id as u32;
     let d = field!(p, dispatch_info.dispatch_id);
     match (record.operation, record.phase) {
         (kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER) if OBSERVE => {
+            let tid = tid();
             let Some(t) = t else { return };
-            let kernel = field!(p, dispatch_info.kernel_id);
-            let place = (
-                field!(p, dispatch_info.agent_id.handle),
-                field!(p, dispatch_info.queue_id.handle),
-            );
-            if !t.hold_enqueue_enter(th, d, kernel, place, tid, ts) {
+            let kernel = || field!(p, dispatch_info.kernel_id);
+            let place = || {
+                (
+                    field!(p, dispatch_info.agent_id.handle),
+                    field!(p, dispatch_info.queue_id.handle),
+                )
+            };
+            if !t.hold_enqueue_enter(th, ts, tid, kernel, place, || d) {
                 enqueue_enter_observe_plain(t, th, p, d, tid, ts);
             }
         }
         (kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER) => {
             if let Some(t) = t {
-                enqueue_enter(t, th, p, d, tid, ts);
+                enqueue_enter(t, th, p, d, tid(), ts);
             }
         }
         (kernel_dispatch_op::ENQUEUE, _) if OBSERVE => {
-            Tool::on_enqueue_exit_observe(th, d, tid, record.correlation_id.internal, ts)
+            Tool::on_enqueue_exit_observe(th, d, record.correlation_id.internal, ts, tid)
         }
         (kernel_dispatch_op::ENQUEUE, _) => {
-            Tool::on_enqueue_exit(th, d, tid, record.correlation_id.internal, ts)
+            Tool::on_enqueue_exit(th, d, tid(), record.correlation_id.internal, ts)
         }
         (kernel_dispatch_op::COMPLETE, _) => {
             let (start, end) = (field!(p, start_timestamp), field!(p, end_timestamp));
