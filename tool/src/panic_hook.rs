@@ -63,3 +63,26 @@ fn caught(payload: Box<dyn std::any::Any + Send>) {
         f();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static CAUGHT: AtomicUsize = AtomicUsize::new(0);
+
+    /// A rare path's panic stops inside it: `catch` returns, the action set runs once per
+    /// panic, and a closure that does not panic runs whole with no action.
+    #[test]
+    fn catch_stops_a_panic_and_runs_the_action_set() {
+        set_on_caught(|| {
+            CAUGHT.fetch_add(1, Ordering::Relaxed);
+        });
+        let mut ran = false;
+        catch(|| ran = true);
+        assert!(ran);
+        assert_eq!(CAUGHT.load(Ordering::Relaxed), 0);
+        catch(|| panic!("a rare path panics"));
+        assert_eq!(CAUGHT.load(Ordering::Relaxed), 1);
+    }
+}
