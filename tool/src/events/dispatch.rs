@@ -73,7 +73,13 @@ impl Tool {
     /// any, and this EXIT as records of their own.
     /// `tid` gives the thread id, read only off the pair's path (nothing is kept alive for it).
     #[inline(always)]
-    pub fn on_enqueue_exit_observe(th: Thread, d: u64, corr: u64, ts: u64, tid: impl FnOnce() -> u32) {
+    pub fn on_enqueue_exit_observe(
+        th: Thread,
+        d: u64,
+        corr: u64,
+        ts: u64,
+        tid: impl FnOnce() -> u32,
+    ) {
         if !th.record_exit_pair(d, corr, ts) {
             enqueue_exit_plain(th, d, tid(), corr, ts);
         }
