@@ -1,7 +1,8 @@
 //! The tool's quiet panic hook: it remembers where a panic happened instead of printing the
 //! default several lines; the callback boundary prints one line (`Tool::on_panic`).
 
-use std::sync::Mutex;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, OnceLock};
 
 /// Where the last panic happened (" at FILE:LINE: message").
 static LAST_PANIC: Mutex<String> = Mutex::new(String::new());
@@ -30,4 +31,58 @@ pub fn install() {
 /// Where the last panic happened, empty when unknown.
 pub fn last_panic() -> String {
     LAST_PANIC.try_lock().map(|g| g.clone()).unwrap_or_default()
+}
+
+/// What a panic caught by [`catch`] does: set by the tool when it is installed (recording
+/// stops, said once); before that, nothing more than the hook's note.
+static ON_CAUGHT: OnceLock<fn()> = OnceLock::new();
+
+/// Sets what a panic caught by [`catch`] does (once; later calls change nothing).
+pub fn set_on_caught(f: fn()) {
+    let _ = ON_CAUGHT.set(f);
+}
+
+/// Runs `f`, catching a panic (then [`set_on_caught`]'s action runs). For the rare paths the
+/// hot path leaves through: each is an `extern "C"` function whose body runs inside `catch`,
+/// so it cannot unwind (a panic that escaped would abort, never unwind into C) and the
+/// callback that calls it needs no landing pad. Its own panic boundary then costs nothing, and
+/// its calls become tail calls.
+#[inline(always)]
+pub fn catch(f: impl FnOnce()) {
+    if let Err(e) = catch_unwind(AssertUnwindSafe(f)) {
+        caught(e);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn caught(payload: Box<dyn std::any::Any + Send>) {
+    // A payload whose drop panics would abort here: dropped inside a second catch.
+    let _ = catch_unwind(AssertUnwindSafe(|| drop(payload)));
+    if let Some(f) = ON_CAUGHT.get() {
+        f();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static CAUGHT: AtomicUsize = AtomicUsize::new(0);
+
+    /// A rare path's panic stops inside it: `catch` returns, the action set runs once per
+    /// panic, and a closure that does not panic runs whole with no action.
+    #[test]
+    fn catch_stops_a_panic_and_runs_the_action_set() {
+        set_on_caught(|| {
+            CAUGHT.fetch_add(1, Ordering::Relaxed);
+        });
+        let mut ran = false;
+        catch(|| ran = true);
+        assert!(ran);
+        assert_eq!(CAUGHT.load(Ordering::Relaxed), 0);
+        catch(|| panic!("a rare path panics"));
+        assert_eq!(CAUGHT.load(Ordering::Relaxed), 1);
+    }
 }

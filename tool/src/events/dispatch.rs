@@ -3,6 +3,7 @@
 //! Each records through the thread handle the callback layer reached once.
 
 use super::tool::Tool;
+use crate::panic_hook;
 use crate::recorder::{Flush, Thread};
 use krphase_format::event::HEAD56_LIMIT;
 use krphase_format::{Record, enqueue_pair};
@@ -50,28 +51,37 @@ impl Tool {
     /// writes both as one ENQUEUE_PAIR record: true when module variables need no walk, the
     /// kernel id fits the pair and the thread is attached with its placement unchanged.
     /// Otherwise nothing is done, and the caller writes the ENTER as a record of its own (as
-    /// [`Tool::on_enqueue_enter`] does, after an ENTER still pending).
+    /// [`Tool::on_enqueue_enter`] does, after an ENTER still pending). The dispatch id,
+    /// kernel id and placement are read (`d`, `kernel`, `place`) only when needed
+    /// ([`Thread::hold_enter`]).
     #[inline(always)]
     pub fn hold_enqueue_enter(
         &self,
         th: Thread,
-        d: u64,
-        kernel: u64,
-        place: (u64, u64),
-        tid: u32,
         ts: u64,
+        tid: u32,
+        kernel: impl FnOnce() -> u64,
+        place: impl FnOnce() -> (u64, u64),
+        d: impl FnOnce() -> u64,
     ) -> bool {
         !self.modvars.is_dirty()
-            && enqueue_pair::head(tid, kernel).is_some_and(|head| th.hold_enter(head, ts, d, place))
+            && th.hold_enter(ts, place, || enqueue_pair::head(tid, kernel()), d)
     }
 
     /// Observe mode's ENQUEUE EXIT: one ENQUEUE_PAIR record with its pending ENTER; otherwise
     /// (no ENTER of this dispatch pending, or values the pair cannot hold) the pending ENTER, if
     /// any, and this EXIT as records of their own.
+    /// `tid` gives the thread id, read only off the pair's path (nothing is kept alive for it).
     #[inline(always)]
-    pub fn on_enqueue_exit_observe(th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
+    pub fn on_enqueue_exit_observe(
+        th: Thread,
+        d: u64,
+        corr: u64,
+        ts: u64,
+        tid: impl FnOnce() -> u32,
+    ) {
         if !th.record_exit_pair(d, corr, ts) {
-            enqueue_exit_plain(th, d, tid, corr, ts);
+            enqueue_exit_plain(th, d, tid(), corr, ts);
         }
     }
 
@@ -82,13 +92,21 @@ impl Tool {
     }
 
     /// COMPLETE: one COMPLETE_AT record (host time, GPU interval, dispatch id in 56 bits); a
-    /// dispatch id beyond 56 bits (no SDK numbers them so) takes the two-record form.
+    /// dispatch id beyond 56 bits (no SDK numbers them so) takes the two-record form, the only
+    /// one that reads `tid` (the thread id).
     #[inline(always)]
-    pub fn on_complete(th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
+    pub fn on_complete(
+        th: Thread,
+        d: u64,
+        start: u64,
+        end: u64,
+        tid: impl FnOnce() -> u32,
+        ts: u64,
+    ) {
         if d < HEAD56_LIMIT {
             th.record_exact(Record::complete_at(ts, d, start, end), ts);
         } else {
-            complete_in_two(th, d, start, end, tid, ts);
+            complete_in_two(th, d, start, end, tid(), ts);
         }
     }
 }
@@ -109,18 +127,24 @@ fn enqueue_enter_placing(th: Thread, d: u64, kernel: u64, place: (u64, u64), tid
 }
 
 /// [`Tool::on_enqueue_exit_observe`] without its pair: out of line.
+/// `extern "C"` with its own panic boundary (`panic_hook::catch`): it cannot unwind, so the
+/// hot path calls it with no landing pad, as a tail call.
 #[cold]
 #[inline(never)]
-fn enqueue_exit_plain(th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
-    th.write_pending(ts);
-    th.record_exact(Record::enqueue_exit(tid, ts, d, corr), ts);
+extern "C" fn enqueue_exit_plain(th: Thread, d: u64, tid: u32, corr: u64, ts: u64) {
+    panic_hook::catch(|| {
+        th.write_pending(ts);
+        th.record_exact(Record::enqueue_exit(tid, ts, d, corr), ts);
+    });
 }
 
 /// A completion whose dispatch id is beyond 56 bits: the host time first (COMPLETE_HOST, naming
-/// the completion by its GPU end), then COMPLETE.
+/// the completion by its GPU end), then COMPLETE. Cannot unwind, as [`enqueue_exit_plain`].
 #[cold]
 #[inline(never)]
-fn complete_in_two(th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
-    th.record(Record::complete_host(tid, ts, d, end), ts, Flush::Lazy);
-    th.record(Record::complete(tid, d, start, end), ts, Flush::Lazy);
+extern "C" fn complete_in_two(th: Thread, d: u64, start: u64, end: u64, tid: u32, ts: u64) {
+    panic_hook::catch(|| {
+        th.record(Record::complete_host(tid, ts, d, end), ts, Flush::Lazy);
+        th.record(Record::complete(tid, d, start, end), ts, Flush::Lazy);
+    });
 }

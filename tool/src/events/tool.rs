@@ -51,7 +51,16 @@ pub fn get() -> Option<&'static Tool> {
 
 /// Makes `tool` the process's tool; false when one is installed already.
 pub fn install(tool: &'static Tool) -> bool {
+    crate::panic_hook::set_on_caught(on_caught);
     TOOL.set(tool).is_ok()
+}
+
+/// A panic caught on a rare path of the hot path ([`crate::panic_hook::catch`]): as at the
+/// callback boundary, recording stops.
+fn on_caught() {
+    if let Some(t) = get() {
+        t.on_panic();
+    }
 }
 
 impl Tool {

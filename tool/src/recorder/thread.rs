@@ -5,7 +5,7 @@ use super::current::{RECORDER_STATE, RECORDING_BIT, current_with_state, peek};
 use super::free_slots::{free_slot, give_back};
 use super::slot::{SLOT_RECORDS, Slot};
 use super::{Counters, Recorder};
-use crate::{clock, sys};
+use crate::{clock, panic_hook, sys};
 use krphase_format::event::Notice;
 use krphase_format::{Record, enqueue_pair};
 use std::cell::Cell;
@@ -180,9 +180,11 @@ fn attach(h: &ThreadBuffer) -> bool {
 /// Hands the thread's records to its recorder's writer.
 #[cold]
 #[inline(never)]
-fn flush_thread_buffer(h: &ThreadBuffer) {
-    let rec = THREAD_RECORDER.try_with(|c| c.rec.get()).ok().flatten();
-    flush_to(h, rec);
+extern "C" fn flush_thread_buffer(h: &ThreadBuffer) {
+    panic_hook::catch(|| {
+        let rec = THREAD_RECORDER.try_with(|c| c.rec.get()).ok().flatten();
+        flush_to(h, rec);
+    });
 }
 
 fn flush_to(h: &ThreadBuffer, rec: Option<&'static Recorder>) {
@@ -247,6 +249,7 @@ pub enum Flush {
 
 /// The calling thread's recording state, reached once per callback ([`with_thread`]).
 #[derive(Clone, Copy)]
+#[repr(transparent)]
 pub struct Thread<'a>(&'a ThreadBuffer);
 
 /// Runs `f` with the calling thread's recording handle: one thread-local access for a whole
@@ -336,24 +339,33 @@ impl Thread<'_> {
 
     /// Observe mode's ENQUEUE ENTER: kept pending in the thread's slot (its head, time and
     /// dispatch id; see `slot.rs`) for its EXIT to write with it as one ENQUEUE_PAIR record;
-    /// true when kept. False (nothing done) when the thread is not attached, `place` is not the
-    /// placement it last recorded, or an ENTER is pending already: the caller takes the plain
-    /// path ([`Thread::write_pending`], then the ENTER as a record).
+    /// true when kept. False (nothing done) when the thread is not attached, an ENTER is
+    /// pending already, `place()` is not the placement it last recorded or `head()` is None:
+    /// the caller takes the plain path ([`Thread::write_pending`], then the ENTER as a record).
+    /// The values come as functions, each called only once the checks before it passed: the
+    /// payload's fields are read as they are needed, so few are alive at once.
     #[inline(always)]
-    pub fn hold_enter(self, head: u64, ts: u64, d: u64, place: (u64, u64)) -> bool {
+    pub fn hold_enter(
+        self,
+        ts: u64,
+        place: impl FnOnce() -> (u64, u64),
+        head: impl FnOnce() -> Option<u64>,
+        d: impl FnOnce() -> u64,
+    ) -> bool {
         let h = self.0;
-        if h.place.get() != place
-            || h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed)
-        {
+        if h.attached_state.get() != RECORDER_STATE.load(Ordering::Relaxed) {
             return false;
         }
         let Some(slot) = h.slot.get() else {
             return false;
         };
-        if slot.pending_ts() != 0 {
+        if slot.pending_ts() != 0 || h.place.get() != place() {
             return false;
         }
-        slot.set_pending(head, ts, d);
+        let Some(head) = head() else {
+            return false;
+        };
+        slot.set_pending(head, ts, d());
         true
     }
 
@@ -471,40 +483,46 @@ fn push_into(h: &ThreadBuffer, slot: &Slot, words: [u64; 4], now: u64, flush_now
 /// The words come in registers (an array would be stored to the stack on every event).
 #[cold]
 #[inline(never)]
-fn push_last(h: &ThreadBuffer, head: u64, w0: u64, w1: u64, w2: u64) {
-    if let Some(slot) = h.slot.get() {
-        // SAFETY: as in `push_attached`; the count is read by the slot's owner.
-        unsafe { slot.push_at(slot.count(), [head, w0, w1, w2]) };
-    }
+extern "C" fn push_last(h: &ThreadBuffer, head: u64, w0: u64, w1: u64, w2: u64) {
+    panic_hook::catch(|| {
+        if let Some(slot) = h.slot.get() {
+            // SAFETY: as in `push_attached`; the count is read by the slot's owner.
+            unsafe { slot.push_at(slot.count(), [head, w0, w1, w2]) };
+        }
+    });
     flush_thread_buffer(h);
 }
 
 /// The slot's first record: its age counts from now.
 #[cold]
 #[inline(never)]
-fn start_age(h: &ThreadBuffer, now: u64) {
-    h.flush_at
-        .set(now.saturating_add(clock::units(FLUSH_AGE_MS)));
+extern "C" fn start_age(h: &ThreadBuffer, now: u64) {
+    panic_hook::catch(|| {
+        h.flush_at
+            .set(now.saturating_add(clock::units(FLUSH_AGE_MS)));
+    });
 }
 
 /// First event of a thread, the recorder changed (fork), or recording is off. `how`: bit 0
 /// flush now, bit 1 fill in the thread id.
 #[cold]
 #[inline(never)]
-fn attach_and_record(head: u64, w0: u64, w1: u64, w2: u64, now: u64, how: u8) {
-    let (words, flush_now, fill_tid) = ([head, w0, w1, w2], how & 1 != 0, how & 2 != 0);
-    let _ = THREAD_BUFFER.try_with(|h| {
-        if RECORDER_STATE.load(Ordering::Relaxed) & RECORDING_BIT == 0 {
-            count_if_finalizing(&words);
-            return;
-        }
-        if attach(h) {
-            push(h, words, now, flush_now, fill_tid);
-        } else if THREAD_RECORDER.try_with(|_| ()).is_err() {
-            orphan(h, words, fill_tid);
-        } else {
-            count_if_finalizing(&words);
-        }
+extern "C" fn attach_and_record(head: u64, w0: u64, w1: u64, w2: u64, now: u64, how: u8) {
+    panic_hook::catch(|| {
+        let (words, flush_now, fill_tid) = ([head, w0, w1, w2], how & 1 != 0, how & 2 != 0);
+        let _ = THREAD_BUFFER.try_with(|h| {
+            if RECORDER_STATE.load(Ordering::Relaxed) & RECORDING_BIT == 0 {
+                count_if_finalizing(&words);
+                return;
+            }
+            if attach(h) {
+                push(h, words, now, flush_now, fill_tid);
+            } else if THREAD_RECORDER.try_with(|_| ()).is_err() {
+                orphan(h, words, fill_tid);
+            } else {
+                count_if_finalizing(&words);
+            }
+        });
     });
 }
 

@@ -10,7 +10,7 @@
 use super::boundary::guard;
 use crate::clock::{self, Boottime, Source, Tsc};
 use crate::events::tool::{self, Tool};
-use crate::{recorder, say_once};
+use crate::{panic_hook, recorder, say_once};
 use krphase_ffi::{
     CallbackPhase, CallbackTracingFn, CallbackTracingRecord, KernelDispatchData,
     KernelDispatchInfo, KernelSymbolData, MemoryAllocationData, ReplayContinueFn,
@@ -281,17 +281,25 @@ unsafe fn sized_payload<T>(record: &CallbackTracingRecord) -> Option<&T> {
     Some(unsafe { &*p })
 }
 
+fn bad_payload(record: &CallbackTracingRecord) {
+    bad_payload_of(record.kind, record.operation);
+}
+
+/// [`bad_payload`] of a payload of `kind` and `operation`: `extern "C"` with its own panic
+/// boundary, so the dispatch callbacks reach it with no landing pad, as a tail call.
 #[cold]
 #[inline(never)]
-fn bad_payload(record: &CallbackTracingRecord) {
-    recorder::count(|c| &c.bad_payloads);
-    say_once(
-        &SMALL_PAYLOAD,
-        &format!(
-            "a tracing payload (kind {}, operation {}) is smaller than its type or misaligned; such callbacks are skipped and counted in the trailer",
-            record.kind.0, record.operation
-        ),
-    );
+extern "C" fn bad_payload_of(kind: krphase_ffi::CallbackTracingKind, operation: i32) {
+    panic_hook::catch(|| {
+        recorder::count(|c| &c.bad_payloads);
+        say_once(
+            &SMALL_PAYLOAD,
+            &format!(
+                "a tracing payload (kind {}, operation {}) is smaller than its type or misaligned; such callbacks are skipped and counted in the trailer",
+                kind.0, operation
+            ),
+        );
+    });
 }
 
 /// The record's KERNEL_DISPATCH payload, when it is one: non-NULL, and its `size` field (the
@@ -311,7 +319,7 @@ unsafe fn dispatch_payload(record: &CallbackTracingRecord) -> Option<*const Kern
     // SAFETY: non-NULL; every payload starts with its u64 size.
     let size = unsafe { p.cast::<u64>().read_unaligned() };
     if size < std::mem::size_of::<KernelDispatchData>() as u64 {
-        bad_payload(record);
+        bad_payload_of(record.kind, record.operation);
         return None;
     }
     Some(p)
@@ -339,30 +347,35 @@ fn on_dispatch<const OBSERVE: bool>(
     let Some(p) = (unsafe { dispatch_payload(record) }) else {
         return;
     };
-    let tid = record.thread_id as u32;
+    // The thread id is read where it is used: EXIT and COMPLETE need it only off their fast
+    // paths, where it is read then (nothing is kept alive for it).
+    let tid = || record.thread_id as u32;
     let d = field!(p, dispatch_info.dispatch_id);
     match (record.operation, record.phase) {
         (kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER) if OBSERVE => {
+            let tid = tid();
             let Some(t) = t else { return };
-            let kernel = field!(p, dispatch_info.kernel_id);
-            let place = (
-                field!(p, dispatch_info.agent_id.handle),
-                field!(p, dispatch_info.queue_id.handle),
-            );
-            if !t.hold_enqueue_enter(th, d, kernel, place, tid, ts) {
+            let kernel = || field!(p, dispatch_info.kernel_id);
+            let place = || {
+                (
+                    field!(p, dispatch_info.agent_id.handle),
+                    field!(p, dispatch_info.queue_id.handle),
+                )
+            };
+            if !t.hold_enqueue_enter(th, ts, tid, kernel, place, || d) {
                 enqueue_enter_observe_plain(t, th, p, d, tid, ts);
             }
         }
         (kernel_dispatch_op::ENQUEUE, CallbackPhase::ENTER) => {
             if let Some(t) = t {
-                enqueue_enter(t, th, p, d, tid, ts);
+                enqueue_enter(t, th, p, d, tid(), ts);
             }
         }
         (kernel_dispatch_op::ENQUEUE, _) if OBSERVE => {
-            Tool::on_enqueue_exit_observe(th, d, tid, record.correlation_id.internal, ts)
+            Tool::on_enqueue_exit_observe(th, d, record.correlation_id.internal, ts, tid)
         }
         (kernel_dispatch_op::ENQUEUE, _) => {
-            Tool::on_enqueue_exit(th, d, tid, record.correlation_id.internal, ts)
+            Tool::on_enqueue_exit(th, d, tid(), record.correlation_id.internal, ts)
         }
         (kernel_dispatch_op::COMPLETE, _) => {
             let (start, end) = (field!(p, start_timestamp), field!(p, end_timestamp));
@@ -392,11 +405,11 @@ fn enqueue_enter(
 }
 
 /// Observe mode's ENQUEUE ENTER that is not kept pending: written as a record of its own, after
-/// an ENTER still pending (out of line, with few arguments: the hot path saves no registers for
-/// it).
+/// an ENTER still pending. Out of line and `extern "C"` with its own panic boundary: the
+/// callback reaches it with no landing pad, as a tail call.
 #[cold]
 #[inline(never)]
-fn enqueue_enter_observe_plain(
+extern "C" fn enqueue_enter_observe_plain(
     t: &Tool,
     th: recorder::Thread,
     p: *const KernelDispatchData,
@@ -404,8 +417,10 @@ fn enqueue_enter_observe_plain(
     tid: u32,
     ts: u64,
 ) {
-    th.write_pending(ts);
-    enqueue_enter(t, th, p, d, tid, ts);
+    panic_hook::catch(|| {
+        th.write_pending(ts);
+        enqueue_enter(t, th, p, d, tid, ts);
+    });
 }
 
 /// KERNEL_REPLAY CONFIG and PASS, ENTER and EXIT.
