@@ -25,9 +25,8 @@ use std::time::Instant;
 use krphase_analyzer::import::krp::file_hash;
 use krphase_analyzer::synth::{SynthSpec, write_synthetic_file};
 
-#[path = "common/bare_insert.rs"]
-mod bare_insert;
 mod common;
+use common::bare_insert;
 use common::{children_cpu_s, krphase, median, rank_files, synthetic_db, thread_cpu_s};
 
 /// Events per replayed 2-pass window in the synthetic files (plus an opt-out every tenth).

@@ -1,6 +1,10 @@
 //! What the analyzer's benchmarks share: running the built `krphase` and reading the peak RSS
 //! it reports, a database of one synthetic run, and the median.
 
+/// The reference the import bench times beside `krphase import` (only that bench uses it).
+#[allow(dead_code)]
+pub mod bare_insert;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;

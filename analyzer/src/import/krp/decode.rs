@@ -67,7 +67,11 @@ pub fn start(path: &Path) -> Started {
             }
             let mut deliver = |batch: Vec<Row>| {
                 full.send(batch).ok()?;
-                Some(empty.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH)))
+                Some(
+                    empty
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(BATCH)),
+                )
             };
             decode(reader, &header, &mut deliver).map_err(|e| anyhow!("{}: {e}", p.display()))
         });
