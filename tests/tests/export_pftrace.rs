@@ -25,6 +25,19 @@ fn decoder(args: &[&std::ffi::OsStr]) -> String {
     String::from_utf8(o.stdout).expect("utf-8")
 }
 
+/// `krphase export perfetto -o TRACE` of the database `db`; its stdout.
+fn export_pftrace(db: &Path, trace: &Path) -> String {
+    krphase_tests::krphase_db_ok(
+        db,
+        &[
+            "export".as_ref(),
+            "perfetto".as_ref(),
+            "-o".as_ref(),
+            trace.as_os_str(),
+        ],
+    )
+}
+
 fn decode(trace: &Path) -> Value {
     serde_json::from_str(&decoder(&[trace.as_os_str()])).expect("decoder prints JSON")
 }
@@ -398,15 +411,7 @@ fn pftrace_of_two_demo_runs_reads_back_as_the_database_holds_them() {
         .collect();
     assert_eq!(runs.len(), 2);
     let trace = db.with_file_name("two.pftrace");
-    let out = krphase_tests::krphase_db_ok(
-        &db,
-        &[
-            "export".as_ref(),
-            "perfetto".as_ref(),
-            "-o".as_ref(),
-            trace.as_os_str(),
-        ],
-    );
+    let out = export_pftrace(&db, &trace);
     assert!(
         out.contains("Perfetto protobuf") && out.contains("of 2 runs"),
         "{out}"
@@ -438,15 +443,7 @@ fn pftrace_of_the_small_golden_run_matches_its_golden_text() {
         &["import".as_ref(), root.join("golden/small.krp").as_os_str()],
     );
     let trace = dir.join("small.pftrace");
-    krphase_tests::krphase_db_ok(
-        &db,
-        &[
-            "export".as_ref(),
-            "perfetto".as_ref(),
-            "-o".as_ref(),
-            trace.as_os_str(),
-        ],
-    );
+    export_pftrace(&db, &trace);
     let text = decoder(&["--text".as_ref(), trace.as_os_str()]);
     let unknown: Vec<&str> = text
         .lines()
@@ -494,15 +491,7 @@ fn pftrace_of_a_large_synthetic_run_decodes_to_the_golden_packets() {
         &["import".as_ref(), synth.as_os_str(), small.as_os_str()],
     );
     let trace = dir.join("synthetic.pftrace");
-    krphase_tests::krphase_db_ok(
-        &db,
-        &[
-            "export".as_ref(),
-            "perfetto".as_ref(),
-            "-o".as_ref(),
-            trace.as_os_str(),
-        ],
-    );
+    export_pftrace(&db, &trace);
     let digest = decoder(&["--digest".as_ref(), trace.as_os_str()]);
     let golden = root.join("golden/pftrace/synthetic.digest");
     if std::env::var_os("KRPHASE_BLESS").is_some() {

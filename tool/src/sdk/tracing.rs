@@ -46,10 +46,10 @@ type Callback = unsafe extern "C" fn(CallbackTracingRecord, *mut UserData, *mut 
 
 fn dispatch_callback_for(clock: Clock, mode: Mode) -> Callback {
     match (clock, mode == Mode::Observe) {
-        (Clock::Tsc, false) => dispatch_callback::<Tsc>,
-        (_, false) => dispatch_callback::<Boottime>,
-        (Clock::Tsc, true) => dispatch_callback_observe::<Tsc>,
-        (_, true) => dispatch_callback_observe::<Boottime>,
+        (Clock::Tsc, false) => dispatch_callback::<Tsc, false>,
+        (_, false) => dispatch_callback::<Boottime, false>,
+        (Clock::Tsc, true) => dispatch_callback::<Tsc, true>,
+        (_, true) => dispatch_callback::<Boottime, true>,
     }
 }
 
@@ -69,12 +69,14 @@ unsafe fn tool_of(args: *mut c_void) -> Option<&'static Tool> {
 }
 
 /// KERNEL_DISPATCH, the per-dispatch hot path: enqueue ENTER/EXIT and completion, stamped
-/// with clock `C`.
+/// with clock `C`. In observe mode (`OBSERVE`, a callback of its own chosen at configure) an
+/// enqueue's ENTER is kept pending in the thread's slot and written with its EXIT as one
+/// ENQUEUE_PAIR record.
 ///
 /// # Safety
 /// Called by the SDK with the `callback_args` configure registered ([`args`]) and a record
 /// whose payload is live for the call.
-pub(crate) unsafe extern "C" fn dispatch_callback<C: Source>(
+pub(crate) unsafe extern "C" fn dispatch_callback<C: Source, const OBSERVE: bool>(
     record: CallbackTracingRecord,
     _user_data: *mut UserData,
     args: *mut c_void,
@@ -84,27 +86,11 @@ pub(crate) unsafe extern "C" fn dispatch_callback<C: Source>(
     let ts = C::now();
     // SAFETY: the SDK passes what configure registered.
     let t = unsafe { tool_of(args) };
-    guard((), || dispatch::<false>(t, &record, ts));
+    guard((), || dispatch::<OBSERVE>(t, &record, ts));
 }
 
-/// KERNEL_DISPATCH in observe mode: as [`dispatch_callback`], but an enqueue's ENTER is kept
-/// pending in the thread's slot and written with its EXIT as one ENQUEUE_PAIR record.
-///
-/// # Safety
-/// As [`dispatch_callback`].
-pub(crate) unsafe extern "C" fn dispatch_callback_observe<C: Source>(
-    record: CallbackTracingRecord,
-    _user_data: *mut UserData,
-    args: *mut c_void,
-) {
-    let ts = C::now();
-    // SAFETY: the SDK passes what configure registered.
-    let t = unsafe { tool_of(args) };
-    guard((), || dispatch::<true>(t, &record, ts));
-}
-
-/// [`dispatch_callback`] (`OBSERVE` false) or [`dispatch_callback_observe`] without the panic
-/// boundary: only for measuring what the boundary costs (the benches compare the two).
+/// [`dispatch_callback`] without the panic boundary: only for measuring what the boundary
+/// costs (the benches compare the two).
 ///
 /// # Safety
 /// As [`dispatch_callback`]; a panic inside aborts the process.
