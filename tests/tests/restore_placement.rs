@@ -2,8 +2,9 @@
 //! `--sdk-build` with `device-side`) each restore runs after the next PASS ENTER, ahead of the
 //! pass's kernel. Through the emulator and the real `libkrphase.so`, with the SDK log joined,
 //! the report splits such a pass: restore = the log's `restore_seconds` (within its 100 µs
-//! resolution of the truth's copies), pass exec = the rest (within it of the truth's pass time
-//! minus the copies inside it), and no finding calls the restore host work. Without a log the
+//! resolution of the truth's copies), pass exec = the rest (within that and 5 % of the pass, the
+//! in-process measurement's own jitter, of the truth's pass time minus the copies inside it),
+//! and no finding calls the restore host work. Without a log the
 //! pass keeps the restore and the report says so. The host order (the default) is unchanged.
 
 use std::collections::BTreeMap;
@@ -128,9 +129,18 @@ fn assert_split(run: &LoggedRun) {
         );
         let pass = truth_ns(w, "pass_exec") - truth_ns(w, "restore_in_pass");
         let got = r.pass_ns.expect("pass exec");
+        // The pass is measured in process, where the application's threads can be preempted
+        // between the emulator's own clock reads and the callbacks' (187 µs seen under a
+        // parallel test run): the log's resolution plus 5 % of the pass, still far below the
+        // restores a missing split would leave in (here a third of the pass).
+        let slack = RESOLUTION_NS + truth_ns(w, "pass_exec") / 20;
         assert!(
-            (got - pass).abs() <= RESOLUTION_NS,
-            "pass exec {got} ns vs the truth's {pass} ns without the restores: {r:?}"
+            (got - pass).abs() <= slack,
+            "pass exec {got} ns vs the truth's {pass} ns without the restores (± {slack}): {r:?}"
+        );
+        assert!(
+            truth_ns(w, "restore_in_pass") > 2 * slack,
+            "restores a missing split would leave in must exceed the slack: {w}"
         );
     }
     let text = words(&run.krphase(&["report"]));
