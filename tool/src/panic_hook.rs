@@ -33,25 +33,36 @@ pub fn last_panic() -> String {
     LAST_PANIC.try_lock().map(|g| g.clone()).unwrap_or_default()
 }
 
-/// What a panic caught by [`catch`] does: set by the tool when it is installed (recording
-/// stops, said once); before that, nothing more than the hook's note.
+/// What a panic caught by [`catch_or`] does: set by the tool when it is installed (recording
+/// stops, said once); before that, one line saying set-up failed.
 static ON_CAUGHT: OnceLock<fn()> = OnceLock::new();
 
-/// Sets what a panic caught by [`catch`] does (once; later calls change nothing).
+/// Sets what a panic caught by [`catch_or`] does (once; later calls change nothing).
 pub fn set_on_caught(f: fn()) {
     let _ = ON_CAUGHT.set(f);
 }
 
-/// Runs `f`, catching a panic (then [`set_on_caught`]'s action runs). For the rare paths the
-/// hot path leaves through: each is an `extern "C"` function whose body runs inside `catch`,
-/// so it cannot unwind (a panic that escaped would abort, never unwind into C) and the
-/// callback that calls it needs no landing pad. Its own panic boundary then costs nothing, and
-/// its calls become tail calls.
+/// Runs `f`, turning a panic into [`set_on_caught`]'s action and `fallback`: the one panic
+/// boundary, of every `extern "C"` entry point (`sdk::boundary::guard`) and of the rare paths
+/// the hot path leaves through ([`catch`]).
+#[inline(always)]
+pub fn catch_or<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(e) => {
+            caught(e);
+            fallback
+        }
+    }
+}
+
+/// [`catch_or`] for the hot path's rare paths: each is an `extern "C"` function whose body
+/// runs inside `catch`, so it cannot unwind (a panic that escaped would abort, never unwind
+/// into C) and the callback that calls it needs no landing pad. Its own panic boundary then
+/// costs nothing, and its calls become tail calls.
 #[inline(always)]
 pub fn catch(f: impl FnOnce()) {
-    if let Err(e) = catch_unwind(AssertUnwindSafe(f)) {
-        caught(e);
-    }
+    catch_or((), f)
 }
 
 #[cold]
@@ -59,8 +70,9 @@ pub fn catch(f: impl FnOnce()) {
 fn caught(payload: Box<dyn std::any::Any + Send>) {
     // A payload whose drop panics would abort here: dropped inside a second catch.
     let _ = catch_unwind(AssertUnwindSafe(|| drop(payload)));
-    if let Some(f) = ON_CAUGHT.get() {
-        f();
+    match ON_CAUGHT.get() {
+        Some(f) => f(),
+        None => crate::say("internal error (panic caught) during set-up; not recording"),
     }
 }
 

@@ -1,25 +1,10 @@
 //! The panic boundary every `extern "C"` entry point runs inside: nothing unwinds into C.
 
-use crate::{events::tool, say};
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use crate::panic_hook;
 
-/// Runs `f`, turning a panic into "recording stops" and `fallback`.
+/// Runs `f`, turning a panic into "recording stops" (the tool's action, or one line before it
+/// is installed) and `fallback`.
 #[inline(always)]
 pub fn guard<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(v) => v,
-        Err(_) => {
-            caught();
-            fallback
-        }
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn caught() {
-    match tool::get() {
-        Some(t) => t.on_panic(),
-        None => say("internal error (panic caught) during set-up; not recording"),
-    }
+    panic_hook::catch_or(fallback, f)
 }
